@@ -1,0 +1,173 @@
+/**
+ * @file markers.h
+ * @brief The codestream's marker segments as plain structs (ISO/IEC 15444-1
+ * Annex A), and the parsed form of a whole codestream: main header, and per
+ * tile the merged tile-part headers and the tile's packet data.
+ *
+ * Field names follow the standard (Xsiz, SPcod, ...) in snake_case. Values are
+ * stored decoded (code-block exponents as xcb, not xcb - 2).
+ */
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace j2kc {
+
+enum Marker : uint16_t {
+    kSOC = 0xFF4F, kCAP = 0xFF50, kSIZ = 0xFF51, kCOD = 0xFF52, kCOC = 0xFF53,
+    kTLM = 0xFF55, kPRF = 0xFF56, kPLM = 0xFF57, kPLT = 0xFF58, kCPF = 0xFF59,
+    kQCD = 0xFF5C, kQCC = 0xFF5D, kRGN = 0xFF5E, kPOC = 0xFF5F, kPPM = 0xFF60,
+    kPPT = 0xFF61, kCRG = 0xFF63, kCOM = 0xFF64, kSOT = 0xFF90, kSOP = 0xFF91,
+    kEPH = 0xFF92, kSOD = 0xFF93, kEOC = 0xFFD9,
+};
+
+constexpr int kMaxLevels = 32;
+constexpr int kMaxResolutions = kMaxLevels + 1;
+
+/** SIZ: one component's Ssiz, XRsiz, YRsiz. */
+struct ComponentSize {
+    uint8_t precision = 8;  ///< 1..38 bits (Ssiz & 0x7F) + 1
+    bool is_signed = false;
+    uint8_t dx = 1, dy = 1;
+};
+
+/** SIZ: image and tile geometry on the reference grid. */
+struct ImageSize {
+    uint16_t rsiz = 0;
+    uint32_t width = 0, height = 0;    ///< Xsiz, Ysiz (right/bottom edges, not sizes!)
+    uint32_t x0 = 0, y0 = 0;           ///< XOsiz, YOsiz
+    uint32_t tile_width = 0, tile_height = 0;  ///< XTsiz, YTsiz
+    uint32_t tile_x0 = 0, tile_y0 = 0;         ///< XTOsiz, YTOsiz
+    std::vector<ComponentSize> components;
+
+    uint32_t tiles_x() const { return (width - tile_x0 + tile_width - 1) / tile_width; }
+    uint32_t tiles_y() const { return (height - tile_y0 + tile_height - 1) / tile_height; }
+    uint32_t num_tiles() const { return tiles_x() * tiles_y(); }
+};
+
+enum class Wavelet : uint8_t { kIrreversible97 = 0, kReversible53 = 1 };
+
+/** Code-block style bits of SPcod/SPcoc (Table A.19). */
+namespace cblk_style {
+constexpr uint8_t kBypass = 0x01;      ///< selective arithmetic coding bypass
+constexpr uint8_t kReset = 0x02;       ///< reset context probabilities each pass
+constexpr uint8_t kTermAll = 0x04;     ///< terminate every pass
+constexpr uint8_t kVerticallyCausal = 0x08;
+constexpr uint8_t kPredictableTermination = 0x10;
+constexpr uint8_t kSegmentationSymbols = 0x20;
+constexpr uint8_t kHighThroughput = 0x40;  ///< Part 15: rejected as unsupported
+}  // namespace cblk_style
+
+/** SPcod/SPcoc plus the precinct bit of Scod/Scoc: everything per component. */
+struct ComponentCoding {
+    uint8_t levels = 5;               ///< NL, 0..32
+    uint8_t cblk_width_log2 = 6;      ///< xcb (2..10), xcb + ycb <= 12
+    uint8_t cblk_height_log2 = 6;
+    uint8_t cblk_style = 0;
+    Wavelet wavelet = Wavelet::kIrreversible97;
+    bool precincts_defined = false;   ///< false: PPx = PPy = 15 everywhere
+    std::array<uint8_t, kMaxResolutions> precinct_width_log2{};   ///< PPx per resolution r
+    std::array<uint8_t, kMaxResolutions> precinct_height_log2{};  ///< PPy per resolution r
+
+    ComponentCoding()
+    {
+        precinct_width_log2.fill(15);
+        precinct_height_log2.fill(15);
+    }
+};
+
+/** COD: tile-wide coding style, with the default component coding. */
+struct CodingStyle {
+    bool sop = false;                 ///< Scod bit 1
+    bool eph = false;                 ///< Scod bit 2
+    uint8_t progression = 0;          ///< 0 LRCP .. 4 CPRL
+    uint16_t layers = 1;
+    uint8_t mct = 0;                  ///< 1: RCT/ICT on components 0..2
+    ComponentCoding component;
+};
+
+/** One quantisation step: exponent epsilon_b (5 bits) and mantissa mu_b (11 bits). */
+struct QuantStep {
+    uint8_t exponent = 0;
+    uint16_t mantissa = 0;
+};
+
+/** QCD/QCC. */
+struct Quantization {
+    enum Style : uint8_t { kNone = 0, kScalarDerived = 1, kScalarExpounded = 2 };
+    Style style = kNone;
+    uint8_t guard_bits = 1;
+    /// kNone and kScalarExpounded: one per sub-band in order LL, then HL, LH, HH
+    /// from the lowest resolution up; kScalarDerived: just the LL step.
+    std::vector<QuantStep> steps;
+
+    /// Step of sub-band `band` (0 = LL, 3(r-1)+1.. = HL, LH, HH of resolution r),
+    /// applying the derived-quantisation rule (E.1.1.2) where needed.
+    QuantStep step(int band, int levels) const;
+};
+
+/** One POC entry (Table A.32); ends are exclusive. */
+struct ProgressionChange {
+    uint8_t resolution_start = 0;
+    uint16_t component_start = 0;
+    uint16_t layer_end = 1;
+    uint8_t resolution_end = 1;
+    uint16_t component_end = 1;
+    uint8_t progression = 0;
+};
+
+/** TLM entry as read (informational: the decoder walks SOT markers itself). */
+struct TilePartLength {
+    uint16_t tile = 0;
+    uint32_t length = 0;
+};
+
+/** Header segments that may appear in the main header or a tile's headers. */
+struct HeaderParameters {
+    std::optional<CodingStyle> cod;
+    std::map<uint16_t, ComponentCoding> coc;   ///< by component
+    std::optional<Quantization> qcd;
+    std::map<uint16_t, Quantization> qcc;      ///< by component
+    std::map<uint16_t, uint8_t> roi_shift;     ///< RGN SPrgn by component
+    std::vector<ProgressionChange> poc;
+};
+
+/** A tile as parsed: its merged tile-part headers and its packet data. */
+struct Tile {
+    uint32_t index = 0;
+    HeaderParameters header;
+    uint8_t tile_parts_seen = 0;
+    uint8_t tile_parts_declared = 0;           ///< TNsot, 0 = unknown
+    std::vector<uint8_t> data;                 ///< packet data of all tile-parts, in order
+    bool has_packed_headers = false;           ///< PPM or PPT present for this tile
+    std::vector<uint8_t> packed_headers;       ///< packet headers from PPM/PPT, in order
+};
+
+/** A whole parsed codestream. */
+struct Codestream {
+    ImageSize siz;
+    HeaderParameters main;                     ///< main.cod and main.qcd always set
+    std::vector<std::string> comments;
+    std::vector<TilePartLength> tlm;
+    std::vector<std::pair<uint16_t, uint16_t>> crg;  ///< component registration
+    uint32_t cap = 0;                          ///< Pcap (Part 15 etc.), 0 = none
+    std::vector<Tile> tiles;                   ///< tiles that appeared, in index order
+
+    /// The effective COD for a tile (tile COD over main COD).
+    const CodingStyle &coding_style(const Tile &tile) const;
+    /// The effective component coding: tile COC > tile COD > main COC > main COD.
+    const ComponentCoding &component_coding(const Tile &tile, uint16_t component) const;
+    /// The effective quantisation: tile QCC > tile QCD > main QCC > main QCD.
+    const Quantization &quantization(const Tile &tile, uint16_t component) const;
+    /// RGN shift for a component (tile over main), 0 when none.
+    uint8_t roi_shift(const Tile &tile, uint16_t component) const;
+    /// POC entries in force for the tile (tile POC replaces the main one).
+    const std::vector<ProgressionChange> &progression_changes(const Tile &tile) const;
+};
+
+}  // namespace j2kc

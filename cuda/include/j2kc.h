@@ -1,0 +1,293 @@
+/*
+ * j2kc.h: the public C interface of libj2kcuda, a JPEG 2000 (ISO/IEC 15444-1)
+ * encoder and decoder with a CUDA backend and a CPU reference backend.
+ *
+ * Plain C99. No CUDA header is included: CUDA contexts and streams travel as
+ * void *, device pointers as uint64_t. Every function returns J2KC_OK (0) or
+ * a negative j2kc_status; details go to the log callback, never to stdout.
+ * No global state: any number of encoders and decoders, on any number of
+ * GPUs, may live in one process.
+ */
+#ifndef J2KC_H
+#define J2KC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define J2KC_VERSION_MAJOR 0
+#define J2KC_VERSION_MINOR 1
+#define J2KC_VERSION_PATCH 0
+
+/** @brief Library version as (major << 16) | (minor << 8) | patch. */
+unsigned j2kc_version(void);
+
+typedef enum j2kc_status {
+    J2KC_OK               =  0,
+    J2KC_ERR_NOMEM        = -1,  /**< host or device allocation failed */
+    J2KC_ERR_INVALID_ARG  = -2,  /**< a caller-side mistake: bad option, NULL, size */
+    J2KC_ERR_INVALID_DATA = -3,  /**< malformed or truncated codestream */
+    J2KC_ERR_UNSUPPORTED  = -4,  /**< legal input this build cannot handle */
+    J2KC_ERR_CUDA         = -5,  /**< a CUDA runtime call failed */
+    J2KC_ERR_NO_DEVICE    = -6,  /**< the CUDA backend was asked for, no usable GPU */
+    J2KC_ERR_LIMIT        = -7,  /**< a configured resource limit would be exceeded */
+    J2KC_ERR_AGAIN        = -8,  /**< nothing ready yet: submit more input */
+    J2KC_ERR_EOF          = -9,  /**< drained: no more output will come */
+    J2KC_ERR_INTERNAL     = -10  /**< a bug: please report it */
+} j2kc_status;
+
+/** @brief A short English name for a status, never NULL. */
+const char *j2kc_status_string(int status);
+
+typedef enum j2kc_backend {
+    J2KC_BACKEND_AUTO = 0,  /**< CUDA when a device is usable, else CPU */
+    J2KC_BACKEND_CUDA = 1,
+    J2KC_BACKEND_CPU  = 2   /**< the reference path: same bytes, same pixels */
+} j2kc_backend;
+
+/* Log levels use FFmpeg's numbers so that the wrapper passes them through. */
+typedef enum j2kc_log_level {
+    J2KC_LOG_ERROR   = 16,
+    J2KC_LOG_WARNING = 24,
+    J2KC_LOG_INFO    = 32,
+    J2KC_LOG_VERBOSE = 40,
+    J2KC_LOG_DEBUG   = 48
+} j2kc_log_level;
+
+typedef void (*j2kc_log_fn)(void *opaque, int level, const char *message);
+
+typedef enum j2kc_memory {
+    J2KC_MEMORY_HOST = 0,
+    J2KC_MEMORY_CUDA = 1
+} j2kc_memory;
+
+/**
+ * One image component as it lies in memory. Planar and packed layouts are
+ * both described: sample (x, y) of the component is the little-endian
+ * integer of bytes_per_sample bytes at data + y * row_stride + x * sample_stride,
+ * and its value is that integer >> shift, masked to precision bits (sign
+ * extended when is_signed). xyz12le, for instance, is three components of
+ * bytes_per_sample 2, sample_stride 6, shift 4.
+ */
+typedef struct j2kc_component {
+    uint64_t  data;             /**< host pointer or CUDA device pointer */
+    ptrdiff_t row_stride;       /**< bytes from one row to the next */
+    uint32_t  sample_stride;    /**< bytes from one sample to the next in a row */
+    uint8_t   bytes_per_sample; /**< 1, 2 or 4 */
+    uint8_t   shift;            /**< value bits start this many bits up */
+    uint8_t   precision;        /**< 1..16 (decoder output may hold up to 38) */
+    uint8_t   is_signed;
+    uint8_t   dx, dy;           /**< subsampling on the reference grid, 1..255 */
+    uint32_t  width, height;    /**< component size in samples */
+} j2kc_component;
+
+typedef struct j2kc_image {
+    size_t          struct_size;
+    j2kc_memory     memory;         /**< where every component's data lies */
+    uint32_t        width, height;  /**< reference-grid size */
+    uint32_t        num_components;
+    j2kc_component *components;     /**< num_components entries, owned by the caller */
+} j2kc_image;
+
+/** @brief Fills the component sizes from width/height and dx/dy (ceil division). */
+void j2kc_image_fill_sizes(j2kc_image *image);
+
+/* ------------------------------------------------------------------------ */
+/* Encoder                                                                  */
+/* ------------------------------------------------------------------------ */
+
+typedef enum j2kc_profile {
+    J2KC_PROFILE_NONE      = 0,
+    J2KC_PROFILE_DCI_2K    = 1,
+    J2KC_PROFILE_DCI_4K    = 2,
+    J2KC_PROFILE_IMF       = 3,  /**< 2K/4K/8K chosen by size; lossy or reversible */
+    J2KC_PROFILE_BROADCAST = 4
+} j2kc_profile;
+
+typedef enum j2kc_progression {
+    J2KC_PROG_LRCP = 0,
+    J2KC_PROG_RLCP = 1,
+    J2KC_PROG_RPCL = 2,
+    J2KC_PROG_PCRL = 3,
+    J2KC_PROG_CPRL = 4
+} j2kc_progression;
+
+typedef enum j2kc_tile_parts {
+    J2KC_TILE_PARTS_NONE       = 0,  /**< one tile-part per tile */
+    J2KC_TILE_PARTS_RESOLUTION = 1,  /**< a new tile-part at each resolution */
+    J2KC_TILE_PARTS_COMPONENT  = 2,  /**< a new tile-part at each component */
+    J2KC_TILE_PARTS_DCI_4K     = 3   /**< component x {r < NL, r = NL}, for DCI 4K */
+} j2kc_tile_parts;
+
+#define J2KC_MAX_LAYERS 64
+
+typedef struct j2kc_encoder_config {
+    size_t      struct_size;
+    j2kc_backend backend;
+    int         device;          /**< CUDA device ordinal when no context is lent */
+    void       *cuda_context;    /**< CUcontext lent by the caller, or NULL */
+    void       *cuda_stream;     /**< CUstream lent by the caller, or NULL */
+    j2kc_log_fn log;
+    void       *log_opaque;
+    int         threads;         /**< CPU worker threads, 0 = number of cores */
+
+    j2kc_profile profile;
+    int         lossless;        /**< 1: 5/3 + RCT, every pass kept */
+    int         levels;          /**< decomposition levels 0..32, -1 = profile default */
+    int         cblk_width_log2; /**< 2..10, with width + height <= 12 in log2 */
+    int         cblk_height_log2;
+    int         precinct_width_log2;   /**< 0 = maximal precincts (no Scod bit) */
+    int         precinct_height_log2;
+    int         precinct_r0_width_log2;  /**< r = 0 precinct; 0 = same as the others */
+    int         precinct_r0_height_log2;
+    j2kc_progression progression;
+    int         layers;          /**< quality layers, 1..J2KC_MAX_LAYERS */
+    uint32_t    tile_width, tile_height; /**< 0 = one tile covering the image */
+    j2kc_tile_parts tile_parts;
+    int         tlm, plt, sop, eph;
+    int         mct;             /**< -1 auto (on for 3+ components of equal size) */
+    int         guard_bits;      /**< -1 = profile default */
+    uint64_t    frame_bytes;     /**< byte budget for the whole codestream, 0 = none */
+    uint64_t    component_bytes; /**< byte budget for each component, 0 = none */
+    int         frame_rate_num;  /**< for profiles' rate caps; 0 = 24/1 */
+    int         frame_rate_den;
+    double      quality;         /**< without a budget: base step scale, 1.0 = visually lossless */
+    int         imf_main_level;  /**< 0 = derived from size and frame rate */
+    int         imf_sub_level;   /**< 0 = derived */
+    int         broadcast_level; /**< 0 = derived */
+    const char *comment;         /**< COM marker text, NULL = none */
+} j2kc_encoder_config;
+
+typedef struct j2kc_encoder j2kc_encoder;
+
+/** @brief Sets every field of *config to its default. */
+void j2kc_encoder_config_default(j2kc_encoder_config *config);
+
+/**
+ * @brief Creates an encoder for images shaped like *shape (sizes, component
+ * precision, signedness and subsampling; data pointers are ignored).
+ * Pools are sized once here, so later frames allocate nothing.
+ */
+int j2kc_encoder_create(j2kc_encoder **encoder, const j2kc_encoder_config *config,
+                        const j2kc_image *shape);
+
+/** @brief Frees the encoder and sets *encoder to NULL; NULL is fine. */
+void j2kc_encoder_free(j2kc_encoder **encoder);
+
+/** @brief Backend the encoder actually runs on (never AUTO). */
+j2kc_backend j2kc_encoder_backend(const j2kc_encoder *encoder);
+
+/**
+ * @brief Queues one frame. The image may be released once this returns.
+ * Returns J2KC_ERR_AGAIN when the queue is full: receive a packet first.
+ */
+int j2kc_encoder_submit(j2kc_encoder *encoder, const j2kc_image *image, int64_t tag);
+
+typedef struct j2kc_packet {
+    const uint8_t *data;  /**< owned by the encoder, valid until the next receive */
+    size_t         size;
+    int64_t        tag;   /**< as given to submit */
+} j2kc_packet;
+
+/**
+ * @brief Takes the oldest finished codestream. J2KC_ERR_AGAIN when none is
+ * queued; with flush set it waits for queued frames and returns J2KC_ERR_EOF
+ * once all are out.
+ */
+int j2kc_encoder_receive(j2kc_encoder *encoder, j2kc_packet *packet, int flush);
+
+/** @brief submit + receive for one frame, for callers that need no queue. */
+int j2kc_encode(j2kc_encoder *encoder, const j2kc_image *image, j2kc_packet *packet);
+
+/** @brief Per-stage milliseconds of the last frame, when timing is on (env J2KC_TIMING=1). */
+typedef struct j2kc_stage_times {
+    double upload, color, dwt, quant, tier1, rate, tier2, download, total;
+} j2kc_stage_times;
+int j2kc_encoder_stage_times(const j2kc_encoder *encoder, j2kc_stage_times *times);
+
+/* ------------------------------------------------------------------------ */
+/* Decoder                                                                  */
+/* ------------------------------------------------------------------------ */
+
+typedef struct j2kc_decoder_config {
+    size_t       struct_size;
+    j2kc_backend backend;
+    int          device;
+    void        *cuda_context;
+    void        *cuda_stream;
+    j2kc_log_fn  log;
+    void        *log_opaque;
+    int          threads;         /**< Tier-1 worker threads, 0 = number of cores */
+    int          reduce;          /**< discard this many top resolution levels */
+    int          layers;          /**< decode the first N quality layers, 0 = all */
+    /* Limits, checked before anything is allocated. 0 = the default shown. */
+    uint64_t     max_pixels;      /**< reference-grid area, default 2^31 */
+    uint32_t     max_components;  /**< default 16384 */
+    uint32_t     max_tiles;       /**< default 65535 */
+    uint64_t     max_memory;      /**< bytes of working memory, default 16 GiB */
+} j2kc_decoder_config;
+
+typedef struct j2kc_decoder j2kc_decoder;
+
+void j2kc_decoder_config_default(j2kc_decoder_config *config);
+int  j2kc_decoder_create(j2kc_decoder **decoder, const j2kc_decoder_config *config);
+void j2kc_decoder_free(j2kc_decoder **decoder);
+j2kc_backend j2kc_decoder_backend(const j2kc_decoder *decoder);
+
+typedef enum j2kc_color_space {
+    J2KC_COLOR_UNKNOWN = 0,
+    J2KC_COLOR_SRGB    = 1,
+    J2KC_COLOR_GRAY    = 2,
+    J2KC_COLOR_SYCC    = 3,
+    J2KC_COLOR_XYZ     = 4   /**< DCI X'Y'Z' (Rsiz 3/4 or told by the container) */
+} j2kc_color_space;
+
+#define J2KC_MAX_INFO_COMPONENTS 16384
+
+typedef struct j2kc_component_info {
+    uint32_t width, height;  /**< after reduce */
+    uint8_t  precision;      /**< 1..38 */
+    uint8_t  is_signed;
+    uint8_t  dx, dy;
+} j2kc_component_info;
+
+typedef struct j2kc_stream_info {
+    size_t           struct_size;
+    uint32_t         width, height;     /**< image size after reduce */
+    uint32_t         num_components;
+    uint16_t         rsiz;              /**< SIZ capabilities (profile) */
+    uint8_t          levels;            /**< decomposition levels of the first tile-component */
+    uint8_t          reversible;        /**< 5/3 filter on every component */
+    uint8_t          mct;
+    uint8_t          is_jp2;
+    uint16_t         layers;
+    uint32_t         num_tiles;
+    j2kc_color_space color_space;
+    j2kc_component_info *components;    /**< caller's array, or NULL */
+    uint32_t         components_capacity;
+} j2kc_stream_info;
+
+/**
+ * @brief Reads the headers of a raw codestream or JP2 file and describes the
+ * image the decoder would produce with its current reduce setting.
+ */
+int j2kc_decoder_parse(j2kc_decoder *decoder, const uint8_t *data, size_t size,
+                       j2kc_stream_info *info);
+
+/**
+ * @brief Decodes one codestream into the caller's planes. The output image
+ * must have as many components as the stream (or fewer: the first ones) at the
+ * sizes j2kc_decoder_parse reported; precision and shift of each output
+ * component say how samples are scaled and packed.
+ */
+int j2kc_decode(j2kc_decoder *decoder, const uint8_t *data, size_t size,
+                const j2kc_image *output);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* J2KC_H */

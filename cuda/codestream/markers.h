@@ -45,8 +45,15 @@ struct ImageSize {
     uint32_t tile_x0 = 0, tile_y0 = 0;         ///< XTOsiz, YTOsiz
     std::vector<ComponentSize> components;
 
-    uint32_t tiles_x() const { return (width - tile_x0 + tile_width - 1) / tile_width; }
-    uint32_t tiles_y() const { return (height - tile_y0 + tile_height - 1) / tile_height; }
+    // 64-bit intermediates: width - tile_x0 + tile_width can pass 2^32.
+    uint32_t tiles_x() const
+    {
+        return static_cast<uint32_t>((uint64_t{width} - tile_x0 + tile_width - 1) / tile_width);
+    }
+    uint32_t tiles_y() const
+    {
+        return static_cast<uint32_t>((uint64_t{height} - tile_y0 + tile_height - 1) / tile_height);
+    }
     uint32_t num_tiles() const { return tiles_x() * tiles_y(); }
 };
 
@@ -146,6 +153,20 @@ struct Tile {
     std::vector<uint8_t> data;                 ///< packet data of all tile-parts, in order
     bool has_packed_headers = false;           ///< PPM or PPT present for this tile
     std::vector<uint8_t> packed_headers;       ///< packet headers from PPM/PPT, in order
+    std::vector<uint32_t> packet_lengths;      ///< from PLT (or PLM), in order; informational
+    bool truncated = false;                    ///< its last tile-part was cut short
+};
+
+/** One tile-part as found in the codestream (SOT fields and where its data lies). */
+struct TilePartInfo {
+    uint16_t tile = 0;                         ///< Isot
+    uint8_t part = 0;                          ///< TPsot
+    uint8_t parts = 0;                         ///< TNsot (0 = not given)
+    uint32_t psot = 0;                         ///< Psot as written (0 = up to EOC)
+    uint64_t offset = 0;                       ///< of its SOT marker
+    uint64_t data_offset = 0;                  ///< first byte after SOD
+    uint64_t data_length = 0;                  ///< bytes of packet data actually present
+    bool truncated = false;                    ///< Psot ran past the end of the data
 };
 
 /** A whole parsed codestream. */
@@ -157,6 +178,11 @@ struct Codestream {
     std::vector<std::pair<uint16_t, uint16_t>> crg;  ///< component registration
     uint32_t cap = 0;                          ///< Pcap (Part 15 etc.), 0 = none
     std::vector<Tile> tiles;                   ///< tiles that appeared, in index order
+    std::vector<TilePartInfo> tile_parts;      ///< every tile-part, in codestream order
+    std::vector<std::string> warnings;         ///< non-fatal oddities met while parsing
+    bool has_eoc = false;                      ///< EOC was found
+    bool truncated = false;                    ///< the data ended inside a tile-part
+    uint64_t main_header_end = 0;              ///< offset of the first SOT
 
     /// The effective COD for a tile (tile COD over main COD).
     const CodingStyle &coding_style(const Tile &tile) const;

@@ -1,0 +1,511 @@
+/**
+ * @file jp2.cpp
+ * @brief JP2 file format, ISO/IEC 15444-1 Annex I: box structure (I.4), the
+ * signature and file type boxes (I.5.1, I.5.2), the JP2 header box and its
+ * children (I.5.3) and the contiguous codestream box (I.5.4).
+ *
+ * Only jp2h and res are entered as superboxes, each one level deep, so a
+ * hostile nest of boxes costs a linear walk and no recursion.
+ */
+#include "codestream/jp2.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "common/byte_io.h"
+#include "common/status.h"
+
+namespace j2kc {
+namespace {
+
+struct Box {
+    uint32_t type = 0;
+    size_t offset = 0;          ///< of LBox
+    size_t content_offset = 0;
+    size_t content_size = 0;
+};
+
+std::string box_name(uint32_t t)
+{
+    std::string s;
+    for (int i = 3; i >= 0; --i) {
+        const char c = static_cast<char>(t >> (8 * i));
+        s += (c >= 0x20 && c < 0x7F) ? c : '?';
+    }
+    return s;
+}
+
+/**
+ * Reads the box header at pos within [begin, end); advances pos past the box.
+ * A box that overruns is an error unless clip_type names it (jp2c), then it is clipped.
+ */
+Box next_box(const uint8_t *data, size_t end, size_t &pos, uint32_t clip_type, bool &clipped)
+{
+    Box b;
+    b.offset = pos;
+    J2KC_CHECK_DATA(end - pos >= 8, "box header at offset %zu is cut short", pos);
+    ByteReader r(data + pos, end - pos);
+    const uint32_t lbox = r.u32();
+    b.type = r.u32();
+    uint64_t length = lbox;
+    size_t header = 8;
+    if (lbox == 1) {
+        J2KC_CHECK_DATA(r.remaining() >= 8, "box '%s' at offset %zu: XLBox is cut short",
+                        box_name(b.type).c_str(), pos);
+        length = r.u64();
+        header = 16;
+        J2KC_CHECK_DATA(length >= 16, "box '%s' at offset %zu: XLBox %llu < 16",
+                        box_name(b.type).c_str(), pos, static_cast<unsigned long long>(length));
+    } else if (lbox == 0) {
+        length = end - pos;  // I.4: the box runs to the end of the file
+    } else {
+        J2KC_CHECK_DATA(lbox >= 8, "box '%s' at offset %zu: LBox %u < 8",
+                        box_name(b.type).c_str(), pos, lbox);
+    }
+    clipped = false;
+    if (length > end - pos) {
+        J2KC_CHECK_DATA(b.type == clip_type,
+                        "box '%s' at offset %zu: length %llu runs past the end (%zu bytes left)",
+                        box_name(b.type).c_str(), pos, static_cast<unsigned long long>(length),
+                        end - pos);
+        length = end - pos;
+        clipped = true;
+    }
+    b.content_offset = pos + header;
+    b.content_size = static_cast<size_t>(length) - header;
+    pos += static_cast<size_t>(length);
+    return b;
+}
+
+j2kc_color_space map_enumerated(uint32_t cs)
+{
+    switch (cs) {
+    case 16: return J2KC_COLOR_SRGB;
+    case 17: return J2KC_COLOR_GRAY;
+    case 18: return J2KC_COLOR_SYCC;
+    default: return J2KC_COLOR_UNKNOWN;
+    }
+}
+
+template <typename F>
+void in_box(const Box &b, F &&f)
+{
+    try {
+        f();
+    } catch (const Error &e) {
+        throw Error(e.status(), "JP2 box '" + box_name(b.type) + "' at offset " +
+                                    std::to_string(b.offset) + ": " + e.what());
+    }
+}
+
+void parse_ihdr(ByteReader &r, Jp2File &f)
+{
+    J2KC_CHECK_DATA(r.remaining() == 14, "%zu content bytes (must be 14)", r.remaining());
+    f.height = r.u32();
+    f.width = r.u32();
+    f.num_components = r.u16();
+    f.bpc = r.u8();
+    f.compression = r.u8();
+    f.colourspace_unknown = r.u8() != 0;
+    f.ipr = r.u8() != 0;
+    J2KC_CHECK_DATA(f.height > 0 && f.width > 0, "image size %ux%u", f.width, f.height);
+    J2KC_CHECK_DATA(f.num_components >= 1 && f.num_components <= 16384, "%u components",
+                    unsigned{f.num_components});
+    J2KC_CHECK_DATA(f.bpc == 0xFF || (f.bpc & 0x7F) <= 37, "BPC 0x%02X", f.bpc);
+    J2KC_CHECK_DATA(f.compression == 7, "compression type %u (JP2 allows 7)", f.compression);
+}
+
+void parse_colr(ByteReader &r, Jp2File &f)
+{
+    J2KC_CHECK_DATA(r.remaining() >= 3, "too short");
+    Jp2Colour c;
+    c.method = r.u8();
+    c.precedence = static_cast<int8_t>(r.u8());
+    c.approximation = r.u8();
+    if (c.method == 1) {
+        J2KC_CHECK_DATA(r.remaining() >= 4, "enumerated colour space is cut short");
+        c.enumerated = r.u32();
+        if (r.remaining()) f.warnings.push_back("colr: extra bytes after EnumCS");
+    } else if (c.method == 2) {
+        c.icc.assign(r.current(), r.current() + r.remaining());
+    } else {
+        // I.5.3.3: readers ignore colour specifications they do not know.
+        f.warnings.push_back("colr: method " + std::to_string(c.method) + " ignored");
+        return;
+    }
+    r.skip(r.remaining());
+    if (f.colours.empty() && c.method == 1) {
+        f.color_space = map_enumerated(c.enumerated);
+        if (f.color_space == J2KC_COLOR_UNKNOWN)
+            f.warnings.push_back("colr: enumerated colour space " + std::to_string(c.enumerated) +
+                                 " is not one of JP2's (16, 17, 18)");
+    }
+    f.colours.push_back(std::move(c));
+}
+
+void parse_pclr(ByteReader &r, Jp2File &f)
+{
+    J2KC_CHECK_DATA(r.remaining() >= 3, "too short");
+    Jp2Palette p;
+    p.num_entries = r.u16();
+    const uint8_t npc = r.u8();
+    J2KC_CHECK_DATA(p.num_entries >= 1 && p.num_entries <= 1024, "%u entries (1..1024)",
+                    unsigned{p.num_entries});
+    J2KC_CHECK_DATA(npc >= 1, "no palette columns");
+    J2KC_CHECK_DATA(r.remaining() >= npc, "column depths are cut short");
+    size_t row_bytes = 0;
+    for (unsigned i = 0; i < npc; ++i) {
+        const uint8_t b = r.u8();
+        J2KC_CHECK_DATA((b & 0x7F) <= 37, "column %u depth 0x%02X", i, b);
+        p.columns.push_back({static_cast<uint8_t>((b & 0x7F) + 1), (b & 0x80) != 0});
+        row_bytes += (p.columns.back().precision + 7u) / 8;
+    }
+    J2KC_CHECK_DATA(r.remaining() == row_bytes * p.num_entries,
+                    "%zu palette bytes, %u entries of %zu bytes need %zu", r.remaining(),
+                    unsigned{p.num_entries}, row_bytes, row_bytes * p.num_entries);
+    p.values.reserve(size_t{p.num_entries} * npc);
+    for (unsigned e = 0; e < p.num_entries; ++e) {
+        for (const auto &col : p.columns) {
+            const unsigned bytes = (col.precision + 7u) / 8;
+            uint64_t v = r.uint_n(bytes);
+            // Values are stored in the low bits; sign-extend from the column's precision.
+            v &= col.precision >= 64 ? ~0ull : (1ull << col.precision) - 1;
+            int64_t s = static_cast<int64_t>(v);
+            if (col.is_signed && (v >> (col.precision - 1)) & 1)
+                s = static_cast<int64_t>(v) - static_cast<int64_t>(1ull << col.precision);
+            p.values.push_back(s);
+        }
+    }
+    f.palette = std::move(p);
+}
+
+void parse_cmap(ByteReader &r, Jp2File &f)
+{
+    J2KC_CHECK_DATA(r.remaining() % 4 == 0 && r.remaining() > 0,
+                    "%zu bytes are no multiple of 4", r.remaining());
+    while (r.remaining()) {
+        Jp2ComponentMapping m;
+        m.component = r.u16();
+        m.type = r.u8();
+        m.column = r.u8();
+        J2KC_CHECK_DATA(m.type <= 1, "mapping type %u", m.type);
+        f.component_mapping.push_back(m);
+    }
+}
+
+void parse_cdef(ByteReader &r, Jp2File &f)
+{
+    J2KC_CHECK_DATA(r.remaining() >= 2, "too short");
+    const uint16_t n = r.u16();
+    J2KC_CHECK_DATA(n >= 1 && r.remaining() == 6u * n, "N %u with %zu bytes", unsigned{n},
+                    r.remaining());
+    for (unsigned i = 0; i < n; ++i) {
+        Jp2ChannelDefinition d;
+        d.channel = r.u16();
+        d.type = r.u16();
+        d.association = r.u16();
+        J2KC_CHECK_DATA(d.type <= 2 || d.type == 0xFFFF, "channel %u type %u",
+                        unsigned{d.channel}, unsigned{d.type});
+        f.channel_definitions.push_back(d);
+    }
+}
+
+Jp2Resolution parse_resolution(ByteReader &r)
+{
+    J2KC_CHECK_DATA(r.remaining() == 10, "%zu bytes (must be 10)", r.remaining());
+    Jp2Resolution res;
+    res.v_num = r.u16();
+    res.v_den = r.u16();
+    res.h_num = r.u16();
+    res.h_den = r.u16();
+    res.v_exp = static_cast<int8_t>(r.u8());
+    res.h_exp = static_cast<int8_t>(r.u8());
+    return res;
+}
+
+void parse_jp2h(const uint8_t *data, const Box &h, Jp2File &f)
+{
+    const size_t end = h.content_offset + h.content_size;
+    size_t pos = h.content_offset;
+    bool have_ihdr = false, have_bpcc = false, have_cdef = false, first = true;
+    while (pos < end) {
+        bool clipped = false;
+        const Box b = next_box(data, end, pos, 0, clipped);
+        ByteReader r(data + b.content_offset, b.content_size);
+        in_box(b, [&] {
+            switch (b.type) {
+            case jp2_box::kImageHeader:
+                if (have_ihdr) {
+                    f.warnings.push_back("second ihdr ignored");
+                    return;
+                }
+                if (!first) f.warnings.push_back("ihdr is not the first box of jp2h");
+                parse_ihdr(r, f);
+                have_ihdr = true;
+                return;
+            case jp2_box::kBitsPerComponent:
+                J2KC_CHECK_DATA(!have_bpcc, "second bpcc");
+                f.bpcc.assign(r.current(), r.current() + r.remaining());
+                for (uint8_t v : f.bpcc) J2KC_CHECK_DATA((v & 0x7F) <= 37, "depth 0x%02X", v);
+                have_bpcc = true;
+                return;
+            case jp2_box::kColour: parse_colr(r, f); return;
+            case jp2_box::kPalette:
+                J2KC_CHECK_DATA(!f.palette, "second pclr");
+                parse_pclr(r, f);
+                return;
+            case jp2_box::kComponentMapping:
+                J2KC_CHECK_DATA(f.component_mapping.empty(), "second cmap");
+                parse_cmap(r, f);
+                return;
+            case jp2_box::kChannelDefinition:
+                J2KC_CHECK_DATA(!have_cdef, "second cdef");
+                parse_cdef(r, f);
+                have_cdef = true;
+                return;
+            case jp2_box::kResolution: {
+                const size_t rend = b.content_offset + b.content_size;
+                size_t rpos = b.content_offset;
+                while (rpos < rend) {
+                    bool c2 = false;
+                    const Box rb = next_box(data, rend, rpos, 0, c2);
+                    ByteReader rr(data + rb.content_offset, rb.content_size);
+                    in_box(rb, [&] {
+                        if (rb.type == jp2_box::kCaptureResolution)
+                            f.capture_resolution = parse_resolution(rr);
+                        else if (rb.type == jp2_box::kDisplayResolution)
+                            f.display_resolution = parse_resolution(rr);
+                    });
+                }
+                return;
+            }
+            default: f.warnings.push_back("box '" + box_name(b.type) + "' in jp2h skipped");
+            }
+        });
+        first = false;
+    }
+    J2KC_CHECK_DATA(have_ihdr, "jp2h has no ihdr box");
+    if (f.bpc == 0xFF) {
+        J2KC_CHECK_DATA(have_bpcc, "ihdr BPC 0xFF but no bpcc box");
+    } else if (have_bpcc) {
+        f.warnings.push_back("bpcc present although ihdr gives one depth");
+    }
+    J2KC_CHECK_DATA(!have_bpcc || f.bpcc.size() == f.num_components,
+                    "bpcc has %zu depths, ihdr %u components", f.bpcc.size(),
+                    unsigned{f.num_components});
+    J2KC_CHECK_DATA(f.palette.has_value() == !f.component_mapping.empty(),
+                    "a palette needs a component mapping box and the reverse (I.5.3.4, I.5.3.5)");
+    if (f.colours.empty()) f.warnings.push_back("jp2h has no usable colr box");
+    for (const auto &m : f.component_mapping) {
+        J2KC_CHECK_DATA(m.component < f.num_components, "cmap names component %u of %u",
+                        unsigned{m.component}, unsigned{f.num_components});
+        J2KC_CHECK_DATA(m.type == 0 || m.column < f.palette->columns.size(),
+                        "cmap names palette column %u of %zu", m.column,
+                        f.palette->columns.size());
+    }
+    const size_t channels =
+        f.component_mapping.empty() ? f.num_components : f.component_mapping.size();
+    std::vector<bool> seen(channels, false);
+    for (const auto &d : f.channel_definitions) {
+        J2KC_CHECK_DATA(d.channel < channels, "cdef names channel %u of %zu",
+                        unsigned{d.channel}, channels);
+        J2KC_CHECK_DATA(!seen[d.channel], "cdef names channel %u twice", unsigned{d.channel});
+        seen[d.channel] = true;
+    }
+}
+
+}  // namespace
+
+uint8_t Jp2File::component_precision(uint16_t c) const
+{
+    const uint8_t raw = bpc == 0xFF ? (c < bpcc.size() ? bpcc[c] : 0) : bpc;
+    return static_cast<uint8_t>((raw & 0x7F) + 1);
+}
+
+bool Jp2File::component_signed(uint16_t c) const
+{
+    const uint8_t raw = bpc == 0xFF ? (c < bpcc.size() ? bpcc[c] : 0) : bpc;
+    return (raw & 0x80) != 0;
+}
+
+bool is_jp2(const uint8_t *data, size_t size)
+{
+    static const uint8_t sig[12] = {0, 0, 0, 12, 0x6A, 0x50, 0x20, 0x20, 0x0D, 0x0A, 0x87, 0x0A};
+    return data && size >= 12 && std::equal(sig, sig + 12, data);
+}
+
+Jp2File parse_jp2(const uint8_t *data, size_t size)
+{
+    J2KC_CHECK_DATA(is_jp2(data, size), "no JP2 signature box at offset 0");
+    Jp2File f;
+    size_t pos = 12;
+    bool have_ftyp = false, have_jp2h = false;
+    while (pos < size) {
+        bool clipped = false;
+        const Box b = next_box(data, size, pos, jp2_box::kCodestream, clipped);
+        if (!have_ftyp) {
+            J2KC_CHECK_DATA(b.type == jp2_box::kFileType,
+                            "the second box is '%s' at offset %zu, not ftyp",
+                            box_name(b.type).c_str(), b.offset);
+            in_box(b, [&] {
+                ByteReader r(data + b.content_offset, b.content_size);
+                J2KC_CHECK_DATA(b.content_size >= 8 && b.content_size % 4 == 0,
+                                "%zu content bytes", b.content_size);
+                f.brand = r.u32();
+                f.minor_version = r.u32();
+                while (r.remaining()) f.compatibility.push_back(r.u32());
+                if (std::find(f.compatibility.begin(), f.compatibility.end(),
+                              jp2_box::kBrandJp2) == f.compatibility.end())
+                    f.warnings.push_back("ftyp does not list 'jp2 ' as compatible");
+            });
+            have_ftyp = true;
+            continue;
+        }
+        if (b.type == jp2_box::kHeader) {
+            if (have_jp2h) {
+                f.warnings.push_back("second jp2h ignored");
+                continue;
+            }
+            parse_jp2h(data, b, f);
+            have_jp2h = true;
+        } else if (b.type == jp2_box::kCodestream) {
+            J2KC_CHECK_DATA(have_jp2h, "jp2c at offset %zu comes before jp2h", b.offset);
+            if (clipped) f.warnings.push_back("jp2c runs past the end of the file: clipped");
+            f.codestream = data + b.content_offset;
+            f.codestream_size = b.content_size;
+            f.codestream_offset = b.content_offset;
+            break;  // I.5.4: the first codestream is the one
+        }
+    }
+    J2KC_CHECK_DATA(have_ftyp, "no ftyp box");
+    J2KC_CHECK_DATA(have_jp2h, "no jp2h box");
+    J2KC_CHECK_DATA(f.codestream, "no jp2c (codestream) box");
+    return f;
+}
+
+std::vector<Jp2Channel> jp2_channels(const Jp2File &f, uint32_t num_codestream_components)
+{
+    std::vector<Jp2Channel> ch;
+    if (!f.component_mapping.empty()) {
+        for (const auto &m : f.component_mapping)
+            ch.push_back({m.component, m.type == 1 ? int32_t{m.column} : -1, 0xFFFF, 0xFFFF});
+    } else {
+        for (uint32_t c = 0; c < f.num_components; ++c)
+            ch.push_back({static_cast<uint16_t>(c), -1, 0xFFFF, 0xFFFF});
+    }
+    for (const auto &c : ch)
+        J2KC_CHECK_DATA(c.component < num_codestream_components,
+                        "JP2 channel from component %u, the codestream has %u",
+                        unsigned{c.component}, num_codestream_components);
+    if (f.channel_definitions.empty()) {
+        const size_t colours = f.color_space == J2KC_COLOR_GRAY ? 1
+                               : (f.color_space == J2KC_COLOR_SRGB || f.color_space == J2KC_COLOR_SYCC)
+                                   ? 3
+                                   : ch.size();
+        for (size_t i = 0; i < ch.size() && i < colours; ++i) {
+            ch[i].type = 0;
+            ch[i].association = static_cast<uint16_t>(i + 1);
+        }
+    } else {
+        for (const auto &d : f.channel_definitions) {
+            if (d.channel >= ch.size()) continue;
+            ch[d.channel].type = d.type;
+            ch[d.channel].association = d.association;
+        }
+    }
+    auto group = [](const Jp2Channel &c) { return c.type == 0 ? 0 : (c.type <= 2 ? 1 : 2); };
+    std::stable_sort(ch.begin(), ch.end(), [&](const Jp2Channel &a, const Jp2Channel &b) {
+        if (group(a) != group(b)) return group(a) < group(b);
+        if (group(a) == 2) return false;
+        return a.association < b.association;
+    });
+    return ch;
+}
+
+std::vector<uint8_t> wrap_jp2(const std::vector<uint8_t> &codestream, const ImageSize &siz,
+                              j2kc_color_space colour)
+{
+    const size_t nc = siz.components.size();
+    J2KC_CHECK_ARG(nc >= 1 && nc <= 16384 && siz.width > siz.x0 && siz.height > siz.y0,
+                   "image for JP2: %zu components, %ux%u", nc, siz.width, siz.height);
+    ByteWriter w;
+    auto begin = [&](uint32_t type) {
+        const size_t at = w.size();
+        w.u32(0);
+        w.u32(type);
+        return at;
+    };
+    auto end = [&](size_t at) {
+        J2KC_CHECK_ARG(w.size() - at <= 0xFFFFFFFFull, "box too large");
+        w.patch_u32(at, static_cast<uint32_t>(w.size() - at));
+    };
+    // I.5.1, I.5.2
+    w.u32(12);
+    w.u32(jp2_box::kSignature);
+    w.u32(0x0D0A870A);
+    size_t at = begin(jp2_box::kFileType);
+    w.u32(jp2_box::kBrandJp2);
+    w.u32(0);
+    w.u32(jp2_box::kBrandJp2);
+    end(at);
+
+    const size_t jp2h = begin(jp2_box::kHeader);
+    auto depth = [](const ComponentSize &c) {
+        return static_cast<uint8_t>((c.precision - 1) | (c.is_signed ? 0x80 : 0));
+    };
+    bool same = true;
+    for (const auto &c : siz.components) same &= depth(c) == depth(siz.components[0]);
+    at = begin(jp2_box::kImageHeader);
+    w.u32(siz.height - siz.y0);
+    w.u32(siz.width - siz.x0);
+    w.u16(static_cast<uint16_t>(nc));
+    w.u8(same ? depth(siz.components[0]) : 0xFF);
+    w.u8(7);
+    const bool known = colour == J2KC_COLOR_SRGB || colour == J2KC_COLOR_GRAY ||
+                       colour == J2KC_COLOR_SYCC;
+    w.u8(known ? 0 : 1);
+    w.u8(0);
+    end(at);
+    if (!same) {
+        at = begin(jp2_box::kBitsPerComponent);
+        for (const auto &c : siz.components) w.u8(depth(c));
+        end(at);
+    }
+    uint32_t enumcs = colour == J2KC_COLOR_SRGB   ? 16
+                      : colour == J2KC_COLOR_GRAY ? 17
+                      : colour == J2KC_COLOR_SYCC ? 18
+                      : (nc < 3 ? 17 : 16);
+    at = begin(jp2_box::kColour);
+    w.u8(1);
+    w.u8(0);
+    w.u8(0);
+    w.u32(enumcs);
+    end(at);
+    const size_t colours = enumcs == 17 ? 1 : 3;
+    if (nc == colours + 1) {
+        at = begin(jp2_box::kChannelDefinition);
+        w.u16(static_cast<uint16_t>(nc));
+        for (size_t i = 0; i < nc; ++i) {
+            w.u16(static_cast<uint16_t>(i));
+            w.u16(i < colours ? 0 : 1);
+            w.u16(static_cast<uint16_t>(i < colours ? i + 1 : 0));
+        }
+        end(at);
+    }
+    end(jp2h);
+
+    // jp2c: XLBox when the codestream would not fit a 32-bit LBox.
+    if (codestream.size() + 8 > 0xFFFFFFFFull) {
+        w.u32(1);
+        w.u32(jp2_box::kCodestream);
+        w.u32(static_cast<uint32_t>((codestream.size() + 16) >> 32));
+        w.u32(static_cast<uint32_t>(codestream.size() + 16));
+    } else {
+        w.u32(static_cast<uint32_t>(codestream.size() + 8));
+        w.u32(jp2_box::kCodestream);
+    }
+    w.bytes(codestream);
+    return std::move(w.buffer());
+}
+
+}  // namespace j2kc

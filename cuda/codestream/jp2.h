@@ -1,0 +1,153 @@
+/**
+ * @file jp2.h
+ * @brief The JP2 file format (ISO/IEC 15444-1 Annex I): box parsing with the
+ * colour description the pipeline needs (ihdr, bpcc, colr, pclr, cmap, cdef,
+ * res), the codestream's place in the file, and a minimal JP2 writer.
+ */
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "codestream/markers.h"
+#include "j2kc.h"
+
+namespace j2kc {
+
+/** Box types (I.4), as the big-endian value of their four characters. */
+namespace jp2_box {
+constexpr uint32_t kSignature = 0x6A502020;  ///< 'jP  '
+constexpr uint32_t kFileType = 0x66747970;   ///< 'ftyp'
+constexpr uint32_t kHeader = 0x6A703268;     ///< 'jp2h'
+constexpr uint32_t kImageHeader = 0x69686472;  ///< 'ihdr'
+constexpr uint32_t kBitsPerComponent = 0x62706363;  ///< 'bpcc'
+constexpr uint32_t kColour = 0x636F6C72;     ///< 'colr'
+constexpr uint32_t kPalette = 0x70636C72;    ///< 'pclr'
+constexpr uint32_t kComponentMapping = 0x636D6170;  ///< 'cmap'
+constexpr uint32_t kChannelDefinition = 0x63646566;  ///< 'cdef'
+constexpr uint32_t kResolution = 0x72657320;  ///< 'res '
+constexpr uint32_t kCaptureResolution = 0x72657363;  ///< 'resc'
+constexpr uint32_t kDisplayResolution = 0x72657364;  ///< 'resd'
+constexpr uint32_t kCodestream = 0x6A703263;  ///< 'jp2c'
+constexpr uint32_t kBrandJp2 = 0x6A703220;    ///< 'jp2 '
+}  // namespace jp2_box
+
+/** pclr (I.5.3.4): a palette of num_entries rows, one value per column. */
+struct Jp2Palette {
+    struct Column {
+        uint8_t precision = 8;  ///< 1..38
+        bool is_signed = false;
+    };
+    uint16_t num_entries = 0;       ///< NE, 1..1024
+    std::vector<Column> columns;    ///< NPC, 1..255
+    std::vector<int64_t> values;    ///< num_entries x columns.size(), row by row (sign-extended)
+
+    int64_t value(uint32_t entry, uint32_t column) const
+    {
+        return values[size_t{entry} * columns.size() + column];
+    }
+};
+
+/** cmap entry (I.5.3.5): where one channel comes from. */
+struct Jp2ComponentMapping {
+    uint16_t component = 0;  ///< CMP: codestream component
+    uint8_t type = 0;        ///< MTYP: 0 direct, 1 through the palette
+    uint8_t column = 0;      ///< PCOL: palette column when type is 1
+};
+
+/** cdef entry (I.5.3.6). */
+struct Jp2ChannelDefinition {
+    uint16_t channel = 0;      ///< Cn
+    uint16_t type = 0;         ///< Typ: 0 colour, 1 opacity, 2 premultiplied opacity, 0xFFFF unspecified
+    uint16_t association = 0;  ///< Asoc: 0 whole image, 1.. colour n, 0xFFFF none
+};
+
+/** resc/resd (I.5.3.7): grid resolution VR = VRN/VRD * 10^VRE per metre. */
+struct Jp2Resolution {
+    uint16_t v_num = 0, v_den = 0, h_num = 0, h_den = 0;
+    int8_t v_exp = 0, h_exp = 0;
+};
+
+/** colr (I.5.3.3). */
+struct Jp2Colour {
+    uint8_t method = 0;          ///< 1 enumerated, 2 restricted ICC
+    int8_t precedence = 0;
+    uint8_t approximation = 0;
+    uint32_t enumerated = 0;     ///< EnumCS when method 1: 16 sRGB, 17 greyscale, 18 sYCC
+    std::vector<uint8_t> icc;    ///< the ICC profile when method 2
+};
+
+/** A parsed JP2 file. `codestream` points into the caller's buffer. */
+struct Jp2File {
+    const uint8_t *codestream = nullptr;
+    size_t codestream_size = 0;
+    size_t codestream_offset = 0;
+
+    uint32_t brand = 0, minor_version = 0;
+    std::vector<uint32_t> compatibility;
+
+    // ihdr (I.5.3.1)
+    uint32_t height = 0, width = 0;
+    uint16_t num_components = 0;
+    uint8_t bpc = 0;             ///< raw BPC: (precision - 1) | signed << 7, 0xFF = see bpcc
+    uint8_t compression = 7;
+    bool colourspace_unknown = false;
+    bool ipr = false;
+    std::vector<uint8_t> bpcc;   ///< raw per-component depths (I.5.3.2) when bpc is 0xFF
+
+    std::vector<Jp2Colour> colours;  ///< every colr box; the first is the one to use
+    j2kc_color_space color_space = J2KC_COLOR_UNKNOWN;  ///< from the first enumerated colr
+    std::optional<Jp2Palette> palette;
+    std::vector<Jp2ComponentMapping> component_mapping;   ///< cmap (only with a palette)
+    std::vector<Jp2ChannelDefinition> channel_definitions;  ///< cdef, as written
+    std::optional<Jp2Resolution> capture_resolution, display_resolution;
+    std::vector<std::string> warnings;
+
+    /** Precision (1..38) of codestream component c as ihdr/bpcc declare it. */
+    uint8_t component_precision(uint16_t c) const;
+    bool component_signed(uint16_t c) const;
+};
+
+/** One output channel after palette expansion and cdef reordering. */
+struct Jp2Channel {
+    uint16_t component = 0;      ///< codestream component it comes from
+    int32_t palette_column = -1; ///< >= 0: look the sample up in this palette column
+    uint16_t type = 0;           ///< cdef Typ (0 colour, 1 opacity, 2 premultiplied, 0xFFFF unspecified)
+    uint16_t association = 0;    ///< cdef Asoc (colour index from 1, 0 whole image, 0xFFFF none)
+};
+
+/** @brief True when data starts with the JP2 signature box (I.5.1). */
+bool is_jp2(const uint8_t *data, size_t size);
+
+/**
+ * @brief Parses a JP2 file: signature, ftyp, jp2h (ihdr, bpcc, colr, pclr,
+ * cmap, cdef, res) and the first jp2c. Boxes are walked with explicit depth
+ * (jp2h and res are the only superboxes entered), every length is checked.
+ * INVALID_DATA for malformed boxes, a missing jp2h/ihdr/jp2c, or a palette
+ * without a component mapping (or the reverse). A jp2c that runs past the end
+ * is clipped to the data (a warning), as the codestream parser keeps what is there.
+ */
+Jp2File parse_jp2(const uint8_t *data, size_t size);
+
+/**
+ * @brief The channels to output, in order: colour channels by association
+ * (1, 2, 3, ...), then opacity channels, then the rest in channel order. With
+ * no cdef the first n channels are colour n (n = 3 for sRGB/sYCC, 1 for grey)
+ * and the others unspecified. Throws INVALID_DATA if a component is >= num_codestream_components.
+ */
+std::vector<Jp2Channel> jp2_channels(const Jp2File &file, uint32_t num_codestream_components);
+
+/**
+ * @brief A minimal JP2 around a codestream: signature, ftyp 'jp2 ', jp2h with
+ * ihdr, colr (enumerated: sRGB, greyscale or sYCC; UNKNOWN and XYZ are written
+ * as sRGB/greyscale by component count with ihdr UnkC = 1), bpcc when depths
+ * differ, cdef marking the last channel as opacity when there are 2 (grey) or
+ * 4 (colour) components, then jp2c.
+ */
+std::vector<uint8_t> wrap_jp2(const std::vector<uint8_t> &codestream, const ImageSize &siz,
+                              j2kc_color_space colour);
+
+}  // namespace j2kc

@@ -1,0 +1,57 @@
+/**
+ * @file reader.h
+ * @brief Codestream parser (ISO/IEC 15444-1 Annex A): SOC, main header,
+ * tile-parts, EOC, into the structs of markers.h. Built for hostile input:
+ * every field is validated against the standard and the caller's limits
+ * before anything is sized from it.
+ */
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "codestream/markers.h"
+
+namespace j2kc {
+
+/** Resource limits applied while parsing (exceeding one fails with J2KC_ERR_LIMIT). */
+struct ParseLimits {
+    uint64_t max_pixels = 1ull << 31;      ///< (Xsiz - XOsiz) * (Ysiz - YOsiz)
+    uint32_t max_components = 16384;       ///< Csiz
+    uint32_t max_tiles = 65535;            ///< tiles in the SIZ grid
+    uint64_t max_memory = 16ull << 30;     ///< 4 bytes per decoded sample, all components
+};
+
+/**
+ * @brief Parses a raw codestream (SOC .. EOC).
+ *
+ * Tolerated, with a note in Codestream::warnings: missing EOC, trailing
+ * garbage after the last tile-part, a last tile-part cut short (its data is
+ * kept, Tile::truncated set), unknown marker segments (skipped).
+ * Throws j2kc::Error: INVALID_DATA for anything that breaks Annex A,
+ * UNSUPPORTED for legal features outside Part 1 (HT code-blocks, Part 2
+ * markers and transforms), LIMIT when `limits` would be exceeded.
+ */
+Codestream parse_codestream(const uint8_t *data, size_t size, const ParseLimits &limits = {});
+
+/** One marker (segment) found by list_marker_segments. */
+struct MarkerSegment {
+    uint16_t marker = 0;     ///< e.g. kCOD
+    uint64_t offset = 0;     ///< of the marker's first byte (0xFF)
+    uint32_t length = 0;     ///< the Lxxx field (excludes the marker), 0 for SOC/SOD/EOC/0xFF3x
+    int32_t tile = -1;       ///< Isot of the tile-part whose header holds it, -1 in the main header
+};
+
+/**
+ * @brief Lists the marker segments of a codestream in order: main header,
+ * then per tile-part SOT, its header segments and SOD (packet data is
+ * skipped with Psot), then EOC. Raw-level view for profile checks and tests.
+ * Stops quietly where the data ends; throws INVALID_DATA on broken structure.
+ */
+std::vector<MarkerSegment> list_marker_segments(const uint8_t *data, size_t size);
+
+/** @brief Short name of a marker ("COD"), or "unknown". */
+const char *marker_name(uint16_t marker);
+
+}  // namespace j2kc

@@ -1,0 +1,204 @@
+/**
+ * @file pcrd_rounds.cpp
+ * @brief PCRD-opt driver shared by both backends (paper 000 section VI; ISO/IEC
+ * 15444-1 Annex J.14): checks, per-layer budgets, and the loop that meets the
+ * budget against Tier-2's exact size, where the search itself only had an
+ * estimate of the packet headers.
+ */
+#include "rate/pcrd_rounds.h"
+
+#include <algorithm>
+
+#include "common/status.h"
+
+namespace j2kc {
+namespace detail {
+
+namespace {
+
+/** The search never runs more rounds than this (budgets reach 0 well before). */
+constexpr uint32_t kMaxRounds = 16;
+
+uint64_t limit_of(uint64_t budget) { return budget == kPcrdUnlimited ? kPcrdNoLimit : budget; }
+
+}  // namespace
+
+PcrdPlan pcrd_plan(const PcrdParams &params, uint32_t num_blocks, uint32_t num_passes)
+{
+    (void)num_blocks;
+    (void)num_passes;
+    J2KC_CHECK_ARG(params.num_components >= 1 && params.num_components <= 16384,
+                   "pcrd: %u components", params.num_components);
+    J2KC_CHECK_ARG(params.num_layers >= 1 && params.num_layers <= 65535, "pcrd: %u layers",
+                   params.num_layers);
+    J2KC_CHECK_ARG(params.component_budgets.empty() ||
+                       params.component_budgets.size() == params.num_components,
+                   "pcrd: %zu component budgets for %u components",
+                   params.component_budgets.size(), params.num_components);
+    J2KC_CHECK_ARG(params.layer_budgets.empty() || params.layer_budgets.size() == params.num_layers,
+                   "pcrd: %zu layer budgets for %u layers", params.layer_budgets.size(),
+                   params.num_layers);
+    const PcrdHeaderModel &m = params.header;
+    J2KC_CHECK_ARG(uint64_t{std::min(m.first_bits, m.later_bits)} + m.pass_bits >= m.empty_bits,
+                   "pcrd: header model would shrink when passes are added");
+    J2KC_CHECK_ARG(m.first_bits <= 4096 && m.later_bits <= 4096 && m.pass_bits <= 4096 &&
+                       m.empty_bits <= 4096 && m.length_bits <= 1,
+                   "pcrd: header model out of range");
+    PcrdPlan plan;
+    for (uint64_t cap : params.component_budgets) plan.any_cap |= cap != kPcrdUnlimited;
+    if (params.num_components <= kPcrdMaxGroups) {
+        plan.groups = params.num_components;
+    } else {
+        J2KC_CHECK_SUPPORTED(!plan.any_cap, "pcrd: per-component caps with %u > %u components",
+                             params.num_components, kPcrdMaxGroups);
+        plan.groups = 1;
+    }
+    return plan;
+}
+
+PcrdRoundBudgets pcrd_round_budgets(const PcrdParams &params, const PcrdPlan &plan,
+                                    uint64_t frame, const std::vector<uint64_t> &group)
+{
+    PcrdRoundBudgets b;
+    b.frame = frame;
+    b.group = group;
+    b.group.resize(plan.groups, kPcrdNoLimit);
+    const uint32_t L = params.num_layers;
+    b.layer.assign(L, kPcrdNoLimit);
+    for (uint32_t l = 0; l < L; ++l) {
+        if (!params.layer_budgets.empty()) {
+            b.layer[l] = std::min(limit_of(params.layer_budgets[l]), frame);
+        } else if (frame != kPcrdNoLimit) {
+            // Geometric rates: each layer doubles the one below it.
+            const uint32_t shift = L - 1 - l;
+            b.layer[l] = shift >= 64 ? 0 : frame >> shift;
+        }
+    }
+    return b;
+}
+
+PcrdResult pcrd_run_rounds(const PcrdParams &params, const PcrdPlan &plan, uint32_t num_blocks,
+                           const PcrdSearchFn &search, const PcrdPassesFn &passes,
+                           const PcrdExactSizeFn &exact)
+{
+    const uint32_t G = plan.groups;
+    const uint64_t budget = limit_of(params.budget);
+    std::vector<uint64_t> caps(G, kPcrdNoLimit);
+    if (plan.any_cap)
+        for (uint32_t g = 0; g < G; ++g) caps[g] = limit_of(params.component_budgets[g]);
+
+    PcrdResult result;
+    result.num_blocks = num_blocks;
+    result.num_layers = params.num_layers;
+    result.groups = G;
+
+    auto fill = [&](const PcrdRoundOutcome &o, uint64_t frame) {
+        result.layer_thresholds = o.layer_thresholds;
+        result.group_thresholds = o.group_thresholds;
+        result.group_estimated_bytes.assign(G, 0);
+        result.body_bytes = 0;
+        result.estimated_bytes = 0;
+        for (uint32_t g = 0; g < G; ++g) {
+            const uint64_t size = o.group_body[g] + (o.group_bits[g] + 7) / 8;
+            result.group_estimated_bytes[g] = size;
+            result.body_bytes += o.group_body[g];
+            result.estimated_bytes += size;
+        }
+        result.all_included = o.all_included;
+        result.search_budget = frame == kPcrdNoLimit ? 0 : frame;
+    };
+
+    if (!exact) {
+        const PcrdRoundOutcome o = search(pcrd_round_budgets(params, plan, budget, caps));
+        fill(o, budget);
+        result.rounds = 1;
+        J2KC_CHECK_LIMIT(budget == kPcrdNoLimit || result.estimated_bytes <= budget,
+                         "pcrd: %llu bytes of headers alone exceed the budget of %llu",
+                         (unsigned long long)result.estimated_bytes, (unsigned long long)budget);
+        for (uint32_t g = 0; g < G; ++g)
+            J2KC_CHECK_LIMIT(result.group_estimated_bytes[g] <= caps[g],
+                             "pcrd: component %u cannot meet its cap of %llu bytes", g,
+                             (unsigned long long)caps[g]);
+        return result;
+    }
+
+    struct Round {
+        uint64_t frame;
+        std::vector<uint64_t> caps;
+        PcrdRoundOutcome outcome;
+        PcrdSizes sizes;
+        uint32_t index;
+    };
+    bool have_best = false;
+    Round best{};
+    uint64_t frame = budget;
+    std::vector<uint64_t> cur_caps = caps;
+    // Once something fits: the largest search budget known to fit, the
+    // smallest known to overshoot; the frame budget is bisected between them.
+    uint64_t fit_frame = 0, over_frame = 0;
+    bool have_over = false;
+    uint32_t round = 0;
+    for (;; ++round) {
+        PcrdRoundOutcome o = search(pcrd_round_budgets(params, plan, frame, cur_caps));
+        PcrdSizes s = exact(passes());
+        J2KC_CHECK_ARG(!plan.any_cap || s.component.size() == params.num_components,
+                       "pcrd: exact size gave %zu component sizes, caps need %u",
+                       s.component.size(), params.num_components);
+        const uint64_t over = (budget != kPcrdNoLimit && s.total > budget) ? s.total - budget : 0;
+        std::vector<uint64_t> over_g(G, 0);
+        bool fits = over == 0;
+        for (uint32_t g = 0; g < G && plan.any_cap; ++g) {
+            if (caps[g] != kPcrdNoLimit && s.component[g] > caps[g]) {
+                over_g[g] = s.component[g] - caps[g];
+                fits = false;
+            }
+        }
+        const bool last_round = round + 1 >= kMaxRounds;
+        if (fits) {
+            const bool all = o.all_included;
+            const uint64_t total = s.total;
+            if (!have_best || total > best.sizes.total) {
+                best = Round{frame, cur_caps, std::move(o), std::move(s), round};
+                have_best = true;
+            }
+            fit_frame = std::max(fit_frame, frame);
+            const bool close = budget == kPcrdNoLimit || total >= budget - budget / 50;
+            if (all || close || last_round) break;
+            // The header estimate was pessimistic: give the slack back, or bisect.
+            frame = have_over ? fit_frame + (over_frame - fit_frame) / 2 : frame + (budget - total);
+        } else if (have_best) {
+            over_frame = have_over ? std::min(over_frame, frame) : frame;
+            have_over = true;
+            frame = fit_frame + (over_frame - fit_frame) / 2;
+            if (last_round) break;
+        } else {
+            J2KC_CHECK_LIMIT(!last_round, "pcrd: no selection met the exact size in %u rounds",
+                             kMaxRounds);
+            // Lower what overshot: by the overshoot at first, by a growing share of
+            // the budget later (the whole of it by round 8), so the loop ends.
+            const uint32_t shift = round >= 8 ? 0 : 16 - 2 * round;
+            auto lower = [&](uint64_t &b, uint64_t by) {
+                J2KC_CHECK_LIMIT(b > 0, "pcrd: headers alone exceed the budget (%llu bytes over)",
+                                 (unsigned long long)by);
+                b -= std::min(b, std::max(by, b >> shift));
+            };
+            if (over) lower(frame, over);
+            for (uint32_t g = 0; g < G; ++g)
+                if (over_g[g]) lower(cur_caps[g], over_g[g]);
+        }
+        if (have_over && over_frame - fit_frame <= 1) break;
+    }
+    result.rounds = round + 1;
+    if (best.index != round) {
+        // Leave the backend (and the caller's Tier-2 state) on the chosen selection.
+        best.outcome = search(pcrd_round_budgets(params, plan, best.frame, best.caps));
+        best.sizes = exact(passes());
+        ++result.rounds;
+    }
+    fill(best.outcome, best.frame);
+    result.exact = best.sizes;
+    return result;
+}
+
+}  // namespace detail
+}  // namespace j2kc

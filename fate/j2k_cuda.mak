@@ -1,0 +1,100 @@
+# j2k_cuda (libj2kcuda) round trips, profile streams and decoding of
+# codestreams made by opj_compress.
+#
+#   make fate-j2k_cuda        the list on the CPU reference backend (CI)
+#   make fate-j2k_cuda-gpu    the same list and references on the CUDA backend
+#
+# Every round trip prints the md5 of the coded file (the codestreams, so both
+# backends must produce the same bytes) and then the framemd5 of the decoded
+# frames. Lossless tests share their reference with the framemd5 of the
+# source, which makes them bit-exact checks.
+
+J2K_CUDA_BACKEND ?= cpu
+J2K_CUDA_DATA     = $(TARGET_PATH)/tests/data/fate
+J2K_CUDA_SAMPLES  = $(SRC_PATH)/tests/j2k_cuda
+J2K_CUDA_SWS      = -sws_flags +accurate_rnd+bitexact+full_chroma_int
+J2K_CUDA_ENC      = -c:v j2k_cuda -backend $(J2K_CUDA_BACKEND) -threads 2
+J2K_CUDA_DEC      = -c:v j2k_cuda -backend $(J2K_CUDA_BACKEND)
+
+# $(1): lavfi source, $(2): pixel format, $(3): encoder options, $(4): container
+define J2K_CUDA_ROUNDTRIP
+md5 -f lavfi -i $(1) $(J2K_CUDA_SWS) -vf scale,format=$(2) $(J2K_CUDA_ENC) $(3) -fflags +bitexact -flags +bitexact -f $(4) && framemd5 $(J2K_CUDA_DEC) -i $(J2K_CUDA_DATA)/$$test.out -vf setsar=1 -c:v rawvideo
+endef
+
+# Lossless: the decoded frames alone, compared against the source's framemd5.
+define J2K_CUDA_LOSSLESS
+ffmpeg -f lavfi -i $(1) $(J2K_CUDA_SWS) -vf scale,format=$(2) $(J2K_CUDA_ENC) -lossless 1 $(3) -fflags +bitexact -flags +bitexact -f nut -y $(J2K_CUDA_DATA)/$$test.nut && framemd5 $(J2K_CUDA_DEC) -i $(J2K_CUDA_DATA)/$$test.nut -vf setsar=1 -c:v rawvideo
+endef
+define J2K_CUDA_SOURCE
+framemd5 -f lavfi -i $(1) $(J2K_CUDA_SWS) -vf scale,format=$(2),setsar=1 -c:v rawvideo
+endef
+
+# Small odd sizes keep the CPU backend quick and exercise partial code-blocks.
+J2K_CUDA_SRC_SMALL = testsrc2=s=67x45:r=25:d=0.12
+J2K_CUDA_SRC_420   = testsrc2=s=66x44:r=25:d=0.12
+
+# Lossy round trips, one per input pixel format.
+J2K_CUDA_LOSSY_FMTS = gray gray10le gray12le gray16le rgb24 rgb48le gbrp gbrp10le gbrp12le gbrp16le \
+                      yuv444p yuv444p10le yuv444p12le yuv444p16le yuv422p yuv422p10le yuv422p12le yuv422p16le \
+                      xyz12le
+J2K_CUDA_LOSSY_420  = yuv420p yuv420p10le yuv420p12le yuv420p16le
+define J2K_CUDA_LOSSY_TEST
+FATE_J2K_CUDA += fate-j2k_cuda-lossy-$(1)
+fate-j2k_cuda-lossy-$(1): CMD = $$(call J2K_CUDA_ROUNDTRIP,$(2),$(1),-quality 2,nut)
+endef
+$(foreach F,$(J2K_CUDA_LOSSY_FMTS),$(eval $(call J2K_CUDA_LOSSY_TEST,$(F),$(J2K_CUDA_SRC_SMALL))))
+$(foreach F,$(J2K_CUDA_LOSSY_420),$(eval $(call J2K_CUDA_LOSSY_TEST,$(F),$(J2K_CUDA_SRC_420))))
+
+# Lossless round trips must give back the source bit for bit.
+J2K_CUDA_LOSSLESS_FMTS = gray gray10le gray12le gray16le rgb24 rgb48le gbrp gbrp10le gbrp12le gbrp16le \
+                         yuv444p yuv444p10le yuv422p yuv422p16le xyz12le
+J2K_CUDA_LOSSLESS_420  = yuv420p yuv420p12le
+define J2K_CUDA_LOSSLESS_TEST
+FATE_J2K_CUDA += fate-j2k_cuda-source-$(1) fate-j2k_cuda-lossless-$(1)
+fate-j2k_cuda-source-$(1): CMD = $$(call J2K_CUDA_SOURCE,$(2),$(1))
+fate-j2k_cuda-lossless-$(1): CMD = $$(call J2K_CUDA_LOSSLESS,$(2),$(1),$(3))
+fate-j2k_cuda-lossless-$(1): REF = $$(SRC_PATH)/tests/ref/fate/j2k_cuda-source-$(1)
+endef
+$(foreach F,$(J2K_CUDA_LOSSLESS_FMTS),$(eval $(call J2K_CUDA_LOSSLESS_TEST,$(F),$(J2K_CUDA_SRC_SMALL),)))
+$(foreach F,$(J2K_CUDA_LOSSLESS_420),$(eval $(call J2K_CUDA_LOSSLESS_TEST,$(F),$(J2K_CUDA_SRC_420),)))
+# Coding options that must not change the decoded image of a lossless stream.
+FATE_J2K_CUDA += fate-j2k_cuda-lossless-options
+fate-j2k_cuda-lossless-options: CMD = $(call J2K_CUDA_LOSSLESS,$(J2K_CUDA_SRC_SMALL),rgb24,-levels 3 -cblk_width 16 -cblk_height 32 -precinct_width 32 -precinct_height 32 -prog_order rpcl -layers 3 -tile_width 32 -tile_height 24 -tile_parts resolution -tlm 1 -plt 1 -sop 1 -eph 1)
+fate-j2k_cuda-lossless-options: REF = $(SRC_PATH)/tests/ref/fate/j2k_cuda-source-rgb24
+
+# Coding options on a lossy stream.
+FATE_J2K_CUDA += fate-j2k_cuda-options-cprl fate-j2k_cuda-options-budget
+fate-j2k_cuda-options-cprl: CMD = $(call J2K_CUDA_ROUNDTRIP,$(J2K_CUDA_SRC_SMALL),gbrp12le,-prog_order cprl -layers 4 -levels 2 -tile_parts component -tlm 1,nut)
+fate-j2k_cuda-options-budget: CMD = $(call J2K_CUDA_ROUNDTRIP,$(J2K_CUDA_SRC_SMALL),yuv444p,-b:v 600k -max_frame_bytes 2500,nut)
+
+# Profile streams in their containers: DCI 2K and 4K in MXF, IMF in MXF, broadcast in MOV.
+FATE_J2K_CUDA += fate-j2k_cuda-dci_2k fate-j2k_cuda-dci_4k fate-j2k_cuda-imf fate-j2k_cuda-broadcast
+fate-j2k_cuda-dci_2k: CMD = $(call J2K_CUDA_ROUNDTRIP,testsrc2=s=2048x1080:r=24:d=0.042,xyz12le,-profile:v dci_2k,mxf)
+fate-j2k_cuda-dci_4k: CMD = $(call J2K_CUDA_ROUNDTRIP,testsrc2=s=4096x2160:r=24:d=0.042,xyz12le,-profile:v dci_4k,mxf)
+fate-j2k_cuda-imf: CMD = $(call J2K_CUDA_ROUNDTRIP,testsrc2=s=1920x1080:r=24:d=0.042,rgb48le,-profile:v imf -lossless 1,mxf)
+fate-j2k_cuda-broadcast: CMD = $(call J2K_CUDA_ROUNDTRIP,testsrc2=s=1920x1080:r=25:d=0.04,yuv422p10le,-profile:v broadcast,mov)
+
+# Codestreams made by opj_compress (fate/data/README says how): decoded by
+# j2k_cuda; the lossless ones must match FFmpeg's native decoder exactly.
+J2K_CUDA_OPJ = opj-lossless-rgb opj-lossless-gray opj-lossy-rgb opj-rpcl-tiles
+define J2K_CUDA_OPJ_TEST
+FATE_J2K_CUDA += fate-j2k_cuda-$(1)
+fate-j2k_cuda-$(1): CMD = framemd5 $$(J2K_CUDA_DEC) -i $$(J2K_CUDA_SAMPLES)/$(1).j2k -c:v rawvideo
+endef
+$(foreach T,$(J2K_CUDA_OPJ),$(eval $(call J2K_CUDA_OPJ_TEST,$(T))))
+FATE_J2K_CUDA_NATIVE = fate-j2k_cuda-opj-lossless-rgb-native fate-j2k_cuda-opj-lossless-gray-native
+fate-j2k_cuda-opj-lossless-rgb-native: CMD = framemd5 -c:v jpeg2000 -i $(J2K_CUDA_SAMPLES)/opj-lossless-rgb.j2k -c:v rawvideo
+fate-j2k_cuda-opj-lossless-rgb-native: REF = $(SRC_PATH)/tests/ref/fate/j2k_cuda-opj-lossless-rgb
+fate-j2k_cuda-opj-lossless-gray-native: CMD = framemd5 -c:v jpeg2000 -i $(J2K_CUDA_SAMPLES)/opj-lossless-gray.j2k -c:v rawvideo
+fate-j2k_cuda-opj-lossless-gray-native: REF = $(SRC_PATH)/tests/ref/fate/j2k_cuda-opj-lossless-gray
+FATE_J2K_CUDA-$(call DEMDEC, IMAGE_J2K_PIPE, JPEG2000) += $(FATE_J2K_CUDA_NATIVE)
+
+FATE_J2K_CUDA_ALL = $(if $(CONFIG_J2K_CUDA_ENCODER)$(CONFIG_J2K_CUDA_DECODER),$(FATE_J2K_CUDA) $(FATE_J2K_CUDA-yes))
+
+FATE_FFMPEG += $(FATE_J2K_CUDA_ALL)
+fate-j2k_cuda: $(FATE_J2K_CUDA_ALL)
+
+# The same list and references on the GPU.
+fate-j2k_cuda-gpu:
+	$(MAKE) fate-j2k_cuda J2K_CUDA_BACKEND=cuda
+.PHONY: fate-j2k_cuda-gpu

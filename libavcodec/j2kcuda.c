@@ -1,0 +1,239 @@
+/*
+ * JPEG 2000 on NVIDIA GPUs via libj2kcuda: shared helpers
+ *
+ * This file is part of FFmpeg.
+ *
+ * FFmpeg is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Lesser General Public
+ * License as published by the Free Software Foundation; either
+ * version 2.1 of the License, or (at your option) any later version.
+ *
+ * FFmpeg is distributed in the hope that it will be useful,
+ * but WITHOUT ANY WARRANTY; without even the implied warranty of
+ * MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE.  See the GNU
+ * Lesser General Public License for more details.
+ *
+ * You should have received a copy of the GNU Lesser General Public
+ * License along with FFmpeg; if not, write to the Free Software
+ * Foundation, Inc., 51 Franklin Street, Fifth Floor, Boston, MA 02110-1301 USA
+ */
+
+/**
+ * @file
+ * Shared helpers of the libj2kcuda encoder and decoder wrappers.
+ */
+
+#include <string.h>
+
+#include "config.h"
+
+#include "libavutil/avstring.h"
+#include "libavutil/common.h"
+#include "libavutil/error.h"
+#include "libavutil/hwcontext.h"
+#include "libavutil/log.h"
+#include "libavutil/pixdesc.h"
+#if CONFIG_CUDA
+#include "libavutil/hwcontext_cuda_internal.h"
+#endif
+
+#include "j2kcuda.h"
+
+void ff_j2kcuda_log_callback(void *opaque, int level, const char *message)
+{
+    FFJ2KCudaLog *log = opaque;
+    size_t len = strlen(message);
+
+    while (len && (message[len - 1] == '\n' || message[len - 1] == '\r'))
+        len--;
+    if (level <= J2KC_LOG_ERROR) {
+        /* Kept for the one line ff_j2kcuda_error() prints for the call. */
+        av_strlcpy(log->last_error, message,
+                   FFMIN(len + 1, sizeof(log->last_error)));
+        return;
+    }
+    av_log(log->log_ctx, level, "%.*s\n", (int)FFMIN(len, INT_MAX), message);
+}
+
+int ff_j2kcuda_averror(int status)
+{
+    switch (status) {
+    case J2KC_OK:               return 0;
+    case J2KC_ERR_NOMEM:        return AVERROR(ENOMEM);
+    case J2KC_ERR_INVALID_ARG:  return AVERROR(EINVAL);
+    case J2KC_ERR_INVALID_DATA: return AVERROR_INVALIDDATA;
+    case J2KC_ERR_UNSUPPORTED:  return AVERROR_PATCHWELCOME;
+    case J2KC_ERR_CUDA:         return AVERROR_EXTERNAL;
+    case J2KC_ERR_NO_DEVICE:    return AVERROR(ENODEV);
+    case J2KC_ERR_LIMIT:        return AVERROR(ERANGE);
+    case J2KC_ERR_AGAIN:        return AVERROR(EAGAIN);
+    case J2KC_ERR_EOF:          return AVERROR_EOF;
+    case J2KC_ERR_INTERNAL:     return AVERROR_BUG;
+    default:                    return AVERROR_UNKNOWN;
+    }
+}
+
+int ff_j2kcuda_error(FFJ2KCudaLog *log, int status, const char *what)
+{
+    const char *hint = "";
+
+    if (status == J2KC_ERR_NO_DEVICE)
+        hint = " (no usable NVIDIA GPU or driver; -backend cpu runs the reference path)";
+    if (log->last_error[0])
+        av_log(log->log_ctx, AV_LOG_ERROR, "%s: %s [%s]%s\n", what,
+               log->last_error, j2kc_status_string(status), hint);
+    else
+        av_log(log->log_ctx, AV_LOG_ERROR, "%s: %s%s\n", what,
+               j2kc_status_string(status), hint);
+    log->last_error[0] = 0;
+    return ff_j2kcuda_averror(status);
+}
+
+/* Every format here is native-endian, unsigned, without alpha, and keeps
+ * each sample LSB-aligned in 1 or 2 bytes, so that a j2kc_component can point
+ * straight into the plane. Big-endian variants are left to swscale. */
+static const enum AVPixelFormat supported_formats[] = {
+    AV_PIX_FMT_GRAY8,     AV_PIX_FMT_GRAY10,    AV_PIX_FMT_GRAY12,    AV_PIX_FMT_GRAY16,
+    AV_PIX_FMT_RGB24,     AV_PIX_FMT_RGB48,
+    AV_PIX_FMT_GBRP,      AV_PIX_FMT_GBRP10,    AV_PIX_FMT_GBRP12,    AV_PIX_FMT_GBRP16,
+    AV_PIX_FMT_YUV420P,   AV_PIX_FMT_YUV420P10, AV_PIX_FMT_YUV420P12, AV_PIX_FMT_YUV420P16,
+    AV_PIX_FMT_YUV422P,   AV_PIX_FMT_YUV422P10, AV_PIX_FMT_YUV422P12, AV_PIX_FMT_YUV422P16,
+    AV_PIX_FMT_YUV444P,   AV_PIX_FMT_YUV444P10, AV_PIX_FMT_YUV444P12, AV_PIX_FMT_YUV444P16,
+    AV_PIX_FMT_XYZ12,
+};
+
+int ff_j2kcuda_format_supported(enum AVPixelFormat sw_format)
+{
+    for (int i = 0; i < FF_ARRAY_ELEMS(supported_formats); i++)
+        if (supported_formats[i] == sw_format)
+            return 1;
+    return 0;
+}
+
+int ff_j2kcuda_describe(j2kc_image *image, j2kc_component *comps,
+                        enum AVPixelFormat sw_format, int width, int height,
+                        uint8_t *const data[], const int linesize[],
+                        j2kc_memory memory)
+{
+    const AVPixFmtDescriptor *desc = av_pix_fmt_desc_get(sw_format);
+    int chroma_planes;
+
+    if (!desc || !ff_j2kcuda_format_supported(sw_format))
+        return AVERROR(ENOSYS);
+    /* Only YCbCr formats subsample; RGB and XYZ keep every component full size. */
+    chroma_planes = desc->nb_components >= 3 &&
+                    !(desc->flags & (AV_PIX_FMT_FLAG_RGB | AV_PIX_FMT_FLAG_XYZ));
+
+    memset(image, 0, sizeof(*image));
+    image->struct_size    = sizeof(*image);
+    image->memory         = memory;
+    image->width          = width;
+    image->height         = height;
+    image->num_components = desc->nb_components;
+    image->components     = comps;
+
+    for (int i = 0; i < desc->nb_components; i++) {
+        const AVComponentDescriptor *c = &desc->comp[i];
+        int sub   = chroma_planes && (i == 1 || i == 2);
+        int log2w = sub ? desc->log2_chroma_w : 0;
+        int log2h = sub ? desc->log2_chroma_h : 0;
+        j2kc_component *out = &comps[i];
+
+        memset(out, 0, sizeof(*out));
+        out->data             = data ? (uint64_t)(uintptr_t)(data[c->plane] + c->offset) : 0;
+        out->row_stride       = linesize ? linesize[c->plane] : 0;
+        out->sample_stride    = c->step;
+        out->bytes_per_sample = c->depth > 8 ? 2 : 1;
+        out->shift            = c->shift;
+        out->precision        = c->depth;
+        out->is_signed        = 0;
+        out->dx               = 1 << log2w;
+        out->dy               = 1 << log2h;
+        out->width            = AV_CEIL_RSHIFT(width,  log2w);
+        out->height           = AV_CEIL_RSHIFT(height, log2h);
+    }
+    return 0;
+}
+
+/* Formats by depth class: up to 8, 10, 12 and 16 bits. */
+static enum AVPixelFormat by_depth(int precision, const enum AVPixelFormat fmts[4])
+{
+    if (precision <= 8)
+        return fmts[0];
+    if (precision <= 10)
+        return fmts[1];
+    if (precision <= 12)
+        return fmts[2];
+    return fmts[3];
+}
+
+enum AVPixelFormat ff_j2kcuda_output_format(const j2kc_stream_info *info,
+                                            enum AVColorSpace colorspace)
+{
+    static const enum AVPixelFormat gray[4] = {
+        AV_PIX_FMT_GRAY8, AV_PIX_FMT_GRAY10, AV_PIX_FMT_GRAY12, AV_PIX_FMT_GRAY16 };
+    static const enum AVPixelFormat rgb[4] = {
+        AV_PIX_FMT_RGB24, AV_PIX_FMT_GBRP10, AV_PIX_FMT_GBRP12, AV_PIX_FMT_RGB48 };
+    static const enum AVPixelFormat yuv420[4] = {
+        AV_PIX_FMT_YUV420P, AV_PIX_FMT_YUV420P10, AV_PIX_FMT_YUV420P12, AV_PIX_FMT_YUV420P16 };
+    static const enum AVPixelFormat yuv422[4] = {
+        AV_PIX_FMT_YUV422P, AV_PIX_FMT_YUV422P10, AV_PIX_FMT_YUV422P12, AV_PIX_FMT_YUV422P16 };
+    static const enum AVPixelFormat yuv444[4] = {
+        AV_PIX_FMT_YUV444P, AV_PIX_FMT_YUV444P10, AV_PIX_FMT_YUV444P12, AV_PIX_FMT_YUV444P16 };
+    const j2kc_component_info *c = info->components;
+    int n = info->num_components, precision = 0, ycc;
+
+    if (!c || n < 1 || info->components_capacity < FFMIN(n, 3))
+        return AV_PIX_FMT_NONE;
+    for (int i = 0; i < FFMIN(n, 3); i++) {
+        if (c[i].is_signed || c[i].precision > 16)
+            return AV_PIX_FMT_NONE;
+        precision = FFMAX(precision, c[i].precision);
+    }
+
+    if (n < 3 || info->color_space == J2KC_COLOR_GRAY)
+        return by_depth(precision, gray);
+    if (c[0].dx != 1 || c[0].dy != 1 || c[1].dx != c[2].dx || c[1].dy != c[2].dy)
+        return AV_PIX_FMT_NONE;
+    if (info->color_space == J2KC_COLOR_XYZ)
+        return precision <= 12 ? AV_PIX_FMT_XYZ12 : AV_PIX_FMT_NONE;
+
+    /* A raw codestream does not say YCbCr; subsampling does, and so does a
+     * container that signals a YCbCr matrix for a stream without MCT. */
+    ycc = c[1].dx != 1 || c[1].dy != 1 || info->color_space == J2KC_COLOR_SYCC ||
+          (!info->mct && info->color_space == J2KC_COLOR_UNKNOWN &&
+           colorspace != AVCOL_SPC_UNSPECIFIED && colorspace != AVCOL_SPC_RGB);
+    if (!ycc)
+        return by_depth(precision, rgb);
+    if (c[1].dx == 2 && c[1].dy == 2)
+        return by_depth(precision, yuv420);
+    if (c[1].dx == 2 && c[1].dy == 1)
+        return by_depth(precision, yuv422);
+    if (c[1].dx == 1 && c[1].dy == 1)
+        return by_depth(precision, yuv444);
+    return AV_PIX_FMT_NONE;
+}
+
+int ff_j2kcuda_device_handles(AVBufferRef *hw_device_ref,
+                              void **cuda_context, void **cuda_stream)
+{
+    *cuda_context = NULL;
+    *cuda_stream  = NULL;
+    if (!hw_device_ref)
+        return 0;
+#if CONFIG_CUDA
+    {
+        AVHWDeviceContext *device = (AVHWDeviceContext *)hw_device_ref->data;
+        AVCUDADeviceContext *hwctx;
+
+        if (device->type != AV_HWDEVICE_TYPE_CUDA)
+            return AVERROR(EINVAL);
+        hwctx = device->hwctx;
+        *cuda_context = hwctx->cuda_ctx;
+        *cuda_stream  = hwctx->stream;
+        return 0;
+    }
+#else
+    return AVERROR(ENOSYS);
+#endif
+}

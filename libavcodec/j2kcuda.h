@@ -1,0 +1,100 @@
+/*
+ * JPEG 2000 on NVIDIA GPUs via libj2kcuda: shared helpers
+ *
+ * This file is part of FFmpeg.
+ *
+ * FFmpeg is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Lesser General Public
+ * License as published by the Free Software Foundation; either
+ * version 2.1 of the License, or (at your option) any later version.
+ *
+ * FFmpeg is distributed in the hope that it will be useful,
+ * but WITHOUT ANY WARRANTY; without even the implied warranty of
+ * MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE.  See the GNU
+ * Lesser General Public License for more details.
+ *
+ * You should have received a copy of the GNU Lesser General Public
+ * License along with FFmpeg; if not, write to the Free Software
+ * Foundation, Inc., 51 Franklin Street, Fifth Floor, Boston, MA 02110-1301 USA
+ */
+
+/**
+ * @file
+ * Shared helpers of the libj2kcuda encoder and decoder wrappers: status to
+ * AVERROR mapping, the log bridge, pixel format to component tables and the
+ * CUDA device plumbing. No codec logic lives here.
+ */
+
+#ifndef AVCODEC_J2KCUDA_H
+#define AVCODEC_J2KCUDA_H
+
+#include <stdint.h>
+
+#include <j2kc.h>
+
+#include "libavutil/buffer.h"
+#include "libavutil/frame.h"
+#include "libavutil/pixfmt.h"
+
+#include "avcodec.h"
+
+/* Largest component count the wrapper maps onto an AVFrame. */
+#define J2KCUDA_MAX_COMPONENTS 4
+
+/**
+ * Log bridge state: the core's messages go to av_log() on log_ctx, except
+ * errors, which are kept so that the failing call reports them in one line.
+ */
+typedef struct FFJ2KCudaLog {
+    void *log_ctx;
+    char  last_error[512];
+} FFJ2KCudaLog;
+
+/** j2kc_log_fn that forwards to av_log(); opaque is an FFJ2KCudaLog. */
+void ff_j2kcuda_log_callback(void *opaque, int level, const char *message);
+
+/** Map a j2kc_status to an AVERROR code. */
+int ff_j2kcuda_averror(int status);
+
+/**
+ * Log one error line naming what failed, the core's own message and the
+ * status, then return the matching AVERROR.
+ */
+int ff_j2kcuda_error(FFJ2KCudaLog *log, int status, const char *what);
+
+/** Whether the wrapper can map sw_format onto j2kc components. */
+int ff_j2kcuda_format_supported(enum AVPixelFormat sw_format);
+
+/**
+ * Describe width x height samples of sw_format lying in data/linesize as a
+ * j2kc_image, without copying: each component points into its plane.
+ * data may be NULL to describe the shape only.
+ *
+ * @param comps at least J2KCUDA_MAX_COMPONENTS entries
+ * @return 0 or AVERROR(ENOSYS) for a format the wrapper cannot map
+ */
+int ff_j2kcuda_describe(j2kc_image *image, j2kc_component *comps,
+                        enum AVPixelFormat sw_format, int width, int height,
+                        uint8_t *const data[], const int linesize[],
+                        j2kc_memory memory);
+
+/**
+ * Pick the software pixel format a codestream decodes to from its component
+ * count, precision, subsampling and colour space. colorspace is the
+ * container's hint for three full-size components coded without a component
+ * transform (YCbCr rather than RGB).
+ *
+ * @return the format, or AV_PIX_FMT_NONE when no supported format fits
+ */
+enum AVPixelFormat ff_j2kcuda_output_format(const j2kc_stream_info *info,
+                                            enum AVColorSpace colorspace);
+
+/**
+ * Find the CUDA context and stream of a CUDA device reference, as
+ * void pointers for j2kc_*_config. Both are left NULL when hw_device_ref is
+ * NULL or FFmpeg was built without CUDA.
+ */
+int ff_j2kcuda_device_handles(AVBufferRef *hw_device_ref,
+                              void **cuda_context, void **cuda_stream);
+
+#endif /* AVCODEC_J2KCUDA_H */

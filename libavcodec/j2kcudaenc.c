@@ -1,0 +1,496 @@
+/*
+ * JPEG 2000 encoding on NVIDIA GPUs via libj2kcuda
+ *
+ * This file is part of FFmpeg.
+ *
+ * FFmpeg is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Lesser General Public
+ * License as published by the Free Software Foundation; either
+ * version 2.1 of the License, or (at your option) any later version.
+ *
+ * FFmpeg is distributed in the hope that it will be useful,
+ * but WITHOUT ANY WARRANTY; without even the implied warranty of
+ * MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE.  See the GNU
+ * Lesser General Public License for more details.
+ *
+ * You should have received a copy of the GNU Lesser General Public
+ * License along with FFmpeg; if not, write to the Free Software
+ * Foundation, Inc., 51 Franklin Street, Fifth Floor, Boston, MA 02110-1301 USA
+ */
+
+/**
+ * @file
+ * JPEG 2000 encoder using libj2kcuda (ISO/IEC 15444-1 on CUDA, with a CPU
+ * reference backend). Frames in system memory or AV_PIX_FMT_CUDA frames are
+ * handed to the library without a copy; several frames are kept in flight
+ * through the receive_packet API.
+ */
+
+#include <string.h>
+
+#include "config.h"
+
+#include "libavutil/buffer.h"
+#include "libavutil/common.h"
+#include "libavutil/fifo.h"
+#include "libavutil/frame.h"
+#include "libavutil/hwcontext.h"
+#include "libavutil/mem.h"
+#include "libavutil/opt.h"
+#include "libavutil/pixdesc.h"
+
+#include "avcodec.h"
+#include "codec_internal.h"
+#include "encode.h"
+#include "hwconfig.h"
+#include "j2kcuda.h"
+
+#ifndef CODEC_PIXFMTS
+/* FFmpeg 7.1 has no CODEC_PIXFMTS yet. */
+#define CODEC_PIXFMTS(...) \
+    .p.pix_fmts = ((const enum AVPixelFormat[]) { __VA_ARGS__, AV_PIX_FMT_NONE })
+#endif
+
+typedef struct J2KCudaTimestamp {
+    int64_t      pts;
+    int64_t      duration;
+    void        *opaque;
+    AVBufferRef *opaque_ref;
+} J2KCudaTimestamp;
+
+typedef struct J2KCudaEncContext {
+    const AVClass *class;
+    FFJ2KCudaLog   log;
+    j2kc_encoder  *encoder;
+    enum AVPixelFormat sw_format;
+    j2kc_memory    memory;
+    AVFrame       *frame;      ///< taken from the queue, not yet accepted by the core
+    AVFifo        *in_flight;  ///< J2KCudaTimestamp of every submitted frame, in order
+    int64_t        next_tag;
+    int            eof;
+
+    /* options */
+    int     profile;
+    int     lossless;
+    int64_t max_frame_bytes;
+    int64_t component_bytes;
+    int     levels;
+    int     cblk_width;
+    int     cblk_height;
+    int     precinct_width;
+    int     precinct_height;
+    int     precinct_width_r0;
+    int     precinct_height_r0;
+    int     prog_order;
+    int     layers;
+    int     tile_width;
+    int     tile_height;
+    int     tile_parts;
+    int     tlm;
+    int     plt;
+    int     sop;
+    int     eph;
+    int     mct;
+    int     guard_bits;
+    double  quality;
+    int     imf_main_level;
+    int     imf_sub_level;
+    int     broadcast_level;
+    int     gpu;
+    int     backend;
+} J2KCudaEncContext;
+
+static int log2_size(AVCodecContext *avctx, const char *name, int size,
+                     int min, int max, int *out)
+{
+    if (size < min || size > max || (size & (size - 1))) {
+        av_log(avctx, AV_LOG_ERROR, "%s must be a power of two in %d..%d, not %d\n",
+               name, min, max, size);
+        return AVERROR(EINVAL);
+    }
+    *out = av_log2(size);
+    return 0;
+}
+
+static int fill_config(AVCodecContext *avctx, j2kc_encoder_config *config)
+{
+    J2KCudaEncContext *ctx = avctx->priv_data;
+    AVRational rate = avctx->framerate;
+    uint64_t budget;
+    int ret;
+
+    if (rate.num <= 0 || rate.den <= 0)
+        rate = av_inv_q(avctx->time_base);
+
+    j2kc_encoder_config_default(config);
+    config->backend    = ctx->backend;
+    config->device     = ctx->gpu;
+    config->log        = ff_j2kcuda_log_callback;
+    config->log_opaque = &ctx->log;
+    config->threads    = avctx->thread_count;
+    config->profile    = ctx->profile;
+    config->lossless   = ctx->lossless;
+    if (rate.num > 0 && rate.den > 0) {
+        config->frame_rate_num = rate.num;
+        config->frame_rate_den = rate.den;
+    }
+
+    /* Options left at -1 keep the library's default, which follows the profile. */
+    if (ctx->levels >= 0)
+        config->levels = ctx->levels;
+    if (ctx->cblk_width > 0 &&
+        (ret = log2_size(avctx, "cblk_width", ctx->cblk_width, 4, 1024, &config->cblk_width_log2)) < 0)
+        return ret;
+    if (ctx->cblk_height > 0 &&
+        (ret = log2_size(avctx, "cblk_height", ctx->cblk_height, 4, 1024, &config->cblk_height_log2)) < 0)
+        return ret;
+    if (ctx->precinct_width > 0 &&
+        (ret = log2_size(avctx, "precinct_width", ctx->precinct_width, 1, 32768, &config->precinct_width_log2)) < 0)
+        return ret;
+    if (ctx->precinct_height > 0 &&
+        (ret = log2_size(avctx, "precinct_height", ctx->precinct_height, 1, 32768, &config->precinct_height_log2)) < 0)
+        return ret;
+    if (ctx->precinct_width_r0 > 0 &&
+        (ret = log2_size(avctx, "precinct_width_r0", ctx->precinct_width_r0, 1, 32768, &config->precinct_r0_width_log2)) < 0)
+        return ret;
+    if (ctx->precinct_height_r0 > 0 &&
+        (ret = log2_size(avctx, "precinct_height_r0", ctx->precinct_height_r0, 1, 32768, &config->precinct_r0_height_log2)) < 0)
+        return ret;
+    if (ctx->prog_order >= 0)
+        config->progression = ctx->prog_order;
+    if (ctx->layers > 0)
+        config->layers = ctx->layers;
+    if (ctx->tile_width > 0)
+        config->tile_width = ctx->tile_width;
+    if (ctx->tile_height > 0)
+        config->tile_height = ctx->tile_height;
+    if (ctx->tile_parts >= 0)
+        config->tile_parts = ctx->tile_parts;
+    if (ctx->tlm >= 0)
+        config->tlm = ctx->tlm;
+    if (ctx->plt >= 0)
+        config->plt = ctx->plt;
+    config->sop = ctx->sop;
+    config->eph = ctx->eph;
+    config->mct = ctx->mct;
+    /* A component transform across Y, Cb and Cr would only hurt. */
+    if (ctx->mct < 0 && !(av_pix_fmt_desc_get(ctx->sw_format)->flags &
+                          (AV_PIX_FMT_FLAG_RGB | AV_PIX_FMT_FLAG_XYZ)))
+        config->mct = 0;
+    if (ctx->guard_bits >= 0)
+        config->guard_bits = ctx->guard_bits;
+    if (ctx->quality > 0)
+        config->quality = ctx->quality;
+    config->imf_main_level  = ctx->imf_main_level;
+    config->imf_sub_level   = ctx->imf_sub_level;
+    config->broadcast_level = ctx->broadcast_level;
+
+    /* The bit rate becomes a byte budget for every frame. */
+    config->frame_bytes = ctx->max_frame_bytes;
+    if (avctx->bit_rate > 0) {
+        if (rate.num <= 0 || rate.den <= 0) {
+            av_log(avctx, AV_LOG_ERROR, "A bit rate needs a frame rate\n");
+            return AVERROR(EINVAL);
+        }
+        budget = av_rescale(avctx->bit_rate, rate.den, 8 * (int64_t)rate.num);
+        if (budget < 64) {
+            av_log(avctx, AV_LOG_ERROR, "Bit rate %"PRId64" leaves %"PRIu64" bytes a frame\n",
+                   avctx->bit_rate, budget);
+            return AVERROR(EINVAL);
+        }
+        if (!config->frame_bytes || budget < config->frame_bytes)
+            config->frame_bytes = budget;
+    }
+    config->component_bytes = ctx->component_bytes;
+    return 0;
+}
+
+static av_cold int j2kcuda_encode_init(AVCodecContext *avctx)
+{
+    J2KCudaEncContext *ctx = avctx->priv_data;
+    AVBufferRef *device_ref = avctx->hw_device_ctx;
+    j2kc_component comps[J2KCUDA_MAX_COMPONENTS];
+    j2kc_encoder_config config;
+    j2kc_image shape;
+    int ret;
+
+    ctx->log.log_ctx = avctx;
+    ctx->sw_format   = avctx->pix_fmt;
+    ctx->memory      = J2KC_MEMORY_HOST;
+
+    if (avctx->pix_fmt == AV_PIX_FMT_CUDA) {
+        AVHWFramesContext *frames;
+
+        if (!avctx->hw_frames_ctx) {
+            av_log(avctx, AV_LOG_ERROR, "CUDA frames need a hw_frames_ctx\n");
+            return AVERROR(EINVAL);
+        }
+        frames         = (AVHWFramesContext *)avctx->hw_frames_ctx->data;
+        ctx->sw_format = frames->sw_format;
+        ctx->memory    = J2KC_MEMORY_CUDA;
+        device_ref     = frames->device_ref;
+    }
+    if (!ff_j2kcuda_format_supported(ctx->sw_format)) {
+        av_log(avctx, AV_LOG_ERROR, "Pixel format %s is not supported\n",
+               av_get_pix_fmt_name(ctx->sw_format));
+        return AVERROR(ENOSYS);
+    }
+
+    if ((ret = fill_config(avctx, &config)) < 0)
+        return ret;
+    ret = ff_j2kcuda_device_handles(device_ref, &config.cuda_context, &config.cuda_stream);
+    if (ret < 0) {
+        av_log(avctx, AV_LOG_ERROR, "The hardware device is not a CUDA device\n");
+        return ret;
+    }
+
+    ret = ff_j2kcuda_describe(&shape, comps, ctx->sw_format, avctx->width, avctx->height,
+                              NULL, NULL, ctx->memory);
+    if (ret < 0)
+        return ret;
+    ret = j2kc_encoder_create(&ctx->encoder, &config, &shape);
+    if (ret < 0)
+        return ff_j2kcuda_error(&ctx->log, ret, "Cannot open the j2k_cuda encoder");
+
+    av_log(avctx, AV_LOG_VERBOSE, "Encoding %s %dx%d on the %s backend\n",
+           av_get_pix_fmt_name(ctx->sw_format), avctx->width, avctx->height,
+           j2kc_encoder_backend(ctx->encoder) == J2KC_BACKEND_CUDA ? "CUDA" : "CPU");
+
+    if (ctx->profile == J2KC_PROFILE_DCI_2K)
+        avctx->profile = AV_PROFILE_JPEG2000_DCINEMA_2K;
+    else if (ctx->profile == J2KC_PROFILE_DCI_4K)
+        avctx->profile = AV_PROFILE_JPEG2000_DCINEMA_4K;
+    avctx->bits_per_raw_sample = av_pix_fmt_desc_get(ctx->sw_format)->comp[0].depth;
+
+    ctx->frame     = av_frame_alloc();
+    ctx->in_flight = av_fifo_alloc2(4, sizeof(J2KCudaTimestamp), AV_FIFO_FLAG_AUTO_GROW);
+    if (!ctx->frame || !ctx->in_flight)
+        return AVERROR(ENOMEM);
+    return 0;
+}
+
+static int submit_frame(AVCodecContext *avctx, const AVFrame *frame)
+{
+    J2KCudaEncContext *ctx = avctx->priv_data;
+    j2kc_component comps[J2KCUDA_MAX_COMPONENTS];
+    J2KCudaTimestamp ts = { 0 };
+    j2kc_image image;
+    int ret;
+
+    if (frame->width != avctx->width || frame->height != avctx->height) {
+        av_log(avctx, AV_LOG_ERROR, "Frame size changed from %dx%d to %dx%d\n",
+               avctx->width, avctx->height, frame->width, frame->height);
+        return AVERROR(EINVAL);
+    }
+    ret = ff_j2kcuda_describe(&image, comps, ctx->sw_format, frame->width, frame->height,
+                              frame->data, frame->linesize, ctx->memory);
+    if (ret < 0)
+        return ret;
+
+    ret = j2kc_encoder_submit(ctx->encoder, &image, ctx->next_tag);
+    if (ret == J2KC_ERR_AGAIN)
+        return AVERROR(EAGAIN);
+    if (ret < 0)
+        return ff_j2kcuda_error(&ctx->log, ret, "Cannot encode the frame");
+
+    ts.pts      = frame->pts;
+    ts.duration = frame->duration;
+    if (avctx->flags & AV_CODEC_FLAG_COPY_OPAQUE) {
+        ts.opaque = frame->opaque;
+        if (frame->opaque_ref && !(ts.opaque_ref = av_buffer_ref(frame->opaque_ref)))
+            return AVERROR(ENOMEM);
+    }
+    ctx->next_tag++;
+    /* The FIFO grows on demand; the core bounds how many frames are in flight. */
+    if ((ret = av_fifo_write(ctx->in_flight, &ts, 1)) < 0) {
+        av_buffer_unref(&ts.opaque_ref);
+        return ret;
+    }
+    return 0;
+}
+
+static int output_packet(AVCodecContext *avctx, AVPacket *pkt, const j2kc_packet *jp)
+{
+    J2KCudaEncContext *ctx = avctx->priv_data;
+    J2KCudaTimestamp ts;
+    int ret;
+
+    if (av_fifo_read(ctx->in_flight, &ts, 1) < 0) {
+        av_log(avctx, AV_LOG_ERROR, "The library returned a packet for no frame\n");
+        return AVERROR_BUG;
+    }
+    ret = ff_get_encode_buffer(avctx, pkt, jp->size, 0);
+    if (ret < 0) {
+        av_buffer_unref(&ts.opaque_ref);
+        return ret;
+    }
+    memcpy(pkt->data, jp->data, jp->size);
+    pkt->pts      = ts.pts;
+    pkt->dts      = ts.pts;
+    pkt->duration = ts.duration;
+    pkt->flags   |= AV_PKT_FLAG_KEY;
+    if (avctx->flags & AV_CODEC_FLAG_COPY_OPAQUE) {
+        pkt->opaque     = ts.opaque;
+        pkt->opaque_ref = ts.opaque_ref;
+    } else {
+        av_buffer_unref(&ts.opaque_ref);
+    }
+    return 0;
+}
+
+static int j2kcuda_receive_packet(AVCodecContext *avctx, AVPacket *pkt)
+{
+    J2KCudaEncContext *ctx = avctx->priv_data;
+    j2kc_packet jp;
+    int ret;
+
+    for (;;) {
+        int queue_full = 0;
+
+        if (!ctx->eof && !ctx->frame->buf[0]) {
+            ret = ff_encode_get_frame(avctx, ctx->frame);
+            if (ret == AVERROR_EOF)
+                ctx->eof = 1;
+            else if (ret < 0 && ret != AVERROR(EAGAIN))
+                return ret;
+        }
+        if (ctx->frame->buf[0]) {
+            ret = submit_frame(avctx, ctx->frame);
+            if (ret >= 0) {
+                av_frame_unref(ctx->frame);
+                continue;      /* take more input while the GPU works */
+            }
+            if (ret != AVERROR(EAGAIN))
+                return ret;
+            queue_full = 1;
+        }
+
+        /* Wait for a codestream when nothing more can be queued or at the
+         * end; otherwise take one only if it is already finished. */
+        ret = j2kc_encoder_receive(ctx->encoder, &jp, queue_full || ctx->eof);
+        if (ret == J2KC_OK)
+            return output_packet(avctx, pkt, &jp);
+        if (ret == J2KC_ERR_EOF)
+            return AVERROR_EOF;
+        if (ret == J2KC_ERR_AGAIN) {
+            if (queue_full || ctx->eof) {
+                av_log(avctx, AV_LOG_ERROR, "The library neither takes nor returns frames\n");
+                return AVERROR_BUG;
+            }
+            return AVERROR(EAGAIN);
+        }
+        return ff_j2kcuda_error(&ctx->log, ret, "Cannot encode the frame");
+    }
+}
+
+static av_cold int j2kcuda_encode_close(AVCodecContext *avctx)
+{
+    J2KCudaEncContext *ctx = avctx->priv_data;
+    J2KCudaTimestamp ts;
+
+    j2kc_encoder_free(&ctx->encoder);
+    av_frame_free(&ctx->frame);
+    if (ctx->in_flight) {
+        while (av_fifo_read(ctx->in_flight, &ts, 1) >= 0)
+            av_buffer_unref(&ts.opaque_ref);
+        av_fifo_freep2(&ctx->in_flight);
+    }
+    return 0;
+}
+
+#define OFFSET(x) offsetof(J2KCudaEncContext, x)
+#define VE AV_OPT_FLAG_VIDEO_PARAM | AV_OPT_FLAG_ENCODING_PARAM
+static const AVOption options[] = {
+    { "profile",         "Codestream profile (sets Rsiz and its constraints)", OFFSET(profile), AV_OPT_TYPE_INT, { .i64 = J2KC_PROFILE_NONE }, J2KC_PROFILE_NONE, J2KC_PROFILE_BROADCAST, VE, .unit = "profile" },
+        { "none",        "Part 1 without profile constraints", 0, AV_OPT_TYPE_CONST, { .i64 = J2KC_PROFILE_NONE },      0, 0, VE, .unit = "profile" },
+        { "dci_2k",      "Digital cinema 2K (Rsiz 3)",         0, AV_OPT_TYPE_CONST, { .i64 = J2KC_PROFILE_DCI_2K },    0, 0, VE, .unit = "profile" },
+        { "dci_4k",      "Digital cinema 4K (Rsiz 4)",         0, AV_OPT_TYPE_CONST, { .i64 = J2KC_PROFILE_DCI_4K },    0, 0, VE, .unit = "profile" },
+        { "imf",         "IMF 2K/4K/8K, lossy or reversible",  0, AV_OPT_TYPE_CONST, { .i64 = J2KC_PROFILE_IMF },       0, 0, VE, .unit = "profile" },
+        { "broadcast",   "Broadcast contribution",             0, AV_OPT_TYPE_CONST, { .i64 = J2KC_PROFILE_BROADCAST }, 0, 0, VE, .unit = "profile" },
+    { "lossless",        "Reversible 5/3 wavelet and RCT, every pass kept", OFFSET(lossless), AV_OPT_TYPE_BOOL, { .i64 = 0 }, 0, 1, VE },
+    { "max_frame_bytes", "Byte cap for each codestream (0: none; b sets one from the frame rate)", OFFSET(max_frame_bytes), AV_OPT_TYPE_INT64, { .i64 = 0 }, 0, INT64_MAX, VE },
+    { "component_bytes", "Byte cap for each component of a codestream (0: none)", OFFSET(component_bytes), AV_OPT_TYPE_INT64, { .i64 = 0 }, 0, INT64_MAX, VE },
+    { "levels",          "Wavelet decomposition levels (-1: profile default)", OFFSET(levels), AV_OPT_TYPE_INT, { .i64 = -1 }, -1, 32, VE },
+    { "cblk_width",      "Code-block width, a power of two (0: default)",  OFFSET(cblk_width),  AV_OPT_TYPE_INT, { .i64 = 0 }, 0, 1024, VE },
+    { "cblk_height",     "Code-block height, a power of two (0: default)", OFFSET(cblk_height), AV_OPT_TYPE_INT, { .i64 = 0 }, 0, 1024, VE },
+    { "precinct_width",  "Precinct width, a power of two (0: maximal)",  OFFSET(precinct_width),  AV_OPT_TYPE_INT, { .i64 = 0 }, 0, 32768, VE },
+    { "precinct_height", "Precinct height, a power of two (0: maximal)", OFFSET(precinct_height), AV_OPT_TYPE_INT, { .i64 = 0 }, 0, 32768, VE },
+    { "precinct_width_r0",  "Precinct width of the lowest resolution (0: as the others)",  OFFSET(precinct_width_r0),  AV_OPT_TYPE_INT, { .i64 = 0 }, 0, 32768, VE },
+    { "precinct_height_r0", "Precinct height of the lowest resolution (0: as the others)", OFFSET(precinct_height_r0), AV_OPT_TYPE_INT, { .i64 = 0 }, 0, 32768, VE },
+    { "prog_order",      "Progression order (-1: profile default)", OFFSET(prog_order), AV_OPT_TYPE_INT, { .i64 = -1 }, -1, J2KC_PROG_CPRL, VE, .unit = "prog_order" },
+        { "lrcp",        NULL, 0, AV_OPT_TYPE_CONST, { .i64 = J2KC_PROG_LRCP }, 0, 0, VE, .unit = "prog_order" },
+        { "rlcp",        NULL, 0, AV_OPT_TYPE_CONST, { .i64 = J2KC_PROG_RLCP }, 0, 0, VE, .unit = "prog_order" },
+        { "rpcl",        NULL, 0, AV_OPT_TYPE_CONST, { .i64 = J2KC_PROG_RPCL }, 0, 0, VE, .unit = "prog_order" },
+        { "pcrl",        NULL, 0, AV_OPT_TYPE_CONST, { .i64 = J2KC_PROG_PCRL }, 0, 0, VE, .unit = "prog_order" },
+        { "cprl",        NULL, 0, AV_OPT_TYPE_CONST, { .i64 = J2KC_PROG_CPRL }, 0, 0, VE, .unit = "prog_order" },
+    { "layers",          "Quality layers (0: default)", OFFSET(layers), AV_OPT_TYPE_INT, { .i64 = 0 }, 0, J2KC_MAX_LAYERS, VE },
+    { "tile_width",      "Tile width (0: one tile)",  OFFSET(tile_width),  AV_OPT_TYPE_INT, { .i64 = 0 }, 0, INT_MAX, VE },
+    { "tile_height",     "Tile height (0: one tile)", OFFSET(tile_height), AV_OPT_TYPE_INT, { .i64 = 0 }, 0, INT_MAX, VE },
+    { "tile_parts",      "Tile-part divisions (-1: profile default)", OFFSET(tile_parts), AV_OPT_TYPE_INT, { .i64 = -1 }, -1, J2KC_TILE_PARTS_DCI_4K, VE, .unit = "tile_parts" },
+        { "none",        "One tile-part per tile",            0, AV_OPT_TYPE_CONST, { .i64 = J2KC_TILE_PARTS_NONE },       0, 0, VE, .unit = "tile_parts" },
+        { "resolution",  "A new tile-part at each resolution", 0, AV_OPT_TYPE_CONST, { .i64 = J2KC_TILE_PARTS_RESOLUTION }, 0, 0, VE, .unit = "tile_parts" },
+        { "component",   "A new tile-part at each component",  0, AV_OPT_TYPE_CONST, { .i64 = J2KC_TILE_PARTS_COMPONENT },  0, 0, VE, .unit = "tile_parts" },
+        { "dci_4k",      "Component by 2K/4K resolution split", 0, AV_OPT_TYPE_CONST, { .i64 = J2KC_TILE_PARTS_DCI_4K },    0, 0, VE, .unit = "tile_parts" },
+    { "tlm",             "Write TLM marker segments (-1: profile default)", OFFSET(tlm), AV_OPT_TYPE_BOOL, { .i64 = -1 }, -1, 1, VE },
+    { "plt",             "Write PLT marker segments (-1: profile default)", OFFSET(plt), AV_OPT_TYPE_BOOL, { .i64 = -1 }, -1, 1, VE },
+    { "sop",             "Start-of-packet markers", OFFSET(sop), AV_OPT_TYPE_BOOL, { .i64 = 0 }, 0, 1, VE },
+    { "eph",             "End-of-packet-header markers", OFFSET(eph), AV_OPT_TYPE_BOOL, { .i64 = 0 }, 0, 1, VE },
+    { "mct",             "Multi-component transform (-1: for RGB and XYZ)", OFFSET(mct), AV_OPT_TYPE_BOOL, { .i64 = -1 }, -1, 1, VE },
+    { "guard_bits",      "Guard bits (-1: profile default)", OFFSET(guard_bits), AV_OPT_TYPE_INT, { .i64 = -1 }, -1, 7, VE },
+    { "quality",         "Step scale without a byte budget (1: visually lossless; 0: default)", OFFSET(quality), AV_OPT_TYPE_DOUBLE, { .dbl = 0 }, 0, 1000, VE },
+    { "imf_level",       "IMF main level (0: from size and frame rate)", OFFSET(imf_main_level), AV_OPT_TYPE_INT, { .i64 = 0 }, 0, 11, VE },
+    { "imf_sublevel",    "IMF sub-level (0: derived)",                  OFFSET(imf_sub_level),  AV_OPT_TYPE_INT, { .i64 = 0 }, 0, 9, VE },
+    { "broadcast_level", "Broadcast level (0: derived)",                OFFSET(broadcast_level), AV_OPT_TYPE_INT, { .i64 = 0 }, 0, 7, VE },
+    { "gpu",             "CUDA device index when no device is given", OFFSET(gpu), AV_OPT_TYPE_INT, { .i64 = 0 }, 0, INT_MAX, VE },
+    { "backend",         "Where to encode", OFFSET(backend), AV_OPT_TYPE_INT, { .i64 = J2KC_BACKEND_CUDA }, J2KC_BACKEND_AUTO, J2KC_BACKEND_CPU, VE, .unit = "backend" },
+        { "auto",        "CUDA when a GPU is usable, else CPU",     0, AV_OPT_TYPE_CONST, { .i64 = J2KC_BACKEND_AUTO }, 0, 0, VE, .unit = "backend" },
+        { "cuda",        "CUDA GPU",                                0, AV_OPT_TYPE_CONST, { .i64 = J2KC_BACKEND_CUDA }, 0, 0, VE, .unit = "backend" },
+        { "cpu",         "CPU reference path (same codestreams)",  0, AV_OPT_TYPE_CONST, { .i64 = J2KC_BACKEND_CPU },  0, 0, VE, .unit = "backend" },
+    { NULL },
+};
+
+static const FFCodecDefault j2kcuda_encode_defaults[] = {
+    { "b", "0" },
+    { NULL },
+};
+
+static const AVClass j2kcuda_encoder_class = {
+    .class_name = "j2k_cuda encoder",
+    .item_name  = av_default_item_name,
+    .option     = options,
+    .version    = LIBAVUTIL_VERSION_INT,
+};
+
+static const AVCodecHWConfigInternal *const j2kcuda_hw_configs[] = {
+#if CONFIG_CUDA
+    HW_CONFIG_ENCODER_FRAMES(CUDA, CUDA),
+    HW_CONFIG_ENCODER_DEVICE(NONE, CUDA),
+#endif
+    NULL,
+};
+
+const FFCodec ff_j2k_cuda_encoder = {
+    .p.name         = "j2k_cuda",
+    CODEC_LONG_NAME("JPEG 2000 on NVIDIA GPUs (libj2kcuda)"),
+    .p.type         = AVMEDIA_TYPE_VIDEO,
+    .p.id           = AV_CODEC_ID_JPEG2000,
+    .p.capabilities = AV_CODEC_CAP_DELAY | AV_CODEC_CAP_HARDWARE |
+                      AV_CODEC_CAP_OTHER_THREADS |
+                      AV_CODEC_CAP_ENCODER_REORDERED_OPAQUE,
+    .caps_internal  = FF_CODEC_CAP_NOT_INIT_THREADSAFE | FF_CODEC_CAP_INIT_CLEANUP,
+    .priv_data_size = sizeof(J2KCudaEncContext),
+    .init           = j2kcuda_encode_init,
+    FF_CODEC_RECEIVE_PACKET_CB(j2kcuda_receive_packet),
+    .close          = j2kcuda_encode_close,
+    CODEC_PIXFMTS(AV_PIX_FMT_GRAY8,     AV_PIX_FMT_GRAY10,    AV_PIX_FMT_GRAY12,    AV_PIX_FMT_GRAY16,
+                  AV_PIX_FMT_RGB24,     AV_PIX_FMT_RGB48,
+                  AV_PIX_FMT_GBRP,      AV_PIX_FMT_GBRP10,    AV_PIX_FMT_GBRP12,    AV_PIX_FMT_GBRP16,
+                  AV_PIX_FMT_YUV420P,   AV_PIX_FMT_YUV420P10, AV_PIX_FMT_YUV420P12, AV_PIX_FMT_YUV420P16,
+                  AV_PIX_FMT_YUV422P,   AV_PIX_FMT_YUV422P10, AV_PIX_FMT_YUV422P12, AV_PIX_FMT_YUV422P16,
+                  AV_PIX_FMT_YUV444P,   AV_PIX_FMT_YUV444P10, AV_PIX_FMT_YUV444P12, AV_PIX_FMT_YUV444P16,
+                  AV_PIX_FMT_XYZ12,     AV_PIX_FMT_CUDA),
+    .p.priv_class   = &j2kcuda_encoder_class,
+    .defaults       = j2kcuda_encode_defaults,
+    .hw_configs     = j2kcuda_hw_configs,
+    .p.wrapper_name = "libj2kcuda",
+};

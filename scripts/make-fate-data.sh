@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# make-fate-data.sh: regenerate fate/data/*.j2k, the codestreams made by
+# opj_compress (Debian's libopenjp2-tools 2.5.0) that FATE decodes with
+# j2k_cuda. Deterministic pictures are written by python3 as PPM/PGM first.
+#   scripts/make-fate-data.sh [OUT_DIR]   (default fate/data)
+set -euo pipefail
+out=$(realpath -m "${1:-fate/data}")
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cd "$tmp"
+python3 - <<'PY'
+import math
+W, H = 61, 47
+def px(x, y, c):
+    return int((math.sin(x * 0.3 + c) * 0.5 + 0.5) * 200 + (y * 37 + x * 11 + c * 53) % 55) & 255
+with open('rgb.ppm', 'wb') as f:
+    f.write(b'P6\n%d %d\n255\n' % (W, H))
+    f.write(bytes(px(x, y, c) for y in range(H) for x in range(W) for c in range(3)))
+with open('gray.pgm', 'wb') as f:
+    f.write(b'P5\n%d %d\n255\n' % (W, H))
+    f.write(bytes(px(x, y, 1) for y in range(H) for x in range(W)))
+with open('rgb16.ppm', 'wb') as f:
+    f.write(b'P6\n%d %d\n4095\n' % (W, H))
+    out = bytearray()
+    for y in range(H):
+        for x in range(W):
+            for c in range(3):
+                v = (px(x, y, c) * 16 + (x * y + c) % 16) & 4095
+                out += bytes([v >> 8, v & 255])
+    f.write(bytes(out))
+PY
+mkdir -p "$out"
+opj_compress -i rgb.ppm  -o "$out/opj-lossless-rgb.j2k"  >/dev/null
+opj_compress -i gray.pgm -o "$out/opj-lossless-gray.j2k" >/dev/null
+opj_compress -i rgb.ppm  -o "$out/opj-lossy-rgb.j2k" -I -r 8 -n 4 >/dev/null
+opj_compress -i rgb16.ppm -o "$out/opj-rpcl-tiles.j2k" -p RPCL -t 32,24 -b 16,16 \
+    -c '[32,32],[16,16]' -r 20,8,1 -n 3 -SOP -EPH >/dev/null
+ls -l "$out"/*.j2k

@@ -1,0 +1,408 @@
+/**
+ * @file mq_coder.h
+ * @brief The MQ arithmetic coder of ISO/IEC 15444-1 Annex C (C.2 encoder,
+ * C.3 decoder), the predictable termination of D.4.2, and the raw (bypass)
+ * bit packing of D.6, written once for the CPU reference and CUDA kernels.
+ *
+ * Everything here is J2KC_HD and keeps its state in plain members, so a
+ * kernel can hold an MqEncoder in registers. Context states are one byte:
+ * (Table C.2 index << 1) | MPS, so the NLPS entry of the transition table can
+ * fold in the SWITCH flag.
+ */
+#pragma once
+
+#include <cstdint>
+
+#include "common/host_device.h"
+
+namespace j2kc {
+
+/** One row of Table C.2: Qe, NMPS, NLPS, SWITCH. */
+struct MqQeRow {
+    uint16_t qe;
+    uint8_t nmps;
+    uint8_t nlps;
+    uint8_t switch_mps;
+};
+
+/** Table C.2, the 47 probability states of the MQ coder. */
+constexpr MqQeRow kMqQeTable[47] = {
+    {0x5601, 1, 1, 1},   {0x3401, 2, 6, 0},   {0x1801, 3, 9, 0},   {0x0AC1, 4, 12, 0},
+    {0x0521, 5, 29, 0},  {0x0221, 38, 33, 0}, {0x5601, 7, 6, 1},   {0x5401, 8, 14, 0},
+    {0x4801, 9, 14, 0},  {0x3801, 10, 14, 0}, {0x3001, 11, 17, 0}, {0x2401, 12, 18, 0},
+    {0x1C01, 13, 20, 0}, {0x1601, 29, 21, 0}, {0x5601, 15, 14, 1}, {0x5401, 16, 14, 0},
+    {0x5101, 17, 15, 0}, {0x4801, 18, 16, 0}, {0x3801, 19, 17, 0}, {0x3401, 20, 18, 0},
+    {0x3001, 21, 19, 0}, {0x2801, 22, 19, 0}, {0x2401, 23, 20, 0}, {0x2201, 24, 21, 0},
+    {0x1C01, 25, 22, 0}, {0x1801, 26, 23, 0}, {0x1601, 27, 24, 0}, {0x1401, 28, 25, 0},
+    {0x1201, 29, 26, 0}, {0x1101, 30, 27, 0}, {0x0AC1, 31, 28, 0}, {0x09C1, 32, 29, 0},
+    {0x08A1, 33, 30, 0}, {0x0521, 34, 31, 0}, {0x0441, 35, 32, 0}, {0x02A1, 36, 33, 0},
+    {0x0221, 37, 34, 0}, {0x0141, 38, 35, 0}, {0x0111, 39, 36, 0}, {0x0085, 40, 37, 0},
+    {0x0049, 41, 38, 0}, {0x0025, 42, 39, 0}, {0x0015, 43, 40, 0}, {0x0009, 44, 41, 0},
+    {0x0005, 45, 42, 0}, {0x0001, 45, 43, 0}, {0x5601, 46, 46, 0},
+};
+
+/**
+ * Transition for a context byte s = (I << 1) | MPS: Qe(I), and the next
+ * context byte after coding an MPS or an LPS (SWITCH already applied).
+ */
+struct MqTransition {
+    uint16_t qe;
+    uint8_t next_mps;
+    uint8_t next_lps;
+};
+
+struct MqTransitionTable {
+    MqTransition t[94];
+};
+
+J2KC_HD constexpr MqTransitionTable make_mq_transition_table()
+{
+    MqTransitionTable table{};
+    for (int i = 0; i < 47; ++i) {
+        for (int mps = 0; mps < 2; ++mps) {
+            const MqQeRow &row = kMqQeTable[i];
+            const int lps_mps = row.switch_mps ? 1 - mps : mps;
+            table.t[2 * i + mps].qe = row.qe;
+            table.t[2 * i + mps].next_mps = static_cast<uint8_t>(2 * row.nmps + mps);
+            table.t[2 * i + mps].next_lps = static_cast<uint8_t>(2 * row.nlps + lps_mps);
+        }
+    }
+    return table;
+}
+
+/** Host copy (and the initialiser of any device copy). */
+constexpr MqTransitionTable kMqTransitions = make_mq_transition_table();
+
+#if defined(__CUDACC__)
+/** Device copy; constant memory suits warp-uniform contexts. A kernel whose
+ *  threads code different contexts may prefer a shared-memory copy made from
+ *  kMqTransitions. */
+static J2KC_DEVICE_CONST MqTransitionTable kMqTransitionsDevice = make_mq_transition_table();
+#endif
+
+/** The transition entry for context byte s, on either side. */
+J2KC_HD const MqTransition &mq_transition(uint32_t s)
+{
+#if defined(__CUDA_ARCH__)
+    return kMqTransitionsDevice.t[s];
+#else
+    return kMqTransitions.t[s];
+#endif
+}
+
+/** Context byte for Table C.2 index `index` and MPS `mps`. */
+J2KC_HD constexpr uint8_t mq_context(uint32_t index, uint32_t mps)
+{
+    return static_cast<uint8_t>((index << 1) | mps);
+}
+
+/**
+ * MQ encoder (C.2), "software conventions" form with the byte at BP in
+ * memory. The caller owns the output buffer: init(dst) needs dst[-1]
+ * readable and writable (a dummy 0 before the first segment, or the previous
+ * segment's last byte, which a carry can never change), and room for the
+ * worst case of the symbols coded plus 3 bytes of termination.
+ */
+struct MqEncoder {
+    uint32_t a;
+    uint32_t c;
+    int32_t ct;
+    uint8_t *bp;     ///< the byte B (C.2.1); starts one before the segment
+    uint8_t *start;  ///< first byte of the segment (BPST)
+
+    /** INITENC (C.2.8). */
+    J2KC_HD void init(uint8_t *dst)
+    {
+        a = 0x8000;
+        c = 0;
+        bp = dst - 1;
+        start = dst;
+        ct = (*bp == 0xFF) ? 13 : 12;
+    }
+
+    /** BYTEOUT (C.2.6) with bit stuffing: after 0xFF only 7 bits go out, so
+     *  the stuffed zero absorbs a later carry and no marker can appear. */
+    J2KC_HD void byte_out()
+    {
+        if (*bp == 0xFF) {
+            ++bp;
+            *bp = static_cast<uint8_t>(c >> 20);
+            c &= 0xFFFFF;
+            ct = 7;
+        } else if (c < 0x8000000) {
+            ++bp;
+            *bp = static_cast<uint8_t>(c >> 19);
+            c &= 0x7FFFF;
+            ct = 8;
+        } else {
+            ++*bp;
+            if (*bp == 0xFF) {
+                c &= 0x7FFFFFF;
+                ++bp;
+                *bp = static_cast<uint8_t>(c >> 20);
+                c &= 0xFFFFF;
+                ct = 7;
+            } else {
+                ++bp;
+                *bp = static_cast<uint8_t>(c >> 19);
+                c &= 0x7FFFF;
+                ct = 8;
+            }
+        }
+    }
+
+    /** RENORME (C.2.5). */
+    J2KC_HD void renorm()
+    {
+        do {
+            a <<= 1;
+            c <<= 1;
+            if (--ct == 0) byte_out();
+        } while ((a & 0x8000) == 0);
+    }
+
+    /** ENCODE (C.2.2): codes `bit` in the context whose byte is `cx`. */
+    J2KC_HD void encode(uint32_t bit, uint8_t &cx)
+    {
+        const MqTransition &t = mq_transition(cx);
+        const uint32_t qe = t.qe;
+        a -= qe;
+        if (bit == (cx & 1u)) {  // CODEMPS (C.2.4)
+            if ((a & 0x8000) == 0) {
+                if (a < qe) a = qe; else c += qe;
+                cx = t.next_mps;
+                renorm();
+            } else {
+                c += qe;
+            }
+        } else {  // CODELPS (C.2.3)
+            if (a < qe) c += qe; else a = qe;
+            cx = t.next_lps;
+            renorm();
+        }
+    }
+
+    /** Bytes that are final except for a possible carry into B: BP - BPST. */
+    J2KC_HD int64_t bytes_before_b() const { return bp - start; }
+
+    /**
+     * FLUSH (C.2.9): SETBITS, two byte-outs, and the last byte kept unless it
+     * is 0xFF (a decoder reads 0xFF past the end anyway). Returns the
+     * segment length in bytes.
+     */
+    J2KC_HD uint32_t flush()
+    {
+        const uint32_t tempc = c + a;
+        c |= 0xFFFF;
+        if (c >= tempc) c -= 0x8000;
+        c <<= ct;
+        byte_out();
+        c <<= ct;
+        byte_out();
+        if (*bp != 0xFF) ++bp;
+        return static_cast<uint32_t>(bp - start);
+    }
+
+    /**
+     * Predictable termination (D.4.2, "ERTERM"): pushes out just enough bits
+     * of C (at least 12 - CT beyond the current byte), so a decoder can
+     * predict the padding it then reads. Writes one byte beyond the returned
+     * length (scratch, overwritten by what follows). Returns the length.
+     */
+    J2KC_HD uint32_t flush_predictable()
+    {
+        int32_t k = 11 - ct + 1;
+        while (k > 0) {
+            c <<= ct;
+            ct = 0;
+            byte_out();
+            k -= ct;
+        }
+        if (*bp != 0xFF) byte_out();
+        return static_cast<uint32_t>(bp - start);
+    }
+};
+
+/**
+ * Raw (bypass) bit packer of D.6: MSB first; after a 0xFF byte the next byte
+ * carries 7 bits with a zero MSB, as the MQ coder's bit stuffing does.
+ */
+struct RawEncoder {
+    uint32_t c;      ///< bits of the byte being filled
+    int32_t ct;      ///< free bit positions left in it
+    int32_t cap;     ///< 8, or 7 after a 0xFF
+    uint8_t *bp;     ///< where the byte being filled goes
+    uint8_t *start;
+
+    /** The segment starts at dst; the previous byte is never 0xFF (both
+     *  terminations drop or avoid a trailing 0xFF). */
+    J2KC_HD void init(uint8_t *dst)
+    {
+        c = 0;
+        ct = cap = 8;
+        bp = start = dst;
+    }
+
+    J2KC_HD void put(uint32_t bit)
+    {
+        c |= bit << --ct;
+        if (ct == 0) {
+            *bp++ = static_cast<uint8_t>(c);
+            cap = ct = (c == 0xFF) ? 7 : 8;
+            c = 0;
+        }
+    }
+
+    /** Bytes a decoder needs to read every bit put so far. */
+    J2KC_HD uint32_t bytes_needed() const
+    {
+        return static_cast<uint32_t>(bp - start) + (ct != cap ? 1u : 0u);
+    }
+
+    /**
+     * Terminates the raw segment: a partial byte is padded with 0, 1, 0, ...
+     * (the padding predictable termination prescribes; harmless otherwise,
+     * and it can never form 0xFF). A trailing 0xFF with nothing after it is
+     * dropped unless `predictable`, in which case a 7-bit padding byte follows
+     * it. Returns the segment length.
+     */
+    J2KC_HD uint32_t flush(bool predictable)
+    {
+        if (ct != cap || (cap == 7 && predictable)) {
+            uint32_t pad = 0;
+            while (ct > 0) {
+                c |= pad << --ct;
+                pad ^= 1;
+            }
+            *bp++ = static_cast<uint8_t>(c);
+        } else if (cap == 7) {
+            --bp;  // nothing after the 0xFF: the decoder's 0xFF fill stands in
+        }
+        c = 0;
+        ct = cap = 8;
+        return static_cast<uint32_t>(bp - start);
+    }
+};
+
+/**
+ * MQ decoder (C.3). Reads only [data, data + length): past the end it sees
+ * 0xFF bytes, which after a 0xFF count as a marker, so 1-bits are fed
+ * forever (the convention of C.3.4 for a terminated segment).
+ */
+struct MqDecoder {
+    uint32_t a;
+    uint32_t c;
+    int32_t ct;
+    const uint8_t *bp;
+    const uint8_t *end;
+
+    /** BYTEIN (C.3.4). BP never passes `end`: it only advances past a byte
+     *  that exists. */
+    J2KC_HD void byte_in()
+    {
+        const int64_t left = end - bp;
+        if (left <= 0 || *bp == 0xFF) {
+            const uint32_t b1 = left > 1 ? bp[1] : 0xFFu;
+            if (b1 > 0x8F) {
+                c += 0xFF00;
+                ct = 8;
+            } else {
+                ++bp;
+                c += b1 << 9;
+                ct = 7;
+            }
+        } else {
+            ++bp;
+            c += (left > 1 ? static_cast<uint32_t>(*bp) : 0xFFu) << 8;
+            ct = 8;
+        }
+    }
+
+    /** INITDEC (C.3.5). */
+    J2KC_HD void init(const uint8_t *data, uint32_t length)
+    {
+        bp = data;
+        end = data + length;
+        c = (length > 0 ? static_cast<uint32_t>(*bp) : 0xFFu) << 16;
+        byte_in();
+        c <<= 7;
+        ct -= 7;
+        a = 0x8000;
+    }
+
+    /** RENORMD (C.3.3). */
+    J2KC_HD void renorm()
+    {
+        do {
+            if (ct == 0) byte_in();
+            a <<= 1;
+            c <<= 1;
+            --ct;
+        } while ((a & 0x8000) == 0);
+    }
+
+    /** DECODE (C.3.2) with MPS_EXCHANGE and LPS_EXCHANGE. */
+    J2KC_HD uint32_t decode(uint8_t &cx)
+    {
+        const MqTransition &t = mq_transition(cx);
+        const uint32_t qe = t.qe;
+        uint32_t d = cx & 1u;
+        a -= qe;
+        if ((c >> 16) < qe) {
+            if (a < qe) {
+                cx = t.next_mps;
+            } else {
+                d ^= 1u;
+                cx = t.next_lps;
+            }
+            a = qe;
+            renorm();
+        } else {
+            c -= qe << 16;
+            if ((a & 0x8000) == 0) {
+                if (a < qe) {
+                    d ^= 1u;
+                    cx = t.next_lps;
+                } else {
+                    cx = t.next_mps;
+                }
+                renorm();
+            }
+        }
+        return d;
+    }
+};
+
+/** Raw (bypass) bit reader of D.6, with the same end-of-data convention. */
+struct RawDecoder {
+    uint32_t c;   ///< current byte
+    int32_t ct;   ///< bits of it left
+    const uint8_t *bp;
+    const uint8_t *end;
+
+    J2KC_HD void init(const uint8_t *data, uint32_t length)
+    {
+        c = 0;
+        ct = 0;
+        bp = data;
+        end = data + length;
+    }
+
+    J2KC_HD uint32_t get()
+    {
+        if (ct == 0) {
+            const bool more = bp < end;
+            const uint32_t next = more ? *bp : 0xFFu;
+            if (c == 0xFF && next > 0x8F) {
+                ct = 8;  // marker or end of data: 1-bits forever
+            } else {
+                ct = (c == 0xFF) ? 7 : 8;
+                c = next;
+                bp += more ? 1 : 0;
+            }
+        }
+        return (c >> --ct) & 1u;
+    }
+};
+
+}  // namespace j2kc

@@ -1,0 +1,140 @@
+/**
+ * @file tier1.h
+ * @brief EBCOT Tier-1 of ISO/IEC 15444-1 Annex D (coefficient bit modelling,
+ * coding passes, termination) over the MQ coder of Annex C: host interface of
+ * the CPU reference encoder and the production CPU decoder.
+ *
+ * Pass numbering: pass 0 is the cleanup pass of the block's most significant
+ * non-zero bit-plane; then significance propagation, magnitude refinement and
+ * cleanup for each lower plane, 3 * nbp - 2 passes in all for nbp coded
+ * planes. t1_contexts.h says which passes are raw and which end a codeword
+ * segment for a given style (cblk_style bits, codestream/markers.h).
+ *
+ * Distortion units. A coefficient with quantisation index magnitude v is
+ * reconstructed at the mid-point of the interval its decoded bits leave
+ * (0 while insignificant), exactly as Tier1Decoder's output. PassInfo::
+ * distortion is the decrease of the summed squared reconstruction error that
+ * the pass brings, in units of 1/4 (quantisation index)^2, computed exactly in
+ * integers: at plane p, with l = v mod 2^p,
+ *   becoming significant:   2^p * (3 * (2^p + 4 l))
+ *   refinement, bit p = 1:  2^p * (4 l - 2^p)        (may be negative)
+ *   refinement, bit p = 0:  2^p * (3 * 2^p - 4 l)
+ * The pass value is 2^p * S, S the sum over the pass of the bracketed
+ * factors (2^p * (...) / 2^p); S is an exact integer, |S| < 2^45, so any
+ * summation order gives the same S (in 64-bit two's complement). The reported
+ * value is 0 if S <= 0 (a refinement pass over few coefficients can raise
+ * the error slightly), else S * 2^p, saturated at UINT64_MAX (reached only
+ * by dense blocks with more than 23 bit-planes). The model
+ * keeps the mid-point also at p = 0; a reversible path that reconstructs
+ * exactly gains 1/4 more per coded coefficient there, which rate control may
+ * ignore. Weighting by the step size and the synthesis gain is the rate
+ * stage's job.
+ */
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "tier2/partition.h"
+
+namespace j2kc {
+
+/** One coding pass of an encoded code-block. */
+struct PassInfo {
+    /// Bytes of the code-block stream a decoder needs to decode up to and
+    /// including this pass: a valid truncation point. Terminated passes: the
+    /// end of their codeword segment. Others: the shortest prefix whose
+    /// decoding (with the 0xFF fill past the end) reproduces every decision
+    /// of the pass, minus a trailing 0xFF (which the fill reproduces), so
+    /// no truncated contribution ends in 0xFF. Non-decreasing.
+    uint32_t end = 0;
+    /// Decrease of squared error, 1/4 index^2 units (see the file comment).
+    uint64_t distortion = 0;
+    /// The codeword segment ends after this pass.
+    bool terminated = false;
+};
+
+struct EncodedCodeBlock {
+    std::vector<uint8_t> data;      ///< all codeword segments, back to back
+    uint8_t zero_bitplanes = 0;     ///< P: missing MSB planes below num_bitplanes
+    std::vector<PassInfo> passes;   ///< coding order; empty when the block is all zero
+};
+
+struct Tier1EncodeParams {
+    BandOrientation orientation = kLL;
+    uint8_t style = 0;              ///< cblk_style bits (kHighThroughput is rejected)
+    uint8_t num_bitplanes = 0;      ///< Mb of the band (with ROI: Mb + s), at most 30
+};
+
+/**
+ * Codes one code-block. `coeffs` are quantisation indices in two's
+ * complement, |v| < 2^num_bitplanes, row r at coeffs + r * stride. The block
+ * is at most 1024 wide or high and 4096 samples. Thread-safe (scratch is
+ * thread-local). The codeword segments follow the style: t1_pass_is_raw and
+ * t1_pass_is_terminated; the last pass is always terminated, with the
+ * predictable termination of D.4.2 when style has kPredictableTermination.
+ * No segment ends in 0xFF.
+ */
+void encode_code_block(const int32_t *coeffs, size_t stride, uint32_t width, uint32_t height,
+                       const Tier1EncodeParams &params, EncodedCodeBlock &out);
+
+/** One codeword segment as Tier-2 delivered it (all its layers joined). */
+struct CodewordSegment {
+    uint32_t length;  ///< bytes
+    uint32_t passes;  ///< coding passes in it (the last segment may be cut short)
+};
+
+struct Tier1DecodeParams {
+    BandOrientation orientation = kLL;
+    uint8_t style = 0;
+    uint8_t num_bitplanes = 0;      ///< Mb of the band
+    uint8_t zero_bitplanes = 0;     ///< P from the packet header
+    uint8_t roi_shift = 0;          ///< s of RGN (max-shift), 0 without ROI
+};
+
+/**
+ * Decoder with reusable scratch: after the first blocks it allocates no more.
+ * One instance per thread.
+ *
+ * Input: `data` holds the segments back to back (sum of lengths bytes); the
+ * decoder reads nothing outside [data, data + sum of lengths) and needs no
+ * padding: past the end of a segment it reads 0xFF, as C.3 expects. Segment
+ * i starts where segment i - 1 ended; its passes must all be raw or all
+ * arithmetic, and only its last pass may be a terminating one (otherwise
+ * INVALID_DATA is thrown). More passes than 3 * (Mb + s - P) - 2 throw too.
+ *
+ * Output: out[y * out_stride + x] for x < width, y < height is
+ *   0                    while the coefficient is insignificant, else
+ *   sign * (2 * M + 2^p)
+ * with M the magnitude decoded so far (bits at and above plane p, as an
+ * integer in quantisation-index units) and p the lowest plane decoded for that
+ * coefficient: one fractional bit, mid-point reconstruction. With every plane
+ * decoded a non-zero index q comes out as sign * (2|q| + 1), so the
+ * reversible path takes out / 2 (truncating towards zero) and the irreversible
+ * one out * step / 2 (which gives OpenJPEG's r = 1/2 reconstruction).
+ *
+ * ROI (roi_shift s > 0): the block is decoded over Mb + s planes, and M is the
+ * magnitude in that scaled domain (at most 30 planes in all). Per Annex H the
+ * dequantiser treats a coefficient with M >= 2^s, i.e. |out| >= 2^(s + 1), as
+ * inside the ROI and divides its out by 2^s (keeping the fractional bit);
+ * others are background and used as they are.
+ */
+class Tier1Decoder {
+public:
+    void decode(const uint8_t *data, const CodewordSegment *segments, size_t num_segments,
+                uint32_t width, uint32_t height, const Tier1DecodeParams &params, int32_t *out,
+                size_t out_stride);
+
+private:
+    std::vector<uint16_t> flags_;
+    std::vector<uint32_t> values_;
+};
+
+/** Largest code-block the coder accepts: 2^12 samples, sides up to 1024. */
+constexpr uint32_t kTier1MaxSide = 1024;
+constexpr uint32_t kTier1MaxSamples = 4096;
+/** Most bit-planes (Mb + s) a block can carry in the 32-bit output format. */
+constexpr uint32_t kTier1MaxBitplanes = 30;
+
+}  // namespace j2kc

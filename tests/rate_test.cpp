@@ -106,6 +106,13 @@ Frame realistic_frame(uint32_t seed, uint32_t blocks, uint16_t comps, double com
     return f;
 }
 
+PcrdParams params_for(uint32_t components)
+{
+    PcrdParams p;
+    p.num_components = components;
+    return p;
+}
+
 PcrdHeaderModel zero_model()
 {
     PcrdHeaderModel m;
@@ -251,7 +258,9 @@ TEST(PcrdHull, SlopesStrictlyDecreaseAndDominate)
                 ASSERT_LE(k, n);
                 ASSERT_GE(h.key[off + i], 1u);
                 ASSERT_LE(h.key[off + i], kPcrdKeyMax);
-                if (i) ASSERT_LT(h.key[off + i], h.key[off + i - 1]) << "block " << b;
+                if (i) {
+                    ASSERT_LT(h.key[off + i], h.key[off + i - 1]) << "block " << b;
+                }
                 // Upper hull: from the previous hull point no later point is steeper.
                 for (uint32_t q = prev + 1; q <= n; ++q) {
                     const uint32_t kq = pcrd_slope_key(D(q) - D(prev), R(q) - R(prev), f.weight[b]);
@@ -284,8 +293,12 @@ TEST(PcrdHull, SlopeKeyOrderAndEdges)
         const double w = 0.001 + (rng() % 1000);
         const double s1 = double(a) * w / r1, s2 = double(c) * w / r2;
         const uint32_t k1 = pcrd_slope_key(a, r1, w), k2 = pcrd_slope_key(c, r2, w);
-        if (float(s1) < float(s2)) EXPECT_LT(k1, k2);
-        if (float(s1) == float(s2)) EXPECT_EQ(k1, k2);
+        if (float(s1) < float(s2)) {
+            EXPECT_LT(k1, k2);
+        }
+        if (float(s1) == float(s2)) {
+            EXPECT_EQ(k1, k2);
+        }
     }
 }
 
@@ -362,7 +375,9 @@ TEST(PcrdSelect, LagrangianOptimalAgainstBruteForce)
                 cb += p ? f.end[f.offset[b] + p - 1] : 0;
                 cg += gain(f, b, p);
             }
-            if (cb <= bytes) ASSERT_LE(cg, g * (1 + 1e-6L) + 1e-12L) << "trial " << trial;
+            if (cb <= bytes) {
+                ASSERT_LE(cg, g * (1 + 1e-6L) + 1e-12L) << "trial " << trial;
+            }
             uint32_t b = 0;
             while (b < nb && ++choice[b] > h.count[b]) choice[b++] = 0;
             if (b == nb) break;
@@ -547,7 +562,7 @@ TEST(PcrdSelect, LayersNonDecreasingAndWithinBudgets)
         PcrdParams params;
         params.num_components = 3;
         params.num_layers = L;
-        const PcrdResult all = pcrd_select_ref(f.view(), PcrdParams{3, 1});
+        const PcrdResult all = pcrd_select_ref(f.view(), params_for(3));
         params.budget = all.estimated_bytes / 3;
         const PcrdResult r = pcrd_select_ref(f.view(), params);
         ASSERT_EQ(r.passes.size(), size_t{f.blocks()} * L);
@@ -557,7 +572,9 @@ TEST(PcrdSelect, LayersNonDecreasingAndWithinBudgets)
         for (uint32_t l = 0; l < L; ++l) {
             const uint64_t size = sum(estimate(f, r.passes, L, l, params.header, 3));
             const uint64_t layer_budget = params.budget >> (L - 1 - l);
-            if (l + 1 == L) EXPECT_EQ(size, r.estimated_bytes);
+            if (l + 1 == L) {
+                EXPECT_EQ(size, r.estimated_bytes);
+            }
             // Layers fit their budgets with room kept for the empty layers above,
             // or, where even that cannot fit, add nothing.
             const uint64_t reserved =
@@ -569,7 +586,9 @@ TEST(PcrdSelect, LayersNonDecreasingAndWithinBudgets)
             } else if (l + 1 < L) {
                 EXPECT_GE(reserved, layer_budget - layer_budget / 20) << "layer " << l;
             }
-            if (l > 0) EXPECT_LE(r.layer_thresholds[l], r.layer_thresholds[l - 1]);
+            if (l > 0) {
+                EXPECT_LE(r.layer_thresholds[l], r.layer_thresholds[l - 1]);
+            }
         }
         EXPECT_LE(r.estimated_bytes, params.budget);
         EXPECT_GE(r.estimated_bytes, params.budget - params.budget / 50);
@@ -660,7 +679,7 @@ TEST(PcrdSelect, BadInputsRejected)
     EXPECT_EQ(status_of([&] { pcrd_select_ref(f.view(), PcrdParams{}); }), J2KC_ERR_INVALID_ARG);
     Frame g;
     g.add_block({10}, {3}, 1.0, 2);
-    EXPECT_EQ(status_of([&] { pcrd_select_ref(g.view(), PcrdParams{2, 1}); }),
+    EXPECT_EQ(status_of([&] { pcrd_select_ref(g.view(), params_for(2)); }),
               J2KC_ERR_INVALID_ARG);
     PcrdParams p;
     p.header.empty_bits = 50;
@@ -746,7 +765,7 @@ TEST(GpuPcrd, SelectionMatchesReference)
     for (uint32_t seed = 1; seed <= 3; ++seed) {
         const Frame f = realistic_frame(100 + seed, 5000 + 37 * seed, 3, seed == 2 ? 3.0 : 1.0);
         DeviceFrame d(f);
-        const PcrdResult all = pcrd_select_ref(f.view(), PcrdParams{3, 1});
+        const PcrdResult all = pcrd_select_ref(f.view(), params_for(3));
         for (int config = 0; config < 7; ++config) {
             PcrdParams p;
             p.num_components = 3;

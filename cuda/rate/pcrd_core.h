@@ -127,15 +127,21 @@ struct PcrdPick {
  * never fewer than `prev` (the passes of the layer below), so truncation
  * points do not decrease over layers. end/hull_* point at the block's own.
  */
+J2KC_HD PcrdPick pcrd_pick_at(const uint32_t *end, uint32_t selected, uint32_t prev,
+                              const PcrdHeaderModel &model)
+{
+    const uint32_t p = selected < prev ? prev : selected;
+    const uint32_t bytes = p ? end[p - 1] : 0u;
+    const uint32_t prev_bytes = prev ? end[prev - 1] : 0u;
+    return PcrdPick{p, bytes, pcrd_header_bits(model, p - prev, bytes - prev_bytes, prev == 0)};
+}
+
 J2KC_HD PcrdPick pcrd_pick(const uint32_t *end, const uint16_t *hull_pass, const uint32_t *hull_key,
                            uint32_t hull_count, uint32_t num_passes, uint32_t prev, uint32_t t,
                            const PcrdHeaderModel &model)
 {
-    uint32_t p = pcrd_select_passes(hull_pass, hull_key, hull_count, num_passes, t);
-    if (p < prev) p = prev;
-    const uint32_t bytes = p ? end[p - 1] : 0u;
-    const uint32_t prev_bytes = prev ? end[prev - 1] : 0u;
-    return PcrdPick{p, bytes, pcrd_header_bits(model, p - prev, bytes - prev_bytes, prev == 0)};
+    return pcrd_pick_at(end, pcrd_select_passes(hull_pass, hull_key, hull_count, num_passes, t),
+                        prev, model);
 }
 
 /** @brief Estimated size: bodies plus whole bytes of header bits. */

@@ -138,15 +138,31 @@ private:
                          hull_count_[b], n, prev, t, params_.header);
     }
 
-    // Level-1 and level-2 sums of the paper collapse into one loop here.
+    // Level-1 and level-2 sums of the paper collapse into one loop here. A
+    // block's choice repeats over neighbouring probes: computed once per change.
     void evaluate(uint32_t l)
     {
         for (auto &row : body_) row.fill(0);
         for (auto &row : bits_) row.fill(0);
+        const uint32_t L = params_.num_layers;
         for (uint32_t b = 0; b < blocks_.num_blocks; ++b) {
             const uint32_t g = group_[b];
+            const uint32_t off = blocks_.pass_offset[b];
+            const uint32_t n = blocks_.pass_offset[b + 1] - off;
+            const uint32_t prev = l ? passes_[size_t{b} * L + l - 1] : 0;
+            const uint32_t *end = blocks_.pass_end + off;
+            PcrdPick k{};
+            uint32_t last_t = 0, last_p = ~0u;
             for (uint32_t i = 0; i < kPcrdProbes; ++i) {
-                const PcrdPick k = pick(b, l, thresholds_[g][i]);
+                const uint32_t t = thresholds_[g][i];
+                if (i == 0 || t != last_t) {
+                    uint32_t p = pcrd_select_passes(hull_pass_.data() + off,
+                                                    hull_key_.data() + off, hull_count_[b], n, t);
+                    p = std::max(p, prev);
+                    if (p != last_p) k = pcrd_pick_at(end, p, prev, params_.header);
+                    last_p = p;
+                    last_t = t;
+                }
                 body_[g][i] += k.bytes;
                 bits_[g][i] += k.bits;
             }

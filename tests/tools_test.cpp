@@ -1,6 +1,6 @@
 /**
  * @file tools_test.cpp
- * @brief The j2kc tool's image files (PGX, PGM/PPM, PAM, raw) and JP2 boxes:
+ * @brief The j2kc tool's image files (PGX, PGM/PPM, PAM, raw):
  * round trips at every precision, signedness and byte order, odd sizes, and
  * malformed headers (each must throw j2kc::Error, never crash or allocate
  * from a header's claims).
@@ -16,7 +16,6 @@
 #include <vector>
 
 #include "common/status.h"
-#include "tools/container.h"
 #include "tools/image_io.h"
 
 using namespace j2kc::tools;
@@ -555,37 +554,4 @@ TEST(Image, FilesRoundTripThroughEveryWriter)
     } catch (const j2kc::Error &e) {
         EXPECT_NE(std::string(e.what()).find("absent.ppm"), std::string::npos) << e.what();
     }
-}
-
-/* ------------------------------------------------------------------ JP2 */
-
-TEST(Jp2, WrapAndFindCodestream)
-{
-    std::mt19937 rng(3);
-    std::vector<uint8_t> cs(1000);
-    for (auto &b : cs) b = static_cast<uint8_t>(rng());
-    Image im;
-    im.width = 17;
-    im.height = 9;
-    im.planes.push_back(random_plane(rng, 17, 9, 8, false));
-    im.planes.push_back(random_plane(rng, 9, 5, 8, false));
-    im.planes.push_back(random_plane(rng, 9, 5, 10, true));
-    std::vector<uint8_t> f = wrap_jp2(cs, im);
-    EXPECT_TRUE(is_jp2(f.data(), f.size()));
-    EXPECT_FALSE(is_jp2(cs.data(), cs.size()));
-    size_t offset = 0, length = 0;
-    find_jp2_codestream(f.data(), f.size(), &offset, &length);
-    ASSERT_EQ(length, cs.size());
-    EXPECT_EQ(0, std::memcmp(f.data() + offset, cs.data(), cs.size()));
-    // Precisions differ, so ihdr's BPC is 255 and a bpcc box follows.
-    std::string text(f.begin(), f.end());
-    EXPECT_NE(text.find("bpcc"), std::string::npos);
-
-    // Broken box lengths and a missing jp2c are errors, every truncation too.
-    for (size_t n = 0; n < offset; ++n) {
-        EXPECT_THROW(find_jp2_codestream(f.data(), n, &offset, &length), j2kc::Error) << n;
-    }
-    std::vector<uint8_t> bad = f;
-    bad[12] = 0x7F;  // ftyp length beyond the file
-    EXPECT_THROW(find_jp2_codestream(bad.data(), bad.size(), &offset, &length), j2kc::Error);
 }

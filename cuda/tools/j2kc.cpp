@@ -1,0 +1,635 @@
+/**
+ * @file j2kc.cpp
+ * @brief The j2kc command-line tool: decode, encode and dump through the
+ * public C API (j2kc.h), for conformance work (ISO/IEC 15444-4 compares every
+ * component at its own size and precision) and scripts. File formats and
+ * arguments only: every codec decision lives in the library.
+ */
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "codestream/jp2.h"
+#include "codestream/markers.h"
+#include "common/status.h"
+#include "j2kc.h"
+#include "tools/dump_bridge.h"
+#include "tools/image_io.h"
+
+using j2kc::Error;
+using j2kc::tools::FileFormat;
+using j2kc::tools::Image;
+using j2kc::tools::Plane;
+
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitFailed = 1;  // the input or the codec failed
+constexpr int kExitUsage = 2;   // the command line is wrong
+
+const char *const kMainHelp =
+    "usage: j2kc <command> [options]\n"
+    "\n"
+    "JPEG 2000 (ISO/IEC 15444-1) decoder and encoder of libj2kcuda.\n"
+    "\n"
+    "commands:\n"
+    "  decode   codestream (.j2c/.j2k/.jp2) -> image (.pgx/.pgm/.ppm/.pam/.raw/.rawl)\n"
+    "  encode   image -> codestream (.j2c/.j2k) or JP2 file (.jp2)\n"
+    "  dump     main header, tile-parts, marker segments and profile checks\n"
+    "\n"
+    "`j2kc <command> --help` lists a command's options. Exit status: 0 on success,\n"
+    "1 when the input or the codec fails (one line on stderr says why), 2 on a bad\n"
+    "command line.\n";
+
+const char *const kDecodeHelp =
+    "usage: j2kc decode -i IN.{j2c,j2k,jp2} -o OUT.{pgx,pgm,ppm,pam,raw,rawl} [options]\n"
+    "\n"
+    "  -i, --input FILE     raw codestream or JP2 file\n"
+    "  -o, --output FILE    image; the extension picks the format:\n"
+    "                         .pgx   one file a component (OUT_0.pgx, OUT_1.pgx, ...) at\n"
+    "                                the component's own size, precision and signedness,\n"
+    "                                as opj_decompress writes them\n"
+    "                         .pgm   one component (more: OUT_N.pgm, one a component)\n"
+    "                         .ppm   three components of one size and precision\n"
+    "                         .pam   one to four components of one size and precision\n"
+    "                         .raw   components one after another, big-endian samples\n"
+    "                                (1, 2 or 4 bytes by precision); .rawl little-endian\n"
+    "  -r, --reduce N       discard the N highest resolution levels\n"
+    "  -l, --layers N       decode the first N quality layers (0 = all)\n"
+    "      --backend B      auto (default), cpu or cuda\n"
+    "      --threads N      Tier-1 worker threads (0 = one a core)\n"
+    "  -v, --verbose        print the library's messages\n";
+
+const char *const kEncodeHelp =
+    "usage: j2kc encode -i IN -o OUT.{j2c,j2k,jp2} [options]\n"
+    "\n"
+    "  -i, --input FILE     .pgx (a,b,c.pgx lists one file a component; X.pgx reads\n"
+    "                       X_0.pgx, X_1.pgx, ... when X.pgx itself is absent),\n"
+    "                       .pgm, .ppm, .pam, or .raw/.rawl/.yuv with --raw\n"
+    "      --raw SPEC       WxHxCxBITS[u|s][@SUB]; SUB is 4:4:4, 4:2:2, 4:2:0, 4:1:1,\n"
+    "                       4:4:0 or DXxDY:DXxDY:... (one a component);\n"
+    "                       .raw is big-endian, .rawl/.yuv little-endian\n"
+    "  -o, --output FILE    .j2c/.j2k: raw codestream; .jp2: JP2 file\n"
+    "      --profile P      none (default), dci_2k, dci_4k, imf, broadcast\n"
+    "      --lossless       5/3 wavelet and RCT, every pass kept\n"
+    "      --bytes N        byte budget for the whole codestream\n"
+    "      --component-bytes N  byte budget for each component\n"
+    "      --rate MBPS      budget as a bit rate in megabits per second (needs --fps)\n"
+    "      --fps N[/D]      frame rate (profiles' rate caps; --rate)\n"
+    "      --levels N       decomposition levels, 0..32\n"
+    "      --cblk WxH       code-block size, powers of two 4..1024, area <= 4096\n"
+    "      --precincts WxH[,WxH]  precinct size; the second applies to resolution 0\n"
+    "      --progression P  LRCP, RLCP, RPCL, PCRL or CPRL\n"
+    "      --layers N       quality layers, 1..64\n"
+    "      --tile WxH       tile size (default: one tile)\n"
+    "      --tile-parts T   none, R (a tile-part a resolution), C (a component), dci_4k\n"
+    "      --tlm, --plt, --sop, --eph   write those markers\n"
+    "      --mct 0|1        multiple component transform (default: auto)\n"
+    "      --guard-bits N   guard bits, 0..7\n"
+    "      --quality Q      base step scale when no budget is given (1.0 = visually lossless)\n"
+    "      --comment TEXT   COM marker\n"
+    "      --backend B      auto (default), cpu or cuda\n"
+    "      --threads N      CPU worker threads (0 = one a core)\n"
+    "  -v, --verbose        print the library's messages\n";
+
+const char *const kDumpHelp =
+    "usage: j2kc dump -i IN.{j2c,j2k,jp2}\n"
+    "\n"
+    "Prints the main header, the tile-parts, every marker segment and whether the\n"
+    "constraints of the profile the stream claims (DCI, IMF, broadcast) hold.\n"
+    "  -i, --input FILE     raw codestream or JP2 file\n"
+    "      --strict         exit with status 1 when a profile check fails\n"
+    "  -v, --verbose        print the library's messages\n";
+
+/** A failure of the tool itself, already worded for the user. */
+struct ToolError {
+    int exit_code;
+    std::string message;
+};
+
+[[noreturn]] void usage_error(const std::string &message) { throw ToolError{kExitUsage, message}; }
+
+/** Collects the library's log; errors become the one line printed on failure. */
+struct LogSink {
+    bool verbose = false;
+    std::string last_error;
+
+    static void callback(void *opaque, int level, const char *message)
+    {
+        LogSink *sink = static_cast<LogSink *>(opaque);
+        std::string line = message ? message : "";
+        for (char &c : line) {
+            if (c == '\n' || c == '\r') c = ' ';
+        }
+        while (!line.empty() && line.back() == ' ') line.pop_back();
+        if (level <= J2KC_LOG_ERROR && !line.empty()) sink->last_error = line;
+        if (sink->verbose) std::fprintf(stderr, "[j2kc %d] %s\n", level, line.c_str());
+    }
+
+    /** The reason for a failed call: the library's own words, else the status name. */
+    std::string reason(int status) const
+    {
+        std::string s = last_error.empty() ? std::string(j2kc_status_string(status)) : last_error;
+        if (!last_error.empty()) s += std::string(" (") + j2kc_status_string(status) + ")";
+        return s;
+    }
+};
+
+/** Command-line arguments of one subcommand: options with values, flags. */
+class Args {
+public:
+    Args(int argc, char **argv, int first) : argv_(argv + first, argv + argc) {}
+
+    /**
+     * Walks the arguments; `takes_value(name)` says whether an option has a
+     * value. Accepts "--name value", "--name=value" and "-x value".
+     */
+    void parse(const std::function<bool(const std::string &)> &takes_value,
+               const std::function<bool(const std::string &)> &known)
+    {
+        for (size_t i = 0; i < argv_.size(); ++i) {
+            std::string arg = argv_[i];
+            if (arg.size() < 2 || arg[0] != '-') usage_error("unexpected argument '" + arg + "'");
+            std::string name = arg, value;
+            bool has_value = false;
+            size_t eq = arg.find('=');
+            if (arg.compare(0, 2, "--") == 0 && eq != std::string::npos) {
+                name = arg.substr(0, eq);
+                value = arg.substr(eq + 1);
+                has_value = true;
+            }
+            if (!known(name)) usage_error("unknown option '" + name + "'");
+            if (takes_value(name)) {
+                if (!has_value) {
+                    if (i + 1 >= argv_.size()) usage_error("option '" + name + "' needs a value");
+                    value = argv_[++i];
+                }
+                values_[name] = value;
+            } else {
+                if (has_value) usage_error("option '" + name + "' takes no value");
+                values_[name] = "1";
+            }
+        }
+    }
+
+    bool has(const std::string &name) const { return values_.count(name) != 0; }
+    std::string get(const std::string &name, const std::string &fallback = "") const
+    {
+        auto it = values_.find(name);
+        return it == values_.end() ? fallback : it->second;
+    }
+
+private:
+    std::vector<std::string> argv_;
+    std::map<std::string, std::string> values_;
+};
+
+long long parse_int(const std::string &name, const std::string &text, long long lo, long long hi)
+{
+    errno = 0;
+    char *end = nullptr;
+    long long v = std::strtoll(text.c_str(), &end, 10);
+    if (text.empty() || *end != '\0' || errno != 0 || v < lo || v > hi) {
+        usage_error("option '" + name + "': '" + text + "' is not an integer in " + std::to_string(lo) +
+                    ".." + std::to_string(hi));
+    }
+    return v;
+}
+
+unsigned long long parse_u64(const std::string &name, const std::string &text)
+{
+    errno = 0;
+    char *end = nullptr;
+    if (text.empty() || text[0] == '-') usage_error("option '" + name + "': '" + text + "' is not a count");
+    unsigned long long v = std::strtoull(text.c_str(), &end, 10);
+    if (*end != '\0' || errno != 0) usage_error("option '" + name + "': '" + text + "' is not a count");
+    return v;
+}
+
+double parse_double(const std::string &name, const std::string &text)
+{
+    errno = 0;
+    char *end = nullptr;
+    double v = std::strtod(text.c_str(), &end);
+    if (text.empty() || *end != '\0' || errno != 0 || !(v > 0) || v > 1e12) {
+        usage_error("option '" + name + "': '" + text + "' is not a positive number");
+    }
+    return v;
+}
+
+/** "WxH" with both parts in lo..hi. */
+void parse_size(const std::string &name, const std::string &text, long long lo, long long hi,
+                long long *w, long long *h)
+{
+    size_t x = text.find('x');
+    if (x == std::string::npos) usage_error("option '" + name + "': '" + text + "' is not WxH");
+    *w = parse_int(name, text.substr(0, x), lo, hi);
+    *h = parse_int(name, text.substr(x + 1), lo, hi);
+}
+
+int log2_exact(const std::string &name, long long v)
+{
+    int l = 0;
+    while ((1LL << l) < v) ++l;
+    if ((1LL << l) != v) usage_error("option '" + name + "': " + std::to_string(v) + " is not a power of two");
+    return l;
+}
+
+j2kc_backend parse_backend(const std::string &text)
+{
+    if (text == "auto") return J2KC_BACKEND_AUTO;
+    if (text == "cpu") return J2KC_BACKEND_CPU;
+    if (text == "cuda" || text == "gpu") return J2KC_BACKEND_CUDA;
+    usage_error("option '--backend': '" + text + "' is not auto, cpu or cuda");
+}
+
+/* ------------------------------------------------------------------ decode */
+
+int run_decode(int argc, char **argv)
+{
+    static const std::map<std::string, bool> options = {
+        {"-i", true},        {"--input", true},   {"-o", true},        {"--output", true},
+        {"-r", true},        {"--reduce", true},  {"-l", true},        {"--layers", true},
+        {"--backend", true}, {"--threads", true}, {"-v", false},       {"--verbose", false},
+        {"-h", false},       {"--help", false}};
+    Args args(argc, argv, 2);
+    args.parse([](const std::string &n) { return options.at(n); },
+               [](const std::string &n) { return options.count(n) != 0; });
+    if (args.has("-h") || args.has("--help")) {
+        std::fputs(kDecodeHelp, stdout);
+        return kExitOk;
+    }
+    std::string in = args.get("-i", args.get("--input"));
+    std::string out = args.get("-o", args.get("--output"));
+    if (in.empty() || out.empty()) usage_error("decode needs -i IN and -o OUT (see j2kc decode --help)");
+    FileFormat out_format = j2kc::tools::format_from_path(out);
+    if (out_format == FileFormat::unknown || out_format == FileFormat::j2c || out_format == FileFormat::jp2) {
+        usage_error("decode: output '" + out + "' must end in .pgx, .pgm, .ppm, .pam, .raw or .rawl");
+    }
+
+    LogSink sink;
+    sink.verbose = args.has("-v") || args.has("--verbose");
+    j2kc_decoder_config config;
+    j2kc_decoder_config_default(&config);
+    config.log = &LogSink::callback;
+    config.log_opaque = &sink;
+    config.backend = parse_backend(args.get("--backend", "auto"));
+    config.threads = static_cast<int>(parse_int("--threads", args.get("--threads", "0"), 0, 4096));
+    config.reduce = static_cast<int>(parse_int("--reduce", args.get("-r", args.get("--reduce", "0")), 0, 32));
+    config.layers = static_cast<int>(parse_int("--layers", args.get("-l", args.get("--layers", "0")), 0, 65535));
+
+    std::vector<uint8_t> bytes = j2kc::tools::read_file(in);
+
+    j2kc_decoder *decoder = nullptr;
+    int status = j2kc_decoder_create(&decoder, &config);
+    if (status < 0) throw ToolError{kExitFailed, "cannot create the decoder: " + sink.reason(status)};
+    struct Guard {
+        j2kc_decoder **d;
+        ~Guard() { j2kc_decoder_free(d); }
+    } guard{&decoder};
+
+    std::vector<j2kc_component_info> infos(J2KC_MAX_INFO_COMPONENTS);
+    j2kc_stream_info info;
+    std::memset(&info, 0, sizeof(info));
+    info.struct_size = sizeof(info);
+    info.components = infos.data();
+    info.components_capacity = static_cast<uint32_t>(infos.size());
+    status = j2kc_decoder_parse(decoder, bytes.data(), bytes.size(), &info);
+    if (status < 0) throw ToolError{kExitFailed, in + ": " + sink.reason(status)};
+    if (info.num_components == 0 || info.num_components > infos.size()) {
+        throw ToolError{kExitFailed, in + ": the decoder reported " + std::to_string(info.num_components) +
+                                         " components"};
+    }
+
+    // Every component as 32-bit samples at its own precision (clamped to the
+    // 32 bits a sample of the files can hold), so nothing is rescaled.
+    Image image;
+    image.width = info.width;
+    image.height = info.height;
+    image.planes.resize(info.num_components);
+    std::vector<j2kc_component> components(info.num_components);
+    for (uint32_t c = 0; c < info.num_components; ++c) {
+        const j2kc_component_info &ci = infos[c];
+        Plane &p = image.planes[c];
+        p.width = ci.width;
+        p.height = ci.height;
+        p.dx = ci.dx;
+        p.dy = ci.dy;
+        p.is_signed = ci.is_signed != 0;
+        p.precision = ci.precision > 32 ? 32 : ci.precision;
+        if (p.precision == 32 && !p.is_signed) p.precision = 31;
+        uint64_t count = uint64_t{ci.width} * ci.height;
+        if (count > (uint64_t{1} << 34)) throw ToolError{kExitFailed, in + ": component too large"};
+        p.samples.assign(static_cast<size_t>(count), 0);
+        j2kc_component &oc = components[c];
+        std::memset(&oc, 0, sizeof(oc));
+        oc.data = reinterpret_cast<uint64_t>(p.samples.data());
+        oc.row_stride = static_cast<ptrdiff_t>(ci.width) * 4;
+        oc.sample_stride = 4;
+        oc.bytes_per_sample = 4;
+        oc.shift = 0;
+        oc.precision = static_cast<uint8_t>(p.precision);
+        oc.is_signed = ci.is_signed;
+        oc.dx = ci.dx;
+        oc.dy = ci.dy;
+        oc.width = ci.width;
+        oc.height = ci.height;
+    }
+    j2kc_image output;
+    std::memset(&output, 0, sizeof(output));
+    output.struct_size = sizeof(output);
+    output.memory = J2KC_MEMORY_HOST;
+    output.width = info.width;
+    output.height = info.height;
+    output.num_components = info.num_components;
+    output.components = components.data();
+    status = j2kc_decode(decoder, bytes.data(), bytes.size(), &output);
+    if (status < 0) throw ToolError{kExitFailed, in + ": " + sink.reason(status)};
+
+    std::vector<std::string> written = j2kc::tools::write_image(out, image);
+    if (sink.verbose) {
+        for (const std::string &f : written) std::fprintf(stderr, "wrote %s\n", f.c_str());
+    }
+    return kExitOk;
+}
+
+/* ------------------------------------------------------------------ encode */
+
+/**
+ * The JP2 boxes come from the core's writer (internal C++; the proposal is an
+ * encoder option for it). Colour: sYCC for subsampled chroma, else by count.
+ */
+std::vector<uint8_t> wrap_in_jp2(const std::vector<uint8_t> &codestream, const Image &image)
+{
+    j2kc::ImageSize siz;
+    siz.width = image.width;
+    siz.height = image.height;
+    siz.tile_width = image.width;
+    siz.tile_height = image.height;
+    bool subsampled = false;
+    for (const Plane &p : image.planes) {
+        j2kc::ComponentSize c;
+        c.precision = static_cast<uint8_t>(p.precision);
+        c.is_signed = p.is_signed;
+        c.dx = p.dx;
+        c.dy = p.dy;
+        subsampled = subsampled || p.dx != 1 || p.dy != 1;
+        siz.components.push_back(c);
+    }
+    size_t n = image.planes.size();
+    j2kc_color_space colour = n >= 3 ? (subsampled ? J2KC_COLOR_SYCC : J2KC_COLOR_SRGB) : J2KC_COLOR_GRAY;
+    return j2kc::wrap_jp2(codestream, siz, colour);
+}
+
+int run_encode(int argc, char **argv)
+{
+    static const std::map<std::string, bool> options = {
+        {"-i", true},           {"--input", true},       {"-o", true},
+        {"--output", true},     {"--raw", true},         {"--profile", true},
+        {"--lossless", false},  {"--bytes", true},       {"--component-bytes", true},
+        {"--rate", true},       {"--fps", true},         {"--levels", true},
+        {"--cblk", true},       {"--precincts", true},   {"--progression", true},
+        {"--layers", true},     {"--tile", true},        {"--tile-parts", true},
+        {"--tlm", false},       {"--plt", false},        {"--sop", false},
+        {"--eph", false},       {"--mct", true},         {"--guard-bits", true},
+        {"--quality", true},    {"--comment", true},     {"--backend", true},
+        {"--threads", true},    {"-v", false},           {"--verbose", false},
+        {"-h", false},          {"--help", false}};
+    Args args(argc, argv, 2);
+    args.parse([](const std::string &n) { return options.at(n); },
+               [](const std::string &n) { return options.count(n) != 0; });
+    if (args.has("-h") || args.has("--help")) {
+        std::fputs(kEncodeHelp, stdout);
+        return kExitOk;
+    }
+    std::string in = args.get("-i", args.get("--input"));
+    std::string out = args.get("-o", args.get("--output"));
+    if (in.empty() || out.empty()) usage_error("encode needs -i IN and -o OUT (see j2kc encode --help)");
+    FileFormat out_format = j2kc::tools::format_from_path(out);
+    if (out_format != FileFormat::j2c && out_format != FileFormat::jp2) {
+        usage_error("encode: output '" + out + "' must end in .j2c, .j2k or .jp2");
+    }
+
+    LogSink sink;
+    sink.verbose = args.has("-v") || args.has("--verbose");
+    j2kc_encoder_config config;
+    j2kc_encoder_config_default(&config);
+    config.log = &LogSink::callback;
+    config.log_opaque = &sink;
+    config.backend = parse_backend(args.get("--backend", "auto"));
+    config.threads = static_cast<int>(parse_int("--threads", args.get("--threads", "0"), 0, 4096));
+
+    if (args.has("--profile")) {
+        static const std::map<std::string, j2kc_profile> profiles = {
+            {"none", J2KC_PROFILE_NONE},     {"dci_2k", J2KC_PROFILE_DCI_2K},
+            {"dci_4k", J2KC_PROFILE_DCI_4K}, {"imf", J2KC_PROFILE_IMF},
+            {"broadcast", J2KC_PROFILE_BROADCAST}};
+        auto it = profiles.find(args.get("--profile"));
+        if (it == profiles.end()) usage_error("option '--profile': '" + args.get("--profile") + "' is unknown");
+        config.profile = it->second;
+    }
+    if (args.has("--lossless")) config.lossless = 1;
+    if (args.has("--bytes")) config.frame_bytes = parse_u64("--bytes", args.get("--bytes"));
+    if (args.has("--component-bytes")) {
+        config.component_bytes = parse_u64("--component-bytes", args.get("--component-bytes"));
+    }
+    if (args.has("--fps")) {
+        std::string fps = args.get("--fps");
+        size_t slash = fps.find('/');
+        config.frame_rate_num = static_cast<int>(parse_int("--fps", fps.substr(0, slash), 1, 1000000));
+        config.frame_rate_den = slash == std::string::npos
+                                    ? 1
+                                    : static_cast<int>(parse_int("--fps", fps.substr(slash + 1), 1, 1000000));
+    }
+    if (args.has("--rate")) {
+        if (!args.has("--fps")) usage_error("option '--rate' needs --fps");
+        double mbps = parse_double("--rate", args.get("--rate"));
+        double bytes = mbps * 1e6 / 8.0 * config.frame_rate_den / config.frame_rate_num;
+        if (bytes < 1) usage_error("option '--rate': less than one byte a frame");
+        config.frame_bytes = static_cast<uint64_t>(bytes);
+    }
+    if (args.has("--levels")) config.levels = static_cast<int>(parse_int("--levels", args.get("--levels"), 0, 32));
+    if (args.has("--cblk")) {
+        long long w, h;
+        parse_size("--cblk", args.get("--cblk"), 4, 1024, &w, &h);
+        config.cblk_width_log2 = log2_exact("--cblk", w);
+        config.cblk_height_log2 = log2_exact("--cblk", h);
+    }
+    if (args.has("--precincts")) {
+        std::string spec = args.get("--precincts");
+        size_t comma = spec.find(',');
+        long long w, h;
+        parse_size("--precincts", spec.substr(0, comma), 1, 32768, &w, &h);
+        config.precinct_width_log2 = log2_exact("--precincts", w);
+        config.precinct_height_log2 = log2_exact("--precincts", h);
+        if (comma != std::string::npos) {
+            parse_size("--precincts", spec.substr(comma + 1), 1, 32768, &w, &h);
+            config.precinct_r0_width_log2 = log2_exact("--precincts", w);
+            config.precinct_r0_height_log2 = log2_exact("--precincts", h);
+        }
+    }
+    if (args.has("--progression")) {
+        static const std::map<std::string, j2kc_progression> orders = {
+            {"LRCP", J2KC_PROG_LRCP}, {"RLCP", J2KC_PROG_RLCP}, {"RPCL", J2KC_PROG_RPCL},
+            {"PCRL", J2KC_PROG_PCRL}, {"CPRL", J2KC_PROG_CPRL}};
+        auto it = orders.find(args.get("--progression"));
+        if (it == orders.end()) usage_error("option '--progression': '" + args.get("--progression") + "' is unknown");
+        config.progression = it->second;
+    }
+    if (args.has("--layers")) {
+        config.layers = static_cast<int>(parse_int("--layers", args.get("--layers"), 1, J2KC_MAX_LAYERS));
+    }
+    if (args.has("--tile")) {
+        long long w, h;
+        parse_size("--tile", args.get("--tile"), 1, 0xFFFFFFFFLL, &w, &h);
+        config.tile_width = static_cast<uint32_t>(w);
+        config.tile_height = static_cast<uint32_t>(h);
+    }
+    if (args.has("--tile-parts")) {
+        std::string t = args.get("--tile-parts");
+        if (t == "none") config.tile_parts = J2KC_TILE_PARTS_NONE;
+        else if (t == "R" || t == "r") config.tile_parts = J2KC_TILE_PARTS_RESOLUTION;
+        else if (t == "C" || t == "c") config.tile_parts = J2KC_TILE_PARTS_COMPONENT;
+        else if (t == "dci_4k") config.tile_parts = J2KC_TILE_PARTS_DCI_4K;
+        else usage_error("option '--tile-parts': '" + t + "' is not none, R, C or dci_4k");
+    }
+    if (args.has("--tlm")) config.tlm = 1;
+    if (args.has("--plt")) config.plt = 1;
+    if (args.has("--sop")) config.sop = 1;
+    if (args.has("--eph")) config.eph = 1;
+    if (args.has("--mct")) config.mct = static_cast<int>(parse_int("--mct", args.get("--mct"), 0, 1));
+    if (args.has("--guard-bits")) {
+        config.guard_bits = static_cast<int>(parse_int("--guard-bits", args.get("--guard-bits"), 0, 7));
+    }
+    if (args.has("--quality")) config.quality = parse_double("--quality", args.get("--quality"));
+    std::string comment = args.get("--comment");
+    if (args.has("--comment")) config.comment = comment.c_str();
+
+    j2kc::tools::RawLayout layout;
+    const j2kc::tools::RawLayout *raw = nullptr;
+    if (args.has("--raw")) {
+        layout = j2kc::tools::parse_raw_layout(args.get("--raw"));
+        raw = &layout;
+    }
+    Image image = j2kc::tools::read_image(in, raw);
+    j2kc::tools::validate_image(image);
+
+    std::vector<j2kc_component> components(image.planes.size());
+    for (size_t c = 0; c < image.planes.size(); ++c) {
+        const Plane &p = image.planes[c];
+        j2kc_component &ic = components[c];
+        std::memset(&ic, 0, sizeof(ic));
+        ic.data = reinterpret_cast<uint64_t>(p.samples.data());
+        ic.row_stride = static_cast<ptrdiff_t>(p.width) * 4;
+        ic.sample_stride = 4;
+        ic.bytes_per_sample = 4;
+        ic.shift = 0;
+        ic.precision = static_cast<uint8_t>(p.precision);
+        ic.is_signed = p.is_signed ? 1 : 0;
+        ic.dx = p.dx;
+        ic.dy = p.dy;
+        ic.width = p.width;
+        ic.height = p.height;
+    }
+    j2kc_image input;
+    std::memset(&input, 0, sizeof(input));
+    input.struct_size = sizeof(input);
+    input.memory = J2KC_MEMORY_HOST;
+    input.width = image.width;
+    input.height = image.height;
+    input.num_components = static_cast<uint32_t>(components.size());
+    input.components = components.data();
+
+    j2kc_encoder *encoder = nullptr;
+    int status = j2kc_encoder_create(&encoder, &config, &input);
+    if (status < 0) throw ToolError{kExitFailed, in + ": " + sink.reason(status)};
+    struct Guard {
+        j2kc_encoder **e;
+        ~Guard() { j2kc_encoder_free(e); }
+    } guard{&encoder};
+    j2kc_packet packet;
+    std::memset(&packet, 0, sizeof(packet));
+    status = j2kc_encode(encoder, &input, &packet);
+    if (status < 0) throw ToolError{kExitFailed, in + ": " + sink.reason(status)};
+    if (!packet.data || packet.size == 0) throw ToolError{kExitFailed, in + ": the encoder returned no data"};
+    std::vector<uint8_t> codestream(packet.data, packet.data + packet.size);
+    if (out_format == FileFormat::jp2) codestream = wrap_in_jp2(codestream, image);
+    j2kc::tools::write_file(out, codestream);
+    if (sink.verbose) std::fprintf(stderr, "wrote %s (%zu bytes)\n", out.c_str(), codestream.size());
+    return kExitOk;
+}
+
+/* -------------------------------------------------------------------- dump */
+
+int run_dump(int argc, char **argv)
+{
+    static const std::map<std::string, bool> options = {
+        {"-i", true},      {"--input", true}, {"--strict", false}, {"-v", false},
+        {"--verbose", false}, {"-h", false},   {"--help", false}};
+    Args args(argc, argv, 2);
+    args.parse([](const std::string &n) { return options.at(n); },
+               [](const std::string &n) { return options.count(n) != 0; });
+    if (args.has("-h") || args.has("--help")) {
+        std::fputs(kDumpHelp, stdout);
+        return kExitOk;
+    }
+    std::string in = args.get("-i", args.get("--input"));
+    if (in.empty()) usage_error("dump needs -i IN (see j2kc dump --help)");
+    std::vector<uint8_t> bytes = j2kc::tools::read_file(in);
+    std::string text;
+    bool profile_ok = true;
+    try {
+        text = j2kc::tools::dump_stream(bytes.data(), bytes.size(), &profile_ok);
+    } catch (const Error &e) {
+        throw ToolError{kExitFailed, in + ": " + e.what()};
+    }
+    std::fputs(text.c_str(), stdout);
+    if (!profile_ok && args.has("--strict")) {
+        throw ToolError{kExitFailed, in + ": the stream breaks its profile's constraints (see above)"};
+    }
+    return kExitOk;
+}
+
+}  // namespace
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        std::fputs(kMainHelp, stderr);
+        return kExitUsage;
+    }
+    std::string command = argv[1];
+    try {
+        if (command == "-h" || command == "--help" || command == "help") {
+            std::fputs(kMainHelp, stdout);
+            return kExitOk;
+        }
+        if (command == "--version") {
+            unsigned v = j2kc_version();
+            std::printf("j2kc %u.%u.%u\n", v >> 16, (v >> 8) & 0xFF, v & 0xFF);
+            return kExitOk;
+        }
+        if (command == "decode") return run_decode(argc, argv);
+        if (command == "encode") return run_encode(argc, argv);
+        if (command == "dump") return run_dump(argc, argv);
+        usage_error("unknown command '" + command + "' (decode, encode, dump; see j2kc --help)");
+    } catch (const ToolError &e) {
+        std::fprintf(stderr, "j2kc %s: %s\n", command.c_str(), e.message.c_str());
+        return e.exit_code;
+    } catch (const Error &e) {
+        std::fprintf(stderr, "j2kc %s: %s\n", command.c_str(), e.what());
+        return kExitFailed;
+    } catch (const std::bad_alloc &) {
+        std::fprintf(stderr, "j2kc %s: out of memory\n", command.c_str());
+        return kExitFailed;
+    } catch (const std::exception &e) {
+        std::fprintf(stderr, "j2kc %s: %s\n", command.c_str(), e.what());
+        return kExitFailed;
+    }
+}

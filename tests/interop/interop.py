@@ -1,0 +1,916 @@
+#!/usr/bin/env python3
+"""Interoperability matrix for j2kc (issues 2 and 6).
+
+Sections:
+  decode     streams made by opj_compress and grk_compress over their option
+             matrix (progressions, precincts, tiles and offsets, layers, every
+             -M code-block style bit and combinations, ROI, subsampling, bit
+             depths 1..16 signed and unsigned, 5/3 and 9/7, levels 0..N,
+             tile-parts, SOP/EPH, PLT/TLM, POC, JP2), decoded by the decoder
+             under test to PGX and compared component by component with
+             opj_decompress: exact for 5/3, max |diff| <= 1 for 9/7.
+  encode     `j2kc encode` over its options, decoded by opj_decompress:
+             bit-exact against the source image for lossless; for lossy equal
+             (<= 1 LSB, exact count reported) to `j2kc decode` of the same file.
+  malformed  truncated and corrupted streams: `j2kc decode`/`dump` must exit
+             0 or 1 with one line on stderr, never crash or hang.
+  cli        help, bad arguments, missing files (needs no reference tool).
+
+Exit status: 0 all passed, 1 a mismatch or failure, 77 reference tools
+missing (ctest SKIP_RETURN_CODE). Python 3 standard library only.
+
+  interop.py --j2kc build/core/cuda/j2kc                 # CI subset
+  interop.py --j2kc ... --full                           # every case
+  interop.py --dut grk                                   # prove the harness on grk_decompress
+  interop.py --self-test                                 # prove a wrong decoder is caught
+"""
+
+import argparse
+import array
+import concurrent.futures
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+SKIP = 77
+TIMEOUT = 120  # seconds for any one tool run
+
+# --------------------------------------------------------------------------
+# Images: procedural content, PGX / PNM / raw writers, PGX reader
+# --------------------------------------------------------------------------
+
+
+def gen_plane(w, h, prec, signed, seed):
+    """Gradient + noise + hard edges, hitting both ends of the range."""
+    rng = random.Random(seed)
+    lo = -(1 << (prec - 1)) if signed else 0
+    hi = (1 << (prec - 1)) - 1 if signed else (1 << prec) - 1
+    span = hi - lo
+    noise = max(1, span // 16)
+    out = [0] * (w * h)
+    bx = max(1, w // 5)
+    by = max(1, h // 3)
+    for y in range(h):
+        row = y * w
+        for x in range(w):
+            g = ((x * 3 + y * 5) * span) // (3 * w + 5 * h + 1)
+            if ((x // bx) + (y // by)) % 3 == 0:
+                g = span - g  # an edge every few blocks
+            v = lo + g + rng.randint(-noise, noise)
+            out[row + x] = lo if v < lo else hi if v > hi else v
+    out[0] = hi
+    out[-1] = lo
+    if w * h > 2:
+        out[(w * h) // 2] = hi
+    return out
+
+
+def sample_bytes(prec):
+    return 1 if prec <= 8 else 2 if prec <= 16 else 4
+
+
+def pack_samples(samples, prec, little=False):
+    n = sample_bytes(prec)
+    code = {1: 'B', 2: 'H', 4: 'I'}[n]
+    mask = (1 << (8 * n)) - 1
+    a = array.array(code, (v & mask for v in samples))
+    if (sys.byteorder == 'little') != little and n > 1:
+        a.byteswap()
+    return a.tobytes()
+
+
+def unpack_samples(data, prec, signed, count, little=False):
+    n = sample_bytes(prec)
+    code = {1: 'B', 2: 'H', 4: 'I'}[n]
+    a = array.array(code)
+    a.frombytes(data[:count * n])
+    if (sys.byteorder == 'little') != little and n > 1:
+        a.byteswap()
+    if signed:
+        half = 1 << (8 * n - 1)
+        full = 1 << (8 * n)
+        return [v - full if v >= half else v for v in a]
+    return list(a)
+
+
+def write_pgx(path, w, h, prec, signed, samples):
+    with open(path, 'wb') as f:
+        f.write(b'PG ML %s %d %d %d\n' % (b'-' if signed else b'+', prec, w, h))
+        f.write(pack_samples(samples, prec))
+
+
+PGX_HEADER = re.compile(rb'PG[ \t]+(ML|LM)[ \t]*([+-]?)[ \t]*(\d+)[ \t]+(\d+)[ \t]+(\d+)[ \t\r]*\n')
+
+
+class Pgx:
+    def __init__(self, path):
+        with open(path, 'rb') as f:
+            data = f.read()
+        m = PGX_HEADER.match(data)
+        if not m:
+            raise ValueError('%s: not a PGX file' % path)
+        self.little = m.group(1) == b'LM'
+        self.signed = m.group(2) == b'-'
+        self.prec = int(m.group(3))
+        self.w = int(m.group(4))
+        self.h = int(m.group(5))
+        self.body = data[m.end():]
+        need = self.w * self.h * sample_bytes(self.prec)
+        if len(self.body) < need:
+            raise ValueError('%s: truncated PGX' % path)
+        self.body = self.body[:need]
+
+    def samples(self):
+        return unpack_samples(self.body, self.prec, self.signed, self.w * self.h, self.little)
+
+
+def write_pnm(path, planes, w, h, prec):
+    maxval = (1 << prec) - 1
+    magic = b'P5' if len(planes) == 1 else b'P6'
+    n = 1 if maxval < 256 else 2
+    inter = [0] * (w * h * len(planes))
+    for c, p in enumerate(planes):
+        inter[c::len(planes)] = p
+    with open(path, 'wb') as f:
+        f.write(b'%s\n%d %d\n%d\n' % (magic, w, h, maxval))
+        f.write(pack_samples(inter, 8 if n == 1 else 16))
+
+
+def write_raw(path, planes, prec, little=False):
+    with open(path, 'wb') as f:
+        for p in planes:
+            f.write(pack_samples(p, prec, little))
+
+
+# --------------------------------------------------------------------------
+# Sources: described by a key, generated once per run
+# --------------------------------------------------------------------------
+
+class Source:
+    """An input image: planes with their sizes, precision, sign, subsampling."""
+
+    def __init__(self, key, w, h, comps, prec, signed=False, sub=None, seed=1):
+        self.key, self.w, self.h, self.comps, self.prec, self.signed = key, w, h, comps, prec, signed
+        self.sub = sub or [(1, 1)] * comps
+        self.seed = seed
+        self.planes = None
+        self.paths = {}
+
+    def dims(self, c):
+        dx, dy = self.sub[c]
+        return (self.w + dx - 1) // dx, (self.h + dy - 1) // dy
+
+    def make(self, root):
+        if self.planes is None:
+            self.planes = []
+            for c in range(self.comps):
+                cw, ch = self.dims(c)
+                self.planes.append(gen_plane(cw, ch, self.prec, self.signed, self.seed * 131 + c))
+        return self
+
+    def file(self, root, kind):
+        """kind: pgx (component 0 only, or X_N.pgx list), pnm, raw, rawl."""
+        if kind in self.paths:
+            return self.paths[kind]
+        self.make(root)
+        base = os.path.join(root, 'src_' + self.key)
+        if kind == 'pgx':
+            for c in range(self.comps):
+                cw, ch = self.dims(c)
+                write_pgx('%s_%d.pgx' % (base, c), cw, ch, self.prec, self.signed, self.planes[c])
+            path = base + '_0.pgx'
+        elif kind == 'pnm':
+            assert not self.signed and self.comps in (1, 3) and all(s == (1, 1) for s in self.sub)
+            path = base + ('.pgm' if self.comps == 1 else '.ppm')
+            write_pnm(path, self.planes, self.w, self.h, self.prec)
+        elif kind in ('raw', 'rawl'):
+            path = base + '.' + kind
+            write_raw(path, self.planes, self.prec, kind == 'rawl')
+        else:
+            raise ValueError(kind)
+        self.paths[kind] = path
+        return path
+
+    def raw_spec_opj(self):
+        sub = ':'.join('%dx%d' % s for s in self.sub)
+        return '%d,%d,%d,%d,%s@%s' % (self.w, self.h, self.comps, self.prec, 's' if self.signed else 'u', sub)
+
+    def raw_spec_j2kc(self):
+        sub = ':'.join('%dx%d' % s for s in self.sub)
+        return '%dx%dx%dx%d%s@%s' % (self.w, self.h, self.comps, self.prec, 's' if self.signed else 'u', sub)
+
+
+SOURCES = {}
+
+
+def source(key, *a, **k):
+    if key not in SOURCES:
+        SOURCES[key] = Source(key, *a, **k)
+    return SOURCES[key]
+
+
+def src_rgb8():
+    return source('rgb8_33x17', 33, 17, 3, 8, seed=2)
+
+
+def src_gray8():
+    return source('gray8_17x9', 17, 9, 1, 8, seed=3)
+
+
+# --------------------------------------------------------------------------
+# Running tools
+# --------------------------------------------------------------------------
+
+def run(cmd, cwd=None, timeout=TIMEOUT):
+    try:
+        p = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
+        return p.returncode, p.stdout.decode('utf-8', 'replace'), p.stderr.decode('utf-8', 'replace')
+    except subprocess.TimeoutExpired:
+        return 'timeout', '', 'timed out after %ds' % timeout
+    except OSError as e:
+        return 'oserror', '', str(e)
+
+
+def pgx_components(base):
+    """out.pgx -> [out_0.pgx, out_1.pgx, ...] that exist."""
+    stem = base[:-4]
+    files = []
+    i = 0
+    while os.path.exists('%s_%d.pgx' % (stem, i)):
+        files.append('%s_%d.pgx' % (stem, i))
+        i += 1
+    return files
+
+
+class Decoder:
+    """A decoder that writes PGX: the reference (opj) or the one under test."""
+
+    def __init__(self, kind, j2kc=None, backend=None):
+        self.kind, self.j2kc, self.backend = kind, j2kc, backend
+
+    def decode(self, stream, out, reduce=0, layers=0, component=None):
+        if self.kind == 'j2kc':
+            cmd = [self.j2kc, 'decode', '-i', stream, '-o', out]
+            if reduce:
+                cmd += ['-r', str(reduce)]
+            if layers:
+                cmd += ['-l', str(layers)]
+            if self.backend:
+                cmd += ['--backend', self.backend]
+        elif self.kind in ('opj', 'opj+perturb'):
+            cmd = ['opj_decompress', '-i', stream, '-o', out, '-quiet']
+            if reduce:
+                cmd += ['-r', str(reduce)]
+            if layers:
+                cmd += ['-l', str(layers)]
+            if component is not None:
+                cmd += ['-c', str(component)]
+        elif self.kind == 'grk':
+            cmd = ['grk_decompress', '-i', stream, '-o', out]
+            if reduce:
+                cmd += ['-r', str(reduce)]
+            if layers:
+                cmd += ['-l', str(layers)]
+        else:
+            raise ValueError(self.kind)
+        rc, so, se = run(cmd)
+        if rc == 0 and self.kind == 'opj+perturb':
+            perturb(out)
+        return rc, (se.strip() or so.strip()).splitlines()[-1:] if rc != 0 else []
+
+
+def perturb(out):
+    """Self-test decoder: opj's output with one sample moved by 2."""
+    files = pgx_components(out)
+    if not files:
+        return
+    p = Pgx(files[-1])
+    s = p.samples()
+    i = len(s) // 2
+    lo = -(1 << (p.prec - 1)) if p.signed else 0
+    s[i] = s[i] + 2 if s[i] - 2 < lo else s[i] - 2
+    write_pgx(files[-1], p.w, p.h, p.prec, p.signed, s)
+
+
+def compare_pgx(ref_files, dut_files, tolerance):
+    """Returns (ok, max_diff, differing_samples, message)."""
+    if len(ref_files) != len(dut_files):
+        return False, None, None, '%d components from the reference, %d from the decoder' % (
+            len(ref_files), len(dut_files))
+    worst, ndiff = 0, 0
+    for c, (rf, df) in enumerate(zip(ref_files, dut_files)):
+        r, d = Pgx(rf), Pgx(df)
+        if (r.w, r.h) != (d.w, d.h):
+            return False, None, None, 'component %d: %dx%d vs %dx%d' % (c, r.w, r.h, d.w, d.h)
+        if (r.prec, r.signed) != (d.prec, d.signed):
+            return False, None, None, 'component %d: %d-bit %s vs %d-bit %s' % (
+                c, r.prec, '-' if r.signed else '+', d.prec, '-' if d.signed else '+')
+        if r.body == d.body and r.little == d.little:
+            continue
+        rs, ds = r.samples(), d.samples()
+        first = None
+        for i, (a, b) in enumerate(zip(rs, ds)):
+            if a != b:
+                ndiff += 1
+                diff = abs(a - b)
+                if diff > worst:
+                    worst = diff
+                    first = (c, i % r.w, i // r.w, a, b)
+        if worst > tolerance:
+            c_, x, y, a, b = first
+            return False, worst, ndiff, 'component %d (%d, %d): reference %d, decoder %d (max |diff| %d, %d samples differ)' % (
+                c_, x, y, a, b, worst, ndiff)
+    return True, worst, ndiff, ''
+
+
+# --------------------------------------------------------------------------
+# Cases
+# --------------------------------------------------------------------------
+
+class Result:
+    def __init__(self, case, status, message='', max_diff=0, ndiff=0, irreversible=False):
+        self.case, self.status, self.message = case, status, message
+        self.max_diff, self.ndiff, self.irreversible = max_diff, ndiff, irreversible
+
+
+class DecodeCase:
+    """A stream made by opj_compress or grk_compress, decoded by both sides."""
+
+    section = 'decode'
+
+    def __init__(self, name, encoder, src, kind, args, ext='j2k', reduce=0, layers=0, full_only=False):
+        self.name = 'decode/%s/%s' % (encoder, name)
+        self.encoder, self.src, self.kind, self.args, self.ext = encoder, src, kind, args, ext
+        self.reduce, self.layers, self.full_only = reduce, layers, full_only
+        self.irreversible = '-I' in args
+
+    def run(self, ctx, work):
+        inp = self.src.file(ctx.root, self.kind)
+        stream = os.path.join(work, 'stream.' + self.ext)
+        tool = 'opj_compress' if self.encoder == 'opj' else 'grk_compress'
+        cmd = [tool, '-i', inp, '-o', stream] + self.args
+        if self.kind in ('raw', 'rawl'):
+            cmd += ['-F', self.src.raw_spec_opj()]
+        rc, so, se = run(cmd)
+        if rc != 0 or not os.path.exists(stream) or os.path.getsize(stream) == 0:
+            msg = (se.strip() or so.strip()).splitlines()
+            return Result(self, 'skip', '%s refused: %s' % (tool, msg[-1] if msg else rc))
+        return decode_and_compare(ctx, work, stream, self.reduce, self.layers, self.irreversible, self)
+
+
+def decode_and_compare(ctx, work, stream, reduce, layers, irreversible, case):
+    ref_out = os.path.join(work, 'ref.pgx')
+    rc, msg = ctx.reference.decode(stream, ref_out, reduce, layers)
+    if rc != 0:
+        return Result(case, 'skip', 'opj_decompress refused: %s' % (msg[0] if msg else rc))
+    dut_out = os.path.join(work, 'dut.pgx')
+    rc, msg = ctx.dut.decode(stream, dut_out, reduce, layers)
+    if rc != 0:
+        return Result(case, 'fail', 'decoder failed (%s): %s' % (rc, msg[0] if msg else ''))
+    tol = 1 if irreversible else 0
+    ref_files, dut_files = pgx_components(ref_out), pgx_components(dut_out)
+    ok, worst, ndiff, why = compare_pgx(ref_files, dut_files, tol)
+    if not ok and len(ref_files) == 3:
+        # opj_decompress turns 3 subsampled components (or a JP2 sYCC image)
+        # into upsampled RGB; decode each component alone to see the codestream's.
+        per = []
+        for c in range(3):
+            out = os.path.join(work, 'ref_c%d.pgx' % c)
+            rc, m = ctx.reference.decode(stream, out, reduce, layers, component=c)
+            if rc != 0:
+                break
+            per += pgx_components(out)
+        if len(per) == 3:
+            ok, worst, ndiff, why = compare_pgx(per, dut_files, tol)
+    if not ok:
+        return Result(case, 'fail', why, worst or 0, ndiff or 0, irreversible)
+    return Result(case, 'pass', '', worst, ndiff, irreversible)
+
+
+class EncodeCase:
+    """`j2kc encode` output decoded by opj_decompress (and by j2kc for lossy)."""
+
+    section = 'encode'
+
+    def __init__(self, name, src, kind, args, ext='j2c', full_only=False, budget=None):
+        self.name = 'encode/' + name
+        self.src, self.kind, self.args, self.ext, self.full_only = src, kind, args, ext, full_only
+        self.lossless = '--lossless' in args
+        self.irreversible = not self.lossless
+        self.budget = budget
+
+    def run(self, ctx, work):
+        inp = self.src.file(ctx.root, self.kind)
+        if self.kind == 'pgx':
+            inp = inp[:-len('_0.pgx')] + '.pgx'  # X.pgx reads X_0.pgx, X_1.pgx, ...
+        stream = os.path.join(work, 'ours.' + self.ext)
+        cmd = [ctx.j2kc, 'encode', '-i', inp, '-o', stream] + self.args
+        if self.kind in ('raw', 'rawl'):
+            cmd += ['--raw', self.src.raw_spec_j2kc()]
+        if ctx.backend:
+            cmd += ['--backend', ctx.backend]
+        rc, so, se = run(cmd)
+        if rc != 0:
+            return Result(self, 'fail', 'j2kc encode failed (%s): %s' % (rc, se.strip().splitlines()[-1:] or ''))
+        if self.budget and os.path.getsize(stream) > self.budget:
+            return Result(self, 'fail', 'stream of %d bytes exceeds the budget of %d' % (
+                os.path.getsize(stream), self.budget))
+        ref_out = os.path.join(work, 'opj.pgx')
+        rc, msg = ctx.reference.decode(stream, ref_out)
+        if rc != 0:
+            return Result(self, 'fail', 'opj_decompress cannot decode our stream: %s' % (msg[0] if msg else rc))
+        ref_files = pgx_components(ref_out)
+        if len(ref_files) == 3 and any(s != (1, 1) for s in self.src.sub):
+            ref_files = []
+            for c in range(3):
+                out = os.path.join(work, 'opj_c%d.pgx' % c)
+                ctx.reference.decode(stream, out, component=c)
+                ref_files += pgx_components(out)
+        if self.lossless:
+            src_files = []
+            self.src.make(ctx.root)
+            for c in range(self.src.comps):
+                cw, ch = self.src.dims(c)
+                path = os.path.join(work, 'src_%d.pgx' % c)
+                write_pgx(path, cw, ch, self.src.prec, self.src.signed, self.src.planes[c])
+                src_files.append(path)
+            ok, worst, ndiff, why = compare_pgx(src_files, ref_files, 0)
+            if not ok:
+                return Result(self, 'fail', 'lossless, opj_decompress vs source: ' + why)
+            return Result(self, 'pass')
+        ours = os.path.join(work, 'ours.pgx')
+        rc, msg = Decoder('j2kc', ctx.j2kc, ctx.backend).decode(stream, ours)
+        if rc != 0:
+            return Result(self, 'fail', 'j2kc cannot decode its own stream: %s' % (msg[0] if msg else rc))
+        tol = 0 if ctx.strict97 else 1
+        ok, worst, ndiff, why = compare_pgx(ref_files, pgx_components(ours), tol)
+        if not ok:
+            return Result(self, 'fail', 'lossy, opj_decompress vs j2kc decode: ' + why, worst or 0, ndiff or 0, True)
+        return Result(self, 'pass', '', worst, ndiff, True)
+
+
+class MalformedCase:
+    """A damaged stream: j2kc must answer with status 0 or 1 and one line, never crash."""
+
+    section = 'malformed'
+
+    def __init__(self, name, base_case, mutate):
+        self.name = 'malformed/' + name
+        self.base_case, self.mutate = base_case, mutate
+        self.full_only = False
+        self.irreversible = False
+
+    def run(self, ctx, work):
+        src = self.base_case.src.file(ctx.root, self.base_case.kind)
+        stream = os.path.join(work, 'good.j2k')
+        cmd = ['opj_compress', '-i', src, '-o', stream] + self.base_case.args
+        if self.base_case.kind in ('raw', 'rawl'):
+            cmd += ['-F', self.base_case.src.raw_spec_opj()]
+        rc, so, se = run(cmd)
+        if rc != 0:
+            return Result(self, 'skip', 'opj_compress refused')
+        with open(stream, 'rb') as f:
+            data = bytearray(f.read())
+        bad = bytes(self.mutate(data))
+        path = os.path.join(work, 'bad.j2k')
+        with open(path, 'wb') as f:
+            f.write(bad)
+        for sub in (['decode', '-i', path, '-o', os.path.join(work, 'out.pgx')], ['dump', '-i', path]):
+            cmd = [ctx.j2kc] + sub
+            if sub[0] == 'decode' and ctx.backend:
+                cmd += ['--backend', ctx.backend]
+            rc, so, se = run(cmd, timeout=60)
+            if rc not in (0, 1):
+                return Result(self, 'fail', 'j2kc %s exited with %s: %s' % (sub[0], rc, se.strip()[:200]))
+            lines = [l for l in se.splitlines() if l.strip()]
+            if rc == 1 and len(lines) != 1:
+                return Result(self, 'fail', 'j2kc %s printed %d lines on failure' % (sub[0], len(lines)))
+        return Result(self, 'pass')
+
+
+class CliCase:
+    section = 'cli'
+    full_only = False
+    irreversible = False
+
+    def __init__(self, name, args, want_rc, want_stdout=None, one_line=True):
+        self.name = 'cli/' + name
+        self.args, self.want_rc, self.want_stdout, self.one_line = args, want_rc, want_stdout, one_line
+
+    def run(self, ctx, work):
+        args = [a.replace('{work}', work) for a in self.args]
+        rc, so, se = run([ctx.j2kc] + args, timeout=30)
+        if rc != self.want_rc:
+            return Result(self, 'fail', 'exit %s, expected %s: %s' % (rc, self.want_rc, se.strip()[:200]))
+        if self.want_stdout and self.want_stdout not in so:
+            return Result(self, 'fail', 'stdout lacks %r' % self.want_stdout)
+        if self.want_rc != 0 and self.one_line:
+            lines = [l for l in se.splitlines() if l.strip()]
+            if len(lines) != 1:
+                return Result(self, 'fail', 'expected one line on stderr, got %d' % len(lines))
+        return Result(self, 'pass')
+
+
+# --------------------------------------------------------------------------
+# The matrix
+# --------------------------------------------------------------------------
+
+MODES = [1, 2, 4, 8, 16, 32, 3, 5, 6, 12, 20, 36, 48, 56, 63]
+PROGRESSIONS = ['LRCP', 'RLCP', 'RPCL', 'PCRL', 'CPRL']
+
+
+def decode_cases():
+    cases = []
+    rgb = src_rgb8()
+    gray = src_gray8()
+    gray16 = source('gray16_61x45', 61, 45, 1, 16, seed=4)
+    wide = source('gray12_4097x33', 4097, 33, 1, 12, seed=5)
+    big = source('rgb8_640x480', 640, 480, 3, 8, seed=6)
+    one_rgb = source('rgb8_1x1', 1, 1, 3, 8, seed=7)
+    one_gray = source('gray8_1x1', 1, 1, 1, 8, seed=8)
+    yuv420 = source('yuv420_8_35x19', 35, 19, 3, 8, sub=[(1, 1), (2, 2), (2, 2)], seed=9)
+    # opj_compress 2.5 rejects some subsampled raw geometries with odd sizes at 10+ bits.
+    yuv422 = source('yuv422_10_36x19', 36, 19, 3, 10, sub=[(1, 1), (2, 1), (2, 1)], seed=10)
+    odd4 = source('sub4_12_30x24', 30, 24, 4, 12, sub=[(1, 1), (2, 1), (1, 2), (3, 3)], seed=11)
+
+    for enc in ('opj', 'grk'):
+        D = lambda name, src, kind, args, **k: cases.append(DecodeCase(name, enc, src, kind, args, **k))
+        tp = '-TP' if enc == 'opj' else '-u'
+        sop = ['-SOP', '-EPH'] if enc == 'opj' else ['-S', '-E']
+        plt = ['-PLT', '-TLM'] if enc == 'opj' else ['-L']
+        roi = '-ROI' if enc == 'opj' else '-R'
+        for irr in ([], ['-I']):
+            t = '97' if irr else '53'
+            D('rgb_%s' % t, rgb, 'pnm', ['-n', '3'] + irr)
+            D('gray_%s' % t, gray, 'pnm', ['-n', '2'] + irr)
+            for p in PROGRESSIONS:
+                D('prog_%s_%s' % (p, t), rgb, 'pnm',
+                  ['-n', '3', '-p', p, '-c', '[16,16],[8,8]', '-b', '8,8', '-r', '20,5,1'] + irr)
+            for m in MODES:
+                D('mode%d_%s' % (m, t), rgb, 'pnm', ['-n', '3', '-M', str(m), '-r', '10,3,1', '-b', '8,8'] + irr,
+                  full_only=(irr and m not in (1, 4, 63)))
+            D('roi_%s' % t, rgb, 'pnm', ['-n', '3', roi, 'c=0,U=3', '-r', '8,1'] + irr)
+            D('tiles_%s' % t, rgb, 'pnm', ['-n', '2', '-t', '16,8'] + irr)
+            D('tiles_odd_offset_%s' % t, rgb, 'pnm', ['-n', '2', '-t', '7,5', '-d', '3,2', '-T', '1,1'] + irr)
+            D('layers_rates_%s' % t, rgb, 'pnm', ['-n', '3', '-r', '40,20,10,5,2,1'] + irr)
+            D('layers_psnr_%s' % t, gray16, 'pnm', ['-n', '4', '-q', '40,50,60'] + irr)
+            D('layers_decode2_%s' % t, rgb, 'pnm', ['-n', '3', '-r', '40,10,1'] + irr, layers=2)
+            D('reduce1_%s' % t, rgb, 'pnm', ['-n', '4', '-b', '4,4'] + irr, reduce=1)
+            D('reduce2_%s' % t, gray16, 'pnm', ['-n', '4'] + irr, reduce=2)
+            D('levels0_%s' % t, rgb, 'pnm', ['-n', '1'] + irr)
+            D('levels5_%s' % t, gray16, 'pnm', ['-n', '6'] + irr)
+            D('tp_R_%s' % t, rgb, 'pnm', ['-n', '3', '-t', '16,16', tp, 'R'] + irr)
+            D('tp_C_%s' % t, rgb, 'pnm', ['-n', '3', tp, 'C'] + irr)
+            D('tp_L_%s' % t, rgb, 'pnm', ['-n', '3', '-r', '10,1', tp, 'L'] + irr)
+            D('sop_eph_%s' % t, rgb, 'pnm', ['-n', '3', '-r', '10,1'] + sop + irr)
+            D('plt_tlm_%s' % t, rgb, 'pnm', ['-n', '3', '-t', '16,16'] + plt + irr)
+            D('sub_s22_%s' % t, rgb, 'pnm', ['-n', '2', '-s', '2,2'] + irr, full_only=enc == 'grk')
+            if enc == 'opj':  # grk_compress reads no subsampled raw files
+                D('yuv420_%s' % t, yuv420, 'raw', ['-n', '3'] + irr)
+                D('yuv422_%s' % t, yuv422, 'raw', ['-n', '3'] + irr)
+                D('sub4comp_%s' % t, odd4, 'raw', ['-n', '2', '-p', 'RPCL', '-c', '[8,8]'] + irr)
+            D('mct0_%s' % t, rgb, 'pnm', ['-n', '3', ('-mct' if enc == 'opj' else '-Y'), '0'] + irr)
+            D('cblk_4x4_%s' % t, gray16, 'pnm', ['-n', '3', '-b', '4,4'] + irr)
+            D('cblk_1024x4_%s' % t, wide, 'pgx', ['-n', '3', '-b', '1024,4'] + irr)
+            D('cblk_8x512_%s' % t, gray16, 'pnm', ['-n', '2', '-b', '8,512'] + irr)
+            D('wide_4097x33_%s' % t, wide, 'pgx', ['-n', '6'] + irr)
+            D('one_rgb_%s' % t, one_rgb, 'pnm', ['-n', '1'] + irr)
+            D('one_gray_%s' % t, one_gray, 'pnm', ['-n', '1'] + irr)
+            D('jp2_rgb_%s' % t, rgb, 'pnm', ['-n', '3'] + irr, ext='jp2')
+            D('jp2_gray_%s' % t, gray16, 'pnm', ['-n', '3'] + irr, ext='jp2')
+            D('big_640x480_%s' % t, big, 'pnm', ['-n', '6', '-r', '20'] + irr, full_only=enc == 'grk')
+            if enc == 'opj':
+                D('poc_%s' % t, rgb, 'pnm', ['-n', '3', '-POC', 'T1=0,0,1,2,3,LRCP/T1=2,0,1,3,3,RPCL'] + irr)
+        # Bit depths 1..16, unsigned and signed, through raw and PGX input.
+        for bits in range(1, 17):
+            for signed in (False, True):
+                if signed and bits == 1:
+                    continue
+                if enc == 'opj' and ((bits < 8 and bits % 2) or (signed and bits not in (2, 8, 12, 16))):
+                    continue  # opj_compress 2.5 reads no odd depths below 8; grk covers every depth
+                s = source('d%d%s_23x13' % (bits, 's' if signed else 'u'), 23, 13, 1, bits, signed, seed=20 + bits)
+                # opj's PGX reader derives the depth from the samples and widens
+                # depths below 8, so it gets raw input there; grk's needs 4+ bits.
+                # Its PGX reader also labels signed data one bit short, so signed goes raw too.
+                kind = 'pgx' if (enc == 'grk' and bits >= 4) or (enc == 'opj' and bits >= 8 and not signed) else 'raw'
+                D('depth%d%s_53' % (bits, 's' if signed else 'u'), s, kind, ['-n', '2'])
+                D('depth%d%s_97' % (bits, 's' if signed else 'u'), s, kind, ['-n', '2', '-I'],
+                  full_only=bits not in (1, 4, 8, 12, 16))
+    return cases
+
+
+def encode_cases():
+    cases = []
+    E = lambda name, src, kind, args, **k: cases.append(EncodeCase(name, src, kind, args, **k))
+    rgb = src_rgb8()
+    gray = src_gray8()
+    gray16 = source('gray16_61x45', 61, 45, 1, 16, seed=4)
+    s12 = source('s12_17x9', 17, 9, 1, 12, True, seed=30)
+    wide = source('gray12_4097x33', 4097, 33, 1, 12, seed=5)
+    big = source('rgb8_640x480', 640, 480, 3, 8, seed=6)
+    one_rgb = source('rgb8_1x1', 1, 1, 3, 8, seed=7)
+    one_gray = source('gray8_1x1', 1, 1, 1, 8, seed=8)
+    yuv420 = source('yuv420_8_35x19', 35, 19, 3, 8, sub=[(1, 1), (2, 2), (2, 2)], seed=9)
+    yuv420_10 = source('yuv420_10_17x9', 17, 9, 3, 10, sub=[(1, 1), (2, 2), (2, 2)], seed=31)
+    yuv422 = source('yuv422_10_35x19', 35, 19, 3, 10, sub=[(1, 1), (2, 1), (2, 1)], seed=10)
+    yuv444_s = source('s444_9_13x11', 13, 11, 3, 9, True, seed=32)
+
+    for name, src, kind in (('gray8', gray, 'pnm'), ('rgb8', rgb, 'pnm'), ('gray16', gray16, 'pnm'),
+                            ('s12', s12, 'pgx'), ('wide12', wide, 'pgx'), ('one_rgb', one_rgb, 'pnm'),
+                            ('one_gray', one_gray, 'pnm'), ('yuv420', yuv420, 'raw'),
+                            ('yuv420_10le', yuv420_10, 'rawl'), ('yuv422_10', yuv422, 'raw'),
+                            ('s9_444', yuv444_s, 'pgx'),
+                            ('rgb8_640x480', big, 'pnm')):
+        E('lossless_%s' % name, src, kind, ['--lossless'])
+        E('lossy_%s' % name, src, kind, ['--quality', '1.0'])
+    for lv in (0, 1, 5):
+        E('levels%d' % lv, gray16, 'pnm', ['--lossless', '--levels', str(lv)])
+    for cb in ('4x4', '64x64', '1024x4', '32x128'):
+        E('cblk_%s' % cb, wide, 'pgx', ['--lossless', '--cblk', cb])
+    for p in PROGRESSIONS:
+        E('prog_%s' % p, rgb, 'pnm', ['--lossless', '--progression', p, '--precincts', '16x16,8x8', '--layers', '3'])
+        E('prog_%s_lossy' % p, rgb, 'pnm', ['--progression', p, '--precincts', '32x32', '--layers', '3',
+                                            '--bytes', '600'], budget=600)
+    E('tiles', rgb, 'pnm', ['--lossless', '--tile', '16x8'])
+    E('tiles_R', rgb, 'pnm', ['--lossless', '--tile', '16x16', '--tile-parts', 'R', '--tlm'])
+    E('tiles_C', rgb, 'pnm', ['--lossless', '--tile-parts', 'C', '--tlm', '--plt'])
+    E('sop_eph', rgb, 'pnm', ['--lossless', '--sop', '--eph', '--layers', '2'])
+    E('bytes_2000', big, 'pnm', ['--bytes', '2000'], budget=2000)
+    E('bytes_50000', big, 'pnm', ['--bytes', '50000', '--layers', '4'], budget=50000)
+    E('mct0', rgb, 'pnm', ['--lossless', '--mct', '0'])
+    E('jp2_rgb', rgb, 'pnm', ['--lossless'], ext='jp2')
+    E('jp2_yuv420', yuv420, 'raw', ['--lossless'], ext='jp2')
+    E('jp2_s12', s12, 'pgx', ['--lossless'], ext='jp2')
+    return cases
+
+
+def malformed_cases():
+    base = DecodeCase('base', 'opj', src_rgb8(), 'pnm', ['-n', '3', '-t', '16,16', '-r', '10,1', '-SOP', '-EPH'])
+    cases = []
+
+    def truncate(frac):
+        return lambda d: d[:max(0, int(len(d) * frac))]
+
+    for frac in (0.0, 0.01, 0.05, 0.1, 0.3, 0.5, 0.9, 0.99):
+        cases.append(MalformedCase('truncate_%g' % frac, base, truncate(frac)))
+
+    def set_bytes(offset, values):
+        def f(d):
+            d = bytearray(d)
+            for i, v in enumerate(values):
+                if offset + i < len(d):
+                    d[offset + i] = v
+            return d
+        return f
+
+    # SIZ starts at byte 2: Lsiz at 4, Rsiz 6, Xsiz 8, Ysiz 12, XOsiz 16, YOsiz 20,
+    # XTsiz 24, YTsiz 28, XTOsiz 32, YTOsiz 36, Csiz 40, components from 42.
+    lies = {
+        'siz_huge': (8, [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF]),
+        'siz_zero_width': (8, [0, 0, 0, 0]),
+        'siz_tile_zero': (24, [0, 0, 0, 0]),
+        'siz_tile_tiny': (24, [0, 0, 0, 1, 0, 0, 0, 1]),
+        'siz_offset_past_end': (16, [0x7F, 0xFF, 0xFF, 0xFF]),
+        'siz_csiz_huge': (40, [0xFF, 0xFF]),
+        'siz_csiz_zero': (40, [0, 0]),
+        'siz_precision_39': (42, [38]),
+        'siz_subsampling_zero': (43, [0, 0]),
+        'siz_length_short': (4, [0, 2]),
+        'siz_length_long': (4, [0xFF, 0xFF]),
+        'soc_missing': (0, [0, 0]),
+    }
+    for name, (off, vals) in lies.items():
+        cases.append(MalformedCase(name, base, set_bytes(off, vals)))
+
+    def find_marker(marker, delta, values):
+        def f(d):
+            i = bytes(d).find(bytes([0xFF, marker]))
+            if i >= 0:
+                d = set_bytes(i + delta, values)(d)
+            return d
+        return f
+
+    cases += [
+        MalformedCase('cod_levels_40', base, find_marker(0x52, 9, [40])),
+        MalformedCase('cod_cblk_huge', base, find_marker(0x52, 10, [15, 15])),
+        MalformedCase('cod_layers_zero', base, find_marker(0x52, 6, [0, 0])),
+        MalformedCase('cod_progression_9', base, find_marker(0x52, 5, [9])),
+        MalformedCase('qcd_length_zero', base, find_marker(0x5C, 2, [0, 0])),
+        MalformedCase('sot_psot_huge', base, find_marker(0x90, 6, [0xFF, 0xFF, 0xFF, 0xFF])),
+        MalformedCase('sot_psot_small', base, find_marker(0x90, 6, [0, 0, 0, 1])),
+        MalformedCase('sot_tile_index_huge', base, find_marker(0x90, 4, [0xFF, 0xFF])),
+        MalformedCase('sot_tpsot_bad', base, find_marker(0x90, 10, [200, 1])),
+    ]
+    rng = random.Random(1234)
+    for i in range(16):
+        seeds = [rng.random() for _ in range(8)]
+
+        def flip(d, seeds=seeds):
+            d = bytearray(d)
+            for s in seeds:
+                j = int(s * len(d))
+                d[j] ^= 1 << int(s * 1000) % 8
+            return d
+        cases.append(MalformedCase('bitflips_%d' % i, base, flip))
+    return cases
+
+
+def cli_cases():
+    rgb = src_rgb8()
+    return [
+        CliCase('help', ['--help'], 0, 'decode'),
+        CliCase('decode_help', ['decode', '--help'], 0, '--reduce'),
+        CliCase('encode_help', ['encode', '--help'], 0, '--progression'),
+        CliCase('dump_help', ['dump', '--help'], 0, '-i'),
+        CliCase('no_command', [], 2, one_line=False),
+        CliCase('unknown_command', ['transcode'], 2),
+        CliCase('unknown_option', ['decode', '--frobnicate', '-i', 'x', '-o', 'y.pgx'], 2),
+        CliCase('missing_value', ['decode', '-i'], 2),
+        CliCase('bad_output_ext', ['decode', '-i', 'x.j2k', '-o', 'y.bmp'], 2),
+        CliCase('bad_reduce', ['decode', '-i', 'x.j2k', '-o', 'y.pgx', '-r', 'two'], 2),
+        CliCase('bad_backend', ['decode', '-i', 'x.j2k', '-o', 'y.pgx', '--backend', 'tpu'], 2),
+        CliCase('missing_input', ['decode', '-i', '{work}/absent.j2k', '-o', '{work}/y.pgx'], 1),
+        CliCase('not_a_codestream', ['decode', '-i', '/etc/hostname', '-o', '{work}/y.pgx'], 1),
+        CliCase('dump_missing', ['dump', '-i', '{work}/absent.j2k'], 1),
+        CliCase('encode_missing', ['encode', '-i', '{work}/absent.ppm', '-o', '{work}/y.j2c'], 1),
+        CliCase('encode_bad_cblk', ['encode', '-i', 'x.ppm', '-o', 'y.j2c', '--cblk', '48x48'], 2),
+        CliCase('encode_bad_profile', ['encode', '-i', 'x.ppm', '-o', 'y.j2c', '--profile', 'dci_8k'], 2),
+        CliCase('encode_raw_no_layout', ['encode', '-i', '{work}/x.raw', '-o', '{work}/y.j2c'], 1),
+    ]
+
+
+# --------------------------------------------------------------------------
+# Runner
+# --------------------------------------------------------------------------
+
+class Context:
+    pass
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument('--j2kc', help='path of the j2kc tool')
+    ap.add_argument('--dut', default='j2kc', choices=['j2kc', 'grk', 'opj', 'opj+perturb'],
+                    help='decoder under test in the decode section (default j2kc)')
+    ap.add_argument('--backend', help='pass --backend to j2kc (cpu, cuda)')
+    ap.add_argument('--sections', default=None, help='comma list: decode,encode,malformed,cli')
+    ap.add_argument('--full', action='store_true', help='every case, not the CI subset')
+    ap.add_argument('--filter', help='regular expression on case names')
+    ap.add_argument('--jobs', type=int, default=os.cpu_count() or 2)
+    ap.add_argument('--work', help='work directory (kept); default a temporary one, removed on success')
+    ap.add_argument('--strict-97', dest='strict97', action='store_true',
+                    help='require exact equality for lossy encode cases too')
+    ap.add_argument('--self-test', action='store_true',
+                    help='run the decode section against a decoder that is wrong by 2 in one sample '
+                         'and against grk_decompress: pass when every perturbed case fails and grk passes')
+    ap.add_argument('--list', action='store_true', help='list the cases and exit')
+    ap.add_argument('--verbose', '-v', action='store_true', help='print every case')
+    args = ap.parse_args()
+
+    missing = [t for t in ('opj_compress', 'opj_decompress', 'grk_compress') if shutil.which(t) is None]
+    if args.self_test:
+        return self_test(args, missing)
+
+    if args.sections:
+        sections = args.sections.split(',')
+    else:
+        sections = ['decode', 'encode', 'malformed', 'cli'] if args.dut == 'j2kc' else ['decode']
+    needs_j2kc = args.dut == 'j2kc' or any(s in sections for s in ('encode', 'malformed', 'cli'))
+    if needs_j2kc and not (args.j2kc and os.access(args.j2kc, os.X_OK)):
+        print('interop: j2kc not found (--j2kc %s)' % args.j2kc)
+        return SKIP
+    if missing and any(s in sections for s in ('decode', 'encode', 'malformed')):
+        print('interop: SKIPPED, missing %s (Debian: libopenjp2-tools grokj2k-tools)' % ', '.join(missing))
+        return SKIP
+    if args.dut == 'grk' and shutil.which('grk_decompress') is None:
+        print('interop: SKIPPED, missing grk_decompress')
+        return SKIP
+    return run_matrix(args, sections)
+
+
+def collect(args, sections):
+    cases = []
+    if 'decode' in sections:
+        cases += decode_cases()
+    if 'encode' in sections:
+        cases += encode_cases()
+    if 'malformed' in sections:
+        cases += malformed_cases()
+    if 'cli' in sections:
+        cases += cli_cases()
+    if not args.full:
+        cases = [c for c in cases if not c.full_only]
+    if args.filter:
+        rx = re.compile(args.filter)
+        cases = [c for c in cases if rx.search(c.name)]
+    return cases
+
+
+def run_matrix(args, sections, quiet=False):
+    cases = collect(args, sections)
+    if args.list:
+        for c in cases:
+            print(c.name)
+        return 0
+    ctx = Context()
+    ctx.j2kc = os.path.abspath(args.j2kc) if args.j2kc else None
+    ctx.backend = args.backend
+    ctx.strict97 = args.strict97
+    ctx.reference = Decoder('opj')
+    ctx.dut = Decoder(args.dut, ctx.j2kc, args.backend)
+    keep = bool(args.work)
+    ctx.root = os.path.abspath(args.work) if args.work else tempfile.mkdtemp(prefix='j2kc_interop_')
+    os.makedirs(ctx.root, exist_ok=True)
+    for src in SOURCES.values():
+        src.paths = {}  # files of an earlier run lie in its (removed) work directory
+    # Sources are generated up front (one thread) so that workers only read them.
+    for c in cases:
+        if hasattr(c, 'src'):
+            c.src.file(ctx.root, c.kind)
+        if hasattr(c, 'base_case'):
+            c.base_case.src.file(ctx.root, c.base_case.kind)
+
+    start = time.time()
+
+    def one(item):
+        i, case = item
+        work = os.path.join(ctx.root, '%04d_%s' % (i, re.sub(r'[^A-Za-z0-9_.-]', '_', case.name)))
+        os.makedirs(work, exist_ok=True)
+        try:
+            return case.run(ctx, work)
+        except Exception as e:  # a harness error is a failure, with its reason
+            return Result(case, 'fail', 'harness: %s: %s' % (type(e).__name__, e))
+
+    results = []
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        for r in pool.map(one, enumerate(cases)):
+            results.append(r)
+            if not quiet and (r.status == 'fail' or args.verbose or r.status == 'skip'):
+                extra = ''
+                if r.status == 'pass' and r.irreversible:
+                    extra = ' (9/7 max |diff| %d, %d samples differ)' % (r.max_diff or 0, r.ndiff or 0)
+                print('%-4s %s%s%s' % (r.status.upper(), r.case.name, ': ' + r.message if r.message else '', extra))
+                sys.stdout.flush()
+
+    by = {'pass': 0, 'fail': 0, 'skip': 0}
+    for r in results:
+        by[r.status] += 1
+    irr = [r for r in results if r.irreversible and r.status == 'pass']
+    worst = max([r.max_diff or 0 for r in irr] or [0])
+    exact = sum(1 for r in irr if not r.ndiff)
+    per_section = {}
+    for r in results:
+        s = per_section.setdefault(r.case.section, [0, 0, 0])
+        s[['pass', 'fail', 'skip'].index(r.status)] += 1
+    detail = ', '.join('%s %d/%d' % (k, v[0], v[0] + v[1]) for k, v in per_section.items())
+    summary = 'interop (%s): %d cases, %d passed, %d failed, %d skipped [%s]; 9/7: %d of %d bit-exact, max |diff| %d; %.0fs' % (
+        args.dut, len(results), by['pass'], by['fail'], by['skip'], detail, exact, len(irr), worst, time.time() - start)
+    if not quiet:
+        print(summary)
+    if by['fail'] == 0 and not keep:
+        shutil.rmtree(ctx.root, ignore_errors=True)
+    elif not quiet:
+        print('interop: work files kept in %s' % ctx.root)
+    if quiet:
+        return results
+    return 1 if by['fail'] else 0
+
+
+def self_test(args, missing):
+    """The harness must pass a correct decoder and fail a wrong one."""
+    if missing or shutil.which('grk_decompress') is None:
+        print('interop self-test: SKIPPED, missing reference tools')
+        return SKIP
+    args.full = False
+    args.filter = args.filter or r'decode/(opj|grk)/(rgb_|gray_|prog_LRCP|mode63|tiles_|depth(4|12|16)[us]_53|wide|layers_rates|roi_)'
+    ok = True
+    args.dut = 'opj'
+    res = run_matrix(args, ['decode'], quiet=True)
+    bad = [r for r in res if r.status != 'pass']
+    print('self-test: opj_decompress vs itself: %d cases, %d failed or skipped (want 0)' % (len(res), len(bad)))
+    ok = ok and not bad and len(res) > 10
+    args.dut = 'grk'
+    res = run_matrix(args, ['decode'], quiet=True)
+    bad = [r for r in res if r.status != 'pass']
+    worst = max([r.max_diff or 0 for r in res] or [0])
+    print('self-test: grk_decompress: %d cases, %d failed or skipped, max |diff| %d (want 0)' % (len(res), len(bad), worst))
+    for r in bad:
+        print('  FAIL %s: %s' % (r.case.name, r.message))
+    ok = ok and not bad
+    args.dut = 'opj+perturb'
+    res = run_matrix(args, ['decode'], quiet=True)
+    caught = [r for r in res if r.status == 'fail']
+    ran = res
+    print('self-test: a decoder wrong by 2 in one sample: %d of %d cases caught (want all)' % (len(caught), len(ran)))
+    ok = ok and len(caught) == len(ran) and len(ran) > 10
+    print('interop self-test: %s' % ('PASSED' if ok else 'FAILED'))
+    return 0 if ok else 1
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -535,6 +535,15 @@ TEST(PcrdSelect, ComponentCapsHonoured)
         });
         for (uint32_t c = 0; c < 3; ++c) EXPECT_LE(e.exact.component[c], cap);
         EXPECT_LE(e.exact.total, params.budget);
+        EXPECT_LE(e.rounds, 8u);
+        // Caps so tight that the frame budget cannot be reached: few rounds still.
+        PcrdParams tight = params;
+        tight.component_budgets = {cap / 4, cap / 4, cap / 4};
+        const PcrdResult t = pcrd_select_ref(f.view(), tight, [&](const uint16_t *p) {
+            return simulated_tier2(f, p, 1, 3);
+        });
+        for (uint32_t c = 0; c < 3; ++c) EXPECT_LE(t.exact.component[c], cap / 4);
+        EXPECT_LE(t.rounds, 5u);
     }
 }
 

@@ -157,13 +157,15 @@ PcrdResult pcrd_run_rounds(const PcrdParams &params, const PcrdPlan &plan, uint3
         if (fits) {
             const bool all = o.all_included;
             const uint64_t total = s.total;
-            if (!have_best || total > best.sizes.total) {
+            const bool gained = !have_best || total > best.sizes.total;
+            if (gained) {
                 best = Round{frame, cur_caps, std::move(o), std::move(s), round};
-                have_best = true;
             }
             fit_frame = std::max(fit_frame, frame);
             const bool close = budget == kPcrdNoLimit || total >= budget - budget / 50;
-            if (all || close || last_round) break;
+            // No gain from a larger frame budget: other limits (caps) bind.
+            if (all || close || last_round || (have_best && !gained)) break;
+            have_best = true;
             // The header estimate was pessimistic: give the slack back, or bisect.
             frame = have_over ? fit_frame + (over_frame - fit_frame) / 2 : frame + (budget - total);
         } else if (have_best) {

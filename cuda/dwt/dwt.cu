@@ -188,7 +188,7 @@ template <class T, bool Fwd>
 __global__ void dwt_rows_kernel(const T *src, size_t src_stride, T *dst, size_t dst_stride, uint32_t w,
                                 uint32_t h, uint32_t x0)
 {
-    extern __shared__ unsigned char smem_raw[];
+    extern __shared__ __align__(16) unsigned char smem_raw[];
     T *s = reinterpret_cast<T *>(smem_raw);
     const DwtRun r = dwt_run(x0, w);
     for (uint32_t y = blockIdx.x; y < h; y += gridDim.x) {
@@ -312,7 +312,8 @@ void check_args(const void *data, size_t stride, const Rect &rect, int levels, i
     J2KC_CHECK_ARG(levels >= 0 && levels <= kMaxLevels, "DWT: %d levels (0..32)", levels);
     J2KC_CHECK_ARG(skip >= 0 && skip <= levels, "DWT: cannot skip %d of %d levels", skip, levels);
     J2KC_CHECK_ARG(rect.x1 >= rect.x0 && rect.y1 >= rect.y0, "DWT: inverted rect");
-    J2KC_CHECK_ARG(rect.area() == 0 || (data && scratch && stride >= rect.width()), "DWT: bad plane");
+    J2KC_CHECK_ARG(rect.area() == 0 || (data && stride >= rect.width()), "DWT: bad plane");
+    J2KC_CHECK_ARG(rect.area() == 0 || levels == skip || scratch, "DWT: no scratch");
 }
 
 template <class T>

@@ -68,6 +68,13 @@ std::string hex16(uint16_t v)
     return b;
 }
 
+/** "COD", or "0xFF6F" for markers without a name. */
+std::string display_name(uint16_t m)
+{
+    const char *name = marker_name(m);
+    return name[0] == 'u' ? hex16(m) : name;
+}
+
 /** Reruns f, prefixing any error with the marker and its offset. */
 template <typename F>
 void in_segment(uint16_t marker, size_t offset, F &&f)
@@ -75,8 +82,7 @@ void in_segment(uint16_t marker, size_t offset, F &&f)
     try {
         f();
     } catch (const Error &e) {
-        const char *name = marker_name(marker);
-        std::string what = std::string(name[0] == 'u' ? hex16(marker).c_str() : name) +
+        std::string what = display_name(marker) +
                            " marker segment at offset " + std::to_string(offset) + ": " + e.what();
         throw Error(e.status(), what);
     }
@@ -573,11 +579,11 @@ void Parser::parse_main_header(ByteReader &r)
         r.skip(2);
         const uint16_t len = r.u16();
         J2KC_CHECK_DATA(len >= 2, "%s marker segment at offset %zu: length %u < 2",
-                        m == kSIZ ? "SIZ" : hex16(m).c_str(), at, unsigned{len});
+                        display_name(m).c_str(), at, unsigned{len});
         J2KC_CHECK_DATA(len - 2u <= r.remaining(),
                         "%s marker segment at offset %zu: length %u runs past the end (%zu bytes "
                         "left)",
-                        marker_name(m)[0] == 'u' ? hex16(m).c_str() : marker_name(m), at,
+                        display_name(m).c_str(), at,
                         unsigned{len}, r.remaining());
         ByteReader body(r.current(), len - 2u);
         r.skip(len - 2u);
@@ -605,7 +611,7 @@ void Parser::parse_main_header(ByteReader &r)
             case kCPF: return;  // profile descriptions (newer editions): nothing to decode
             default:
                 warn("%s marker segment (%u bytes) at offset %zu skipped in the main header",
-                     marker_name(m)[0] == 'u' ? hex16(m).c_str() : marker_name(m), unsigned{len},
+                     display_name(m).c_str(), unsigned{len},
                      at);
             }
         });
@@ -755,7 +761,7 @@ bool Parser::parse_tile_part(ByteReader &r)
         if (end - at >= 4) {
             len = static_cast<uint16_t>(r.data()[at + 2] << 8 | r.data()[at + 3]);
             J2KC_CHECK_DATA(len >= 2, "%s marker segment at offset %zu: length %u < 2",
-                            marker_name(m), at, unsigned{len});
+                            display_name(m).c_str(), at, unsigned{len});
             seg_end = at + 2 + len;
         }
         if (end - at < 4 || seg_end > end) {
@@ -767,7 +773,7 @@ bool Parser::parse_tile_part(ByteReader &r)
             }
             fail(J2KC_ERR_INVALID_DATA, "%s marker segment at offset %zu: length %u runs past the "
                                    "tile-part's end",
-                            marker_name(m), at, unsigned{len});
+                            display_name(m).c_str(), at, unsigned{len});
         }
         r.skip(4);
         ByteReader body(r.current(), len - 2u);
@@ -791,7 +797,7 @@ bool Parser::parse_tile_part(ByteReader &r)
             }
             default:
                 warn("%s marker segment at offset %zu skipped in a tile-part header",
-                     marker_name(m)[0] == 'u' ? hex16(m).c_str() : marker_name(m), at);
+                     display_name(m).c_str(), at);
             }
         });
     }

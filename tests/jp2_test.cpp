@@ -1,0 +1,485 @@
+// JP2 file format (Annex I): wrap/parse round trips, palettes, component
+// mapping and channel definitions, box length forms, hostile boxes, and the
+// JP2 files opj_compress wrote (tests/data/cs_*.jp2).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <iterator>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "codestream/jp2.h"
+#include "codestream/reader.h"
+#include "codestream/writer.h"
+#include "common/byte_io.h"
+#include "common/status.h"
+
+namespace j2kc {
+namespace {
+
+using Bytes = std::vector<uint8_t>;
+
+int status_of(const std::function<void()> &f)
+{
+    try {
+        f();
+    } catch (const Error &e) {
+        return e.status();
+    }
+    return J2KC_OK;
+}
+
+int jp2_status(const Bytes &b)
+{
+    return status_of([&] { parse_jp2(b.data(), b.size()); });
+}
+
+uint32_t fourcc(const char *s)
+{
+    return uint32_t(uint8_t(s[0])) << 24 | uint32_t(uint8_t(s[1])) << 16 |
+           uint32_t(uint8_t(s[2])) << 8 | uint8_t(s[3]);
+}
+
+Bytes box(const char *type, const Bytes &content)
+{
+    ByteWriter w;
+    w.u32(static_cast<uint32_t>(content.size() + 8));
+    w.u32(fourcc(type));
+    w.bytes(content);
+    return w.buffer();
+}
+
+Bytes cat(std::initializer_list<Bytes> parts)
+{
+    Bytes out;
+    for (const Bytes &p : parts) out.insert(out.end(), p.begin(), p.end());
+    return out;
+}
+
+const Bytes kSignature = {0, 0, 0, 12, 'j', 'P', ' ', ' ', 0x0D, 0x0A, 0x87, 0x0A};
+const Bytes kFtyp = box("ftyp", {'j', 'p', '2', ' ', 0, 0, 0, 0, 'j', 'p', '2', ' '});
+
+Bytes ihdr(uint32_t w, uint32_t h, uint16_t nc, uint8_t bpc)
+{
+    ByteWriter b;
+    b.u32(h);
+    b.u32(w);
+    b.u16(nc);
+    b.u8(bpc);
+    b.u8(7);
+    b.u8(0);
+    b.u8(0);
+    return box("ihdr", b.buffer());
+}
+
+Bytes colr_enum(uint32_t cs)
+{
+    ByteWriter b;
+    b.u8(1);
+    b.u8(0);
+    b.u8(0);
+    b.u32(cs);
+    return box("colr", b.buffer());
+}
+
+ImageSize make_siz(uint32_t w, uint32_t h, size_t comps)
+{
+    ImageSize s;
+    s.width = w;
+    s.height = h;
+    s.tile_width = w;
+    s.tile_height = h;
+    s.components.assign(comps, ComponentSize{});
+    return s;
+}
+
+/** A valid little codestream for the given geometry (fake packet data). */
+Bytes codestream_for(const ImageSize &siz)
+{
+    ByteWriter w;
+    write_soc(w);
+    write_siz(w, siz);
+    CodingStyle cod;
+    cod.component.levels = 1;
+    write_cod(w, cod);
+    Quantization q;
+    q.steps.assign(4, QuantStep{8, 0});
+    write_qcd(w, q);
+    const size_t at = write_sot(w, 0, 0, 1);
+    write_sod(w);
+    w.bytes({1, 2, 3});
+    patch_sot_psot(w, at, static_cast<uint32_t>(w.size() - at));
+    write_eoc(w);
+    return w.buffer();
+}
+
+Bytes load(const std::string &name)
+{
+    const char *dir = std::getenv("J2KC_TEST_DATA");
+    if (!dir) return {};
+    std::ifstream f(std::string(dir) + "/" + name, std::ios::binary);
+    return Bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+}
+
+TEST(Jp2, WrapParseRoundTrip)
+{
+    struct Case {
+        j2kc_color_space colour;
+        size_t comps;
+        bool mixed_depths;
+        uint32_t enumcs;
+        bool alpha;
+    };
+    const Case cases[] = {
+        {J2KC_COLOR_SRGB, 3, false, 16, false}, {J2KC_COLOR_GRAY, 1, false, 17, false},
+        {J2KC_COLOR_SYCC, 3, true, 18, false},  {J2KC_COLOR_GRAY, 2, false, 17, true},
+        {J2KC_COLOR_SRGB, 4, true, 16, true},   {J2KC_COLOR_UNKNOWN, 5, true, 16, false},
+        {J2KC_COLOR_XYZ, 3, false, 16, false}};
+    for (const Case &c : cases) {
+        ImageSize siz = make_siz(41, 27, c.comps);
+        siz.x0 = 3;
+        siz.y0 = 5;
+        siz.tile_width = 41;
+        siz.tile_height = 27;
+        for (size_t k = 0; k < c.comps; ++k) {
+            siz.components[k].precision = static_cast<uint8_t>(c.mixed_depths ? 4 + k : 10);
+            siz.components[k].is_signed = c.mixed_depths && k == 1;
+        }
+        const Bytes cs = codestream_for(siz);
+        const Bytes file = wrap_jp2(cs, siz, c.colour);
+        ASSERT_TRUE(is_jp2(file.data(), file.size()));
+        EXPECT_FALSE(is_jp2(cs.data(), cs.size()));
+        const Jp2File f = parse_jp2(file.data(), file.size());
+        ASSERT_EQ(f.codestream_size, cs.size());
+        EXPECT_TRUE(std::equal(cs.begin(), cs.end(), f.codestream));
+        EXPECT_EQ(f.codestream, file.data() + f.codestream_offset);
+        EXPECT_EQ(f.width, 38u);
+        EXPECT_EQ(f.height, 22u);
+        EXPECT_EQ(f.num_components, c.comps);
+        EXPECT_EQ(f.brand, jp2_box::kBrandJp2);
+        EXPECT_EQ(f.bpc == 0xFF, c.mixed_depths);
+        for (size_t k = 0; k < c.comps; ++k) {
+            EXPECT_EQ(f.component_precision(static_cast<uint16_t>(k)), siz.components[k].precision);
+            EXPECT_EQ(f.component_signed(static_cast<uint16_t>(k)), siz.components[k].is_signed);
+        }
+        ASSERT_EQ(f.colours.size(), 1u);
+        EXPECT_EQ(f.colours[0].method, 1);
+        EXPECT_EQ(f.colours[0].enumerated, c.enumcs);
+        const bool known = c.colour == J2KC_COLOR_SRGB || c.colour == J2KC_COLOR_GRAY ||
+                           c.colour == J2KC_COLOR_SYCC;
+        EXPECT_EQ(f.colourspace_unknown, !known);
+        if (known) {
+            EXPECT_EQ(f.color_space, c.colour);
+        }
+        EXPECT_EQ(f.channel_definitions.empty(), !c.alpha);
+        EXPECT_TRUE(f.warnings.empty()) << f.warnings[0];
+        const auto ch = jp2_channels(f, static_cast<uint32_t>(c.comps));
+        ASSERT_EQ(ch.size(), c.comps);
+        if (c.alpha) {
+            EXPECT_EQ(ch.back().type, 1);
+            EXPECT_EQ(ch.back().component, c.comps - 1);
+        }
+        EXPECT_EQ(ch[0].type, 0);
+        EXPECT_EQ(ch[0].association, 1);
+        // The codestream inside parses, and agrees with ihdr.
+        const Codestream parsed = parse_codestream(f.codestream, f.codestream_size);
+        EXPECT_EQ(parsed.siz.width - parsed.siz.x0, f.width);
+        EXPECT_EQ(parsed.siz.components.size(), f.num_components);
+    }
+}
+
+Bytes palette_file(const std::function<void(Bytes &pclr, Bytes &cmap, Bytes &cdef)> &tweak = nullptr)
+{
+    // pclr: 3 entries, columns 8u, 12s, 1u, 38u.
+    ByteWriter p;
+    p.u16(3);
+    p.u8(4);
+    p.u8(7);
+    p.u8(0x80 | 11);
+    p.u8(0);
+    p.u8(37);
+    const uint64_t big = (1ull << 38) - 1;
+    const uint16_t s12[3] = {0xFFF, 0x800, 0x7FF};
+    for (int e = 0; e < 3; ++e) {
+        p.u8(static_cast<uint8_t>(10 * e + 1));
+        p.u16(s12[e]);
+        p.u8(static_cast<uint8_t>(e & 1));
+        p.uint_n(big - e, 5);
+    }
+    Bytes pclr = p.buffer();
+    // cmap: four channels from component 0 through columns 2, 1, 0, 3.
+    Bytes cmap = {0, 0, 1, 2, 0, 0, 1, 1, 0, 0, 1, 0, 0, 0, 1, 3};
+    // cdef: channel 0 is blue, 1 green, 2 red, 3 opacity.
+    Bytes cdef = {0, 4, 0, 0, 0, 0, 0, 3, 0, 1, 0, 0, 0, 2, 0, 2, 0, 0, 0, 1, 0, 3, 0, 1, 0, 0};
+    if (tweak) tweak(pclr, cmap, cdef);
+    ByteWriter res;
+    res.u16(72);
+    res.u16(1);
+    res.u16(300);
+    res.u16(3);
+    res.u8(0xFE);
+    res.u8(2);
+    const Bytes resc = box("resc", res.buffer());
+    const Bytes resd = box("resd", res.buffer());
+    const Bytes jp2h = box("jp2h", cat({ihdr(9, 7, 1, 7), colr_enum(16), box("pclr", pclr),
+                                        box("cmap", cmap), box("cdef", cdef),
+                                        box("res ", cat({resc, resd}))}));
+    const Bytes cs = codestream_for(make_siz(9, 7, 1));
+    return cat({kSignature, kFtyp, jp2h, box("jp2c", cs)});
+}
+
+TEST(Jp2, PaletteMappingChannelDefinitionsResolution)
+{
+    const Bytes file = palette_file();
+    const Jp2File f = parse_jp2(file.data(), file.size());
+    ASSERT_TRUE(f.palette);
+    const Jp2Palette &p = *f.palette;
+    EXPECT_EQ(p.num_entries, 3);
+    ASSERT_EQ(p.columns.size(), 4u);
+    EXPECT_EQ(p.columns[1].precision, 12);
+    EXPECT_TRUE(p.columns[1].is_signed);
+    EXPECT_EQ(p.columns[3].precision, 38);
+    EXPECT_EQ(p.value(2, 0), 21);
+    EXPECT_EQ(p.value(0, 1), -1);
+    EXPECT_EQ(p.value(1, 1), -2048);
+    EXPECT_EQ(p.value(2, 1), 2047);
+    EXPECT_EQ(p.value(1, 2), 1);
+    EXPECT_EQ(p.value(2, 3), static_cast<int64_t>((1ull << 38) - 3));
+    ASSERT_EQ(f.component_mapping.size(), 4u);
+    EXPECT_EQ(f.component_mapping[0].column, 2);
+    ASSERT_EQ(f.channel_definitions.size(), 4u);
+    ASSERT_TRUE(f.capture_resolution);
+    EXPECT_EQ(f.capture_resolution->v_num, 72);
+    EXPECT_EQ(f.capture_resolution->h_den, 3);
+    EXPECT_EQ(f.capture_resolution->v_exp, -2);
+    ASSERT_TRUE(f.display_resolution);
+    EXPECT_EQ(f.display_resolution->h_exp, 2);
+
+    // Output order: red (channel 2, column 0), green (1, column 1), blue (0, column 2), alpha.
+    const auto ch = jp2_channels(f, 1);
+    ASSERT_EQ(ch.size(), 4u);
+    EXPECT_EQ(ch[0].palette_column, 0);
+    EXPECT_EQ(ch[0].association, 1);
+    EXPECT_EQ(ch[1].palette_column, 1);
+    EXPECT_EQ(ch[2].palette_column, 2);
+    EXPECT_EQ(ch[3].palette_column, 3);
+    EXPECT_EQ(ch[3].type, 1);
+    for (const auto &c : ch) EXPECT_EQ(c.component, 0);
+    EXPECT_EQ(status_of([&] { jp2_channels(f, 0); }), J2KC_ERR_INVALID_DATA);
+}
+
+TEST(Jp2, BadPaletteMappingDefinitions)
+{
+    const int D = J2KC_ERR_INVALID_DATA;
+    auto st = [](const std::function<void(Bytes &, Bytes &, Bytes &)> &t) { return jp2_status(palette_file(t)); };
+    EXPECT_EQ(st(nullptr), J2KC_OK);
+    EXPECT_EQ(st([](Bytes &p, Bytes &, Bytes &) { p[0] = 0; p[1] = 0; }), D);      // NE 0
+    EXPECT_EQ(st([](Bytes &p, Bytes &, Bytes &) { p[0] = 4; p[1] = 1; }), D);      // NE 1025
+    EXPECT_EQ(st([](Bytes &p, Bytes &, Bytes &) { p.pop_back(); }), D);            // short table
+    EXPECT_EQ(st([](Bytes &p, Bytes &, Bytes &) { p[3] = 38; }), D);               // 39-bit column
+    EXPECT_EQ(st([](Bytes &, Bytes &m, Bytes &) { m[1] = 1; }), D);                // component 1 of 1
+    EXPECT_EQ(st([](Bytes &, Bytes &m, Bytes &) { m[3] = 4; }), D);                // column 4 of 4
+    EXPECT_EQ(st([](Bytes &, Bytes &m, Bytes &) { m[2] = 2; }), D);                // mapping type 2
+    EXPECT_EQ(st([](Bytes &, Bytes &m, Bytes &) { m.pop_back(); }), D);            // not 4-byte entries
+    EXPECT_EQ(st([](Bytes &, Bytes &, Bytes &d) { d[9] = 0; }), D);                // channel 0 twice
+    EXPECT_EQ(st([](Bytes &, Bytes &, Bytes &d) { d[3] = 4; }), D);                // channel 4 of 4
+    EXPECT_EQ(st([](Bytes &, Bytes &, Bytes &d) { d[5] = 3; }), D);                // type 3
+    EXPECT_EQ(st([](Bytes &, Bytes &, Bytes &d) { d[1] = 5; }), D);                // N 5 with 4 entries
+    // Palette without mapping, mapping without palette.
+    const Bytes cs = codestream_for(make_siz(9, 7, 1));
+    const Bytes pclr = {0, 1, 1, 7, 42};
+    EXPECT_EQ(jp2_status(cat({kSignature, kFtyp, box("jp2h", cat({ihdr(9, 7, 1, 7), colr_enum(16), box("pclr", pclr)})), box("jp2c", cs)})), D);
+    EXPECT_EQ(jp2_status(cat({kSignature, kFtyp, box("jp2h", cat({ihdr(9, 7, 1, 7), colr_enum(16), box("cmap", {0, 0, 0, 0})})), box("jp2c", cs)})), D);
+}
+
+Bytes simple_file(const Bytes &jp2c_box)
+{
+    return cat({kSignature, kFtyp, box("jp2h", cat({ihdr(9, 7, 1, 7), colr_enum(17)})), jp2c_box});
+}
+
+TEST(Jp2, CodestreamBoxLengthForms)
+{
+    const Bytes cs = codestream_for(make_siz(9, 7, 1));
+    // XLBox.
+    ByteWriter x;
+    x.u32(1);
+    x.u32(jp2_box::kCodestream);
+    x.u32(0);
+    x.u32(static_cast<uint32_t>(cs.size() + 16));
+    x.bytes(cs);
+    Bytes file = simple_file(x.buffer());
+    Jp2File f = parse_jp2(file.data(), file.size());
+    EXPECT_EQ(f.codestream_size, cs.size());
+    EXPECT_TRUE(std::equal(cs.begin(), cs.end(), f.codestream));
+    EXPECT_EQ(f.color_space, J2KC_COLOR_GRAY);
+    // LBox 0: to the end of the file.
+    ByteWriter z;
+    z.u32(0);
+    z.u32(jp2_box::kCodestream);
+    z.bytes(cs);
+    file = simple_file(z.buffer());
+    f = parse_jp2(file.data(), file.size());
+    EXPECT_EQ(f.codestream_size, cs.size());
+    // A jp2c longer than the file is clipped (the codestream parser keeps what is there).
+    Bytes longer = box("jp2c", cs);
+    longer[2] = 0x10;
+    file = simple_file(longer);
+    f = parse_jp2(file.data(), file.size());
+    EXPECT_EQ(f.codestream_size, cs.size());
+    EXPECT_FALSE(f.warnings.empty());
+    // XLBox below 16, or a 64-bit length past the end of a non-jp2c box.
+    x.patch_u32(12, 15);
+    file = simple_file(x.buffer());
+    EXPECT_EQ(jp2_status(file), J2KC_ERR_INVALID_DATA);
+    // Boxes after the first jp2c are not looked at; a box before it is skipped.
+    file = cat({kSignature, kFtyp, box("xml ", {'<', 'a', '/', '>'}),
+                box("jp2h", cat({ihdr(9, 7, 1, 7), colr_enum(17)})), box("jp2c", cs),
+                Bytes{0, 0, 0, 3}});
+    EXPECT_EQ(jp2_status(file), J2KC_OK);
+}
+
+TEST(Jp2, MalformedBoxes)
+{
+    const int D = J2KC_ERR_INVALID_DATA;
+    const Bytes cs = codestream_for(make_siz(9, 7, 1));
+    const Bytes jp2h = box("jp2h", cat({ihdr(9, 7, 1, 7), colr_enum(17)}));
+    const Bytes good = cat({kSignature, kFtyp, jp2h, box("jp2c", cs)});
+    EXPECT_EQ(jp2_status(good), J2KC_OK);
+    Bytes b = good;
+    b[11] = 0x0B;  // signature content
+    EXPECT_EQ(jp2_status(b), D);
+    EXPECT_FALSE(is_jp2(b.data(), b.size()));
+    EXPECT_FALSE(is_jp2(good.data(), 11));
+    EXPECT_FALSE(is_jp2(nullptr, 0));
+    EXPECT_EQ(jp2_status(cat({kSignature, jp2h, box("jp2c", cs)})), D);               // no ftyp
+    EXPECT_EQ(jp2_status(cat({kSignature, kFtyp, box("jp2c", cs)})), D);              // no jp2h
+    EXPECT_EQ(jp2_status(cat({kSignature, kFtyp, jp2h})), D);                         // no jp2c
+    EXPECT_EQ(jp2_status(cat({kSignature, kFtyp, box("jp2c", cs), jp2h})), D);        // jp2c first
+    EXPECT_EQ(jp2_status(cat({kSignature, box("ftyp", {1, 2, 3}), jp2h, box("jp2c", cs)})), D);
+    for (uint32_t lbox : {2u, 3u, 7u}) {
+        b = good;
+        b[kSignature.size() + kFtyp.size() + 3] = static_cast<uint8_t>(lbox);  // jp2h LBox
+        EXPECT_EQ(jp2_status(b), D) << lbox;
+    }
+    b = good;
+    b[kSignature.size() + kFtyp.size() + 2] = 0x7F;  // jp2h runs past the end
+    EXPECT_EQ(jp2_status(b), D);
+    // Children of jp2h: bad ihdr.
+    auto with_header = [&](const Bytes &children) {
+        return jp2_status(cat({kSignature, kFtyp, box("jp2h", children), box("jp2c", cs)}));
+    };
+    EXPECT_EQ(with_header({colr_enum(17)}), D);                                          // no ihdr
+    EXPECT_EQ(with_header({box("ihdr", {0, 0, 0, 7, 0, 0, 0, 9, 0, 1, 7, 7, 0})}), D);   // 13 bytes
+    EXPECT_EQ(with_header(cat({ihdr(9, 7, 0, 7), colr_enum(17)})), D);                   // NC 0
+    EXPECT_EQ(with_header(cat({ihdr(0, 7, 1, 7), colr_enum(17)})), D);                   // width 0
+    EXPECT_EQ(with_header(cat({ihdr(9, 7, 1, 0xFF), colr_enum(17)})), D);                // no bpcc
+    EXPECT_EQ(with_header(cat({ihdr(9, 7, 2, 0xFF), box("bpcc", {7}), colr_enum(17)})), D);
+    EXPECT_EQ(with_header(cat({ihdr(9, 7, 2, 0xFF), box("bpcc", {7, 11}), colr_enum(17)})), J2KC_OK);
+    EXPECT_EQ(with_header(cat({ihdr(9, 7, 1, 7), box("colr", {1, 0})})), D);            // short colr
+    EXPECT_EQ(with_header(cat({ihdr(9, 7, 1, 7), box("colr", {1, 0, 0, 0, 0})})), D);   // short EnumCS
+    EXPECT_EQ(with_header(cat({ihdr(9, 7, 1, 7), Bytes{0, 0, 0, 5, 'c', 'o', 'l', 'r'}})), D);
+    // ICC profile bytes are kept; an unknown method is ignored.
+    const Bytes icc = {1, 2, 3, 4, 5, 6, 7};
+    Bytes icc_colr = {2, 0, 0};
+    icc_colr.insert(icc_colr.end(), icc.begin(), icc.end());
+    Bytes file = cat({kSignature, kFtyp, box("jp2h", cat({ihdr(9, 7, 1, 7), box("colr", icc_colr), box("colr", {9, 0, 0}), colr_enum(16)})), box("jp2c", cs)});
+    const Jp2File f = parse_jp2(file.data(), file.size());
+    ASSERT_EQ(f.colours.size(), 2u);
+    EXPECT_EQ(f.colours[0].icc, icc);
+    EXPECT_EQ(f.color_space, J2KC_COLOR_UNKNOWN);  // the first (ICC) rules
+}
+
+TEST(Jp2, DeepNestingCostsNoRecursion)
+{
+    // 200000 boxes nested inside one another inside jp2h: only one level is entered.
+    const size_t depth = 200000;
+    Bytes nested(8 * depth);
+    for (size_t i = 0; i < depth; ++i) {
+        const uint32_t len = static_cast<uint32_t>(8 * (depth - i));
+        ByteWriter w;
+        w.u32(len);
+        w.u32(fourcc(i % 2 ? "res " : "jp2h"));
+        std::copy(w.buffer().begin(), w.buffer().end(), nested.begin() + 8 * i);
+    }
+    const Bytes cs = codestream_for(make_siz(9, 7, 1));
+    Bytes file = cat({kSignature, kFtyp, box("jp2h", cat({ihdr(9, 7, 1, 7), colr_enum(17), nested})), box("jp2c", cs)});
+    EXPECT_EQ(jp2_status(file), J2KC_OK);
+    file = cat({kSignature, kFtyp, box("jp2h", cat({ihdr(9, 7, 1, 7), colr_enum(17), box("res ", nested)})), box("jp2c", cs)});
+    EXPECT_EQ(jp2_status(file), J2KC_OK);
+    // Many top-level boxes before jp2c: a linear walk.
+    Bytes many;
+    for (int i = 0; i < 100000; ++i) {
+        const Bytes f = box("free", {});
+        many.insert(many.end(), f.begin(), f.end());
+    }
+    file = cat({kSignature, kFtyp, many, box("jp2h", cat({ihdr(9, 7, 1, 7), colr_enum(17)})), box("jp2c", cs)});
+    EXPECT_EQ(jp2_status(file), J2KC_OK);
+}
+
+TEST(Jp2, EveryPrefixAndRandomDamage)
+{
+    const Bytes file = palette_file();
+    const Jp2File full = parse_jp2(file.data(), file.size());
+    for (size_t n = 0; n < file.size(); ++n) {
+        const Bytes prefix(file.begin(), file.begin() + n);
+        const int s = jp2_status(prefix);
+        // Only a clipped jp2c still parses; every other cut is invalid.
+        if (n >= full.codestream_offset)
+            EXPECT_EQ(s, J2KC_OK) << n;
+        else
+            EXPECT_EQ(s, J2KC_ERR_INVALID_DATA) << n;
+    }
+    std::mt19937 rng(5);
+    int ok = 0, bad = 0;
+    for (int iter = 0; iter < 5000; ++iter) {
+        Bytes b = file;
+        for (int k = 0; k < 3; ++k) b[rng() % b.size()] = static_cast<uint8_t>(rng());
+        try {
+            const Jp2File f = parse_jp2(b.data(), b.size());
+            ASSERT_GE(f.codestream, b.data());
+            ASSERT_LE(f.codestream + f.codestream_size, b.data() + b.size());
+            status_of([&] { jp2_channels(f, 1); });
+            ++ok;
+        } catch (const Error &e) {
+            EXPECT_EQ(e.status(), J2KC_ERR_INVALID_DATA);
+            ++bad;
+        }
+    }
+    EXPECT_GT(ok, 0);
+    EXPECT_GT(bad, 0);
+}
+
+TEST(Jp2Reference, OpjFiles)
+{
+    struct Ref {
+        const char *name;
+        uint32_t width, height;
+        uint16_t comps;
+        j2kc_color_space colour;
+    };
+    // opj_compress -i rgb.ppm -o rgb.jp2 -n 2 -r 5; opj_compress -i gray.pgm -o gray.jp2 -n 3
+    for (const Ref &r : {Ref{"cs_rgb.jp2", 37, 29, 3, J2KC_COLOR_SRGB}, Ref{"cs_gray.jp2", 45, 31, 1, J2KC_COLOR_GRAY}}) {
+        const Bytes b = load(r.name);
+        if (b.empty()) GTEST_SKIP() << "J2KC_TEST_DATA not set or " << r.name << " missing";
+        ASSERT_TRUE(is_jp2(b.data(), b.size()));
+        const Jp2File f = parse_jp2(b.data(), b.size());
+        EXPECT_EQ(f.width, r.width);
+        EXPECT_EQ(f.height, r.height);
+        EXPECT_EQ(f.num_components, r.comps);
+        EXPECT_EQ(f.color_space, r.colour);
+        EXPECT_EQ(f.component_precision(0), 8);
+        const Codestream cs = parse_codestream(f.codestream, f.codestream_size);
+        EXPECT_EQ(cs.siz.width, r.width);
+        EXPECT_EQ(cs.siz.components.size(), r.comps);
+        EXPECT_TRUE(cs.has_eoc);
+        const auto ch = jp2_channels(f, r.comps);
+        ASSERT_EQ(ch.size(), r.comps);
+        for (size_t i = 0; i < ch.size(); ++i) EXPECT_EQ(ch[i].component, i);
+    }
+}
+
+}  // namespace
+}  // namespace j2kc

@@ -14,6 +14,8 @@ Sections:
              (<= 1 LSB, exact count reported) to `j2kc decode` of the same file.
   malformed  truncated and corrupted streams: `j2kc decode`/`dump` must exit
              0 or 1 with one line on stderr, never crash or hang.
+  dump       `j2kc dump` names the markers of opj streams; --full adds a DCI 2K
+             stream that must pass the profile checks (--strict).
   cli        help, bad arguments, missing files (needs no reference tool).
 
 Exit status: 0 all passed, 1 a mismatch or failure, 77 reference tools
@@ -154,8 +156,9 @@ def write_raw(path, planes, prec, little=False):
 class Source:
     """An input image: planes with their sizes, precision, sign, subsampling."""
 
-    def __init__(self, key, w, h, comps, prec, signed=False, sub=None, seed=1):
+    def __init__(self, key, w, h, comps, prec, signed=False, sub=None, seed=1, flat=False):
         self.key, self.w, self.h, self.comps, self.prec, self.signed = key, w, h, comps, prec, signed
+        self.flat = flat  # big images: a few generated rows repeated (fast in pure Python)
         self.sub = sub or [(1, 1)] * comps
         self.seed = seed
         self.planes = None
@@ -170,7 +173,11 @@ class Source:
             self.planes = []
             for c in range(self.comps):
                 cw, ch = self.dims(c)
-                self.planes.append(gen_plane(cw, ch, self.prec, self.signed, self.seed * 131 + c))
+                if self.flat:
+                    rows = gen_plane(cw, 16, self.prec, self.signed, self.seed * 131 + c)
+                    self.planes.append((rows * ((ch + 15) // 16))[:cw * ch])
+                else:
+                    self.planes.append(gen_plane(cw, ch, self.prec, self.signed, self.seed * 131 + c))
         return self
 
     def file(self, root, kind):
@@ -392,13 +399,115 @@ def decode_and_compare(ctx, work, stream, reduce, layers, irreversible, case):
     return Result(case, 'pass', '', worst, ndiff, irreversible)
 
 
+def read_pnm(path):
+    """(width, height, depth, maxval, samples) of a P5/P6/P7 file; comments skipped."""
+    with open(path, 'rb') as f:
+        data = f.read()
+    magic = data[:2]
+    if magic == b'P7':
+        end = data.index(b'ENDHDR\n') + 7
+        fields = dict(l.split(None, 1) for l in data[3:end - 7].decode().splitlines() if l and not l.startswith('#'))
+        w, h, d, maxval = (int(fields[k]) for k in ('WIDTH', 'HEIGHT', 'DEPTH', 'MAXVAL'))
+    else:
+        tokens, pos = [], 2
+        while len(tokens) < 3:
+            while data[pos:pos + 1].isspace():
+                pos += 1
+            if data[pos:pos + 1] == b'#':
+                pos = data.index(b'\n', pos) + 1
+                continue
+            start = pos
+            while not data[pos:pos + 1].isspace():
+                pos += 1
+            tokens.append(int(data[start:pos]))
+        w, h, maxval = tokens
+        d = 1 if magic == b'P5' else 3
+        end = pos + 1
+    prec = 8 if maxval < 256 else 16
+    return w, h, d, maxval, unpack_samples(data[end:], prec, False, w * h * d)
+
+
+class FormatCase:
+    """`j2kc decode` to PGM/PPM/raw against opj_decompress writing the same format."""
+
+    section = 'decode'
+    irreversible = False
+
+    def __init__(self, name, src, kind, args, ext, full_only=False):
+        self.name = 'format/' + name
+        self.src, self.kind, self.args, self.ext, self.full_only = src, kind, args, ext, full_only
+
+    def run(self, ctx, work):
+        inp = self.src.file(ctx.root, self.kind)
+        stream = os.path.join(work, 'stream.j2k')
+        rc, so, se = run(['opj_compress', '-i', inp, '-o', stream] + self.args)
+        if rc != 0:
+            return Result(self, 'skip', 'opj_compress refused')
+        ref, dut = os.path.join(work, 'ref.' + self.ext), os.path.join(work, 'dut.' + self.ext)
+        if self.ext == 'raw':
+            # opj_decompress 2.5 writes .raw little-endian (as .rawl), although
+            # opj_compress reads .raw big-endian; grk_decompress writes .raw
+            # big-endian like both compressors read it: that is the reference.
+            if shutil.which('grk_decompress') is None:
+                return Result(self, 'skip', 'no grk_decompress')
+            rc, so, se = run(['grk_decompress', '-i', stream, '-o', ref])
+        else:
+            rc, so, se = run(['opj_decompress', '-i', stream, '-o', ref, '-quiet'])
+        if rc != 0:
+            return Result(self, 'skip', 'reference decoder refused')
+        cmd = [ctx.j2kc, 'decode', '-i', stream, '-o', dut] + (['--backend', ctx.backend] if ctx.backend else [])
+        rc, so, se = run(cmd)
+        if rc != 0:
+            return Result(self, 'fail', 'j2kc decode failed (%s): %s' % (rc, se.strip()[:200]))
+        if self.ext in ('raw', 'rawl'):
+            with open(ref, 'rb') as a, open(dut, 'rb') as b:
+                same = a.read() == b.read()
+            return Result(self, 'pass' if same else 'fail', '' if same else 'raw files differ')
+        a, b = read_pnm(ref), read_pnm(dut)
+        if a[:4] != b[:4]:
+            return Result(self, 'fail', 'PNM geometry %s vs %s' % (a[:4], b[:4]))
+        if a[4] != b[4]:
+            return Result(self, 'fail', 'PNM samples differ')
+        return Result(self, 'pass')
+
+
+class DumpCase:
+    """`j2kc dump` on a stream of opj_compress: exit 0 and the main markers named."""
+
+    section = 'dump'
+    irreversible = False
+
+    def __init__(self, name, src, kind, args, want, strict=False, ext='j2k', full_only=False):
+        self.name = 'dump/' + name
+        self.src, self.kind, self.args, self.want, self.strict = src, kind, args, want, strict
+        self.ext, self.full_only = ext, full_only
+
+    def run(self, ctx, work):
+        inp = self.src.file(ctx.root, self.kind)
+        stream = os.path.join(work, 'stream.' + self.ext)
+        cmd = ['opj_compress', '-i', inp, '-o', stream] + self.args
+        if self.kind in ('raw', 'rawl'):
+            cmd += ['-F', self.src.raw_spec_opj()]
+        rc, so, se = run(cmd)
+        if rc != 0:
+            return Result(self, 'skip', 'opj_compress refused')
+        rc, so, se = run([ctx.j2kc, 'dump', '-i', stream] + (['--strict'] if self.strict else []))
+        if rc != 0:
+            return Result(self, 'fail', 'j2kc dump exited %s: %s' % (rc, se.strip()[:300]))
+        missing = [w for w in self.want if w not in so]
+        if missing:
+            return Result(self, 'fail', 'dump lacks %s' % ', '.join(missing))
+        return Result(self, 'pass')
+
+
 class EncodeCase:
     """`j2kc encode` output decoded by opj_decompress (and by j2kc for lossy)."""
 
     section = 'encode'
 
-    def __init__(self, name, src, kind, args, ext='j2c', full_only=False, budget=None):
+    def __init__(self, name, src, kind, args, ext='j2c', full_only=False, budget=None, strict_dump=False):
         self.name = 'encode/' + name
+        self.strict_dump = strict_dump  # `j2kc dump --strict`: the profile's constraints hold
         self.src, self.kind, self.args, self.ext, self.full_only = src, kind, args, ext, full_only
         self.lossless = '--lossless' in args
         self.irreversible = not self.lossless
@@ -420,6 +529,11 @@ class EncodeCase:
         if self.budget and os.path.getsize(stream) > self.budget:
             return Result(self, 'fail', 'stream of %d bytes exceeds the budget of %d' % (
                 os.path.getsize(stream), self.budget))
+        if self.strict_dump:
+            rc, so, se = run([ctx.j2kc, 'dump', '-i', stream, '--strict'])
+            if rc != 0:
+                broken = [l.strip() for l in so.splitlines() if l.startswith('  ')][-3:]
+                return Result(self, 'fail', 'profile checks fail: %s' % '; '.join(broken) or se.strip())
         ref_out = os.path.join(work, 'opj.pgx')
         rc, msg = ctx.reference.decode(stream, ref_out)
         if rc != 0:
@@ -646,7 +760,44 @@ def encode_cases():
     E('jp2_rgb', rgb, 'pnm', ['--lossless'], ext='jp2')
     E('jp2_yuv420', yuv420, 'raw', ['--lossless'], ext='jp2')
     E('jp2_s12', s12, 'pgx', ['--lossless'], ext='jp2')
+    dci = source('xyz12_2048x1080', 2048, 1080, 3, 12, seed=40, flat=True)
+    E('dci_2k_24', dci, 'raw', ['--profile', 'dci_2k', '--fps', '24'], full_only=True, strict_dump=True,
+      budget=1302083)
+    E('dci_2k_48', dci, 'raw', ['--profile', 'dci_2k', '--fps', '48'], full_only=True, strict_dump=True,
+      budget=651041)
     return cases
+
+
+def format_cases():
+    rgb = src_rgb8()
+    gray16 = source('gray16_61x45', 61, 45, 1, 16, seed=4)
+    gray = src_gray8()
+    return [
+        FormatCase('ppm_53', rgb, 'pnm', ['-n', '3'], 'ppm'),
+        FormatCase('ppm_97', rgb, 'pnm', ['-n', '3', '-I'], 'ppm'),
+        FormatCase('pgm16_53', gray16, 'pnm', ['-n', '3'], 'pgm'),
+        FormatCase('pgm8_97', gray, 'pnm', ['-n', '2', '-I'], 'pgm'),
+        FormatCase('raw_rgb', rgb, 'pnm', ['-n', '3'], 'raw'),
+        FormatCase('raw_gray16', gray16, 'pnm', ['-n', '3', '-I'], 'raw'),
+        FormatCase('rawl_gray16', gray16, 'pnm', ['-n', '3'], 'rawl'),
+    ]
+
+
+def dump_cases():
+    rgb = src_rgb8()
+    dci = source('xyz12_2048x1080', 2048, 1080, 3, 12, seed=40, flat=True)
+    base = ['SIZ', 'COD', 'QCD', 'tile']
+    return [
+        DumpCase('plain', rgb, 'pnm', ['-n', '3'], base),
+        DumpCase('tiles_tlm_plt', rgb, 'pnm', ['-n', '3', '-t', '16,8', '-TLM', '-PLT', '-TP', 'R'], base + ['TLM']),
+        DumpCase('sop_eph_poc', rgb, 'pnm', ['-n', '3', '-SOP', '-EPH', '-POC', 'T1=0,0,1,2,3,LRCP/T1=2,0,1,3,3,RPCL'],
+                 base + ['POC']),
+        DumpCase('roi_coc', rgb, 'pnm', ['-n', '3', '-ROI', 'c=1,U=4'], base + ['RGN']),
+        DumpCase('jp2', rgb, 'pnm', ['-n', '3'], base, ext='jp2'),
+        # OpenJPEG before 2.5.3 writes 2 guard bits for 2K, which DCI forbids.
+        DumpCase('dci_2k', dci, 'raw', ['-cinema2K', '24', '-GuardBits', '1'], base + ['TLM'], strict=True,
+                 full_only=True),
+    ]
 
 
 def malformed_cases():
@@ -758,7 +909,7 @@ def main():
     ap.add_argument('--dut', default='j2kc', choices=['j2kc', 'grk', 'opj', 'opj+perturb'],
                     help='decoder under test in the decode section (default j2kc)')
     ap.add_argument('--backend', help='pass --backend to j2kc (cpu, cuda)')
-    ap.add_argument('--sections', default=None, help='comma list: decode,encode,malformed,cli')
+    ap.add_argument('--sections', default=None, help='comma list: decode,encode,dump,malformed,cli')
     ap.add_argument('--full', action='store_true', help='every case, not the CI subset')
     ap.add_argument('--filter', help='regular expression on case names')
     ap.add_argument('--jobs', type=int, default=os.cpu_count() or 2)
@@ -779,12 +930,12 @@ def main():
     if args.sections:
         sections = args.sections.split(',')
     else:
-        sections = ['decode', 'encode', 'malformed', 'cli'] if args.dut == 'j2kc' else ['decode']
-    needs_j2kc = args.dut == 'j2kc' or any(s in sections for s in ('encode', 'malformed', 'cli'))
+        sections = ['decode', 'encode', 'dump', 'malformed', 'cli'] if args.dut == 'j2kc' else ['decode']
+    needs_j2kc = args.dut == 'j2kc' or any(s in sections for s in ('encode', 'dump', 'malformed', 'cli'))
     if needs_j2kc and not (args.j2kc and os.access(args.j2kc, os.X_OK)):
         print('interop: j2kc not found (--j2kc %s)' % args.j2kc)
         return SKIP
-    if missing and any(s in sections for s in ('decode', 'encode', 'malformed')):
+    if missing and any(s in sections for s in ('decode', 'encode', 'dump', 'malformed')):
         print('interop: SKIPPED, missing %s (Debian: libopenjp2-tools grokj2k-tools)' % ', '.join(missing))
         return SKIP
     if args.dut == 'grk' and shutil.which('grk_decompress') is None:
@@ -799,6 +950,10 @@ def collect(args, sections):
         cases += decode_cases()
     if 'encode' in sections:
         cases += encode_cases()
+    if 'decode' in sections:
+        cases += format_cases()
+    if 'dump' in sections:
+        cases += dump_cases()
     if 'malformed' in sections:
         cases += malformed_cases()
     if 'cli' in sections:

@@ -21,9 +21,11 @@ define J2K_CUDA_ROUNDTRIP
 md5 -f lavfi -i $(1) $(J2K_CUDA_SWS) -vf scale,format=$(2) $(J2K_CUDA_ENC) $(3) -fflags +bitexact -flags +bitexact -f $(4) && framemd5 $(J2K_CUDA_DEC) -i $(J2K_CUDA_DATA)/$$test.out -vf setsar=1 -c:v rawvideo
 endef
 
-# Lossless: the decoded frames alone, compared against the source's framemd5.
+# Lossless: the decoded frames alone (repacked to the source's layout, which
+# is exact), compared against the source's framemd5.
+# $(4): decoder options, e.g. the colour hints a raw codestream cannot carry.
 define J2K_CUDA_LOSSLESS
-ffmpeg -f lavfi -i $(1) $(J2K_CUDA_SWS) -vf scale,format=$(2) $(J2K_CUDA_ENC) -lossless 1 $(3) -fflags +bitexact -flags +bitexact -f nut -y $(J2K_CUDA_DATA)/$$test.nut && framemd5 $(J2K_CUDA_DEC) -i $(J2K_CUDA_DATA)/$$test.nut -vf setsar=1 -c:v rawvideo
+ffmpeg -f lavfi -i $(1) $(J2K_CUDA_SWS) -vf scale,format=$(2) $(J2K_CUDA_ENC) -lossless 1 $(3) -fflags +bitexact -flags +bitexact -f nut -y $(J2K_CUDA_DATA)/$$test.nut && framemd5 $(J2K_CUDA_DEC) $(4) -i $(J2K_CUDA_DATA)/$$test.nut $(J2K_CUDA_SWS) -vf scale,format=$(2),setsar=1 -c:v rawvideo
 endef
 define J2K_CUDA_SOURCE
 framemd5 -f lavfi -i $(1) $(J2K_CUDA_SWS) -vf scale,format=$(2),setsar=1 -c:v rawvideo
@@ -52,14 +54,14 @@ J2K_CUDA_LOSSLESS_420  = yuv420p yuv420p12le
 define J2K_CUDA_LOSSLESS_TEST
 FATE_J2K_CUDA += fate-j2k_cuda-source-$(1) fate-j2k_cuda-lossless-$(1)
 fate-j2k_cuda-source-$(1): CMD = $$(call J2K_CUDA_SOURCE,$(2),$(1))
-fate-j2k_cuda-lossless-$(1): CMD = $$(call J2K_CUDA_LOSSLESS,$(2),$(1),$(3))
+fate-j2k_cuda-lossless-$(1): CMD = $$(call J2K_CUDA_LOSSLESS,$(2),$(1),,$$(if $$(findstring xyz,$(1)),-color_trc smpte428,$$(if $$(findstring yuv444,$(1)),-colorspace bt709))))
 fate-j2k_cuda-lossless-$(1): REF = $$(SRC_PATH)/tests/ref/fate/j2k_cuda-source-$(1)
 endef
-$(foreach F,$(J2K_CUDA_LOSSLESS_FMTS),$(eval $(call J2K_CUDA_LOSSLESS_TEST,$(F),$(J2K_CUDA_SRC_SMALL),)))
-$(foreach F,$(J2K_CUDA_LOSSLESS_420),$(eval $(call J2K_CUDA_LOSSLESS_TEST,$(F),$(J2K_CUDA_SRC_420),)))
+$(foreach F,$(J2K_CUDA_LOSSLESS_FMTS),$(eval $(call J2K_CUDA_LOSSLESS_TEST,$(F),$(J2K_CUDA_SRC_SMALL))))
+$(foreach F,$(J2K_CUDA_LOSSLESS_420),$(eval $(call J2K_CUDA_LOSSLESS_TEST,$(F),$(J2K_CUDA_SRC_420))))
 # Coding options that must not change the decoded image of a lossless stream.
 FATE_J2K_CUDA += fate-j2k_cuda-lossless-options
-fate-j2k_cuda-lossless-options: CMD = $(call J2K_CUDA_LOSSLESS,$(J2K_CUDA_SRC_SMALL),rgb24,-levels 3 -cblk_width 16 -cblk_height 32 -precinct_width 32 -precinct_height 32 -prog_order rpcl -layers 3 -tile_width 32 -tile_height 24 -tile_parts resolution -tlm 1 -plt 1 -sop 1 -eph 1)
+fate-j2k_cuda-lossless-options: CMD = $(call J2K_CUDA_LOSSLESS,$(J2K_CUDA_SRC_SMALL),rgb24,-levels 3 -cblk_width 16 -cblk_height 32 -precinct_width 32 -precinct_height 32 -prog_order rpcl -layers 3 -tile_width 32 -tile_height 24 -tile_parts resolution -tlm 1 -plt 1 -sop 1 -eph 1,)
 fate-j2k_cuda-lossless-options: REF = $(SRC_PATH)/tests/ref/fate/j2k_cuda-source-rgb24
 
 # Coding options on a lossy stream.

@@ -168,7 +168,8 @@ static enum AVPixelFormat by_depth(int precision, const enum AVPixelFormat fmts[
 }
 
 enum AVPixelFormat ff_j2kcuda_output_format(const j2kc_stream_info *info,
-                                            enum AVColorSpace colorspace)
+                                            enum AVColorSpace colorspace,
+                                            enum AVColorTransferCharacteristic color_trc)
 {
     static const enum AVPixelFormat gray[4] = {
         AV_PIX_FMT_GRAY8, AV_PIX_FMT_GRAY10, AV_PIX_FMT_GRAY12, AV_PIX_FMT_GRAY16 };
@@ -195,7 +196,9 @@ enum AVPixelFormat ff_j2kcuda_output_format(const j2kc_stream_info *info,
         return by_depth(precision, gray);
     if (c[0].dx != 1 || c[0].dy != 1 || c[1].dx != c[2].dx || c[1].dy != c[2].dy)
         return AV_PIX_FMT_NONE;
-    if (info->color_space == J2KC_COLOR_XYZ)
+    if (info->color_space == J2KC_COLOR_XYZ ||
+        (info->color_space == J2KC_COLOR_UNKNOWN && color_trc == AVCOL_TRC_SMPTE428 &&
+         c[1].dx == 1 && c[1].dy == 1))
         return precision <= 12 ? AV_PIX_FMT_XYZ12 : AV_PIX_FMT_NONE;
 
     /* A raw codestream does not say YCbCr; subsampling does, and so does a

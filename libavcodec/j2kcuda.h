@@ -80,14 +80,16 @@ int ff_j2kcuda_describe(j2kc_image *image, j2kc_component *comps,
 
 /**
  * Pick the software pixel format a codestream decodes to from its component
- * count, precision, subsampling and colour space. colorspace is the
- * container's hint for three full-size components coded without a component
- * transform (YCbCr rather than RGB).
+ * count, precision, subsampling and colour space. For three full-size
+ * components that the codestream does not label, the container's colorspace
+ * (a YCbCr matrix) and color_trc (SMPTE ST 428-1: X'Y'Z') tell YCbCr and XYZ
+ * from RGB.
  *
  * @return the format, or AV_PIX_FMT_NONE when no supported format fits
  */
 enum AVPixelFormat ff_j2kcuda_output_format(const j2kc_stream_info *info,
-                                            enum AVColorSpace colorspace);
+                                            enum AVColorSpace colorspace,
+                                            enum AVColorTransferCharacteristic color_trc);
 
 /**
  * Find the CUDA context and stream of a CUDA device reference, as

@@ -188,7 +188,7 @@ static int j2kcuda_decode_frame(AVCodecContext *avctx, AVFrame *frame,
     if (ret < 0)
         return ff_j2kcuda_error(&ctx->log, ret, "Cannot parse the codestream");
 
-    sw_format = ff_j2kcuda_output_format(&info, avctx->colorspace);
+    sw_format = ff_j2kcuda_output_format(&info, avctx->colorspace, avctx->color_trc);
     if (sw_format == AV_PIX_FMT_NONE) {
         av_log(avctx, AV_LOG_ERROR, "Unsupported image: %u components, first of %d bits%s\n",
                info.num_components, ctx->comp_info[0].precision,

@@ -261,6 +261,13 @@ static av_cold int j2kcuda_encode_init(AVCodecContext *avctx)
     else if (ctx->profile == J2KC_PROFILE_DCI_4K)
         avctx->profile = AV_PROFILE_JPEG2000_DCINEMA_4K;
     avctx->bits_per_raw_sample = av_pix_fmt_desc_get(ctx->sw_format)->comp[0].depth;
+    /* A raw codestream cannot say X'Y'Z'; let the container say it. */
+    if (ctx->sw_format == AV_PIX_FMT_XYZ12) {
+        if (avctx->color_trc == AVCOL_TRC_UNSPECIFIED)
+            avctx->color_trc = AVCOL_TRC_SMPTE428;
+        if (avctx->color_primaries == AVCOL_PRI_UNSPECIFIED)
+            avctx->color_primaries = AVCOL_PRI_SMPTE428;
+    }
 
     ctx->frame     = av_frame_alloc();
     ctx->in_flight = av_fifo_alloc2(4, sizeof(J2KCudaTimestamp), AV_FIFO_FLAG_AUTO_GROW);

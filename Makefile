@@ -81,7 +81,7 @@ FF_CONFIGURE_FLAGS := \
 WRAPPER_FILES := $(wildcard libavcodec/*.c libavcodec/*.h fate/*.mak fate/ref/* fate/data/*) \
                  $(wildcard configure-patch/*.patch) configure-patch/apply.sh
 
-.PHONY: all core ffmpeg ffmpeg-fetch ffmpeg-configure demo test test-core test-fate test-ffmpeg \
+.PHONY: FORCE all core ffmpeg ffmpeg-fetch ffmpeg-configure demo test test-core test-fate test-ffmpeg \
         test-gpu test-gpu-core fate-gpu fate-bundle install help clean distclean
 
 all: core ffmpeg
@@ -116,7 +116,7 @@ ffmpeg-fetch: $(FF_FETCH) $(DEPS)/lib/pkgconfig/ffnvcodec.pc
 
 # pkg-config file for FFmpeg's configure; the archive itself is linked from
 # the core's build folder through $(DEPS)/lib.
-$(DEPS)/lib/pkgconfig/j2kcuda.pc: Makefile
+$(DEPS)/lib/pkgconfig/j2kcuda.pc: $(FF_FLAGS_FILE)
 	@mkdir -p $(@D)
 	@printf '%s\n' \
 	  'prefix=$(DEPS)' \
@@ -131,27 +131,35 @@ $(DEPS)/lib/pkgconfig/j2kcuda.pc: Makefile
 	  'Cflags: -I$${includedir}' > $@
 	@echo "wrote $@"
 
-$(DEPS)/lib/libj2kcuda.a: $(J2KC_LIB)
-	@mkdir -p $(@D)
-	ln -sf $(J2KC_LIB) $@
-	@# FFmpeg's make does not track external archives: relink the programs.
-	rm -f $(FF_BUILD)/ffmpeg_g $(FF_BUILD)/ffprobe_g
-
-$(J2KC_LIB):
-	@test -f $@ || { echo "$@ is missing: run 'make core' (or pass J2KC_LIB=/path/libj2kcuda.a)"; exit 1; }
+# The archive is linked in from wherever J2KC_LIB points; by default it is
+# the core's, built first.
+J2KC_LIB_DEFAULT := $(abspath $(CORE_DIR))/cuda/libj2kcuda.a
+CORE_FOR_FFMPEG  := $(if $(filter $(J2KC_LIB_DEFAULT),$(J2KC_LIB)),core)
+define LINK_J2KC
+	@test -f $(J2KC_LIB) || { echo "$(J2KC_LIB) is missing: run 'make core' (or pass J2KC_LIB=/path/libj2kcuda.a)"; exit 1; }
+	@mkdir -p $(DEPS)/lib && ln -sf $(J2KC_LIB) $(DEPS)/lib/libj2kcuda.a
+endef
 
 $(DEPS)/lib/libopenjp2.a:
 	@mkdir -p $(@D)
 	$(if $(OPJ_STATIC),ln -sf $(OPJ_STATIC) $@,@echo "libopenjp2-7-dev not installed: building without libopenjpeg")
+
+# Reconfigure only when the configure line itself changes.
+FF_FLAGS_FILE := $(FF_BUILD)/.j2kc-configure-flags
+$(FF_FLAGS_FILE): FORCE
+	@mkdir -p $(@D)
+	@echo '$(FF_SRC) $(FF_CONFIGURE_FLAGS)' > $@.new
+	@if cmp -s $@.new $@; then rm -f $@.new; else mv $@.new $@; fi
+FORCE:
 
 $(FF_SRC)/.j2kcuda-patched: $(FF_FETCH) $(WRAPPER_FILES)
 	configure-patch/apply.sh $(FF_SRC)
 	@touch $@
 
 $(FF_BUILD)/ffbuild/config.mak: $(FF_SRC)/.j2kcuda-patched $(DEPS)/lib/pkgconfig/j2kcuda.pc \
-                                 $(DEPS)/lib/libj2kcuda.a $(DEPS)/lib/pkgconfig/ffnvcodec.pc \
-                                 $(if $(OPJ_STATIC),$(DEPS)/lib/libopenjp2.a) Makefile
-	@mkdir -p $(FF_BUILD)
+                                 $(DEPS)/lib/pkgconfig/ffnvcodec.pc $(FF_FLAGS_FILE) \
+                                 $(if $(OPJ_STATIC),$(DEPS)/lib/libopenjp2.a) | $(CORE_FOR_FFMPEG)
+	$(LINK_J2KC)
 	@echo "configuring FFmpeg ($$(cat $(FF_SRC)/VERSION 2>/dev/null || cat $(FF_SRC)/RELEASE)) in $(FF_BUILD)"
 	cd $(FF_BUILD) && PKG_CONFIG_PATH=$(DEPS)/lib/pkgconfig$${PKG_CONFIG_PATH:+:$$PKG_CONFIG_PATH} \
 	  $(FF_SRC)/configure $(FF_CONFIGURE_FLAGS) > configure.log 2>&1 || \
@@ -161,7 +169,10 @@ $(FF_BUILD)/ffbuild/config.mak: $(FF_SRC)/.j2kcuda-patched $(DEPS)/lib/pkgconfig
 
 ffmpeg-configure: $(FF_BUILD)/ffbuild/config.mak
 
-ffmpeg: $(FF_BUILD)/ffbuild/config.mak
+ffmpeg: $(CORE_FOR_FFMPEG) $(FF_BUILD)/ffbuild/config.mak
+	$(LINK_J2KC)
+	@# FFmpeg's make does not track external archives: relink when the core changed.
+	@if [ $(J2KC_LIB) -nt $(FF_BUILD)/ffmpeg_g ]; then rm -f $(FF_BUILD)/ffmpeg_g $(FF_BUILD)/ffprobe_g; fi
 	configure-patch/apply.sh $(FF_SRC) >/dev/null
 	$(SUBMAKE) -C $(FF_BUILD) -j$(JOBS) ffmpeg ffprobe
 	@echo "built $(FFMPEG) and $(FFPROBE)"

@@ -54,7 +54,7 @@ J2K_CUDA_LOSSLESS_420  = yuv420p yuv420p12le
 define J2K_CUDA_LOSSLESS_TEST
 FATE_J2K_CUDA += fate-j2k_cuda-source-$(1) fate-j2k_cuda-lossless-$(1)
 fate-j2k_cuda-source-$(1): CMD = $$(call J2K_CUDA_SOURCE,$(2),$(1))
-fate-j2k_cuda-lossless-$(1): CMD = $$(call J2K_CUDA_LOSSLESS,$(2),$(1),,$$(if $$(findstring xyz,$(1)),-color_trc smpte428,$$(if $$(findstring yuv444,$(1)),-colorspace bt709))))
+fate-j2k_cuda-lossless-$(1): CMD = $$(call J2K_CUDA_LOSSLESS,$(2),$(1),,$$(if $$(findstring xyz,$(1)),-color_trc smpte428,$$(if $$(findstring yuv444,$(1)),-colorspace bt709)))
 fate-j2k_cuda-lossless-$(1): REF = $$(SRC_PATH)/tests/ref/fate/j2k_cuda-source-$(1)
 endef
 $(foreach F,$(J2K_CUDA_LOSSLESS_FMTS),$(eval $(call J2K_CUDA_LOSSLESS_TEST,$(F),$(J2K_CUDA_SRC_SMALL))))

@@ -312,7 +312,9 @@ void check_args(const void *data, size_t stride, const Rect &rect, int levels, i
     J2KC_CHECK_ARG(levels >= 0 && levels <= kMaxLevels, "DWT: %d levels (0..32)", levels);
     J2KC_CHECK_ARG(skip >= 0 && skip <= levels, "DWT: cannot skip %d of %d levels", skip, levels);
     J2KC_CHECK_ARG(rect.x1 >= rect.x0 && rect.y1 >= rect.y0, "DWT: inverted rect");
-    J2KC_CHECK_ARG(rect.area() == 0 || (data && stride >= rect.width()), "DWT: bad plane");
+    // A reduced inverse touches only the kept resolution, so the plane may be that narrow.
+    const Rect kept = dwt_resolution_rect(rect, levels, levels - skip);
+    J2KC_CHECK_ARG(rect.area() == 0 || (data && stride >= kept.width()), "DWT: bad plane");
     J2KC_CHECK_ARG(rect.area() == 0 || levels == skip || scratch, "DWT: no scratch");
 }
 

@@ -1,0 +1,36 @@
+/**
+ * @file decoder_common.h
+ * @brief What both decoder backends share: the parsed input, the stream
+ * description, output checks and the walk over the tile grid.
+ */
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+
+#include "codestream/jp2.h"
+#include "codestream/markers.h"
+#include "common/log.h"
+#include "j2kc.h"
+#include "pipeline/decoder.h"
+#include "pipeline/reconstruct.h"
+
+namespace j2kc {
+
+struct ParsedStream {
+    std::optional<Jp2File> jp2;
+    Codestream cs;
+    uint32_t reduce = 0;
+    uint32_t max_layers = 0;
+};
+
+ParsedStream parse_stream(const uint8_t *data, size_t size, const j2kc_decoder_config &config);
+void describe_stream(const ParsedStream &s, j2kc_stream_info &info);
+OutputPlacement check_output(const ParsedStream &s, const j2kc_image &out);
+void for_each_tile(const ParsedStream &s, const std::function<void(const Tile &)> &fn);
+
+std::unique_ptr<Decoder> create_cpu_decoder(const j2kc_decoder_config &config, const Logger &log);
+std::unique_ptr<Decoder> create_cuda_decoder(const j2kc_decoder_config &config, const Logger &log);
+
+}  // namespace j2kc

@@ -1,0 +1,186 @@
+/**
+ * @file decoder_cpu.cpp
+ * @brief The decoder: codestream or JP2 in, the caller's planes out. Tier-2
+ * and Tier-1 always run on the CPU (tile_decoder); the sample stages run on
+ * the CPU here, or on the GPU in decoder_cuda.cu.
+ */
+#include <algorithm>
+#include <memory>
+
+#include "codestream/jp2.h"
+#include "codestream/reader.h"
+#include "common/status.h"
+#include "common/thread_pool.h"
+#include "pipeline/cuda_device.h"
+#include "pipeline/decoder.h"
+#include "pipeline/decoder_common.h"
+#include "pipeline/reconstruct.h"
+#include "pipeline/tile_decoder.h"
+
+namespace j2kc {
+
+ParsedStream parse_stream(const uint8_t *data, size_t size, const j2kc_decoder_config &config)
+{
+    J2KC_CHECK_ARG(data && size > 0, "no data");
+    ParsedStream s;
+    const uint8_t *cs_data = data;
+    size_t cs_size = size;
+    if (is_jp2(data, size)) {
+        s.jp2 = parse_jp2(data, size);
+        J2KC_CHECK_SUPPORTED(!s.jp2->palette, "JP2 palettes (pclr/cmap) are not supported");
+        cs_data = s.jp2->codestream;
+        cs_size = s.jp2->codestream_size;
+    }
+    ParseLimits limits;
+    if (config.max_pixels) limits.max_pixels = config.max_pixels;
+    if (config.max_components) limits.max_components = config.max_components;
+    if (config.max_tiles) limits.max_tiles = config.max_tiles;
+    if (config.max_memory) limits.max_memory = config.max_memory;
+    s.cs = parse_codestream(cs_data, cs_size, limits);
+    s.reduce = static_cast<uint32_t>(std::max(0, config.reduce));
+    s.max_layers = static_cast<uint32_t>(std::max(0, config.layers));
+    return s;
+}
+
+void describe_stream(const ParsedStream &s, j2kc_stream_info &info)
+{
+    const ImageSize &siz = s.cs.siz;
+    const CodingStyle &cod = *s.cs.main.cod;
+    J2KC_CHECK_SUPPORTED(s.reduce <= cod.component.levels,
+                         "reduce %u exceeds the %u decomposition levels", s.reduce, cod.component.levels);
+    info.width = reduced_origin(siz.width, 1, s.reduce) - reduced_origin(siz.x0, 1, s.reduce);
+    info.height = reduced_origin(siz.height, 1, s.reduce) - reduced_origin(siz.y0, 1, s.reduce);
+    info.num_components = static_cast<uint32_t>(siz.components.size());
+    info.rsiz = siz.rsiz;
+    info.levels = cod.component.levels;
+    bool reversible = true;
+    for (uint16_t c = 0; c < siz.components.size(); ++c) {
+        auto it = s.cs.main.coc.find(c);
+        const ComponentCoding &cc = it != s.cs.main.coc.end() ? it->second : cod.component;
+        reversible = reversible && cc.wavelet == Wavelet::kReversible53;
+    }
+    info.reversible = reversible;
+    info.mct = cod.mct;
+    info.is_jp2 = s.jp2.has_value();
+    info.layers = cod.layers;
+    info.num_tiles = static_cast<uint32_t>(siz.num_tiles());
+    if (s.jp2 && s.jp2->color_space != J2KC_COLOR_UNKNOWN) info.color_space = s.jp2->color_space;
+    else if (siz.rsiz == 3 || siz.rsiz == 4) info.color_space = J2KC_COLOR_XYZ;
+    else if (siz.components.size() < 3) info.color_space = J2KC_COLOR_GRAY;
+    else if (cod.mct) info.color_space = J2KC_COLOR_SRGB;
+    else info.color_space = J2KC_COLOR_UNKNOWN;
+    if (info.components) {
+        const uint32_t n = std::min(info.components_capacity, info.num_components);
+        for (uint32_t c = 0; c < n; ++c) {
+            const ComponentSize &k = siz.components[c];
+            j2kc_component_info &ci = info.components[c];
+            ci.width = reduced_origin(siz.width, k.dx, s.reduce) - reduced_origin(siz.x0, k.dx, s.reduce);
+            ci.height = reduced_origin(siz.height, k.dy, s.reduce) - reduced_origin(siz.y0, k.dy, s.reduce);
+            ci.precision = k.precision;
+            ci.is_signed = k.is_signed;
+            ci.dx = k.dx;
+            ci.dy = k.dy;
+        }
+    }
+}
+
+OutputPlacement check_output(const ParsedStream &s, const j2kc_image &out)
+{
+    const ImageSize &siz = s.cs.siz;
+    J2KC_CHECK_ARG(out.num_components >= 1 && out.num_components <= siz.components.size() && out.components,
+                   "output has %u components, the stream %zu", out.num_components, siz.components.size());
+    OutputPlacement placement;
+    placement.image = &out;
+    for (uint32_t c = 0; c < out.num_components; ++c) {
+        const ComponentSize &k = siz.components[c];
+        const j2kc_component &o = out.components[c];
+        const uint32_t ox = reduced_origin(siz.x0, k.dx, s.reduce);
+        const uint32_t oy = reduced_origin(siz.y0, k.dy, s.reduce);
+        const uint32_t w = reduced_origin(siz.width, k.dx, s.reduce) - ox;
+        const uint32_t h = reduced_origin(siz.height, k.dy, s.reduce) - oy;
+        J2KC_CHECK_ARG(o.width == w && o.height == h, "output component %u is %ux%u, the stream's %ux%u", c,
+                       o.width, o.height, w, h);
+        J2KC_CHECK_ARG(o.data != 0, "output component %u has no data", c);
+        placement.origin_x.push_back(ox);
+        placement.origin_y.push_back(oy);
+    }
+    return placement;
+}
+
+/** Every tile of the grid, parsed or absent (absent ones decode as zero coefficients). */
+void for_each_tile(const ParsedStream &s, const std::function<void(const Tile &)> &fn)
+{
+    size_t next = 0;
+    Tile absent;
+    for (uint32_t t = 0; t < s.cs.siz.num_tiles(); ++t) {
+        if (next < s.cs.tiles.size() && s.cs.tiles[next].index == t) {
+            fn(s.cs.tiles[next++]);
+        } else {
+            absent.index = t;
+            fn(absent);
+        }
+    }
+}
+
+namespace {
+
+class CpuDecoder final : public Decoder {
+public:
+    CpuDecoder(const j2kc_decoder_config &config, const Logger &log)
+        : config_(config), log_(log), pool_(config.threads > 0 ? unsigned(config.threads) : 0u)
+    {
+    }
+
+    j2kc_backend backend() const override { return J2KC_BACKEND_CPU; }
+
+    void parse(const uint8_t *data, size_t size, j2kc_stream_info &info) override
+    {
+        describe_stream(parse_stream(data, size, config_), info);
+    }
+
+    void decode(const uint8_t *data, size_t size, const j2kc_image &output) override
+    {
+        J2KC_CHECK_ARG(output.memory == J2KC_MEMORY_HOST,
+                       "the CPU backend writes host memory only: ask for backend cuda");
+        const ParsedStream s = parse_stream(data, size, config_);
+        for (const std::string &w : s.cs.warnings) log_.log(J2KC_LOG_WARNING, "%s", w.c_str());
+        const OutputPlacement placement = check_output(s, output);
+        TileDecodeOptions options{s.reduce, s.max_layers};
+        TileCoefficients tile_coefficients;
+        for_each_tile(s, [&](const Tile &tile) {
+            decode_tile_coefficients(s.cs, tile, options, pool_, tile_coefficients);
+            reconstruct_tile_cpu(tile_coefficients, placement);
+        });
+    }
+
+private:
+    j2kc_decoder_config config_;
+    Logger log_;
+    ThreadPool pool_;
+};
+
+}  // namespace
+
+std::unique_ptr<Decoder> create_cpu_decoder(const j2kc_decoder_config &config, const Logger &log)
+{
+    return std::make_unique<CpuDecoder>(config, log);
+}
+
+std::unique_ptr<Decoder> create_decoder(const j2kc_decoder_config &config, const Logger &log)
+{
+    J2KC_CHECK_ARG(config.reduce >= 0 && config.reduce <= 32, "reduce must be 0..32");
+    J2KC_CHECK_ARG(config.layers >= 0 && config.layers <= 65535, "layers must be 0..65535");
+    switch (config.backend) {
+    case J2KC_BACKEND_CPU: return create_cpu_decoder(config, log);
+    case J2KC_BACKEND_CUDA:
+        require_cuda_device(config.device);
+        return create_cuda_decoder(config, log);
+    case J2KC_BACKEND_AUTO:
+        if (cuda_device_usable(config.device)) return create_cuda_decoder(config, log);
+        log.log(J2KC_LOG_VERBOSE, "no usable CUDA device: decoding on the CPU");
+        return create_cpu_decoder(config, log);
+    }
+    J2KC_CHECK_ARG(false, "unknown backend %d", int(config.backend));
+}
+
+}  // namespace j2kc

@@ -1,0 +1,205 @@
+/**
+ * @file encoder_common.cpp
+ * @brief Shared encoder plumbing: frame checks, Tier-1 parameters per
+ * code-block (Mb of E-2), rate-control inputs and exact sizing through Tier-2
+ * and the codestream assembly, so that every marker byte counts.
+ */
+#include "pipeline/encoder_common.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "common/status.h"
+#include "pipeline/band_layout.h"
+#include "pipeline/codestream_assembly.h"
+#include "quant/quant.h"
+
+namespace j2kc {
+
+void check_frame(const EncoderPlan &plan, const j2kc_image &image, bool need_data)
+{
+    const ImageSize &siz = plan.siz;
+    J2KC_CHECK_ARG(image.width == siz.width && image.height == siz.height,
+                   "frame is %ux%u, the encoder was opened for %ux%u", image.width, image.height, siz.width,
+                   siz.height);
+    J2KC_CHECK_ARG(image.num_components == siz.components.size() && image.components,
+                   "frame has %u components, the encoder %zu", image.num_components, siz.components.size());
+    for (uint32_t c = 0; c < image.num_components; ++c) {
+        const j2kc_component &k = image.components[c];
+        const ComponentSize &s = siz.components[c];
+        J2KC_CHECK_ARG(k.precision == s.precision && (k.is_signed != 0) == s.is_signed && k.dx == s.dx &&
+                           k.dy == s.dy,
+                       "component %u changed format since the encoder was opened", c);
+        J2KC_CHECK_ARG(k.width == (siz.width + s.dx - 1) / s.dx && k.height == (siz.height + s.dy - 1) / s.dy,
+                       "component %u is %ux%u, expected %ux%u", c, k.width, k.height,
+                       (siz.width + s.dx - 1) / s.dx, (siz.height + s.dy - 1) / s.dy);
+        J2KC_CHECK_ARG(!need_data || k.data != 0, "component %u has no data", c);
+        J2KC_CHECK_ARG(k.bytes_per_sample == 1 || k.bytes_per_sample == 2 || k.bytes_per_sample == 4,
+                       "component %u: %u bytes per sample", c, k.bytes_per_sample);
+        J2KC_CHECK_ARG(k.precision + k.shift <= 8 * k.bytes_per_sample,
+                       "component %u: %u bits at shift %u do not fit %u bytes", c, k.precision, k.shift,
+                       k.bytes_per_sample);
+    }
+}
+
+bool timing_requested()
+{
+    const char *v = std::getenv("J2KC_TIMING");
+    return v && *v && std::strcmp(v, "0") != 0;
+}
+
+void log_stage_times(const Logger &log, const j2kc_stage_times &t)
+{
+    log.log(J2KC_LOG_INFO,
+            "stage ms: upload %.2f color %.2f dwt %.2f quant %.2f tier1 %.2f rate %.2f tier2 %.2f "
+            "download %.2f total %.2f",
+            t.upload, t.color, t.dwt, t.quant, t.tier1, t.rate, t.tier2, t.download, t.total);
+}
+
+BlockPlacement place_block(const EncoderPlan &plan, const TileLayout &layout, const CodeBlock &cb)
+{
+    const TileComponent &tc = layout.components[cb.component];
+    const Band &band = tc.resolutions[cb.resolution].bands[cb.band];
+    BlockPlacement p;
+    code_block_origin(tc, cb, p.x, p.y);
+    const Quantization &q = plan.quant[cb.component];
+    p.params.orientation = band.orientation;
+    p.params.style = plan.cod.component.cblk_style;
+    p.params.num_bitplanes = static_cast<uint8_t>(q.guard_bits + q.step(band.quant_index, tc.levels).exponent - 1);
+    return p;
+}
+
+namespace {
+
+/**
+ * Energy of the inverse colour transform's column for a component: an error
+ * in a transformed component reaches the output components with these weights
+ * (G.2, G.3), so rate control weighs it accordingly.
+ */
+double mct_energy(const EncoderPlan &plan, uint16_t component)
+{
+    if (!plan.cod.mct || component > 2) return 1.0;
+    static const double rct[3] = {3.0, 0.6875, 0.6875};  // (1,1,1), (-1/4,3/4,-1/4), (3/4,-1/4,-1/4)
+    static const double ict[3] = {3.0, 0.344136 * 0.344136 + 1.772 * 1.772,
+                                  1.402 * 1.402 + 0.714136 * 0.714136};
+    return plan.reversible() ? rct[component] : ict[component];
+}
+
+}  // namespace
+
+double block_weight(const EncoderPlan &plan, const TileLayout &layout, const CodeBlock &cb)
+{
+    const TileComponent &tc = layout.components[cb.component];
+    const Band &band = tc.resolutions[cb.resolution].bands[cb.band];
+    // Tier-1 counts distortion in quarters of a squared quantisation index.
+    return 0.25 * mct_energy(plan, cb.component) *
+           band_mse_weight(plan.quant[cb.component], plan.cod.component.wavelet,
+                           plan.siz.components[cb.component].precision, band.quant_index, tc.levels);
+}
+
+FrameBlocks collect_blocks(const EncoderPlan &plan, size_t tiles,
+                           const std::function<const TileLayout &(uint32_t)> &layout,
+                           const std::function<const std::vector<EncodedCodeBlock> &(uint32_t)> &blocks)
+{
+    FrameBlocks f;
+    f.plan = &plan;
+    const uint32_t layers = plan.cod.layers;
+    size_t tile_parts = 0;
+    const uint32_t ncomp = static_cast<uint32_t>(plan.siz.components.size());
+    f.component_fixed.assign(ncomp, 0);
+    for (uint32_t t = 0; t < tiles; ++t) {
+        const TileLayout &l = layout(t);
+        const std::vector<EncodedCodeBlock> &b = blocks(t);
+        f.layouts.push_back(&l);
+        f.tile_first_block.push_back(static_cast<uint32_t>(f.weight.size()));
+        for (size_t i = 0; i < l.code_blocks.size(); ++i) {
+            f.pass_offset.push_back(static_cast<uint32_t>(f.pass_end.size()));
+            for (const PassInfo &p : b[i].passes) {
+                f.pass_end.push_back(p.end);
+                f.pass_distortion.push_back(p.distortion);
+                f.pass_terminated.push_back(p.terminated);
+            }
+            f.weight.push_back(block_weight(plan, l, l.code_blocks[i]));
+            f.component.push_back(l.code_blocks[i].component);
+        }
+        // Tile-parts are fixed by the layout (every packet exists, empty or not).
+        const auto order = packet_order(l, static_cast<uint16_t>(layers), plan.cod.progression, plan.poc);
+        std::vector<PacketRecord> records(order.size());
+        for (size_t p = 0; p < order.size(); ++p) records[p].id = order[p];
+        for (const TilePartSpan &span : split_tile_parts(plan, records)) {
+            ++tile_parts;
+            if (span.component >= 0) f.component_fixed[span.component] += 14;
+        }
+    }
+    f.pass_offset.push_back(static_cast<uint32_t>(f.pass_end.size()));
+
+    // Pointers only once the arrays have stopped growing.
+    size_t block = 0;
+    for (uint32_t t = 0; t < tiles; ++t) {
+        const std::vector<EncodedCodeBlock> &b = blocks(t);
+        for (size_t i = 0; i < b.size(); ++i, ++block) {
+            CodeBlockPasses cp;
+            cp.data = b[i].data.data();
+            cp.pass_end = f.pass_end.data() + f.pass_offset[block];
+            cp.pass_terminated = f.pass_terminated.data() + f.pass_offset[block];
+            cp.num_passes = static_cast<uint32_t>(b[i].passes.size());
+            cp.zero_bitplanes = b[i].zero_bitplanes;
+            f.passes.push_back(cp);
+        }
+    }
+    f.pcrd.num_blocks = static_cast<uint32_t>(f.weight.size());
+    f.pcrd.num_passes = static_cast<uint32_t>(f.pass_end.size());
+    f.pcrd.pass_offset = f.pass_offset.data();
+    f.pcrd.pass_end = f.pass_end.data();
+    f.pcrd.pass_distortion = f.pass_distortion.data();
+    f.pcrd.weight = f.weight.data();
+    f.pcrd.component = f.component.data();
+
+    f.fixed_bytes = fixed_overhead(plan, tile_parts) + 14 * tile_parts;
+    f.params.num_components = ncomp;
+    f.params.num_layers = layers;
+    if (plan.frame_bytes) {
+        J2KC_CHECK_ARG(plan.frame_bytes > f.fixed_bytes,
+                       "a budget of %llu bytes cannot even hold the %llu bytes of markers",
+                       static_cast<unsigned long long>(plan.frame_bytes),
+                       static_cast<unsigned long long>(f.fixed_bytes));
+        f.params.budget = plan.frame_bytes - f.fixed_bytes;
+    }
+    if (plan.component_bytes) {
+        for (uint32_t c = 0; c < ncomp; ++c) {
+            J2KC_CHECK_ARG(plan.component_bytes > f.component_fixed[c], "component budget below its markers");
+            f.params.component_budgets.push_back(plan.component_bytes - f.component_fixed[c]);
+        }
+    }
+    f.packet_params.layers = static_cast<uint16_t>(layers);
+    f.packet_params.progression = plan.cod.progression;
+    f.packet_params.progression_changes = plan.poc;
+    f.packet_params.sop = plan.cod.sop;
+    f.packet_params.eph = plan.cod.eph;
+    f.packet_params.cblk_style.assign(ncomp, plan.cod.component.cblk_style);
+    return f;
+}
+
+PcrdSizes FrameBlocks::exact_size(const uint16_t *passes, std::vector<EncodedTilePackets> &tiles) const
+{
+    const uint32_t layers = plan->cod.layers;
+    std::vector<uint32_t> layer_passes;
+    for (uint32_t t = 0; t < layouts.size(); ++t) {
+        const size_t n = layouts[t]->code_blocks.size();
+        const uint32_t first = tile_first_block[t];
+        layer_passes.assign(n * layers, 0);
+        for (size_t i = 0; i < n; ++i)
+            for (uint32_t l = 0; l < layers; ++l)
+                layer_passes[l * n + i] = passes[(first + i) * layers + l];
+        encode_tile_packets(*layouts[t], packet_params, this->passes.data() + first, layer_passes.data(), tiles[t]);
+    }
+    const CodestreamSizes sizes = measure_codestream(*plan, tiles);
+    PcrdSizes out;
+    out.total = sizes.total - fixed_bytes;
+    if (!params.component_budgets.empty())
+        for (size_t c = 0; c < sizes.component.size(); ++c)
+            out.component.push_back(sizes.component[c] - component_fixed[c]);
+    return out;
+}
+
+}  // namespace j2kc

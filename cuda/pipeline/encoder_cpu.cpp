@@ -1,0 +1,108 @@
+/**
+ * @file encoder_cpu.cpp
+ * @brief The CPU reference encoder's front half (Annex G colour, Annex F
+ * DWT, Annex E quantisation) and the backend choice.
+ */
+#include <memory>
+
+#include "color/color.h"
+#include "common/status.h"
+#include "dwt/dwt.h"
+#include "pipeline/cuda_device.h"
+#include "pipeline/reconstruct.h"
+#include "pipeline/staged_encoder.h"
+#include "quant/quant.h"
+
+namespace j2kc {
+namespace {
+
+class CpuEncoder final : public StagedEncoder {
+public:
+    using StagedEncoder::StagedEncoder;
+    j2kc_backend backend() const override { return J2KC_BACKEND_CPU; }
+
+private:
+    void transform(const j2kc_image &image, std::vector<TileWork> &work) override
+    {
+        J2KC_CHECK_ARG(image.memory == J2KC_MEMORY_HOST, "the CPU backend reads host memory only");
+        for (TileWork &tw : work) transform_tile(image, tw);
+    }
+
+    void transform_tile(const j2kc_image &image, TileWork &tw)
+    {
+        const uint32_t n = image.num_components;
+        std::vector<j2kc_component> views(n);
+        std::vector<size_t> strides(n);
+        for (uint32_t c = 0; c < n; ++c) {
+            views[c] = tile_view(image.components[c], tw.layout.components[c].rect, 0, 0);
+            strides[c] = tw.layout.components[c].rect.width();
+        }
+        tw.indices.resize(n);
+        auto t0 = Clock::now();
+        if (plan_.reversible()) {
+            std::vector<int32_t *> planes(n);
+            for (uint32_t c = 0; c < n; ++c) {
+                tw.indices[c].assign(tw.layout.components[c].rect.area(), 0);
+                planes[c] = tw.indices[c].data();
+            }
+            color_forward_ref(views.data(), n, plan_.cod.mct != 0, planes.data(), strides.data());
+            times_.color += ms_since(t0);
+            t0 = Clock::now();
+            pool_.parallel_for(n, [&](size_t c, unsigned) {
+                dwt53_forward(planes[c], strides[c], tw.layout.components[c].rect, plan_.levels());
+            });
+            times_.dwt += ms_since(t0);
+            return;
+        }
+        floats_.resize(n);
+        std::vector<float *> planes(n);
+        for (uint32_t c = 0; c < n; ++c) {
+            floats_[c].assign(tw.layout.components[c].rect.area(), 0.0f);
+            planes[c] = floats_[c].data();
+        }
+        color_forward_ref(views.data(), n, plan_.cod.mct != 0, planes.data(), strides.data());
+        times_.color += ms_since(t0);
+        t0 = Clock::now();
+        pool_.parallel_for(n, [&](size_t c, unsigned) {
+            dwt97_forward(planes[c], strides[c], tw.layout.components[c].rect, plan_.levels());
+        });
+        times_.dwt += ms_since(t0);
+        t0 = Clock::now();
+        pool_.parallel_for(n, [&](size_t c, unsigned) {
+            tw.indices[c].assign(floats_[c].size(), 0);
+            const QuantizeParams q = make_quantize_params(plan_.quant[c], Wavelet::kIrreversible97,
+                                                          plan_.siz.components[c].precision,
+                                                          tw.layout.components[c].rect, plan_.levels());
+            quantize_ref(floats_[c].data(), strides[c], tw.indices[c].data(), strides[c], q);
+        });
+        times_.quant += ms_since(t0);
+    }
+
+    std::vector<std::vector<float>> floats_;
+};
+
+}  // namespace
+
+std::unique_ptr<Encoder> create_cpu_encoder(const j2kc_encoder_config &config, const j2kc_image &shape,
+                                            const Logger &log)
+{
+    return std::make_unique<CpuEncoder>(config, shape, log);
+}
+
+std::unique_ptr<Encoder> create_encoder(const j2kc_encoder_config &config, const j2kc_image &shape,
+                                        const Logger &log)
+{
+    switch (config.backend) {
+    case J2KC_BACKEND_CPU: return create_cpu_encoder(config, shape, log);
+    case J2KC_BACKEND_CUDA:
+        require_cuda_device(config.device);
+        return create_cuda_encoder(config, shape, log);
+    case J2KC_BACKEND_AUTO:
+        if (cuda_device_usable(config.device)) return create_cuda_encoder(config, shape, log);
+        log.log(J2KC_LOG_VERBOSE, "no usable CUDA device: encoding on the CPU");
+        return create_cpu_encoder(config, shape, log);
+    }
+    J2KC_CHECK_ARG(false, "unknown backend %d", int(config.backend));
+}
+
+}  // namespace j2kc

@@ -1,0 +1,49 @@
+/**
+ * @file encoder_plan.h
+ * @brief Turns the encoder's options and the image shape into the concrete
+ * coding parameters of every marker segment, applying the profile rules of
+ * ISO/IEC 15444-1 Amd 1 (DCI), Amd 8 (IMF) and Amd 3 (broadcast) as collected
+ * in shared/profiles.md. Both backends encode from the same plan.
+ */
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "codestream/markers.h"
+#include "j2kc.h"
+
+namespace j2kc {
+
+struct EncoderPlan {
+    j2kc_profile profile = J2KC_PROFILE_NONE;
+    ImageSize siz;
+    CodingStyle cod;                      ///< cod.component is every component's coding
+    std::vector<Quantization> quant;      ///< per component (QCD = quant[0], QCC where different)
+    std::vector<ProgressionChange> poc;   ///< main-header POC, empty for none
+    bool lossless = false;
+    j2kc_tile_parts tile_parts = J2KC_TILE_PARTS_NONE;
+    bool tlm = false;
+    bool plt = false;
+    uint64_t frame_bytes = 0;             ///< whole codestream cap, 0 = none
+    uint64_t component_bytes = 0;         ///< each component's tile-parts (with SOT/SOD), 0 = none
+    double base_step = 1.0;               ///< image-domain step of the LL band, in LSBs of the component
+    std::string comment;
+
+    uint8_t levels() const { return cod.component.levels; }
+    bool reversible() const { return cod.component.wavelet == Wavelet::kReversible53; }
+};
+
+/**
+ * Validates the configuration against the shape and the chosen profile and
+ * fills the plan; an impossible combination throws INVALID_ARG with a line
+ * that names the option.
+ */
+EncoderPlan plan_encoder(const j2kc_encoder_config &config, const j2kc_image &shape);
+
+/** Frame and per-component byte caps of the DCI profiles at a frame rate (profiles.md 1.3). */
+uint64_t dci_frame_cap(int fps_num, int fps_den);
+uint64_t dci_component_cap(int fps_num, int fps_den);
+
+}  // namespace j2kc

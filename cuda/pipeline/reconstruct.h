@@ -1,0 +1,30 @@
+/**
+ * @file reconstruct.h
+ * @brief The decoder's sample half for one tile: dequantisation (Annex E),
+ * inverse DWT (Annex F), inverse MCT and DC level shift, clip and pack
+ * (Annex G) into the caller's output planes. CPU reference here; the CUDA
+ * backend runs the same stages' kernels.
+ */
+#pragma once
+
+#include "j2kc.h"
+#include "pipeline/tile_coefficients.h"
+
+namespace j2kc {
+
+/**
+ * Where tile-component planes go in the output image: the output component c
+ * holds the samples from reference position origin[c] (after reduce) on.
+ */
+struct OutputPlacement {
+    const j2kc_image *image = nullptr;
+    std::vector<uint32_t> origin_x, origin_y;
+};
+
+/** CPU: reconstructs the tile in place (the coefficients are consumed) and packs it. */
+void reconstruct_tile_cpu(TileCoefficients &tile, const OutputPlacement &placement);
+
+/** The output component rebased on one tile's rectangle (data at its first sample). */
+j2kc_component tile_view(const j2kc_component &out, const Rect &rect, uint32_t origin_x, uint32_t origin_y);
+
+}  // namespace j2kc

@@ -1,0 +1,83 @@
+/**
+ * @file staged_encoder.cpp
+ * @brief Frame loop: transform (backend), Tier-1 (Annex D) over all
+ * code-blocks, PCRD-opt (paper 000) with exact Tier-2 sizing, assembly.
+ */
+#include "pipeline/staged_encoder.h"
+
+#include "pipeline/codestream_assembly.h"
+#include "rate/pcrd.h"
+
+namespace j2kc {
+
+StagedEncoder::StagedEncoder(const j2kc_encoder_config &config, const j2kc_image &shape, const Logger &log)
+    : plan_(plan_encoder(config, shape)), log_(log), pool_(config.threads > 0 ? unsigned(config.threads) : 0u),
+      timing_(timing_requested())
+{
+    check_frame(plan_, shape, /*need_data=*/false);
+    const uint32_t n = static_cast<uint32_t>(plan_.siz.components.size());
+    work_.resize(plan_.siz.num_tiles());
+    for (uint32_t t = 0; t < work_.size(); ++t)
+        work_[t].layout = build_partition(plan_.siz, t, std::vector<ComponentCoding>(n, plan_.cod.component));
+}
+
+bool StagedEncoder::submit(const j2kc_image &image, int64_t tag)
+{
+    check_frame(plan_, image);
+    done_.push_back({encode(image), tag});
+    return true;
+}
+
+bool StagedEncoder::receive(std::vector<uint8_t> &codestream, int64_t &tag, bool)
+{
+    if (done_.empty()) return false;
+    codestream = std::move(done_.front().first);
+    tag = done_.front().second;
+    done_.pop_front();
+    return true;
+}
+
+void StagedEncoder::code_blocks(std::vector<TileWork> &work)
+{
+    for (TileWork &tw : work) {
+        tw.blocks.resize(tw.layout.code_blocks.size());
+        pool_.parallel_for(tw.layout.code_blocks.size(), [&](size_t i, unsigned) {
+            const CodeBlock &cb = tw.layout.code_blocks[i];
+            const BlockPlacement p = place_block(plan_, tw.layout, cb);
+            const size_t stride = tw.layout.components[cb.component].rect.width();
+            encode_code_block(tw.indices[cb.component].data() + size_t{p.y} * stride + p.x, stride,
+                              cb.rect.width(), cb.rect.height(), p.params, tw.blocks[i]);
+        });
+    }
+}
+
+std::vector<uint8_t> StagedEncoder::encode(const j2kc_image &image)
+{
+    const auto start = Clock::now();
+    times_ = {};
+    transform(image, work_);
+
+    auto t0 = Clock::now();
+    code_blocks(work_);
+    times_.tier1 = ms_since(t0);
+
+    t0 = Clock::now();
+    const FrameBlocks frame = collect_blocks(
+        plan_, work_.size(), [&](uint32_t t) -> const TileLayout & { return work_[t].layout; },
+        [&](uint32_t t) -> const std::vector<EncodedCodeBlock> & { return work_[t].blocks; });
+    std::vector<EncodedTilePackets> packets(work_.size());
+    // The last exact sizing PCRD asks for is that of its final selection, so
+    // `packets` then holds exactly the packets to write.
+    pcrd_select_ref(frame.pcrd, frame.params,
+                    [&](const uint16_t *passes) { return frame.exact_size(passes, packets); });
+    times_.rate = ms_since(t0);
+
+    t0 = Clock::now();
+    std::vector<uint8_t> out = assemble_codestream(plan_, packets);
+    times_.tier2 = ms_since(t0);
+    times_.total = ms_since(start);
+    if (timing_) log_stage_times(log_, times_);
+    return out;
+}
+
+}  // namespace j2kc

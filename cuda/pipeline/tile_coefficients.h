@@ -1,0 +1,39 @@
+/**
+ * @file tile_coefficients.h
+ * @brief The seam between the decoder's CPU half (Tier-2, Tier-1) and its
+ * sample half (dequantisation, inverse DWT, inverse MCT, clip and pack), which
+ * runs on the CPU or the GPU: one tile's quantisation indices in Tier-1's
+ * output scale, laid out per tile-component as the inverse DWT expects.
+ */
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "codestream/markers.h"
+#include "quant/quant.h"
+#include "tier2/partition.h"
+
+namespace j2kc {
+
+struct ComponentPlane {
+    Rect tc_rect;                 ///< tile-component on the component grid
+    uint8_t levels = 0;           ///< NL of this tile-component
+    uint8_t levels_to_skip = 0;   ///< reduce: top levels not reconstructed
+    Wavelet wavelet = Wavelet::kReversible53;
+    Rect out_rect;                ///< the kept resolution's rect (ceil(tc_rect / 2^skip))
+    size_t stride = 0;            ///< elements per row of `coefficients`
+    /// Tier-1 output (sign * (2M + r), see tier1.h), out_rect.width() x height();
+    /// bands that were not coded stay zero.
+    std::vector<int32_t> coefficients;
+    DequantizeParams dequant;     ///< per-band steps and ROI shift over the kept resolutions
+    uint8_t precision = 8;
+    bool is_signed = false;
+};
+
+struct TileCoefficients {
+    std::vector<ComponentPlane> components;
+    bool mct = false;             ///< inverse RCT/ICT over components 0..2
+};
+
+}  // namespace j2kc

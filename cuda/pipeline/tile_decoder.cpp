@@ -1,0 +1,108 @@
+/**
+ * @file tile_decoder.cpp
+ * @brief Tier-2 then Tier-1 for one tile (ISO/IEC 15444-1 Annex B, C, D),
+ * with Tier-1 multi-threaded over code-blocks. Each worker keeps its own
+ * Tier-1 scratch and segment buffer, so no code-block allocates.
+ */
+#include "pipeline/tile_decoder.h"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "common/status.h"
+#include "pipeline/band_layout.h"
+#include "quant/quant.h"
+#include "tier1/tier1.h"
+#include "tier2/packet_decoder.h"
+#include "tier2/partition.h"
+
+namespace j2kc {
+namespace {
+
+struct WorkerScratch {
+    Tier1Decoder tier1;
+    std::vector<uint8_t> bytes;  // the code-block's chunks back to back
+};
+
+void prepare_planes(const Codestream &cs, const Tile &tile, const TileLayout &layout,
+                    const TileDecodeOptions &options, TileCoefficients &out)
+{
+    const CodingStyle &cod = cs.coding_style(tile);
+    out.components.resize(layout.components.size());
+    out.mct = cod.mct != 0 && layout.components.size() >= 3;
+    for (uint16_t c = 0; c < layout.components.size(); ++c) {
+        const TileComponent &tc = layout.components[c];
+        const ComponentCoding &coding = cs.component_coding(tile, c);
+        const Quantization &quant = cs.quantization(tile, c);
+        const ComponentSize &size = cs.siz.components[c];
+        J2KC_CHECK_SUPPORTED(options.reduce <= tc.levels,
+                             "reduce %u exceeds the %u decomposition levels of tile %u component %u",
+                             options.reduce, tc.levels, tile.index, c);
+        ComponentPlane &plane = out.components[c];
+        plane.tc_rect = tc.rect;
+        plane.levels = tc.levels;
+        plane.levels_to_skip = static_cast<uint8_t>(options.reduce);
+        plane.wavelet = coding.wavelet;
+        plane.precision = size.precision;
+        plane.is_signed = size.is_signed;
+        const uint8_t kept = static_cast<uint8_t>(tc.levels - options.reduce);
+        plane.out_rect = tc.resolutions[kept].rect;
+        plane.stride = plane.out_rect.width();
+        plane.coefficients.assign(plane.out_rect.area(), 0);
+        plane.dequant = make_dequantize_params(quant, coding.wavelet, size.precision, tc.rect, tc.levels,
+                                               options.reduce, cs.roi_shift(tile, c));
+    }
+}
+
+}  // namespace
+
+void decode_tile_coefficients(const Codestream &cs, const Tile &tile, const TileDecodeOptions &options,
+                              ThreadPool &pool, TileCoefficients &out)
+{
+    const TileLayout layout = build_partition(cs.siz, cs, tile);
+    prepare_planes(cs, tile, layout, options, out);
+
+    std::vector<CodeBlockCodewords> codewords;
+    decode_tile_packets(cs, tile, layout, options.max_layers, codewords);
+
+    std::vector<WorkerScratch> scratch(pool.size());
+    pool.parallel_for(layout.code_blocks.size(), [&](size_t i, unsigned worker) {
+        const CodeBlock &cb = layout.code_blocks[i];
+        const CodeBlockCodewords &cw = codewords[i];
+        const TileComponent &tc = layout.components[cb.component];
+        if (!cw.included || cw.num_passes == 0) return;
+        if (cb.resolution > tc.levels - options.reduce) return;
+        const Resolution &res = tc.resolutions[cb.resolution];
+        const Band &band = res.bands[cb.band];
+        const Quantization &quant = cs.quantization(tile, cb.component);
+        const QuantStep step = quant.step(band.quant_index, tc.levels);
+        const int mb = int{quant.guard_bits} + step.exponent - 1;
+        J2KC_CHECK_DATA(mb >= 0 && mb <= 37, "tile %u: %d magnitude bit-planes", tile.index, mb);
+
+        WorkerScratch &ws = scratch[worker];
+        size_t total = 0;
+        for (const CodeBlockChunk &chunk : cw.chunks) total += chunk.length;
+        ws.bytes.resize(total);
+        size_t at = 0;
+        for (const CodeBlockChunk &chunk : cw.chunks) {
+            std::memcpy(ws.bytes.data() + at, chunk.data, chunk.length);
+            at += chunk.length;
+        }
+
+        ComponentPlane &plane = out.components[cb.component];
+        uint32_t x, y;
+        code_block_origin(tc, cb, x, y);
+        Tier1DecodeParams params;
+        params.orientation = band.orientation;
+        params.style = cs.component_coding(tile, cb.component).cblk_style;
+        params.num_bitplanes = static_cast<uint8_t>(mb);
+        params.zero_bitplanes = cw.zero_bitplanes;
+        params.roi_shift = cs.roi_shift(tile, cb.component);
+        ws.tier1.decode(ws.bytes.data(), cw.segments.data(), cw.segments.size(), cb.rect.width(),
+                        cb.rect.height(), params, plane.coefficients.data() + size_t{y} * plane.stride + x,
+                        plane.stride);
+    });
+}
+
+}  // namespace j2kc

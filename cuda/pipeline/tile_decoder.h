@@ -1,0 +1,36 @@
+/**
+ * @file tile_decoder.h
+ * @brief The decoder's CPU half for one tile: Tier-2 (packet headers) and
+ * Tier-1 (code-block decoding, spread over the thread pool), producing the
+ * tile's coefficients for the sample stages.
+ */
+#pragma once
+
+#include <cstdint>
+
+#include "codestream/markers.h"
+#include "common/thread_pool.h"
+#include "pipeline/tile_coefficients.h"
+
+namespace j2kc {
+
+struct TileDecodeOptions {
+    uint32_t reduce = 0;      ///< top resolution levels to discard
+    uint32_t max_layers = 0;  ///< 0 = all
+};
+
+/**
+ * Decodes Tier-2 and Tier-1 of `tile` into `out` (buffers reused when their
+ * sizes fit). Code-blocks of discarded resolutions are not decoded.
+ */
+void decode_tile_coefficients(const Codestream &cs, const Tile &tile, const TileDecodeOptions &options,
+                              ThreadPool &pool, TileCoefficients &out);
+
+/** The reference-grid position of a component's first output sample after reduce. */
+inline uint32_t reduced_origin(uint32_t image_origin, uint32_t subsampling, uint32_t reduce)
+{
+    const uint64_t d = uint64_t{subsampling} << reduce;
+    return static_cast<uint32_t>((image_origin + d - 1) / d);
+}
+
+}  // namespace j2kc

@@ -1,0 +1,236 @@
+// End to end through the C API: encode, decode, compare; both backends where a GPU is present.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "j2kc.h"
+
+namespace {
+
+struct Planar {
+    uint32_t width = 0, height = 0;
+    std::vector<uint8_t> dx, dy;
+    uint8_t precision = 8;
+    bool is_signed = false;
+    std::vector<std::vector<uint16_t>> planes;  // one per component, 2 bytes per sample
+    std::vector<j2kc_component> comps;
+    j2kc_image image{};
+
+    Planar(uint32_t w, uint32_t h, uint32_t n, uint8_t prec, std::vector<uint8_t> sub_x = {},
+           std::vector<uint8_t> sub_y = {})
+        : width(w), height(h), precision(prec)
+    {
+        dx = sub_x.empty() ? std::vector<uint8_t>(n, 1) : sub_x;
+        dy = sub_y.empty() ? std::vector<uint8_t>(n, 1) : sub_y;
+        planes.resize(n);
+        comps.resize(n);
+        for (uint32_t c = 0; c < n; ++c) {
+            j2kc_component &k = comps[c];
+            std::memset(&k, 0, sizeof(k));
+            k.dx = dx[c];
+            k.dy = dy[c];
+            k.width = (w + k.dx - 1) / k.dx;
+            k.height = (h + k.dy - 1) / k.dy;
+            planes[c].assign(size_t{k.width} * k.height, 0);
+            k.data = reinterpret_cast<uint64_t>(planes[c].data());
+            k.row_stride = ptrdiff_t(k.width) * 2;
+            k.sample_stride = 2;
+            k.bytes_per_sample = 2;
+            k.precision = prec;
+        }
+        image.struct_size = sizeof(image);
+        image.memory = J2KC_MEMORY_HOST;
+        image.width = w;
+        image.height = h;
+        image.num_components = n;
+        image.components = comps.data();
+    }
+
+    void fill_natural(uint32_t seed)
+    {
+        std::mt19937 rng(seed);
+        const uint32_t top = (1u << precision) - 1;
+        for (size_t c = 0; c < planes.size(); ++c) {
+            const j2kc_component &k = comps[c];
+            for (uint32_t y = 0; y < k.height; ++y)
+                for (uint32_t x = 0; x < k.width; ++x) {
+                    double v = 0.5 + 0.3 * std::sin(0.05 * x + 0.3 * c) * std::cos(0.07 * y) +
+                               0.1 * ((x / 7 + y / 5) % 2) + 0.05 * (int(rng() % 200) - 100) / 100.0;
+                    v = std::min(1.0, std::max(0.0, v));
+                    planes[c][size_t{y} * k.width + x] = static_cast<uint16_t>(v * top);
+                }
+        }
+    }
+};
+
+void quiet(void *, int level, const char *msg)
+{
+    if (level <= J2KC_LOG_ERROR && std::getenv("J2KC_TEST_VERBOSE")) fprintf(stderr, "j2kc: %s\n", msg);
+}
+
+std::vector<uint8_t> encode(const Planar &in, j2kc_encoder_config cfg)
+{
+    cfg.log = quiet;
+    j2kc_encoder *enc = nullptr;
+    EXPECT_EQ(j2kc_encoder_create(&enc, &cfg, &in.image), J2KC_OK);
+    if (!enc) return {};
+    j2kc_packet pkt{};
+    EXPECT_EQ(j2kc_encode(enc, &in.image, &pkt), J2KC_OK);
+    std::vector<uint8_t> out(pkt.data, pkt.data + pkt.size);
+    j2kc_encoder_free(&enc);
+    EXPECT_EQ(enc, nullptr);
+    return out;
+}
+
+Planar decode(const std::vector<uint8_t> &cs, j2kc_backend backend, int reduce = 0)
+{
+    j2kc_decoder_config cfg;
+    j2kc_decoder_config_default(&cfg);
+    cfg.backend = backend;
+    cfg.reduce = reduce;
+    cfg.log = quiet;
+    j2kc_decoder *dec = nullptr;
+    EXPECT_EQ(j2kc_decoder_create(&dec, &cfg), J2KC_OK);
+    std::vector<j2kc_component_info> ci(16);
+    j2kc_stream_info info{};
+    info.struct_size = sizeof(info);
+    info.components = ci.data();
+    info.components_capacity = 16;
+    EXPECT_EQ(j2kc_decoder_parse(dec, cs.data(), cs.size(), &info), J2KC_OK);
+    std::vector<uint8_t> dx, dy;
+    for (uint32_t c = 0; c < info.num_components; ++c) {
+        dx.push_back(ci[c].dx);
+        dy.push_back(ci[c].dy);
+    }
+    Planar out(info.width, info.height, info.num_components, ci[0].precision, dx, dy);
+    for (uint32_t c = 0; c < info.num_components; ++c) {
+        EXPECT_EQ(out.comps[c].width, ci[c].width);
+        EXPECT_EQ(out.comps[c].height, ci[c].height);
+    }
+    EXPECT_EQ(j2kc_decode(dec, cs.data(), cs.size(), &out.image), J2KC_OK);
+    j2kc_decoder_free(&dec);
+    return out;
+}
+
+double psnr(const Planar &a, const Planar &b)
+{
+    double se = 0, n = 0;
+    for (size_t c = 0; c < a.planes.size(); ++c)
+        for (size_t i = 0; i < a.planes[c].size(); ++i) {
+            const double d = double(a.planes[c][i]) - double(b.planes[c][i]);
+            se += d * d;
+            n += 1;
+        }
+    const double top = double((1u << a.precision) - 1);
+    return se == 0 ? 999.0 : 10 * std::log10(top * top * n / se);
+}
+
+j2kc_encoder_config base_config()
+{
+    j2kc_encoder_config cfg;
+    j2kc_encoder_config_default(&cfg);
+    cfg.backend = J2KC_BACKEND_CPU;
+    return cfg;
+}
+
+TEST(Api, LosslessRoundTripsExactly)
+{
+    struct Case { uint32_t w, h, n; uint8_t prec; std::vector<uint8_t> dx, dy; };
+    const std::vector<Case> cases = {
+        {1, 1, 1, 8, {}, {}},       {17, 9, 1, 8, {}, {}},      {64, 64, 3, 8, {}, {}},
+        {33, 65, 3, 10, {}, {}},    {40, 30, 3, 12, {}, {}},    {23, 11, 1, 16, {}, {}},
+        {31, 17, 3, 8, {1, 2, 2}, {1, 1, 1}},  {31, 17, 3, 10, {1, 2, 2}, {1, 2, 2}},
+        {130, 70, 4, 12, {}, {}},
+    };
+    for (const Case &k : cases) {
+        Planar in(k.w, k.h, k.n, k.prec, k.dx, k.dy);
+        in.fill_natural(k.w * 31 + k.h);
+        j2kc_encoder_config cfg = base_config();
+        cfg.lossless = 1;
+        const std::vector<uint8_t> cs = encode(in, cfg);
+        ASSERT_FALSE(cs.empty());
+        const Planar out = decode(cs, J2KC_BACKEND_CPU);
+        ASSERT_EQ(out.planes.size(), in.planes.size());
+        for (size_t c = 0; c < in.planes.size(); ++c)
+            EXPECT_EQ(out.planes[c], in.planes[c]) << k.w << "x" << k.h << " c" << c << " prec " << int(k.prec);
+    }
+}
+
+TEST(Api, LossyMeetsBudgetWithGoodQuality)
+{
+    Planar in(256, 192, 3, 8);
+    in.fill_natural(7);
+    for (uint64_t budget : {3000ull, 12000ull, 40000ull}) {
+        j2kc_encoder_config cfg = base_config();
+        cfg.frame_bytes = budget;
+        const std::vector<uint8_t> cs = encode(in, cfg);
+        EXPECT_LE(cs.size(), budget);
+        EXPECT_GE(cs.size(), budget * 98 / 100) << "budget " << budget;
+        const Planar out = decode(cs, J2KC_BACKEND_CPU);
+        EXPECT_GT(psnr(in, out), budget == 3000 ? 22.0 : 30.0) << "budget " << budget;
+    }
+}
+
+TEST(Api, ReducedResolutionDecodeHasTheRightSize)
+{
+    Planar in(101, 57, 1, 8);
+    in.fill_natural(3);
+    j2kc_encoder_config cfg = base_config();
+    cfg.lossless = 1;
+    const std::vector<uint8_t> cs = encode(in, cfg);
+    const Planar out = decode(cs, J2KC_BACKEND_CPU, 2);
+    EXPECT_EQ(out.width, 26u);  // ceil(101 / 4)
+    EXPECT_EQ(out.height, 15u);
+}
+
+TEST(Api, MalformedInputGivesAnError)
+{
+    Planar in(40, 40, 1, 8);
+    in.fill_natural(1);
+    j2kc_encoder_config cfg = base_config();
+    cfg.lossless = 1;
+    std::vector<uint8_t> cs = encode(in, cfg);
+    j2kc_decoder_config dcfg;
+    j2kc_decoder_config_default(&dcfg);
+    dcfg.backend = J2KC_BACKEND_CPU;
+    dcfg.log = quiet;
+    j2kc_decoder *dec = nullptr;
+    ASSERT_EQ(j2kc_decoder_create(&dec, &dcfg), J2KC_OK);
+    Planar out(40, 40, 1, 8);
+    for (size_t cut = 0; cut < cs.size(); cut += 7) {
+        const int status = j2kc_decode(dec, cs.data(), cut, &out.image);
+        EXPECT_TRUE(status == J2KC_OK || status == J2KC_ERR_INVALID_DATA || status == J2KC_ERR_INVALID_ARG)
+            << "cut " << cut << ": " << j2kc_status_string(status);
+    }
+    std::mt19937 rng(5);
+    for (int i = 0; i < 200; ++i) {
+        std::vector<uint8_t> bad = cs;
+        for (int k = 0; k < 4; ++k) bad[rng() % bad.size()] = static_cast<uint8_t>(rng());
+        const int status = j2kc_decode(dec, bad.data(), bad.size(), &out.image);
+        EXPECT_NE(status, J2KC_ERR_INTERNAL);
+    }
+    j2kc_decoder_free(&dec);
+}
+
+TEST(Api, BadOptionsAreRejected)
+{
+    Planar in(16, 16, 1, 8);
+    j2kc_encoder_config cfg = base_config();
+    cfg.log = quiet;
+    j2kc_encoder *enc = nullptr;
+    cfg.cblk_width_log2 = 11;
+    EXPECT_EQ(j2kc_encoder_create(&enc, &cfg, &in.image), J2KC_ERR_INVALID_ARG);
+    cfg = base_config();
+    cfg.log = quiet;
+    cfg.profile = J2KC_PROFILE_DCI_2K;  // needs 3 x 12-bit
+    EXPECT_EQ(j2kc_encoder_create(&enc, &cfg, &in.image), J2KC_ERR_INVALID_ARG);
+    EXPECT_EQ(enc, nullptr);
+}
+
+}  // namespace

@@ -116,7 +116,7 @@ PcrdParams params_for(uint32_t components)
 PcrdHeaderModel zero_model()
 {
     PcrdHeaderModel m;
-    m.empty_bits = m.first_bits = m.later_bits = m.pass_bits = m.length_bits = 0;
+    m.empty_bits = m.first_bits = m.later_bits = m.pass_bits = m.pass_code = m.length_bits = 0;
     return m;
 }
 
@@ -422,7 +422,7 @@ TEST(PcrdSelect, ExactSizeLoopMeetsBudget)
             for (int bias = 0; bias < 3; ++bias) {
                 // Models that under-, over- and roughly estimate the headers.
                 params.header = PcrdHeaderModel{};
-                if (bias == 0) params.header.first_bits = 2, params.header.pass_bits = 0;
+                if (bias == 0) params.header.first_bits = 1, params.header.length_bits = 0;
                 if (bias == 1) params.header.first_bits = 40, params.header.pass_bits = 6;
                 params.budget = static_cast<uint64_t>(everything * frac);
                 std::vector<uint16_t> last;
@@ -632,8 +632,11 @@ TEST(PcrdSelect, AllFitsAndLossless)
             for (uint32_t l = 0; l < L; ++l)
                 EXPECT_EQ(r.passes[size_t{b} * L + l], f.passes(b));
         // A budget that holds everything takes everything, trailing useless passes too.
-        params.budget = r.estimated_bytes + 5;
         params.num_layers = 1;
+        params.budget = kPcrdUnlimited;
+        const PcrdResult one = pcrd_select_ref(f.view(), params);
+        params.budget = std::max(one.estimated_bytes,
+                                 simulated_tier2(f, one.passes.data(), 1, 2).total) + 5;
         const PcrdResult r2 = pcrd_select_ref(f.view(), params);
         EXPECT_TRUE(r2.all_included);
         EXPECT_EQ(r2.layer_thresholds[0], kPcrdKeyAll);

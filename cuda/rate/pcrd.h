@@ -67,20 +67,23 @@ struct PcrdBlocks {
 
 /**
  * @brief Packet-header size estimate used while searching (Tier-2's exact size
- * comes later through PcrdExactSizeFn). Per code-block and layer:
- *   no new pass:   empty_bits
- *   else:          (first contribution ? first_bits : later_bits)
- *                  + pass_bits * new_passes + (length_bits ? bit_width(new bytes) : 0)
- * Header bytes of a component = ceil(sum of its bits / 8).
- * Must satisfy min(first_bits, later_bits) + pass_bits >= empty_bits so that
- * sizes never grow with the threshold.
+ * comes later through PcrdExactSizeFn). Per code-block and layer, with p new
+ * passes of n new bytes:
+ *   p == 0:  empty_bits
+ *   else:    (first contribution ? first_bits : later_bits) + pass_bits * p
+ *            + (pass_code ? length of the Table B.4 codeword for p : 0)
+ *            + (length_bits ? max(3, bit_width(n)) + floor(log2 p) : 0)
+ * (the last term is the segment length field of B.10.7 with Lblock grown
+ * just enough). Header bytes of a component = ceil(sum of its bits / 8).
+ * Every term grows with p and n, so sizes never grow with the threshold.
  */
 struct PcrdHeaderModel {
     uint32_t empty_bits = 1;   ///< inclusion information of an absent block
-    uint32_t first_bits = 10;  ///< inclusion + zero bit-plane tag trees, Lblock
+    uint32_t first_bits = 6;   ///< first inclusion: tag-tree shares (inclusion, zero bit-planes), Lblock
     uint32_t later_bits = 1;   ///< inclusion bit of an already included block
-    uint32_t pass_bits = 2;    ///< number-of-passes codeword, amortised
-    uint32_t length_bits = 1;  ///< 1: add the bits of the segment length
+    uint32_t pass_bits = 0;    ///< extra bits per new pass
+    uint32_t pass_code = 1;    ///< 1: add the number-of-passes codeword (1..16 bits)
+    uint32_t length_bits = 1;  ///< 1: add the segment length field
 };
 
 /** @brief What to select. */

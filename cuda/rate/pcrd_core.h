@@ -105,13 +105,23 @@ J2KC_HD uint32_t pcrd_bit_width(uint32_t v)
     return w;
 }
 
+/** @brief Bits of the number-of-coding-passes codeword (ISO/IEC 15444-1 Table B.4). */
+J2KC_HD uint32_t pcrd_pass_code_bits(uint32_t passes)
+{
+    return passes <= 1 ? 1u : passes == 2 ? 2u : passes <= 5 ? 4u : passes <= 36 ? 9u : 16u;
+}
+
 /** @brief Estimated packet-header bits of one code-block in one layer. */
 J2KC_HD uint32_t pcrd_header_bits(const PcrdHeaderModel &m, uint32_t new_passes,
                                   uint32_t new_bytes, bool first)
 {
     if (new_passes == 0) return m.empty_bits;
     uint32_t bits = (first ? m.first_bits : m.later_bits) + m.pass_bits * new_passes;
-    if (m.length_bits) bits += pcrd_bit_width(new_bytes);
+    if (m.pass_code) bits += pcrd_pass_code_bits(new_passes);
+    if (m.length_bits) {
+        const uint32_t w = pcrd_bit_width(new_bytes);
+        bits += (w > 3 ? w : 3u) + pcrd_bit_width(new_passes) - 1;
+    }
     return bits;
 }
 

@@ -39,11 +39,13 @@ PcrdPlan pcrd_plan(const PcrdParams &params, uint32_t num_blocks, uint32_t num_p
                    "pcrd: %zu layer budgets for %u layers", params.layer_budgets.size(),
                    params.num_layers);
     const PcrdHeaderModel &m = params.header;
-    J2KC_CHECK_ARG(uint64_t{std::min(m.first_bits, m.later_bits)} + m.pass_bits >= m.empty_bits,
-                   "pcrd: header model would shrink when passes are added");
     J2KC_CHECK_ARG(m.first_bits <= 4096 && m.later_bits <= 4096 && m.pass_bits <= 4096 &&
-                       m.empty_bits <= 4096 && m.length_bits <= 1,
+                       m.empty_bits <= 4096 && m.pass_code <= 1 && m.length_bits <= 1,
                    "pcrd: header model out of range");
+    // The cheapest contribution (one pass, up to 7 bytes) must cost no less than none.
+    J2KC_CHECK_ARG(uint64_t{std::min(m.first_bits, m.later_bits)} + m.pass_bits + m.pass_code +
+                           3 * m.length_bits >= m.empty_bits,
+                   "pcrd: header model would shrink when passes are added");
     PcrdPlan plan;
     for (uint64_t cap : params.component_budgets) plan.any_cap |= cap != kPcrdUnlimited;
     if (params.num_components <= kPcrdMaxGroups) {
@@ -157,6 +159,12 @@ PcrdResult pcrd_run_rounds(const PcrdParams &params, const PcrdPlan &plan, uint3
         if (fits) {
             const bool all = o.all_included;
             const uint64_t total = s.total;
+            // Does the frame budget decide anything? Not if every group sits at its cap.
+            const uint32_t L = params.num_layers;
+            bool frame_binds = false;
+            for (uint32_t g = 0; g < G; ++g)
+                frame_binds |= o.group_thresholds[size_t{L - 1} * G + g] ==
+                               o.layer_thresholds[L - 1];
             const bool gained = !have_best || total > best.sizes.total;
             if (gained) {
                 best = Round{frame, cur_caps, std::move(o), std::move(s), round};
@@ -164,7 +172,7 @@ PcrdResult pcrd_run_rounds(const PcrdParams &params, const PcrdPlan &plan, uint3
             fit_frame = std::max(fit_frame, frame);
             const bool close = budget == kPcrdNoLimit || total >= budget - budget / 50;
             // No gain from a larger frame budget: other limits (caps) bind.
-            if (all || close || last_round || (have_best && !gained)) break;
+            if (all || close || last_round || !frame_binds || (have_best && !gained)) break;
             have_best = true;
             // The header estimate was pessimistic: give the slack back, or bisect.
             frame = have_over ? fit_frame + (over_frame - fit_frame) / 2 : frame + (budget - total);
@@ -176,13 +184,14 @@ PcrdResult pcrd_run_rounds(const PcrdParams &params, const PcrdPlan &plan, uint3
         } else {
             J2KC_CHECK_LIMIT(!last_round, "pcrd: no selection met the exact size in %u rounds",
                              kMaxRounds);
-            // Lower what overshot: by the overshoot at first, by a growing share of
-            // the budget later (the whole of it by round 8), so the loop ends.
-            const uint32_t shift = round >= 8 ? 0 : 16 - 2 * round;
+            // Lower what overshot: by the overshoot and a margin that grows
+            // geometrically (0.2% of the budget, then 0.8%, 3%, ..., all of it
+            // by round 5), so the loop ends.
+            const uint32_t shift = round >= 4 ? 0 : 9 - 2 * round;
             auto lower = [&](uint64_t &b, uint64_t by) {
                 J2KC_CHECK_LIMIT(b > 0, "pcrd: headers alone exceed the budget (%llu bytes over)",
                                  (unsigned long long)by);
-                b -= std::min(b, std::max(by, b >> shift));
+                b -= std::min(b, by + (b >> shift));
             };
             if (over) lower(frame, over);
             for (uint32_t g = 0; g < G; ++g)

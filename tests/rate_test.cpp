@@ -829,6 +829,15 @@ TEST(GpuPcrd, EdgeCasesMatchReference)
     p.header = zero_model();
     p.num_layers = 2;
     expect_same(pcrd_select_ref(f.view(), p), cuda.select(d.blocks, p));
+    // The device table without the copy.
+    const PcrdResult ref = pcrd_select_ref(f.view(), p);
+    const PcrdResult dev = cuda.select(d.blocks, p, nullptr, nullptr, false);
+    EXPECT_TRUE(dev.passes.empty());
+    std::vector<uint16_t> table(ref.passes.size());
+    ASSERT_EQ(cudaMemcpy(table.data(), cuda.device_passes(), table.size() * 2,
+                         cudaMemcpyDeviceToHost),
+              cudaSuccess);
+    EXPECT_EQ(table, ref.passes);
     // Invalid data is reported, not read past.
     Frame bad;
     bad.add_block({10, 5}, {3, 3}, 1.0, 0);

@@ -15,6 +15,14 @@
 
 #include "common/host_device.h"
 
+/** J2KC_HD, and always inlined on the host too: the coders are the inner loop
+ *  of Tier-1 and must live in the caller's registers. */
+#if !defined(__CUDACC__) && defined(__GNUC__)
+#define J2KC_MQ_HD inline __attribute__((always_inline))
+#else
+#define J2KC_MQ_HD J2KC_HD
+#endif
+
 namespace j2kc {
 
 /** One row of Table C.2: Qe, NMPS, NLPS, SWITCH. */
@@ -111,7 +119,7 @@ struct MqEncoder {
     uint8_t *start;  ///< first byte of the segment (BPST)
 
     /** INITENC (C.2.8). */
-    J2KC_HD void init(uint8_t *dst)
+    J2KC_MQ_HD void init(uint8_t *dst)
     {
         a = 0x8000;
         c = 0;
@@ -122,7 +130,7 @@ struct MqEncoder {
 
     /** BYTEOUT (C.2.6) with bit stuffing: after 0xFF only 7 bits go out, so
      *  the stuffed zero absorbs a later carry and no marker can appear. */
-    J2KC_HD void byte_out()
+    J2KC_MQ_HD void byte_out()
     {
         if (*bp == 0xFF) {
             ++bp;
@@ -152,7 +160,7 @@ struct MqEncoder {
     }
 
     /** RENORME (C.2.5). */
-    J2KC_HD void renorm()
+    J2KC_MQ_HD void renorm()
     {
         do {
             a <<= 1;
@@ -162,7 +170,7 @@ struct MqEncoder {
     }
 
     /** ENCODE (C.2.2): codes `bit` in the context whose byte is `cx`. */
-    J2KC_HD void encode(uint32_t bit, uint8_t &cx)
+    J2KC_MQ_HD void encode(uint32_t bit, uint8_t &cx)
     {
         const MqTransition &t = mq_transition(cx);
         const uint32_t qe = t.qe;
@@ -183,14 +191,14 @@ struct MqEncoder {
     }
 
     /** Bytes that are final except for a possible carry into B: BP - BPST. */
-    J2KC_HD int64_t bytes_before_b() const { return bp - start; }
+    J2KC_MQ_HD int64_t bytes_before_b() const { return bp - start; }
 
     /**
      * FLUSH (C.2.9): SETBITS, two byte-outs, and the last byte kept unless it
      * is 0xFF (a decoder reads 0xFF past the end anyway). Returns the
      * segment length in bytes.
      */
-    J2KC_HD uint32_t flush()
+    J2KC_MQ_HD uint32_t flush()
     {
         const uint32_t tempc = c + a;
         c |= 0xFFFF;
@@ -209,7 +217,7 @@ struct MqEncoder {
      * predict the padding it then reads. Writes one byte beyond the returned
      * length (scratch, overwritten by what follows). Returns the length.
      */
-    J2KC_HD uint32_t flush_predictable()
+    J2KC_MQ_HD uint32_t flush_predictable()
     {
         int32_t k = 11 - ct + 1;
         while (k > 0) {
@@ -224,6 +232,75 @@ struct MqEncoder {
 };
 
 /**
+ * The encoder's state at the end of a pass that does not end its segment:
+ * enough to find, once the segment is finished, how many of its bytes a
+ * decoder needs to reproduce every decision up to that pass.
+ */
+struct MqPassSnapshot {
+    uint32_t a;
+    uint32_t c;
+    int32_t ct;
+    int32_t b_offset;  ///< position of B relative to the segment start (-1: the byte before)
+    uint8_t b;         ///< B's value then (a later carry may still raise it)
+};
+
+J2KC_MQ_HD MqPassSnapshot mq_snapshot(const MqEncoder &e)
+{
+    return MqPassSnapshot{e.a, e.c, e.ct, static_cast<int32_t>(e.bp - e.start), *e.bp};
+}
+
+/**
+ * Shortest prefix of a finished segment (`seg`, `seg_length` bytes; seg[-1]
+ * readable, as for MqEncoder::init) from which the decoder, reading 0xFF past
+ * the end, reproduces every decision coded before `snap`.
+ *
+ * At the snapshot the interval is [C, C + A); the segment's value V as the
+ * decoder sees it (bytes, then 1-bits) lies inside it. U, the bytes of C + A
+ * emitted as BYTEOUT would, shares B's position and the stuffing with V up to
+ * their first differing byte j, where V_j < U_j. Cut after byte j, V followed
+ * by 1-bits stays below C + A (V_j + 1 <= U_j) and not below V; cut before
+ * it, it would reach C + A. So j + 1 is exact. The result may still end in
+ * 0xFF; dropping that byte is equivalent (the decoder's fill is 0xFF).
+ */
+J2KC_MQ_HD uint32_t mq_truncation_length(const MqPassSnapshot &snap, const uint8_t *seg,
+                                         uint32_t seg_length)
+{
+    uint8_t u[8];
+    u[0] = snap.b;
+    MqEncoder tmp;
+    tmp.a = snap.a;
+    tmp.c = snap.c + snap.a;
+    tmp.ct = snap.ct;
+    tmp.bp = u;
+    tmp.start = u + 1;
+    for (int k = 0; k < 6; ++k) {  // 6 byte-outs shift out all 28 bits of C
+        tmp.c <<= tmp.ct;
+        tmp.byte_out();
+    }
+    const int32_t emitted = static_cast<int32_t>(tmp.bp - u) + 1;
+    for (int32_t k = 0; k < emitted; ++k) {
+        const int32_t pos = snap.b_offset + k;
+        const uint32_t actual = pos < static_cast<int32_t>(seg_length) ? seg[pos] : 0xFFu;
+        if (actual != u[k]) return static_cast<uint32_t>(pos + 1);
+    }
+    return seg_length;  // not reached: V < C + A
+}
+
+/**
+ * Truncation point of a pass inside a finished segment, from the bytes it
+ * needs (mq_truncation_length, or RawEncoder::bytes_needed at the pass end):
+ * clamped to the segment, less a trailing 0xFF (the decoder's fill stands in
+ * for it, and a contribution ending in 0xFF could form a marker with what
+ * follows). Tier-1 then makes the points of a block non-decreasing.
+ */
+J2KC_MQ_HD uint32_t segment_truncation_point(uint32_t needed, const uint8_t *seg, uint32_t seg_length)
+{
+    uint32_t end = needed < seg_length ? needed : seg_length;
+    if (end > 0 && seg[end - 1] == 0xFF) --end;
+    return end;
+}
+
+/**
  * Raw (bypass) bit packer of D.6: MSB first; after a 0xFF byte the next byte
  * carries 7 bits with a zero MSB, as the MQ coder's bit stuffing does.
  */
@@ -236,14 +313,14 @@ struct RawEncoder {
 
     /** The segment starts at dst; the previous byte is never 0xFF (both
      *  terminations drop or avoid a trailing 0xFF). */
-    J2KC_HD void init(uint8_t *dst)
+    J2KC_MQ_HD void init(uint8_t *dst)
     {
         c = 0;
         ct = cap = 8;
         bp = start = dst;
     }
 
-    J2KC_HD void put(uint32_t bit)
+    J2KC_MQ_HD void put(uint32_t bit)
     {
         c |= bit << --ct;
         if (ct == 0) {
@@ -254,7 +331,7 @@ struct RawEncoder {
     }
 
     /** Bytes a decoder needs to read every bit put so far. */
-    J2KC_HD uint32_t bytes_needed() const
+    J2KC_MQ_HD uint32_t bytes_needed() const
     {
         return static_cast<uint32_t>(bp - start) + (ct != cap ? 1u : 0u);
     }
@@ -266,7 +343,7 @@ struct RawEncoder {
      * dropped unless `predictable`, in which case a 7-bit padding byte follows
      * it. Returns the segment length.
      */
-    J2KC_HD uint32_t flush(bool predictable)
+    J2KC_MQ_HD uint32_t flush(bool predictable)
     {
         if (ct != cap || (cap == 7 && predictable)) {
             uint32_t pad = 0;
@@ -298,7 +375,7 @@ struct MqDecoder {
 
     /** BYTEIN (C.3.4). BP never passes `end`: it only advances past a byte
      *  that exists. */
-    J2KC_HD void byte_in()
+    J2KC_MQ_HD void byte_in()
     {
         const int64_t left = end - bp;
         if (left <= 0 || *bp == 0xFF) {
@@ -319,7 +396,7 @@ struct MqDecoder {
     }
 
     /** INITDEC (C.3.5). */
-    J2KC_HD void init(const uint8_t *data, uint32_t length)
+    J2KC_MQ_HD void init(const uint8_t *data, uint32_t length)
     {
         bp = data;
         end = data + length;
@@ -331,7 +408,7 @@ struct MqDecoder {
     }
 
     /** RENORMD (C.3.3). */
-    J2KC_HD void renorm()
+    J2KC_MQ_HD void renorm()
     {
         do {
             if (ct == 0) byte_in();
@@ -342,7 +419,7 @@ struct MqDecoder {
     }
 
     /** DECODE (C.3.2) with MPS_EXCHANGE and LPS_EXCHANGE. */
-    J2KC_HD uint32_t decode(uint8_t &cx)
+    J2KC_MQ_HD uint32_t decode(uint8_t &cx)
     {
         const MqTransition &t = mq_transition(cx);
         const uint32_t qe = t.qe;
@@ -380,7 +457,7 @@ struct RawDecoder {
     const uint8_t *bp;
     const uint8_t *end;
 
-    J2KC_HD void init(const uint8_t *data, uint32_t length)
+    J2KC_MQ_HD void init(const uint8_t *data, uint32_t length)
     {
         c = 0;
         ct = 0;
@@ -388,7 +465,7 @@ struct RawDecoder {
         end = data + length;
     }
 
-    J2KC_HD uint32_t get()
+    J2KC_MQ_HD uint32_t get()
     {
         if (ct == 0) {
             const bool more = bp < end;

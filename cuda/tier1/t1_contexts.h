@@ -183,6 +183,30 @@ J2KC_HD uint32_t t1_mr_context(uint32_t flags)
     return (flags & t1_flag::kNeighbours) ? kT1CtxMr + 1 : kT1CtxMr;
 }
 
+/**
+ * Distortion terms (tier1.h gives the units): the contribution of one
+ * coefficient with magnitude index `mag` at plane p, divided by 2^p. A pass
+ * sums them (two's complement, any order) and t1_pass_distortion scales.
+ */
+J2KC_HD int64_t t1_dist_significance(uint32_t mag, int p)
+{
+    const int64_t l = mag & ((1u << p) - 1u);
+    return 3 * ((int64_t{1} << p) + 4 * l);
+}
+J2KC_HD int64_t t1_dist_refinement(uint32_t mag, int p)
+{
+    const int64_t l = mag & ((1u << p) - 1u);
+    const int64_t one = int64_t{1} << p;
+    return ((mag >> p) & 1u) ? 4 * l - one : 3 * one - 4 * l;
+}
+/** 0 for a sum <= 0, else sum * 2^p saturated at UINT64_MAX. */
+J2KC_HD uint64_t t1_pass_distortion(int64_t sum, int p)
+{
+    if (sum <= 0) return 0;
+    const uint64_t s = static_cast<uint64_t>(sum);
+    return s > (~uint64_t{0} >> p) ? ~uint64_t{0} : s << p;
+}
+
 /** Coding pass of pass index i (0 = the first cleanup): 0 significance
  *  propagation, 1 magnitude refinement, 2 cleanup. */
 J2KC_HD constexpr uint32_t t1_pass_type(uint32_t pass) { return (pass + 2) % 3; }

@@ -36,6 +36,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "tier1/codeword_segment.h"
 #include "tier2/partition.h"
 
 namespace j2kc {
@@ -79,11 +80,6 @@ struct Tier1EncodeParams {
 void encode_code_block(const int32_t *coeffs, size_t stride, uint32_t width, uint32_t height,
                        const Tier1EncodeParams &params, EncodedCodeBlock &out);
 
-/** One codeword segment as Tier-2 delivered it (all its layers joined). */
-struct CodewordSegment {
-    uint32_t length;  ///< bytes
-    uint32_t passes;  ///< coding passes in it (the last segment may be cut short)
-};
 
 struct Tier1DecodeParams {
     BandOrientation orientation = kLL;

@@ -166,8 +166,7 @@ struct PassRunner {
             neg = code(kEnc ? ((f[i] >> 15) & 1u) ^ x : 0, e & 0x1Fu) ^ x;
         }
         if constexpr (kEnc) {
-            const uint64_t l = v[i] & ((1u << p) - 1u);
-            dist += 3 * ((uint64_t{1} << p) + 4 * l);
+            dist += static_cast<uint64_t>(t1_dist_significance(v[i], p));
         } else {
             v[i] = 3u << p;
         }
@@ -197,9 +196,7 @@ struct PassRunner {
         else bit = code(bit_of(i), t1_mr_context(fl));
         f[i] = static_cast<uint16_t>(fl | kRefined);
         if constexpr (kEnc) {
-            const int64_t l = v[i] & ((1u << p) - 1u);
-            const int64_t one = int64_t{1} << p;
-            dist += static_cast<uint64_t>(bit ? 4 * l - one : 3 * one - 4 * l);
+            dist += static_cast<uint64_t>(t1_dist_refinement(v[i], p));
         } else {
             v[i] = v[i] - (1u << p) + (bit << (p + 1));
         }
@@ -383,54 +380,12 @@ void check_geometry(uint32_t width, uint32_t height)
                    "code-block %ux%u exceeds 1024 per side or 4096 samples", width, height);
 }
 
-/** Saved MQ encoder state at the end of a pass that does not terminate. */
-struct MqSnapshot {
-    uint32_t pass;
-    uint32_t a, c;
-    int32_t ct;
-    size_t b_pos;   ///< position of B in the buffer
-    uint8_t b;      ///< B's value then (a later carry may raise it)
-};
-
-/**
- * Shortest truncation of a finished segment that still decodes every
- * decision up to a snapshot. The interval at the snapshot is [C, C + A); the
- * segment's value V (bytes, then the decoder's 1-fill) lies in it. Emitting
- * C + A the way FLUSH would gives its bytes U; V < U, and cutting V after the
- * first byte where it differs from U leaves V_j + 1 <= U_j, so V's prefix
- * followed by 1-bits stays below C + A, and above C. Cutting one byte earlier
- * would reach C + A. Both sequences share B's position and stuffing up to the
- * difference, so byte-wise comparison is exact.
- */
-uint32_t mq_truncation_point(const MqSnapshot &snap, const uint8_t *buf, size_t seg_end)
-{
-    uint8_t e[8];
-    e[0] = snap.b;
-    MqEncoder tmp;
-    tmp.a = snap.a;
-    tmp.c = snap.c + snap.a;
-    tmp.ct = snap.ct;
-    tmp.bp = e;
-    tmp.start = e + 1;
-    for (int k = 0; k < 6; ++k) {
-        tmp.c <<= tmp.ct;
-        tmp.byte_out();
-    }
-    const size_t emitted = static_cast<size_t>(tmp.bp - e) + 1;
-    for (size_t k = 0; k < emitted; ++k) {
-        const size_t pos = snap.b_pos + k;
-        const uint8_t actual = pos < seg_end ? buf[pos] : 0xFF;
-        if (actual != e[k]) return static_cast<uint32_t>(pos + 1);
-    }
-    return static_cast<uint32_t>(seg_end);  // not reached: V < C + A
-}
-
 struct EncoderScratch {
     std::vector<uint16_t> flags;
     std::vector<uint32_t> values;
     std::vector<uint8_t> buf;
-    std::vector<MqSnapshot> snapshots;
-    std::vector<uint32_t> raw_ends;  ///< per pass: raw bytes needed (relative to segment start)
+    std::vector<MqPassSnapshot> snapshots;  ///< per pass (valid for non-terminated MQ passes)
+    std::vector<uint32_t> raw_ends;         ///< per pass: raw bytes needed, from the segment start
 };
 
 }  // namespace
@@ -480,8 +435,8 @@ void encode_code_block(const int32_t *coeffs, size_t stride, uint32_t width, uin
     std::vector<uint8_t> &buf = scratch.buf;  // buf[0] is the dummy byte before the stream
     if (buf.size() < 1 + pass_bound) buf.resize(1 + pass_bound);
     buf[0] = 0;
-    scratch.snapshots.clear();
-    scratch.raw_ends.assign(num_passes, 0);
+    scratch.snapshots.resize(num_passes);
+    scratch.raw_ends.resize(num_passes);
 
     size_t seg_start = 1;  // buffer position of the current segment
     bool segment_open = false;
@@ -514,21 +469,14 @@ void encode_code_block(const int32_t *coeffs, size_t stride, uint32_t width, uin
 
         PassInfo &info = out.passes[pass];
         const int p = t1_pass_bitplane(pass, nbp);
-        // The pass sum before the 2^p factor is exact (|sum| < 2^45); the
-        // product saturates rather than wraps.
-        const int64_t lin = static_cast<int64_t>(st.dist);
-        if (lin <= 0) info.distortion = 0;
-        else if (static_cast<uint64_t>(lin) > (UINT64_MAX >> p)) info.distortion = UINT64_MAX;
-        else info.distortion = static_cast<uint64_t>(lin) << p;
+        info.distortion = t1_pass_distortion(static_cast<int64_t>(st.dist), p);
         const bool last = pass + 1 == num_passes;
         info.terminated = last || t1_pass_is_terminated(pass, style);
         if (!info.terminated) {
             if (segment_raw) {
                 scratch.raw_ends[pass] = st.raw.bytes_needed();
             } else {
-                scratch.snapshots.push_back(MqSnapshot{pass, st.mq.a, st.mq.c, st.mq.ct,
-                                                       static_cast<size_t>(st.mq.bp - buf.data()),
-                                                       *st.mq.bp});
+                scratch.snapshots[pass] = mq_snapshot(st.mq);
             }
             continue;
         }
@@ -537,21 +485,14 @@ void encode_code_block(const int32_t *coeffs, size_t stride, uint32_t width, uin
         const size_t seg_end = seg_start + length;
         // Truncation points of the segment's earlier passes, now its bytes are final.
         for (uint32_t q = seg_first_pass; q < pass; ++q) {
-            size_t end;
-            if (segment_raw) {
-                end = seg_start + scratch.raw_ends[q];
-            } else {
-                const MqSnapshot *snap = nullptr;
-                for (const MqSnapshot &s : scratch.snapshots)
-                    if (s.pass == q) snap = &s;
-                end = mq_truncation_point(*snap, buf.data(), seg_end);
-            }
-            end = std::min(end, seg_end);
-            if (end > seg_start && buf[end - 1] == 0xFF) --end;
+            const uint32_t needed = segment_raw
+                                        ? scratch.raw_ends[q]
+                                        : mq_truncation_length(scratch.snapshots[q], buf.data() + seg_start,
+                                                               length);
+            const size_t end = seg_start + segment_truncation_point(needed, buf.data() + seg_start, length);
             out.passes[q].end = static_cast<uint32_t>(end - 1);
         }
         info.end = static_cast<uint32_t>(seg_end - 1);
-        scratch.snapshots.clear();
         seg_start = seg_end;
         segment_open = false;
     }

@@ -92,7 +92,11 @@ struct PcrdParams {
     uint32_t num_layers = 1;
     /** Frame budget: code-block bytes + packet headers (markers already taken off). 0 = no limit. */
     uint64_t budget = kPcrdUnlimited;
-    /** Empty, or num_components caps on each component's bodies + packet headers (0 = no cap). */
+    /**
+     * Empty, or num_components caps on each component's bodies + packet headers
+     * (its tile-part headers already taken off; 0 = no cap). A component that
+     * alone exceeds its cap gets its own, higher threshold.
+     */
     std::vector<uint64_t> component_budgets;
     /**
      * Empty, or num_layers cumulative budgets (layers 0..l together; 0 = no
@@ -148,11 +152,14 @@ void pcrd_hull_ref(const PcrdBlocks &blocks, uint16_t *hull_pass, uint32_t *hull
  * @brief PCRD-opt on the CPU. Without exact_size_fn: one search against the
  * estimated sizes; throws LIMIT if even the empty selection's estimate does
  * not fit. With it: searches, asks for the exact size, and while that exceeds
- * a budget searches again with that budget lowered (by the overshoot, then
- * geometrically more, so it ends in a bounded number of rounds); if the exact
- * size is more than 2% below the frame budget it gives the slack back once.
- * The returned selection always fits its exact size (LIMIT otherwise), and
- * the last call of exact_size_fn was on the returned selection.
+ * a budget (frame or component) searches again with that budget lowered by
+ * the overshoot plus a margin growing 4x per round (0.2% of the budget first,
+ * all of it by the fifth round, so it ends: LIMIT if even the empty selection
+ * overshoots). Once a selection fits but is more than 2% below the frame
+ * budget (and the frame budget, not the caps, decided it) the search budget
+ * is raised by the slack, then bisected between fitting and overshooting
+ * search budgets; at most 16 rounds. The returned selection always fits its
+ * exact size, and the last call of exact_size_fn was on the returned selection.
  */
 PcrdResult pcrd_select_ref(const PcrdBlocks &blocks, const PcrdParams &params,
                            const PcrdExactSizeFn &exact_size_fn = nullptr);

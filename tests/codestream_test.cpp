@@ -971,6 +971,59 @@ TEST(Codestream, QuantisationMustCoverTheLevels)
     EXPECT_EQ(parse_status(b), J2KC_ERR_INVALID_DATA);
 }
 
+TEST(Codestream, TileDefaultsAgainstMainComponentEntries)
+{
+    // Tile COD over main COC: component 1's main QCC then covers too few levels.
+    StreamSpec s;
+    s.siz = make_siz(17, 13, 3);
+    ComponentCoding one;
+    one.levels = 1;
+    s.main_extra = [&](ByteWriter &w) {
+        write_coc(w, 1, one, 3);
+        write_qcc(w, 1, reversible_quant(1), 3);
+    };
+    EXPECT_EQ(parse_status(build(s)), J2KC_OK);
+    s.parts[0].header = [&](ByteWriter &w) { write_cod(w, s.cod); };
+    EXPECT_EQ(parse_status(build(s)), J2KC_ERR_INVALID_DATA);
+    s.parts[0].header = [&](ByteWriter &w) {
+        write_cod(w, s.cod);
+        write_coc(w, 1, one, 3);
+    };
+    EXPECT_EQ(parse_status(build(s)), J2KC_OK);
+    // Tile QCD over main QCD: the deepest main COC needs more steps than it has.
+    StreamSpec t;
+    t.siz = make_siz(17, 13, 3);
+    t.cod.component.levels = 1;
+    ComponentCoding two;
+    two.levels = 2;
+    t.main_extra = [&](ByteWriter &w) { write_coc(w, 2, two, 3); };
+    t.parts[0].header = [&](ByteWriter &w) { write_qcd(w, reversible_quant(1)); };
+    EXPECT_EQ(parse_status(build(t)), J2KC_ERR_INVALID_DATA);
+    t.parts[0].header = [&](ByteWriter &w) {
+        write_qcd(w, reversible_quant(1));
+        write_qcc(w, 2, reversible_quant(2), 3);
+    };
+    EXPECT_EQ(parse_status(build(t)), J2KC_OK);
+    // Every component named in the main header, thousands of tiles with a COD:
+    // the checks stay proportional to the header bytes.
+    StreamSpec big;
+    big.siz = make_siz(3000, 1, 16384, 1, 1);
+    big.main_extra = [](ByteWriter &w) {
+        for (uint32_t c = 0; c < 16384; ++c) write_qcc(w, static_cast<uint16_t>(c), reversible_quant(2), 16384);
+    };
+    big.parts.clear();
+    for (uint16_t i = 0; i < 3000; ++i)
+        big.parts.push_back({i, 0, 1, [&](ByteWriter &w) { write_cod(w, big.cod); }, {}, -1});
+    const Codestream cs = parse(build(big));
+    EXPECT_EQ(cs.tiles.size(), 3000u);
+    big.parts[2999].header = [&](ByteWriter &w) {
+        CodingStyle deeper = big.cod;
+        deeper.component.levels = 3;
+        write_cod(w, deeper);
+    };
+    EXPECT_EQ(parse_status(build(big)), J2KC_ERR_INVALID_DATA);
+}
+
 TEST(Codestream, PocValidation)
 {
     auto st = [](std::vector<uint8_t> body) {

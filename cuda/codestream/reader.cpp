@@ -131,6 +131,13 @@ std::vector<uint8_t> concat_in_z_order(std::vector<ZSegment> &segs, bool &duplic
     return out;
 }
 
+/** Highest level count a step list covers: 3 NL + 1 steps, or eps_0 + 1 >= NL when derived (E-5). */
+int levels_covered(const Quantization &q)
+{
+    if (q.style == Quantization::kScalarDerived) return q.steps[0].exponent + 1;
+    return static_cast<int>((q.steps.size() - 1) / 3);
+}
+
 class Parser {
 public:
     Parser(const uint8_t *data, size_t size, const ParseLimits &limits)
@@ -172,6 +179,8 @@ private:
                               bool &has_cod, bool &has_qcd, bool in_tile);
 
     void check_quantization(const HeaderParameters *tile, const char *where, uint32_t tile_index);
+    void check_pair(int levels, const Quantization &q, uint32_t component, const char *where,
+                    const HeaderParameters *tile, uint32_t tile_index, bool exact);
     void finish();
 
     const uint8_t *data_;
@@ -183,6 +192,8 @@ private:
     uint32_t num_tiles_ = 0;
     std::vector<int32_t> slot_;                 ///< tile index -> position in cs_.tiles
     std::vector<ZSegment> ppm_, plm_;
+    /// Main QCCs by levels covered (ascending) and main COCs by levels (descending).
+    std::vector<std::pair<int, uint16_t>> main_quant_covers_, main_coc_levels_;
     struct TlmSegment {
         uint8_t z;
         bool implicit_tile;
@@ -620,15 +631,43 @@ void Parser::parse_main_header(ByteReader &r)
     J2KC_CHECK_DATA(main_qcd_, "the main header has no QCD");
     cs_.main_header_end = r.position();
     check_quantization(nullptr, "main header", 0);
+    for (const auto &kv : cs_.main.qcc) main_quant_covers_.emplace_back(levels_covered(kv.second), kv.first);
+    std::sort(main_quant_covers_.begin(), main_quant_covers_.end());
+    for (const auto &kv : cs_.main.coc) main_coc_levels_.emplace_back(kv.second.levels, kv.first);
+    std::sort(main_coc_levels_.begin(), main_coc_levels_.end(),
+              [](const auto &a, const auto &b) { return a.first > b.first; });
+}
+
+void Parser::check_pair(int levels, const Quantization &q, uint32_t component, const char *where,
+                        const HeaderParameters *tile, uint32_t tile_index, bool exact)
+{
+    const std::string ti = tile ? " of tile " + std::to_string(tile_index) : "";
+    if (q.style == Quantization::kScalarDerived) {
+        J2KC_CHECK_DATA(levels_covered(q) >= levels,
+                        "%s%s: derived quantisation exponent %u is too small for %d levels "
+                        "(component %u)",
+                        where, ti.c_str(), q.steps[0].exponent, levels, component);
+        return;
+    }
+    const size_t need = 3 * size_t(levels) + 1;
+    J2KC_CHECK_DATA(q.steps.size() >= need,
+                    "%s%s: quantisation has %zu steps, component %u with %d levels needs %zu",
+                    where, ti.c_str(), q.steps.size(), component, levels, need);
+    if (exact && q.steps.size() > need)
+        warn("%s%s: quantisation has %zu steps, component %u needs only %zu", where, ti.c_str(),
+             q.steps.size(), component, need);
 }
 
 void Parser::check_quantization(const HeaderParameters *tile, const char *where,
                                 uint32_t tile_index)
 {
-    // Every component's step list must cover its sub-bands (A.6.4, A.6.5). Only
-    // components named by a COC/QCC differ from the default pair, so checking
-    // those and the default costs what the headers hold, not Csiz x tiles.
+    // Every component's step list must cover its sub-bands (A.6.4, A.6.5).
+    // Checking Csiz components per tile could cost 16384 x 65535 on a hostile
+    // stream, so the work is kept to what the headers hold: components named
+    // by a COC/QCC exactly, the rest through the extremes of the main header.
     const HeaderParameters &m = cs_.main;
+    const uint32_t csiz = static_cast<uint32_t>(cs_.siz.components.size());
+    const HeaderParameters &h = tile ? *tile : m;
     auto levels_of = [&](uint32_t c) -> int {
         if (tile) {
             if (auto it = tile->coc.find(c); it != tile->coc.end()) return it->second.levels;
@@ -645,47 +684,61 @@ void Parser::check_quantization(const HeaderParameters *tile, const char *where,
         if (auto it = m.qcc.find(c); it != m.qcc.end()) return it->second;
         return *m.qcd;
     };
-    auto check = [&](uint32_t c) {
-        const int nl = levels_of(c);
-        const Quantization &q = quant_of(c);
-        const char *tw = tile ? " of tile " : "";
-        const std::string ti = tile ? std::to_string(tile_index) : "";
-        if (q.style == Quantization::kScalarDerived) {
-            // E-5 gives exponent eps_0 - NL + nb, lowest at nb = 1.
-            J2KC_CHECK_DATA(nl == 0 || q.steps[0].exponent + 1 >= nl,
-                            "%s%s%s: derived quantisation exponent %u is too small for %d levels "
-                            "(component %u)",
-                            where, tw, ti.c_str(), q.steps[0].exponent, nl, c);
-        } else {
-            const size_t need = 3 * size_t(nl) + 1;
-            J2KC_CHECK_DATA(q.steps.size() >= need,
-                            "%s%s%s: quantisation has %zu steps, component %u with %d levels needs "
-                            "%zu",
-                            where, tw, ti.c_str(), q.steps.size(), c, nl, need);
-            if (q.steps.size() > need)
-                warn("%s%s%s: quantisation has %zu steps, component %u needs only %zu", where, tw,
-                     ti.c_str(), q.steps.size(), c, need);
-        }
-    };
     std::vector<uint32_t> named;
-    for (const auto *hp : {&m, tile}) {
-        if (!hp) continue;
-        for (const auto &kv : hp->coc) named.push_back(kv.first);
-        for (const auto &kv : hp->qcc) named.push_back(kv.first);
-    }
+    for (const auto &kv : h.coc) named.push_back(kv.first);
+    for (const auto &kv : h.qcc) named.push_back(kv.first);
     std::sort(named.begin(), named.end());
     named.erase(std::unique(named.begin(), named.end()), named.end());
-    for (uint32_t c : named) check(c);
-    const uint32_t csiz = static_cast<uint32_t>(cs_.siz.components.size());
-    if (named.size() < csiz) {
-        // The lowest component index that no COC/QCC names takes the defaults.
+    for (uint32_t c : named) check_pair(levels_of(c), quant_of(c), c, where, tile, tile_index, true);
+    if (named.size() >= csiz) return;
+    auto is_named = [&](uint32_t c) { return std::binary_search(named.begin(), named.end(), c); };
+    // How many components a main-header map and `named` cover together.
+    auto union_size = [&](const auto &map) {
+        size_t n = map.size();
+        for (uint32_t c : named) n += map.count(static_cast<uint16_t>(c)) ? 0 : 1;
+        return n;
+    };
+    auto first_default = [&](const auto &map) {
         uint32_t c = 0;
-        for (uint32_t n : named) {
-            if (n != c) break;
-            ++c;
-        }
-        check(c);
+        while (is_named(c) || map.count(static_cast<uint16_t>(c))) ++c;
+        return c;
+    };
+
+    if (!tile) {  // main header: one default pair
+        uint32_t c = 0;
+        while (is_named(c)) ++c;
+        check_pair(m.cod->component.levels, *m.qcd, c, where, tile, tile_index, true);
+        return;
     }
+    if (!tile->cod && !tile->qcd) return;  // the others keep the main header's pairs
+    if (tile->cod && tile->qcd) {
+        uint32_t c = 0;
+        while (is_named(c)) ++c;
+        check_pair(tile->cod->component.levels, *tile->qcd, c, where, tile, tile_index, true);
+        return;
+    }
+    if (tile->cod) {
+        // Levels from the tile COD, steps from the main QCC/QCD: the weakest main
+        // QCC not overridden here decides (scan ascending; stops within |named| + 1).
+        const int levels = tile->cod->component.levels;
+        for (const auto &[covered, c] : main_quant_covers_) {
+            if (is_named(c)) continue;
+            if (covered < levels) check_pair(levels, m.qcc.at(c), c, where, tile, tile_index, false);
+            break;
+        }
+        if (union_size(m.qcc) < csiz)
+            check_pair(levels, *m.qcd, first_default(m.qcc), where, tile, tile_index, false);
+        return;
+    }
+    // Steps from the tile QCD, levels from the main COC/COD: the deepest main COC decides.
+    for (const auto &[levels, c] : main_coc_levels_) {
+        if (is_named(c)) continue;
+        check_pair(levels, *tile->qcd, c, where, tile, tile_index, false);
+        break;
+    }
+    if (union_size(m.coc) < csiz)
+        check_pair(m.cod->component.levels, *tile->qcd, first_default(m.coc), where, tile,
+                   tile_index, false);
 }
 
 bool Parser::parse_tile_part(ByteReader &r)

@@ -407,15 +407,23 @@ struct MqDecoder {
         a = 0x8000;
     }
 
-    /** RENORMD (C.3.3). */
+    /** RENORMD (C.3.3), all shifts at once: the same as shifting one bit at
+     *  a time and calling BYTEIN whenever CT reaches 0 before a shift. */
     J2KC_MQ_HD void renorm()
     {
-        do {
-            if (ct == 0) byte_in();
-            a <<= 1;
-            c <<= 1;
-            --ct;
-        } while ((a & 0x8000) == 0);
+#if defined(__CUDA_ARCH__)
+        int32_t n = __clz(a) - 16;
+#else
+        int32_t n = __builtin_clz(a) - 16;
+#endif
+        a <<= n;
+        while (n > ct) {
+            c <<= ct;
+            n -= ct;
+            byte_in();
+        }
+        c <<= n;
+        ct -= n;
     }
 
     /** DECODE (C.3.2) with MPS_EXCHANGE and LPS_EXCHANGE. */

@@ -451,6 +451,29 @@ TEST(Tier1, DeepBlocksAndFullRange)
             check_block(rng, BlockCase{19, 13, kHH, uint8_t(style), 0, depth, 0}, dec, depth == 20);
 }
 
+TEST(Tier1, TruncationPointsAreTight)
+{
+    // Without termination every pass but the last ends inside the one
+    // segment: its truncation point must track the coder, within the few
+    // bytes still held in the C register, not jump to the segment's end.
+    std::mt19937 rng(21);
+    const std::vector<int32_t> q = make_block(rng, 64, 64, 2, 10);
+    EncodedCodeBlock enc;
+    encode_code_block(q.data(), 64, 64, 64, Tier1EncodeParams{kHH, 0, 10}, enc);
+    ASSERT_GT(enc.passes.size(), 20u);
+    const size_t n = enc.passes.size();
+    EXPECT_LT(enc.passes[n / 2].end, enc.data.size() * 3 / 4);
+    // Dense data: the significance passes carry most of the information, so
+    // their points must all advance (cleanup passes may add almost nothing).
+    size_t advancing = 0, spp = 0;
+    for (size_t k = 1; k < n; ++k) {
+        if (t1_pass_type(uint32_t(k)) != 0) continue;
+        ++spp;
+        advancing += enc.passes[k].end > enc.passes[k - 1].end;
+    }
+    EXPECT_EQ(advancing, spp);
+}
+
 TEST(Tier1, RoiShiftDecodesOverMorePlanes)
 {
     std::mt19937 rng(8);

@@ -351,6 +351,18 @@ int run_decode(int argc, char **argv)
     output.components = components.data();
     status = j2kc_decode(decoder, bytes.data(), bytes.size(), &output);
     if (status < 0) throw ToolError{kExitFailed, in + ": " + sink.reason(status)};
+    // j2kc.h defines a sample as the integer masked to `precision` bits and
+    // sign-extended when signed: the bits above the precision carry nothing.
+    for (Plane &p : image.planes) {
+        if (p.precision >= 32) continue;
+        const uint32_t mask = (uint32_t{1} << p.precision) - 1;
+        const uint32_t sign = uint32_t{1} << (p.precision - 1);
+        for (int32_t &v : p.samples) {
+            uint32_t u = static_cast<uint32_t>(v) & mask;
+            if (p.is_signed) u = (u ^ sign) - sign;
+            v = static_cast<int32_t>(u);
+        }
+    }
 
     std::vector<std::string> written = j2kc::tools::write_image(out, image);
     if (sink.verbose) {

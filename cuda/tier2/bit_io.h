@@ -1,0 +1,139 @@
+/**
+ * @file bit_io.h
+ * @brief Packet-header bit writer and reader (ISO/IEC 15444-1 B.10.1).
+ *
+ * Bits are packed MSB first. After a byte of value 0xFF only 7 bits are used
+ * in the next byte (its MSB is a stuffed 0), so a header can never contain a
+ * marker code (0xFF90..0xFFFF). The last byte is padded with zeros, and a
+ * header never ends in 0xFF: if it would, one more (stuffed) byte 0x00 follows.
+ *
+ * The writer is J2KC_HD (flat buffer, no allocation, no exceptions) so the CPU
+ * reference and a GPU packet-header kernel write the same bytes. With a null
+ * buffer (or a short one) it still counts the bytes it would emit, which is how
+ * header sizes are measured without writing. The reader is host-only and
+ * bounds-checked: running out of bytes throws INVALID_DATA.
+ */
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "common/host_device.h"
+#include "common/status.h"
+
+namespace j2kc {
+
+/** Writes packet-header bits into out[0 .. capacity); counts beyond it. */
+struct PacketHeaderWriter {
+    uint8_t *out = nullptr;
+    uint32_t capacity = 0;
+    uint32_t length = 0;     ///< bytes emitted so far (written or only counted)
+    uint32_t acc = 0;        ///< bits of the byte being assembled
+    uint32_t nbits = 0;      ///< how many bits acc holds
+    uint32_t limit = 8;      ///< bits this byte takes: 7 right after a 0xFF
+    bool last_ff = false;    ///< the last emitted byte was 0xFF
+
+    PacketHeaderWriter() = default;
+    J2KC_HD PacketHeaderWriter(uint8_t *buffer, uint32_t size) : out(buffer), capacity(size) {}
+
+    /** True when every emitted byte fitted into the buffer. */
+    J2KC_HD bool fits() const { return length <= capacity; }
+
+    J2KC_HD void emit_byte(uint32_t byte)
+    {
+        if (out && length < capacity) out[length] = static_cast<uint8_t>(byte);
+        ++length;
+        last_ff = byte == 0xFF;
+        limit = last_ff ? 7 : 8;
+        acc = 0;
+        nbits = 0;
+    }
+
+    J2KC_HD void put_bit(uint32_t bit)
+    {
+        acc = acc << 1 | (bit & 1u);
+        if (++nbits == limit) emit_byte(acc);
+    }
+
+    /** The n (<= 32) low bits of v, most significant first. */
+    J2KC_HD void put_bits(uint32_t v, uint32_t n)
+    {
+        for (uint32_t i = n; i-- > 0;) put_bit(v >> i);
+    }
+
+    /**
+     * Ends the header: pads the partial byte with zeros and, if the header
+     * would end in 0xFF, adds the byte that carries the stuffed bit. Returns
+     * the header length in bytes. The writer can be reused afterwards for a
+     * following header (e.g. the next packet) as it restarts byte-aligned.
+     */
+    J2KC_HD uint32_t flush()
+    {
+        if (nbits > 0) emit_byte(acc << (limit - nbits));
+        if (last_ff) emit_byte(0);
+        last_ff = false;
+        limit = 8;
+        return length;
+    }
+};
+
+/** Reads packet-header bits from data[0 .. size); never reads beyond. */
+class PacketHeaderReader {
+public:
+    PacketHeaderReader(const uint8_t *data, size_t size) : data_(data), size_(size) {}
+
+    uint32_t bit()
+    {
+        if (bits_left_ == 0) {
+            if (pos_ >= size_) {
+                exhausted_ = true;
+                fail(J2KC_ERR_INVALID_DATA, "packet header runs past its data (%zu bytes)", size_);
+            }
+            byte_ = data_[pos_++];
+            bits_left_ = last_ff_ ? 7 : 8;
+            last_ff_ = byte_ == 0xFF;
+        }
+        return (byte_ >> --bits_left_) & 1u;
+    }
+
+    /** n (<= 32) bits, most significant first. */
+    uint32_t bits(uint32_t n)
+    {
+        uint32_t v = 0;
+        for (uint32_t i = 0; i < n; ++i) v = v << 1 | bit();
+        return v;
+    }
+
+    /**
+     * Ends the header: drops the rest of the current byte and, if that byte
+     * was 0xFF, the byte holding the stuffed bit. Returns the header length.
+     */
+    size_t align()
+    {
+        bits_left_ = 0;
+        if (last_ff_) {
+            if (pos_ >= size_) {
+                exhausted_ = true;
+                fail(J2KC_ERR_INVALID_DATA, "packet header ends in 0xFF without its stuffed byte");
+            }
+            ++pos_;
+            last_ff_ = false;
+        }
+        return pos_;
+    }
+
+    size_t position() const { return pos_; }
+    /** True once a read failed because the bytes ran out (a truncated stream). */
+    bool exhausted() const { return exhausted_; }
+
+private:
+    const uint8_t *data_;
+    size_t size_;
+    size_t pos_ = 0;
+    uint32_t byte_ = 0;
+    uint32_t bits_left_ = 0;
+    bool last_ff_ = false;
+    bool exhausted_ = false;
+};
+
+}  // namespace j2kc

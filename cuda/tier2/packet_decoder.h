@@ -1,0 +1,58 @@
+/**
+ * @file packet_decoder.h
+ * @brief Reading a tile's packets (ISO/IEC 15444-1 B.9-B.12, A.8.1 SOP,
+ * A.8.2 EPH, A.7.4/A.7.5 PPM/PPT): packet headers, then per code-block the
+ * body bytes and codeword segments Tier-1 decodes.
+ */
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "codestream/markers.h"
+#include "tier2/packet_header.h"
+#include "tier2/partition.h"
+
+namespace j2kc {
+
+/** A run of a code-block's body bytes inside Tile::data. */
+struct CodeBlockChunk {
+    const uint8_t *data = nullptr;
+    uint32_t length = 0;
+};
+
+/** Everything Tier-1 needs for one code-block. */
+struct CodeBlockCodewords {
+    bool included = false;
+    uint8_t zero_bitplanes = 0;          ///< from the zero-bit-plane tag tree
+    uint32_t num_passes = 0;             ///< passes received (first max_layers layers)
+    uint8_t lblock = 3;                  ///< Lblock after the last layer used
+    std::vector<CodeBlockChunk> chunks;  ///< body bytes in order, pointing into Tile::data
+    /// Codeword segments in order; their lengths add up to the chunks' lengths
+    /// and their passes to num_passes. A segment may span several chunks.
+    std::vector<CodewordSegment> segments;
+};
+
+/** What decode_tile_packets() saw (for diagnostics and tests). */
+struct PacketDecodeStats {
+    uint64_t packets = 0;          ///< packets fully read
+    uint64_t data_consumed = 0;    ///< bytes of Tile::data used
+    uint64_t headers_consumed = 0; ///< bytes of Tile::packed_headers used
+    bool truncated = false;        ///< data ended inside a packet or before the last one
+};
+
+/**
+ * Reads every packet of `tile` in its progression order (COD/POC in force)
+ * and fills `out` (resized to layout.code_blocks.size(), index = code-block
+ * index of the layout). Headers come from Tile::packed_headers when
+ * has_packed_headers (PPM/PPT), else from the data; SOP marker segments are
+ * skipped where present, EPH markers where Scod announces them. Packets of
+ * layers >= max_layers (0 = all) are parsed but add nothing. When the data
+ * ends early (a truncated stream), what was read is kept and decoding stops.
+ * Malformed headers (impossible Lblock or lengths) throw INVALID_DATA.
+ */
+void decode_tile_packets(const Codestream &cs, const Tile &tile, const TileLayout &layout,
+                         uint32_t max_layers, std::vector<CodeBlockCodewords> &out,
+                         PacketDecodeStats *stats = nullptr);
+
+}  // namespace j2kc

@@ -1,0 +1,180 @@
+/**
+ * @file tag_tree.h
+ * @brief Tag trees (ISO/IEC 15444-1 B.10.2): the inclusion and zero-bit-plane
+ * information of a precinct-band's code-blocks.
+ *
+ * A tag tree over a W x H array of leaves is stored flat in caller memory:
+ * level 0 (the leaves, raster order) first, then each coarser level
+ * (ceil(W/2) x ceil(H/2), ...) up to the 1 x 1 root. Every node holds its value
+ * (the minimum of its children), the lower bound already told to the decoder
+ * (`low`) and, on the encoder side, whether the value itself has been sent.
+ *
+ * Encoding a leaf against a threshold t walks root to leaf; at each node it
+ * emits a 0 for every step that raises the node's lower bound (starting at
+ * the parent's bound), and a 1 when the bound reaches the value, as long as
+ * the bound stays below t. The decoder mirrors that walk. All functions are
+ * J2KC_HD with no allocation, templated on the bit sink/source, so a GPU
+ * packet-header writer shares them with the CPU reference.
+ */
+#pragma once
+
+#include <cstdint>
+
+#include "common/host_device.h"
+
+namespace j2kc {
+
+/** Enough levels for 2^31 leaves a side (precinct-bands need at most 2^15). */
+constexpr uint32_t kTagTreeMaxLevels = 32;
+/** Value of a node the decoder does not know yet, or of a leaf never coded. */
+constexpr int32_t kTagTreeUnknown = 0x7FFFFFFF;
+
+struct TagTreeNode {
+    int32_t value = kTagTreeUnknown;
+    int32_t low = 0;
+    uint32_t known = 0;
+};
+
+/** Nodes of a tag tree over w x h leaves (0 when empty). */
+J2KC_HD uint32_t tag_tree_num_nodes(uint32_t w, uint32_t h)
+{
+    if (w == 0 || h == 0) return 0;
+    uint32_t n = 0;
+    for (;;) {
+        n += w * h;
+        if (w == 1 && h == 1) return n;
+        w = (w + 1) >> 1;
+        h = (h + 1) >> 1;
+    }
+}
+
+/**
+ * The node indices from leaf (x, y) up to the root: path[0] is the leaf,
+ * path[depth - 1] the root. Returns depth.
+ */
+J2KC_HD uint32_t tag_tree_path(uint32_t w, uint32_t h, uint32_t x, uint32_t y,
+                               uint32_t path[kTagTreeMaxLevels])
+{
+    uint32_t offset = 0, depth = 0;
+    for (;;) {
+        path[depth++] = offset + y * w + x;
+        if (w == 1 && h == 1) return depth;
+        offset += w * h;
+        w = (w + 1) >> 1;
+        h = (h + 1) >> 1;
+        x >>= 1;
+        y >>= 1;
+    }
+}
+
+/** A view of one tag tree's nodes; does not own them. */
+struct TagTree {
+    TagTreeNode *nodes = nullptr;
+    uint32_t width = 0, height = 0;
+
+    J2KC_HD uint32_t num_nodes() const { return tag_tree_num_nodes(width, height); }
+
+    /** Every node to `value` with nothing told yet (decoder: kTagTreeUnknown). */
+    J2KC_HD void reset(int32_t value = kTagTreeUnknown)
+    {
+        const uint32_t n = num_nodes();
+        for (uint32_t i = 0; i < n; ++i) {
+            nodes[i].value = value;
+            nodes[i].low = 0;
+            nodes[i].known = 0;
+        }
+    }
+
+    /** Sets leaf `leaf` (y * width + x) without touching its ancestors; see build(). */
+    J2KC_HD void set_leaf(uint32_t leaf, int32_t value) { nodes[leaf].value = value; }
+
+    /** Recomputes every inner node as the minimum of its children. */
+    J2KC_HD void build()
+    {
+        uint32_t w = width, h = height, offset = 0;
+        if (w == 0 || h == 0) return;
+        while (w > 1 || h > 1) {
+            const uint32_t pw = (w + 1) >> 1, ph = (h + 1) >> 1, parent = offset + w * h;
+            for (uint32_t i = 0; i < pw * ph; ++i) nodes[parent + i].value = kTagTreeUnknown;
+            for (uint32_t y = 0; y < h; ++y) {
+                for (uint32_t x = 0; x < w; ++x) {
+                    const int32_t v = nodes[offset + y * w + x].value;
+                    TagTreeNode &p = nodes[parent + (y >> 1) * pw + (x >> 1)];
+                    if (v < p.value) p.value = v;
+                }
+            }
+            offset = parent;
+            w = pw;
+            h = ph;
+        }
+    }
+
+    /**
+     * Lowers leaf `leaf` to `value` and its ancestors with it (encoder side,
+     * when a code-block's first layer becomes known). Values only ever go
+     * down, so what was already coded against smaller thresholds stays valid.
+     */
+    J2KC_HD void lower_leaf(uint32_t leaf, int32_t value)
+    {
+        uint32_t path[kTagTreeMaxLevels];
+        const uint32_t depth = tag_tree_path(width, height, leaf % width, leaf / width, path);
+        for (uint32_t i = 0; i < depth; ++i) {
+            if (value < nodes[path[i]].value) nodes[path[i]].value = value;
+        }
+    }
+
+    J2KC_HD int32_t value(uint32_t leaf) const { return nodes[leaf].value; }
+
+    /**
+     * Codes what the decoder needs to tell whether leaf value < threshold, and
+     * the value itself if so. `writer` has put_bit(uint32_t).
+     */
+    template <typename Writer>
+    J2KC_HD void encode(uint32_t leaf, int32_t threshold, Writer &writer)
+    {
+        uint32_t path[kTagTreeMaxLevels];
+        const uint32_t depth = tag_tree_path(width, height, leaf % width, leaf / width, path);
+        int32_t low = 0;
+        for (uint32_t i = depth; i-- > 0;) {
+            TagTreeNode &n = nodes[path[i]];
+            // A node is never below its parent's bound.
+            if (low > n.low) n.low = low; else low = n.low;
+            while (low < threshold) {
+                if (low >= n.value) {
+                    if (!n.known) {
+                        writer.put_bit(1);
+                        n.known = 1;
+                    }
+                    break;
+                }
+                writer.put_bit(0);
+                ++low;
+            }
+            n.low = low;
+        }
+    }
+
+    /**
+     * Decoder mirror of encode(): returns true when leaf value < threshold
+     * (then value(leaf) holds it). `reader` has bit() -> uint32_t.
+     */
+    template <typename Reader>
+    bool decode(uint32_t leaf, int32_t threshold, Reader &reader)
+    {
+        uint32_t path[kTagTreeMaxLevels];
+        const uint32_t depth = tag_tree_path(width, height, leaf % width, leaf / width, path);
+        int32_t low = 0;
+        for (uint32_t i = depth; i-- > 0;) {
+            TagTreeNode &n = nodes[path[i]];
+            if (low > n.low) n.low = low; else low = n.low;
+            while (low < threshold && low < n.value) {
+                if (reader.bit()) n.value = low;
+                else ++low;
+            }
+            n.low = low;
+        }
+        return nodes[leaf].value < threshold;
+    }
+};
+
+}  // namespace j2kc

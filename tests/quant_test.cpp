@@ -271,7 +271,9 @@ TEST(GpuQuant, MatchesCpuBitForBit)
         // quantise 9/7 and 5/3
         {
             const QuantizeParams p = make_quantize_params(q97, Wavelet::kIrreversible97, 10, tc, L);
-            std::vector<int32_t> cpu(f.size(), 0);
+            // In place on the GPU: the stride padding keeps the input's bits, so start from them.
+            std::vector<int32_t> cpu(f.size());
+            std::memcpy(cpu.data(), f.data(), f.size() * sizeof(float));
             quantize_ref(f.data(), stride, cpu.data(), stride, p);
             float *df = to_device(f);
             quantize_gpu(df, stride, reinterpret_cast<int32_t *>(df), stride, p, nullptr);  // in place

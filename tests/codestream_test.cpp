@@ -829,6 +829,41 @@ TEST(Codestream, BadMarkerLengths)
     EXPECT_EQ(parse_status(build(s)), J2KC_ERR_INVALID_DATA);
 }
 
+TEST(Codestream, MarkerWalkNeverGoesBackwards)
+{
+    // Psot 14 with a COM in the tile-part header: SOD lies past the tile-part's
+    // end. The parser rejects it; the raw walker must too (not loop).
+    StreamSpec s;
+    s.parts[0].header = [](ByteWriter &w) { write_com(w, std::string(40, 'x')); };
+    s.parts[0].psot = 14;
+    const Bytes b = build(s);
+    EXPECT_EQ(parse_status(b), J2KC_ERR_INVALID_DATA);
+    EXPECT_EQ(status_of([&] { list_marker_segments(b.data(), b.size()); }), J2KC_ERR_INVALID_DATA);
+    // SOD in the main header.
+    const Bytes m = {0xFF, 0x4F, 0xFF, 0x93, 0xFF, 0xD9};
+    EXPECT_EQ(status_of([&] { list_marker_segments(m.data(), m.size()); }), J2KC_ERR_INVALID_DATA);
+    // A valid stream lists SOC first and EOC last, tile-part markers tagged with their tile.
+    const Bytes good = build(busy_stream());
+    const auto segs = list_marker_segments(good.data(), good.size());
+    ASSERT_GE(segs.size(), 4u);
+    EXPECT_EQ(segs.front().marker, kSOC);
+    EXPECT_EQ(segs[1].marker, kSIZ);
+    EXPECT_EQ(segs[1].length, 38u + 9u);
+    EXPECT_EQ(segs.back().marker, kEOC);
+    EXPECT_EQ(segs.back().offset, good.size() - 2);
+    size_t sots = 0;
+    for (const auto &g : segs) {
+        if (g.marker == kSOT) ++sots;
+        if (g.marker == kPLT || g.marker == kPPT) {
+            EXPECT_GE(g.tile, 0);
+        }
+        if (g.marker == kTLM) {
+            EXPECT_EQ(g.tile, -1);
+        }
+    }
+    EXPECT_EQ(sots, 3u);
+}
+
 TEST(Codestream, UnknownAndForeignMarkers)
 {
     StreamSpec s;

@@ -1062,6 +1062,10 @@ std::vector<MarkerSegment> list_marker_segments(const uint8_t *data, size_t size
             break;
         }
         if (m == kSOD) {
+            J2KC_CHECK_DATA(tile >= 0, "SOD at offset %zu outside a tile-part header", pos);
+            // Psot must lie beyond the header, or the walk would go backwards.
+            J2KC_CHECK_DATA(tile_part_end >= pos + 2,
+                            "SOD at offset %zu lies beyond its tile-part's Psot", pos);
             out.push_back({m, pos, 0, tile});
             pos = tile_part_end;
             tile = -1;

@@ -26,31 +26,13 @@
 
 #include "common/cuda_util.cuh"
 #include "tier1/t1_encoder_core.h"
+#include "tier1/t1_gpu_job.h"
 #include "tier1/tier1_gpu.h"
 
 namespace j2kc {
 namespace {
 
 constexpr uint32_t kThreadsPerCta = 64;
-
-/** Byte offsets of the pieces of a job's scratch area. */
-struct ScratchLayout {
-    size_t flags, values, snapshots, raw_ends, total;
-};
-
-J2KC_HD constexpr size_t align16(size_t v) { return (v + 15) & ~size_t{15}; }
-
-J2KC_HD ScratchLayout scratch_layout(uint32_t width, uint32_t height)
-{
-    const size_t n = t1core::t1_state_size(width, height);
-    ScratchLayout l{};
-    l.flags = 0;
-    l.values = align16(n * sizeof(uint16_t));
-    l.snapshots = l.values + align16(n * sizeof(uint32_t));
-    l.raw_ends = l.snapshots + align16(t1core::kMaxPasses * sizeof(MqPassSnapshot));
-    l.total = l.raw_ends + align16(t1core::kMaxPasses * sizeof(uint32_t));
-    return l;
-}
 
 __global__ void __launch_bounds__(kThreadsPerCta)
     tier1_encode_kernel(const GpuCodeBlockJob *__restrict__ jobs, uint32_t num_jobs, uint8_t *out_bytes,
@@ -60,39 +42,7 @@ __global__ void __launch_bounds__(kThreadsPerCta)
     const uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
     if (j >= num_jobs) return;
     const GpuCodeBlockJob job = jobs[j];
-
-    GpuCodeBlockResult res{};
-    res.zero_bitplanes = job.num_bitplanes;
-    // Geometry first: the scratch layout (and so every access) depends on it.
-    if (job.width > t1core::kMaxSide || job.height > t1core::kMaxSide ||
-        uint32_t{job.width} * job.height > t1core::kMaxSamples) {
-        res.status = kGpuTier1BadGeometry;
-        results[j] = res;
-        return;
-    }
-    uint8_t *const scratch = reinterpret_cast<uint8_t *>(job.scratch);
-    const ScratchLayout l = scratch_layout(job.width, job.height);
-    const t1core::T1EncodeScratch ws{reinterpret_cast<uint16_t *>(scratch + l.flags),
-                                     reinterpret_cast<uint32_t *>(scratch + l.values),
-                                     reinterpret_cast<MqPassSnapshot *>(scratch + l.snapshots),
-                                     reinterpret_cast<uint32_t *>(scratch + l.raw_ends)};
-    t1core::T1EncodeOutput out{};
-    out.buf = out_bytes + job.out_offset;
-    out.capacity = job.out_capacity;
-    out.pass_end = pass_end + job.pass_offset;
-    out.pass_distortion = pass_distortion + job.pass_offset;
-    out.pass_terminated = pass_terminated + job.pass_offset;
-    const uint32_t status =
-        t1core::t1_encode_block(reinterpret_cast<const int32_t *>(job.coeffs), job.stride, job.width,
-                                job.height, job.orientation, job.style, job.num_bitplanes, ws, out);
-    res.status = static_cast<uint8_t>(status);
-    res.data_bitplanes = out.data_bitplanes;
-    if (status == t1core::kT1EncodeOk) {
-        res.num_passes = out.num_passes;
-        res.bytes = out.bytes;
-        res.zero_bitplanes = out.zero_bitplanes;
-    }
-    results[j] = res;
+    results[j] = t1core::t1_encode_job(job, out_bytes, pass_end, pass_distortion, pass_terminated);
 }
 
 }  // namespace
@@ -115,7 +65,7 @@ size_t tier1_gpu_capacity_bound(uint32_t width, uint32_t height, uint8_t num_bit
 
 size_t tier1_gpu_scratch_bound(uint32_t width, uint32_t height)
 {
-    return scratch_layout(width, height).total;
+    return t1core::t1_scratch_layout(width, height).total;
 }
 
 uint32_t tier1_gpu_max_passes(uint8_t num_bitplanes)

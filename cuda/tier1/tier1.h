@@ -114,7 +114,9 @@ struct Tier1DecodeParams {
  * magnitude in that scaled domain (at most 30 planes in all). Per Annex H the
  * dequantiser treats a coefficient with M >= 2^s, i.e. |out| >= 2^(s + 1), as
  * inside the ROI and divides its out by 2^s (keeping the fractional bit);
- * others are background and used as they are.
+ * others are background and used as they are. (OpenJPEG and Grok test
+ * |out| >= 2^s on the same doubled values; the two rules differ only for
+ * background magnitudes in [2^(s-1), 2^s).)
  */
 class Tier1Decoder {
 public:

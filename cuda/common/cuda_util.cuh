@@ -10,6 +10,7 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <optional>
 #include <utility>
 
 #include "common/status.h"
@@ -107,15 +108,63 @@ private:
     int previous_ = 0;
 };
 
+/**
+ * Makes the caller's CUDA context current for a scope (FFmpeg lends its
+ * CUcontext through AVCUDADeviceContext), or else `device`'s primary context.
+ * The driver's push/pop are fetched through the runtime, so nothing links
+ * against libcuda and a machine without a driver still loads the library.
+ */
+class ContextScope {
+public:
+    ContextScope(void *context, int device) : context_(context)
+    {
+        if (!context_) {
+            guard_.emplace(device);
+            return;
+        }
+        check_cuda(resolve(), "cuCtxPushCurrent lookup");
+        if (push_(context_) != 0) fail(J2KC_ERR_CUDA, "cuCtxPushCurrent failed for the lent context");
+    }
+    ~ContextScope()
+    {
+        if (context_) {
+            void *popped = nullptr;
+            pop_(&popped);
+        }
+    }
+    ContextScope(const ContextScope &) = delete;
+    ContextScope &operator=(const ContextScope &) = delete;
+
+private:
+    using PushFn = int (*)(void *);
+    using PopFn = int (*)(void **);
+    cudaError_t resolve()
+    {
+        cudaDriverEntryPointQueryResult q1, q2;
+        void *push = nullptr, *pop = nullptr;
+        cudaError_t e = cudaGetDriverEntryPoint("cuCtxPushCurrent", &push, cudaEnableDefault, &q1);
+        if (e == cudaSuccess) e = cudaGetDriverEntryPoint("cuCtxPopCurrent", &pop, cudaEnableDefault, &q2);
+        if (e == cudaSuccess && (q1 != cudaDriverEntryPointSuccess || q2 != cudaDriverEntryPointSuccess))
+            e = cudaErrorSymbolNotFound;
+        push_ = reinterpret_cast<PushFn>(push);
+        pop_ = reinterpret_cast<PopFn>(pop);
+        return e;
+    }
+    void *context_;
+    PushFn push_ = nullptr;
+    PopFn pop_ = nullptr;
+    std::optional<DeviceGuard> guard_;
+};
+
 /** The stream the caller lent, or one of our own on `device`. */
 class StreamHolder {
 public:
-    StreamHolder(void *lent, int device)
+    StreamHolder(void *lent, void *context, int device)
     {
         if (lent) {
             stream_ = static_cast<cudaStream_t>(lent);
         } else {
-            DeviceGuard guard(device);
+            ContextScope scope(context, device);
             check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
             owned_ = true;
         }

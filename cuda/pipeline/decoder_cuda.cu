@@ -94,9 +94,16 @@ private:
 class CudaDecoder final : public Decoder {
 public:
     CudaDecoder(const j2kc_decoder_config &config, const Logger &log)
-        : config_(config), log_(log), device_(config.device), stream_(config.cuda_stream, config.device),
-          pool_(config.threads > 0 ? unsigned(config.threads) : 0u)
+        : config_(config), log_(log), pool_(config.threads > 0 ? unsigned(config.threads) : 0u),
+          gpu_(std::make_unique<GpuState>(config))
     {
+    }
+
+    ~CudaDecoder() override
+    {
+        // Device memory goes back in the context it came from.
+        ContextScope scope(config_.cuda_context, config_.device);
+        gpu_.reset();
     }
 
     j2kc_backend backend() const override { return J2KC_BACKEND_CUDA; }
@@ -108,14 +115,14 @@ public:
 
     void decode(const uint8_t *data, size_t size, const j2kc_image &output) override
     {
-        DeviceGuard guard(device_);
+        ContextScope scope(config_.cuda_context, config_.device);
         const ParsedStream s = parse_stream(data, size, config_);
         for (const std::string &w : s.cs.warnings) log_.log(J2KC_LOG_WARNING, "%s", w.c_str());
         OutputPlacement placement = check_output(s, output);
         j2kc_image device_image = output;
         if (output.memory == J2KC_MEMORY_HOST) {
-            mirror_.prepare(output, stream_.get());
-            device_image.components = const_cast<j2kc_component *>(mirror_.components());
+            gpu_->mirror.prepare(output, gpu_->stream.get());
+            device_image.components = const_cast<j2kc_component *>(gpu_->mirror.components());
             device_image.memory = J2KC_MEMORY_CUDA;
         }
         placement.image = &device_image;
@@ -124,8 +131,8 @@ public:
             decode_tile_coefficients(s.cs, tile, options, pool_, coefficients_);
             reconstruct_tile_gpu(placement);
         });
-        if (output.memory == J2KC_MEMORY_HOST) mirror_.download(stream_.get());
-        stream_.sync();
+        if (output.memory == J2KC_MEMORY_HOST) gpu_->mirror.download(gpu_->stream.get());
+        gpu_->stream.sync();
     }
 
 private:
@@ -136,15 +143,15 @@ private:
         const j2kc_image &image = *placement.image;
         const uint32_t n = image.num_components;
         // The previous tile's kernels may still read the staging buffers.
-        stream_.sync();
+        gpu_->stream.sync();
         size_t total = 0;
         for (uint32_t c = 0; c < n; ++c) total += tile.components[c].coefficients.size();
-        auto *pinned = static_cast<int32_t *>(pinned_.reserve(std::max<size_t>(total, 1) * sizeof(int32_t)));
-        auto *raw = static_cast<int32_t *>(raw_.reserve(std::max<size_t>(total, 1) * sizeof(int32_t)));
-        auto *planes = static_cast<int32_t *>(planes_.reserve(std::max<size_t>(total, 1) * sizeof(int32_t)));
+        auto *pinned = static_cast<int32_t *>(gpu_->pinned.reserve(std::max<size_t>(total, 1) * sizeof(int32_t)));
+        auto *raw = static_cast<int32_t *>(gpu_->raw.reserve(std::max<size_t>(total, 1) * sizeof(int32_t)));
+        auto *planes = static_cast<int32_t *>(gpu_->planes.reserve(std::max<size_t>(total, 1) * sizeof(int32_t)));
         size_t scratch_bytes = 0;
         for (uint32_t c = 0; c < n; ++c) scratch_bytes = std::max(scratch_bytes, dwt_gpu_scratch_bytes(tile.components[c].tc_rect));
-        void *scratch = scratch_.reserve(std::max<size_t>(scratch_bytes, 4));
+        void *scratch = gpu_->scratch.reserve(std::max<size_t>(scratch_bytes, 4));
 
         std::vector<size_t> offset(n);
         size_t at = 0;
@@ -154,7 +161,7 @@ private:
             offset[c] = at;
             at += coef.size();
         }
-        check_cuda(cudaMemcpyAsync(raw, pinned, at * sizeof(int32_t), cudaMemcpyHostToDevice, stream_.get()),
+        check_cuda(cudaMemcpyAsync(raw, pinned, at * sizeof(int32_t), cudaMemcpyHostToDevice, gpu_->stream.get()),
                    "coefficient upload");
         for (uint32_t c = 0; c < n; ++c) {
             const ComponentPlane &p = tile.components[c];
@@ -162,12 +169,12 @@ private:
             int32_t *in = raw + offset[c];
             if (p.wavelet == Wavelet::kReversible53) {
                 int32_t *out = planes + offset[c];
-                dequantize_gpu(in, p.stride, out, p.stride, p.dequant, stream_.get());
-                dwt53_inverse_gpu(out, p.stride, p.tc_rect, p.levels, p.levels_to_skip, scratch, stream_.get());
+                dequantize_gpu(in, p.stride, out, p.stride, p.dequant, gpu_->stream.get());
+                dwt53_inverse_gpu(out, p.stride, p.tc_rect, p.levels, p.levels_to_skip, scratch, gpu_->stream.get());
             } else {
                 float *out = reinterpret_cast<float *>(planes + offset[c]);
-                dequantize_gpu(in, p.stride, out, p.stride, p.dequant, stream_.get());
-                dwt97_inverse_gpu(out, p.stride, p.tc_rect, p.levels, p.levels_to_skip, scratch, stream_.get());
+                dequantize_gpu(in, p.stride, out, p.stride, p.dequant, gpu_->stream.get());
+                dwt97_inverse_gpu(out, p.stride, p.tc_rect, p.levels, p.levels_to_skip, scratch, gpu_->stream.get());
             }
         }
 
@@ -188,11 +195,11 @@ private:
             }
             if (p0.wavelet == Wavelet::kReversible53) {
                 std::vector<const int32_t *> in(ptrs.begin(), ptrs.end());
-                color_inverse_gpu(in.data(), strides.data(), formats.data(), count, with_mct, outs.data(), stream_.get());
+                color_inverse_gpu(in.data(), strides.data(), formats.data(), count, with_mct, outs.data(), gpu_->stream.get());
             } else {
                 std::vector<const float *> in;
                 for (int32_t *q : ptrs) in.push_back(reinterpret_cast<const float *>(q));
-                color_inverse_gpu(in.data(), strides.data(), formats.data(), count, with_mct, outs.data(), stream_.get());
+                color_inverse_gpu(in.data(), strides.data(), formats.data(), count, with_mct, outs.data(), gpu_->stream.get());
             }
         };
         uint32_t c = 0;
@@ -203,15 +210,20 @@ private:
         for (; c < n; ++c) emit(c, 1, false);
     }
 
+    /** Everything that lives in the GPU's context. */
+    struct GpuState {
+        explicit GpuState(const j2kc_decoder_config &c) : stream(c.cuda_stream, c.cuda_context, c.device) {}
+        StreamHolder stream;
+        PinnedBuffer pinned;
+        DeviceBuffer raw, planes, scratch;
+        HostOutputMirror mirror;
+    };
+
     j2kc_decoder_config config_;
     Logger log_;
-    int device_;
-    StreamHolder stream_;
     ThreadPool pool_;
     TileCoefficients coefficients_;
-    PinnedBuffer pinned_;
-    DeviceBuffer raw_, planes_, scratch_;
-    HostOutputMirror mirror_;
+    std::unique_ptr<GpuState> gpu_;
 };
 
 }  // namespace

@@ -31,8 +31,15 @@ uint64_t component_span(const j2kc_component &c)
 class CudaEncoder final : public StagedEncoder {
 public:
     CudaEncoder(const j2kc_encoder_config &config, const j2kc_image &shape, const Logger &log)
-        : StagedEncoder(config, shape, log), device_(config.device), stream_(config.cuda_stream, config.device)
+        : StagedEncoder(config, shape, log), context_(config.cuda_context), device_(config.device),
+          gpu_(std::make_unique<GpuState>(config))
     {
+    }
+
+    ~CudaEncoder() override
+    {
+        ContextScope scope(context_, device_);
+        gpu_.reset();
     }
 
     j2kc_backend backend() const override { return J2KC_BACKEND_CUDA; }
@@ -40,12 +47,12 @@ public:
 private:
     void transform(const j2kc_image &image, std::vector<TileWork> &work) override
     {
-        DeviceGuard guard(device_);
+        ContextScope scope(context_, device_);
         auto t0 = Clock::now();
         const j2kc_component *components = upload(image);
         times_.upload += ms_since(t0);
         for (TileWork &tw : work) transform_tile(components, image.num_components, tw);
-        stream_.sync();
+        gpu_->stream.sync();
     }
 
     /** Device view of the frame: host planes are copied up as whole byte spans. */
@@ -62,19 +69,19 @@ private:
         uint64_t separate = 0;
         for (uint32_t c = 0; c < image.num_components; ++c) separate += component_span(image.components[c]);
         if (end - begin <= 2 * separate) {
-            auto *dev = static_cast<uint8_t *>(frame_.reserve(end - begin));
+            auto *dev = static_cast<uint8_t *>(gpu_->frame.reserve(end - begin));
             check_cuda(cudaMemcpyAsync(dev, reinterpret_cast<const void *>(begin), end - begin,
-                                       cudaMemcpyHostToDevice, stream_.get()),
+                                       cudaMemcpyHostToDevice, gpu_->stream.get()),
                        "frame upload");
             for (uint32_t c = 0; c < image.num_components; ++c)
                 device_components_[c].data = reinterpret_cast<uint64_t>(dev) + (image.components[c].data - begin);
         } else {
-            if (planes_up_.size() < image.num_components) planes_up_.resize(image.num_components);
+            if (gpu_->planes_up.size() < image.num_components) gpu_->planes_up.resize(image.num_components);
             for (uint32_t c = 0; c < image.num_components; ++c) {
                 const uint64_t bytes = component_span(image.components[c]);
-                void *dev = planes_up_[c].reserve(std::max<uint64_t>(bytes, 1));
+                void *dev = gpu_->planes_up[c].reserve(std::max<uint64_t>(bytes, 1));
                 check_cuda(cudaMemcpyAsync(dev, reinterpret_cast<const void *>(image.components[c].data), bytes,
-                                           cudaMemcpyHostToDevice, stream_.get()),
+                                           cudaMemcpyHostToDevice, gpu_->stream.get()),
                            "frame upload");
                 device_components_[c].data = reinterpret_cast<uint64_t>(dev);
             }
@@ -95,10 +102,10 @@ private:
             total += rect.area();
             scratch_bytes = std::max(scratch_bytes, dwt_gpu_scratch_bytes(rect));
         }
-        auto *planes = static_cast<int32_t *>(planes_.reserve(std::max<size_t>(total, 1) * 4));
-        auto *indices = static_cast<int32_t *>(indices_.reserve(std::max<size_t>(total, 1) * 4));
-        void *scratch = scratch_.reserve(scratch_bytes);
-        cudaStream_t s = stream_.get();
+        auto *planes = static_cast<int32_t *>(gpu_->planes.reserve(std::max<size_t>(total, 1) * 4));
+        auto *indices = static_cast<int32_t *>(gpu_->indices.reserve(std::max<size_t>(total, 1) * 4));
+        void *scratch = gpu_->scratch.reserve(scratch_bytes);
+        cudaStream_t s = gpu_->stream.get();
         const bool mct = plan_.cod.mct != 0;
         if (plan_.reversible()) {
             std::vector<int32_t *> p(n);
@@ -119,20 +126,27 @@ private:
             }
         }
         // Tier-1 reads the indices on the host for now.
-        auto *host = static_cast<int32_t *>(pinned_.reserve(std::max<size_t>(total, 1) * 4));
+        auto *host = static_cast<int32_t *>(gpu_->pinned.reserve(std::max<size_t>(total, 1) * 4));
         check_cuda(cudaMemcpyAsync(host, indices, total * 4, cudaMemcpyDeviceToHost, s), "index download");
-        stream_.sync();
+        gpu_->stream.sync();
         tw.indices.resize(n);
         for (uint32_t c = 0; c < n; ++c)
             tw.indices[c].assign(host + offsets[c], host + offsets[c] + tw.layout.components[c].rect.area());
     }
 
+    /** Everything that lives in the GPU's context. */
+    struct GpuState {
+        explicit GpuState(const j2kc_encoder_config &c) : stream(c.cuda_stream, c.cuda_context, c.device) {}
+        StreamHolder stream;
+        DeviceBuffer frame, planes, indices, scratch;
+        std::vector<DeviceBuffer> planes_up;
+        PinnedBuffer pinned;
+    };
+
+    void *context_;
     int device_;
-    StreamHolder stream_;
     std::vector<j2kc_component> device_components_;
-    DeviceBuffer frame_, planes_, indices_, scratch_;
-    std::vector<DeviceBuffer> planes_up_;
-    PinnedBuffer pinned_;
+    std::unique_ptr<GpuState> gpu_;
 };
 
 }  // namespace

@@ -351,7 +351,7 @@ EncoderPlan plan_encoder(const j2kc_encoder_config &cfg, const j2kc_image &shape
     // With a budget PCRD-opt does the truncation, so quantise finely; without
     // one the step itself sets the quality.
     J2KC_CHECK_ARG(cfg.quality > 0 && std::isfinite(cfg.quality), "quality must be > 0");
-    plan.base_step = plan.frame_bytes || plan.component_bytes ? 0.5 : cfg.quality;
+    plan.base_step = plan.frame_bytes || plan.component_bytes ? 1.0 : cfg.quality;
     for (uint32_t c = 0; c < shape.num_components; ++c) {
         const int precision = siz.components[c].precision;
         // The RCT's chroma outputs need one bit more than the samples (G.2).

@@ -82,7 +82,7 @@ WRAPPER_FILES := $(wildcard libavcodec/*.c libavcodec/*.h fate/*.mak fate/ref/* 
                  $(wildcard configure-patch/*.patch) configure-patch/apply.sh
 
 .PHONY: FORCE all core ffmpeg ffmpeg-fetch ffmpeg-configure demo test test-core test-fate test-ffmpeg \
-        test-gpu test-gpu-core fate-gpu fate-bundle install help clean distclean
+        test-gpu test-gpu-core fate-gpu fate-gen fate-bundle install help clean distclean
 
 all: core ffmpeg
 
@@ -172,7 +172,8 @@ ffmpeg-configure: $(FF_BUILD)/ffbuild/config.mak
 ffmpeg: $(CORE_FOR_FFMPEG) $(FF_BUILD)/ffbuild/config.mak
 	$(LINK_J2KC)
 	@# FFmpeg's make does not track external archives: relink when the core changed.
-	@if [ $(J2KC_LIB) -nt $(FF_BUILD)/ffmpeg_g ]; then rm -f $(FF_BUILD)/ffmpeg_g $(FF_BUILD)/ffprobe_g; fi
+	@if [ $(J2KC_LIB) -nt $(FF_BUILD)/ffmpeg_g ] || [ "$$(cat $(FF_BUILD)/.j2kc-lib 2>/dev/null)" != "$(J2KC_LIB)" ]; then \
+	  rm -f $(FF_BUILD)/ffmpeg_g $(FF_BUILD)/ffprobe_g; echo "$(J2KC_LIB)" > $(FF_BUILD)/.j2kc-lib; fi
 	configure-patch/apply.sh $(FF_SRC) >/dev/null
 	$(SUBMAKE) -C $(FF_BUILD) -j$(JOBS) ffmpeg ffprobe
 	@echo "built $(FFMPEG) and $(FFPROBE)"
@@ -183,7 +184,7 @@ ffmpeg: $(CORE_FOR_FFMPEG) $(FF_BUILD)/ffbuild/config.mak
 demo: all
 	FFMPEG=$(FFMPEG) FFPROBE=$(FFPROBE) OUT=$(B)/demo scripts/demo.sh
 
-FATE_ARGS = SAMPLES= -k
+FATE_ARGS = SAMPLES= -k -j$(JOBS)
 
 test-fate: all
 	$(SUBMAKE) -C $(FF_BUILD) $(FATE_ARGS) fate-j2k_cuda
@@ -195,6 +196,17 @@ test-ffmpeg: all
 test: all
 	BUILD=$(B) CORE_DIR=$(abspath $(CORE_DIR)) FF_BUILD=$(FF_BUILD) FFMPEG=$(FFMPEG) FFPROBE=$(FFPROBE) \
 	  JOBS=$(JOBS) scripts/run-tests.sh all
+
+# Regenerate the FATE references from a real run (CPU backend) into fate/ref/.
+fate-gen: all
+	rm -f $(FF_SRC)/tests/ref/fate/j2k_cuda-*
+	@# Tests that share a reference (lossless against the source, j2k_cuda
+	@# against the native decoder) are checked afterwards, never generated.
+	$(SUBMAKE) -C $(FF_BUILD) -k -j$(JOBS) SAMPLES= GEN=1 \
+	  $$($(SUBMAKE) -C $(FF_BUILD) -s SAMPLES= fate-list | grep '^fate-j2k_cuda-' | grep -v -e '^fate-j2k_cuda-lossless-' -e '-native$$')
+	$(SUBMAKE) -C $(FF_BUILD) -k -j$(JOBS) SAMPLES= fate-j2k_cuda
+	mkdir -p fate/ref && rm -f fate/ref/j2k_cuda-* && cp $(FF_SRC)/tests/ref/fate/j2k_cuda-* fate/ref/
+	@echo "fate/ref: $$(ls fate/ref | wc -l) references"
 
 fate-gpu: all
 	$(SUBMAKE) -C $(FF_BUILD) $(FATE_ARGS) fate-j2k_cuda-gpu
@@ -230,6 +242,7 @@ help:
 	@echo "  make ffmpeg        fetch (Debian source packages), patch, configure and build FFmpeg"
 	@echo "  make test-fate     FATE: make -C $(FF_BUILD) fate-j2k_cuda  (fate-gpu: fate-j2k_cuda-gpu)"
 	@echo "  make test-ffmpeg   ffmpeg/ffprobe/opj_* interop checks"
+	@echo "  make fate-gen      regenerate fate/ref/ from a real run (CPU backend)"
 	@echo "  make fate-bundle   $(BUILD)/fate-bundle/run.sh: FATE without the FFmpeg build tree (for the GPU machine)"
 	@echo "  make install       install ffmpeg, ffprobe, j2kc, libj2kcuda.a, j2kc.h, j2kcuda.pc into PREFIX"
 	@echo "  make clean         remove $(BUILD)/ (distclean: the same)"

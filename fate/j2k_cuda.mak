@@ -31,9 +31,14 @@ define J2K_CUDA_SOURCE
 framemd5 -f lavfi -i $(1) $(J2K_CUDA_SWS) -vf scale,format=$(2),setsar=1 -c:v rawvideo
 endef
 
-# Small odd sizes keep the CPU backend quick and exercise partial code-blocks.
-J2K_CUDA_SRC_SMALL = testsrc2=s=67x45:r=25:d=0.12
-J2K_CUDA_SRC_420   = testsrc2=s=66x44:r=25:d=0.12
+# Small odd sizes keep the CPU backend quick and exercise partial code-blocks
+# and odd chroma sizes; three frames half a second apart differ. The source's
+# format is pinned at every link, so that every test sees the same pixels
+# whatever formats its own sink accepts.
+J2K_CUDA_COMMA     := ,
+J2K_CUDA_PIN        = format=gbrp16le$(J2K_CUDA_COMMA)scale=$(1):flags=bitexact+accurate_rnd$(J2K_CUDA_COMMA)format=gbrp16le
+J2K_CUDA_SRC_SMALL  = testsrc2=s=68x46:r=2:d=1.5$(J2K_CUDA_COMMA)$(call J2K_CUDA_PIN,67:45)
+J2K_CUDA_SRC_420    = testsrc2=s=68x46:r=2:d=1.5$(J2K_CUDA_COMMA)$(call J2K_CUDA_PIN,65:43)
 
 # Lossy round trips, one per input pixel format.
 J2K_CUDA_LOSSY_FMTS = gray gray10le gray12le gray16le rgb24 rgb48le gbrp gbrp10le gbrp12le gbrp16le \
@@ -42,10 +47,10 @@ J2K_CUDA_LOSSY_FMTS = gray gray10le gray12le gray16le rgb24 rgb48le gbrp gbrp10l
 J2K_CUDA_LOSSY_420  = yuv420p yuv420p10le yuv420p12le yuv420p16le
 define J2K_CUDA_LOSSY_TEST
 FATE_J2K_CUDA += fate-j2k_cuda-lossy-$(1)
-fate-j2k_cuda-lossy-$(1): CMD = $$(call J2K_CUDA_ROUNDTRIP,$(2),$(1),-quality 2,nut)
+fate-j2k_cuda-lossy-$(1): CMD = $$(call J2K_CUDA_ROUNDTRIP,$$($(2)),$(1),-quality 2,nut)
 endef
-$(foreach F,$(J2K_CUDA_LOSSY_FMTS),$(eval $(call J2K_CUDA_LOSSY_TEST,$(F),$(J2K_CUDA_SRC_SMALL))))
-$(foreach F,$(J2K_CUDA_LOSSY_420),$(eval $(call J2K_CUDA_LOSSY_TEST,$(F),$(J2K_CUDA_SRC_420))))
+$(foreach F,$(J2K_CUDA_LOSSY_FMTS),$(eval $(call J2K_CUDA_LOSSY_TEST,$(F),J2K_CUDA_SRC_SMALL)))
+$(foreach F,$(J2K_CUDA_LOSSY_420),$(eval $(call J2K_CUDA_LOSSY_TEST,$(F),J2K_CUDA_SRC_420)))
 
 # Lossless round trips must give back the source bit for bit.
 J2K_CUDA_LOSSLESS_FMTS = gray gray10le gray12le gray16le rgb24 rgb48le gbrp gbrp10le gbrp12le gbrp16le \
@@ -53,12 +58,12 @@ J2K_CUDA_LOSSLESS_FMTS = gray gray10le gray12le gray16le rgb24 rgb48le gbrp gbrp
 J2K_CUDA_LOSSLESS_420  = yuv420p yuv420p12le
 define J2K_CUDA_LOSSLESS_TEST
 FATE_J2K_CUDA += fate-j2k_cuda-source-$(1) fate-j2k_cuda-lossless-$(1)
-fate-j2k_cuda-source-$(1): CMD = $$(call J2K_CUDA_SOURCE,$(2),$(1))
-fate-j2k_cuda-lossless-$(1): CMD = $$(call J2K_CUDA_LOSSLESS,$(2),$(1),,$$(if $$(findstring xyz,$(1)),-color_trc smpte428,$$(if $$(findstring yuv444,$(1)),-colorspace bt709)))
+fate-j2k_cuda-source-$(1): CMD = $$(call J2K_CUDA_SOURCE,$$($(2)),$(1))
+fate-j2k_cuda-lossless-$(1): CMD = $$(call J2K_CUDA_LOSSLESS,$$($(2)),$(1),,$$(if $$(findstring xyz,$(1)),-color_trc smpte428,$$(if $$(findstring yuv444,$(1)),-colorspace bt709)))
 fate-j2k_cuda-lossless-$(1): REF = $$(SRC_PATH)/tests/ref/fate/j2k_cuda-source-$(1)
 endef
-$(foreach F,$(J2K_CUDA_LOSSLESS_FMTS),$(eval $(call J2K_CUDA_LOSSLESS_TEST,$(F),$(J2K_CUDA_SRC_SMALL))))
-$(foreach F,$(J2K_CUDA_LOSSLESS_420),$(eval $(call J2K_CUDA_LOSSLESS_TEST,$(F),$(J2K_CUDA_SRC_420))))
+$(foreach F,$(J2K_CUDA_LOSSLESS_FMTS),$(eval $(call J2K_CUDA_LOSSLESS_TEST,$(F),J2K_CUDA_SRC_SMALL)))
+$(foreach F,$(J2K_CUDA_LOSSLESS_420),$(eval $(call J2K_CUDA_LOSSLESS_TEST,$(F),J2K_CUDA_SRC_420)))
 # Coding options that must not change the decoded image of a lossless stream.
 FATE_J2K_CUDA += fate-j2k_cuda-lossless-options
 fate-j2k_cuda-lossless-options: CMD = $(call J2K_CUDA_LOSSLESS,$(J2K_CUDA_SRC_SMALL),rgb24,-levels 3 -cblk_width 16 -cblk_height 32 -precinct_width 32 -precinct_height 32 -prog_order rpcl -layers 3 -tile_width 32 -tile_height 24 -tile_parts resolution -tlm 1 -plt 1 -sop 1 -eph 1,)
@@ -71,9 +76,9 @@ fate-j2k_cuda-options-budget: CMD = $(call J2K_CUDA_ROUNDTRIP,$(J2K_CUDA_SRC_SMA
 
 # Profile streams in their containers: DCI 2K and 4K in MXF, IMF in MXF, broadcast in MOV.
 FATE_J2K_CUDA += fate-j2k_cuda-dci_2k fate-j2k_cuda-dci_4k fate-j2k_cuda-imf fate-j2k_cuda-broadcast
-fate-j2k_cuda-dci_2k: CMD = $(call J2K_CUDA_ROUNDTRIP,testsrc2=s=2048x1080:r=24:d=0.042,xyz12le,-profile:v dci_2k,mxf)
-fate-j2k_cuda-dci_4k: CMD = $(call J2K_CUDA_ROUNDTRIP,testsrc2=s=4096x2160:r=24:d=0.042,xyz12le,-profile:v dci_4k,mxf)
-fate-j2k_cuda-imf: CMD = $(call J2K_CUDA_ROUNDTRIP,testsrc2=s=1920x1080:r=24:d=0.042,rgb48le,-profile:v imf -lossless 1,mxf)
+fate-j2k_cuda-dci_2k: CMD = $(call J2K_CUDA_ROUNDTRIP,testsrc2=s=2048x1080:r=24:d=0.04,xyz12le,-profile:v dci_2k,mxf)
+fate-j2k_cuda-dci_4k: CMD = $(call J2K_CUDA_ROUNDTRIP,testsrc2=s=4096x2160:r=24:d=0.04,xyz12le,-profile:v dci_4k,mxf)
+fate-j2k_cuda-imf: CMD = $(call J2K_CUDA_ROUNDTRIP,testsrc2=s=1920x1080:r=24:d=0.04,rgb48le,-profile:v imf -lossless 1,mxf)
 fate-j2k_cuda-broadcast: CMD = $(call J2K_CUDA_ROUNDTRIP,testsrc2=s=1920x1080:r=25:d=0.04,yuv422p10le,-profile:v broadcast,mov)
 
 # Codestreams made by opj_compress (fate/data/README says how): decoded by

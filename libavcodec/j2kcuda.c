@@ -182,7 +182,7 @@ enum AVPixelFormat ff_j2kcuda_output_format(const j2kc_stream_info *info,
     static const enum AVPixelFormat yuv444[4] = {
         AV_PIX_FMT_YUV444P, AV_PIX_FMT_YUV444P10, AV_PIX_FMT_YUV444P12, AV_PIX_FMT_YUV444P16 };
     const j2kc_component_info *c = info->components;
-    int n = info->num_components, precision = 0, ycc;
+    int n = info->num_components, precision = 0, ycc, guessed;
 
     if (!c || n < 1 || info->components_capacity < FFMIN(n, 3))
         return AV_PIX_FMT_NONE;
@@ -196,15 +196,16 @@ enum AVPixelFormat ff_j2kcuda_output_format(const j2kc_stream_info *info,
         return by_depth(precision, gray);
     if (c[0].dx != 1 || c[0].dy != 1 || c[1].dx != c[2].dx || c[1].dy != c[2].dy)
         return AV_PIX_FMT_NONE;
+    /* A raw codestream says X'Y'Z' only through Rsiz, and YCbCr only through
+     * subsampling; what the library reports beyond that is a guess, which the
+     * container's colour description overrides. */
+    guessed = !info->is_jp2 && info->color_space != J2KC_COLOR_XYZ;
     if (info->color_space == J2KC_COLOR_XYZ ||
-        (info->color_space == J2KC_COLOR_UNKNOWN && color_trc == AVCOL_TRC_SMPTE428 &&
-         c[1].dx == 1 && c[1].dy == 1))
+        (guessed && color_trc == AVCOL_TRC_SMPTE428 && c[1].dx == 1 && c[1].dy == 1))
         return precision <= 12 ? AV_PIX_FMT_XYZ12 : AV_PIX_FMT_NONE;
 
-    /* A raw codestream does not say YCbCr; subsampling does, and so does a
-     * container that signals a YCbCr matrix for a stream without MCT. */
     ycc = c[1].dx != 1 || c[1].dy != 1 || info->color_space == J2KC_COLOR_SYCC ||
-          (!info->mct && info->color_space == J2KC_COLOR_UNKNOWN &&
+          (guessed && !info->mct &&
            colorspace != AVCOL_SPC_UNSPECIFIED && colorspace != AVCOL_SPC_RGB);
     if (!ycc)
         return by_depth(precision, rgb);

@@ -51,13 +51,6 @@
     .p.pix_fmts = ((const enum AVPixelFormat[]) { __VA_ARGS__, AV_PIX_FMT_NONE })
 #endif
 
-typedef struct J2KCudaTimestamp {
-    int64_t      pts;
-    int64_t      duration;
-    void        *opaque;
-    AVBufferRef *opaque_ref;
-} J2KCudaTimestamp;
-
 typedef struct J2KCudaEncContext {
     const AVClass *class;
     FFJ2KCudaLog   log;
@@ -65,7 +58,12 @@ typedef struct J2KCudaEncContext {
     enum AVPixelFormat sw_format;
     j2kc_memory    memory;
     AVFrame       *frame;      ///< taken from the queue, not yet accepted by the core
-    AVFifo        *in_flight;  ///< J2KCudaTimestamp of every submitted frame, in order
+    /**
+     * AVFrame * of every submitted frame, in order. The core reads the planes
+     * in place, possibly after submit returns, so each frame stays referenced
+     * until its codestream is out; its pts, duration and opaque go to the packet.
+     */
+    AVFifo        *in_flight;
     int64_t        next_tag;
     int            eof;
 
@@ -270,17 +268,18 @@ static av_cold int j2kcuda_encode_init(AVCodecContext *avctx)
     }
 
     ctx->frame     = av_frame_alloc();
-    ctx->in_flight = av_fifo_alloc2(4, sizeof(J2KCudaTimestamp), AV_FIFO_FLAG_AUTO_GROW);
+    ctx->in_flight = av_fifo_alloc2(4, sizeof(AVFrame *), AV_FIFO_FLAG_AUTO_GROW);
     if (!ctx->frame || !ctx->in_flight)
         return AVERROR(ENOMEM);
     return 0;
 }
 
-static int submit_frame(AVCodecContext *avctx, const AVFrame *frame)
+/* Hands ctx->frame to the core; on success the frame moves to the in-flight queue. */
+static int submit_frame(AVCodecContext *avctx)
 {
     J2KCudaEncContext *ctx = avctx->priv_data;
+    AVFrame *frame = ctx->frame, *held;
     j2kc_component comps[J2KCUDA_MAX_COMPONENTS];
-    J2KCudaTimestamp ts = { 0 };
     j2kc_image image;
     int ret;
 
@@ -294,23 +293,21 @@ static int submit_frame(AVCodecContext *avctx, const AVFrame *frame)
     if (ret < 0)
         return ret;
 
+    /* Make room first, so that a frame the core accepted is never dropped. */
+    if (!(held = av_frame_alloc()))
+        return AVERROR(ENOMEM);
     ret = j2kc_encoder_submit(ctx->encoder, &image, ctx->next_tag);
-    if (ret == J2KC_ERR_AGAIN)
-        return AVERROR(EAGAIN);
-    if (ret < 0)
+    if (ret < 0) {
+        av_frame_free(&held);
+        if (ret == J2KC_ERR_AGAIN)
+            return AVERROR(EAGAIN);
         return ff_j2kcuda_error(&ctx->log, ret, "Cannot encode the frame");
-
-    ts.pts      = frame->pts;
-    ts.duration = frame->duration;
-    if (avctx->flags & AV_CODEC_FLAG_COPY_OPAQUE) {
-        ts.opaque = frame->opaque;
-        if (frame->opaque_ref && !(ts.opaque_ref = av_buffer_ref(frame->opaque_ref)))
-            return AVERROR(ENOMEM);
     }
     ctx->next_tag++;
+    av_frame_move_ref(held, frame);
     /* The FIFO grows on demand; the core bounds how many frames are in flight. */
-    if ((ret = av_fifo_write(ctx->in_flight, &ts, 1)) < 0) {
-        av_buffer_unref(&ts.opaque_ref);
+    if ((ret = av_fifo_write(ctx->in_flight, &held, 1)) < 0) {
+        av_frame_free(&held);
         return ret;
     }
     return 0;
@@ -319,30 +316,28 @@ static int submit_frame(AVCodecContext *avctx, const AVFrame *frame)
 static int output_packet(AVCodecContext *avctx, AVPacket *pkt, const j2kc_packet *jp)
 {
     J2KCudaEncContext *ctx = avctx->priv_data;
-    J2KCudaTimestamp ts;
+    AVFrame *frame;
     int ret;
 
-    if (av_fifo_read(ctx->in_flight, &ts, 1) < 0) {
+    if (av_fifo_read(ctx->in_flight, &frame, 1) < 0) {
         av_log(avctx, AV_LOG_ERROR, "The library returned a packet for no frame\n");
         return AVERROR_BUG;
     }
     ret = ff_get_encode_buffer(avctx, pkt, jp->size, 0);
-    if (ret < 0) {
-        av_buffer_unref(&ts.opaque_ref);
-        return ret;
+    if (ret >= 0) {
+        memcpy(pkt->data, jp->data, jp->size);
+        pkt->pts      = frame->pts;
+        pkt->dts      = frame->pts;
+        pkt->duration = frame->duration;
+        pkt->flags   |= AV_PKT_FLAG_KEY;
+        if (avctx->flags & AV_CODEC_FLAG_COPY_OPAQUE) {
+            pkt->opaque     = frame->opaque;
+            pkt->opaque_ref = frame->opaque_ref;
+            frame->opaque_ref = NULL;
+        }
     }
-    memcpy(pkt->data, jp->data, jp->size);
-    pkt->pts      = ts.pts;
-    pkt->dts      = ts.pts;
-    pkt->duration = ts.duration;
-    pkt->flags   |= AV_PKT_FLAG_KEY;
-    if (avctx->flags & AV_CODEC_FLAG_COPY_OPAQUE) {
-        pkt->opaque     = ts.opaque;
-        pkt->opaque_ref = ts.opaque_ref;
-    } else {
-        av_buffer_unref(&ts.opaque_ref);
-    }
-    return 0;
+    av_frame_free(&frame);
+    return ret;
 }
 
 static int j2kcuda_receive_packet(AVCodecContext *avctx, AVPacket *pkt)
@@ -362,11 +357,9 @@ static int j2kcuda_receive_packet(AVCodecContext *avctx, AVPacket *pkt)
                 return ret;
         }
         if (ctx->frame->buf[0]) {
-            ret = submit_frame(avctx, ctx->frame);
-            if (ret >= 0) {
-                av_frame_unref(ctx->frame);
+            ret = submit_frame(avctx);
+            if (ret >= 0)
                 continue;      /* take more input while the GPU works */
-            }
             if (ret != AVERROR(EAGAIN))
                 return ret;
             queue_full = 1;
@@ -393,13 +386,14 @@ static int j2kcuda_receive_packet(AVCodecContext *avctx, AVPacket *pkt)
 static av_cold int j2kcuda_encode_close(AVCodecContext *avctx)
 {
     J2KCudaEncContext *ctx = avctx->priv_data;
-    J2KCudaTimestamp ts;
+    AVFrame *frame;
 
+    /* The core first, so that nothing reads the held frames any more. */
     j2kc_encoder_free(&ctx->encoder);
     av_frame_free(&ctx->frame);
     if (ctx->in_flight) {
-        while (av_fifo_read(ctx->in_flight, &ts, 1) >= 0)
-            av_buffer_unref(&ts.opaque_ref);
+        while (av_fifo_read(ctx->in_flight, &frame, 1) >= 0)
+            av_frame_free(&frame);
         av_fifo_freep2(&ctx->in_flight);
     }
     return 0;

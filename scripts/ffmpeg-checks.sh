@@ -101,7 +101,7 @@ check_dci_4k() {
 
 # Lossless archive in MKV: j2k_cuda, the native decoder and opj_decompress give back the source.
 check_lossless() {
-    local src=testsrc2=s=127x95:d=0.12
+    local src=testsrc2=s=127x95:d=0.12,format=rgb48le
     ff -f lavfi -i "$src" -vf format=rgb48le -f framemd5 "$OUT/src.md5" || { fail lossless "source"; return; }
     ff -f lavfi -i "$src" -vf format=rgb48le -c:v j2k_cuda -backend "$BACKEND" -lossless 1 "$OUT/ll.mkv" ||
         { fail lossless-encode "ffmpeg failed"; return; }

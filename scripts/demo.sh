@@ -38,8 +38,11 @@ t2=$(now)
 frames=$("$FFPROBE" -v error -count_packets -select_streams v:0 -show_entries stream=nb_read_packets -of csv=p=0 "$mxf")
 ff -c:v j2k_cuda -backend "$backend" -i "$mxf" -f null -
 t3=$(now)
+# Both sides carry the same colour tags (the MXF says X'Y'Z'), so that the
+# conversion to RGB for the comparison is the same on each.
+tags=setparams=range=pc:color_primaries=smpte428:color_trc=smpte428:colorspace=gbr
 psnr=$("$FFMPEG" -nostdin -hide_banner -c:v j2k_cuda -backend "$backend" -i "$mxf" -f lavfi -i "$src" \
-       -lavfi '[1:v]format=xyz12le[ref];[0:v][ref]psnr' -f null - 2>&1 |
+       -lavfi "[0:v]$tags,format=rgb48le[dec];[1:v]format=xyz12le,$tags,format=rgb48le[ref];[dec][ref]psnr" -f null - 2>&1 |
        sed -nE 's/.*PSNR (.*)/\1/p' | tail -n 1)
 sizes=$("$FFPROBE" -v error -select_streams v:0 -show_entries packet=size -of csv=p=0 "$mxf")
 

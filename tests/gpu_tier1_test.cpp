@@ -388,8 +388,28 @@ void run_on_host(const Batch &b, GpuRun &g)
     }
 }
 
+/** The warp kernel's job logic (t1_warp_coder.h) with the 32 lanes run one
+ *  after another on the host, phase by phase. */
+void run_on_host_warp(const Batch &b, GpuRun &g)
+{
+    const Layout l = lay_out(b, g);
+    size_outputs(g, l);
+    std::vector<uint64_t> scratch(l.scratch / 8 + 2);
+    t1core::T1WarpShared sh;
+    for (size_t k = 0; k < g.jobs.size(); ++k) {
+        GpuCodeBlockJob j = g.jobs[k];
+        j.coeffs += reinterpret_cast<uint64_t>(b.pool.data());
+        j.scratch = reinterpret_cast<uint64_t>(reinterpret_cast<uint8_t *>(scratch.data()) + l.scratch_at[k]);
+        g.jobs[k].coeffs = j.coeffs;
+        g.jobs[k].scratch = j.scratch;
+        std::memset(&sh, 0x5A, sizeof(sh));  // no state may leak between jobs
+        g.results[k] = t1core::t1_warp_encode_job(sh, j, g.arena.data(), g.pass_end.data(), g.pass_dist.data(),
+                                                  g.pass_term.data());
+    }
+}
+
 /** Uploads, encodes in one launch on a non-default stream, downloads. */
-void run_on_gpu(const Batch &b, GpuRun &g)
+void run_on_gpu_with(const Batch &b, GpuRun &g, GpuTier1Kernel kernel)
 {
     const Layout l = lay_out(b, g);
     const size_t n = b.blocks.size();
@@ -418,7 +438,7 @@ void run_on_gpu(const Batch &b, GpuRun &g)
     try {
         tier1_encode_gpu(d_jobs.as<GpuCodeBlockJob>(), static_cast<uint32_t>(n), d_arena.as<uint8_t>(),
                          d_results.as<GpuCodeBlockResult>(), d_end.as<uint32_t>(), d_dist.as<uint64_t>(),
-                         d_term.as<uint8_t>(), stream);
+                         d_term.as<uint8_t>(), stream, kernel);
     } catch (const Error &e) {
         launched = false;
         ADD_FAILURE() << e.what();
@@ -435,6 +455,9 @@ void run_on_gpu(const Batch &b, GpuRun &g)
     CUDA_OK(cudaMemcpy(g.pass_dist.data(), d_dist.p, l.passes * sizeof(uint64_t), cudaMemcpyDeviceToHost));
     CUDA_OK(cudaMemcpy(g.pass_term.data(), d_term.p, l.passes, cudaMemcpyDeviceToHost));
 }
+
+void run_on_gpu(const Batch &b, GpuRun &g) { run_on_gpu_with(b, g, GpuTier1Kernel::kWarpPerBlock); }
+void run_on_gpu_thread(const Batch &b, GpuRun &g) { run_on_gpu_with(b, g, GpuTier1Kernel::kThreadPerBlock); }
 
 using Runner = void (*)(const Batch &, GpuRun &);
 
@@ -749,39 +772,70 @@ void check_RealisticBatchFromTransformedImage(Runner run)
 }
 
 
-// Every batch twice: on the GPU (skipped without a device), and through the
-// kernel's job body on the host (always), so the harness, the job layout and
-// the per-job logic are covered where no GPU is.
+// Every batch on the GPU with both kernels (skipped without a device), and
+// through both kernels' job bodies on the host (always; the warp body with
+// its lanes run one after another), so the harness, the job layout and the
+// per-job logic are covered where no GPU is.
 TEST(GpuTier1, EverySizeOrientationAndStyle)
 {
     SKIP_WITHOUT_DEVICE();
     check_EverySizeOrientationAndStyle(run_on_gpu);
 }
+TEST(GpuTier1ThreadPerBlock, EverySizeOrientationAndStyle)
+{
+    SKIP_WITHOUT_DEVICE();
+    check_EverySizeOrientationAndStyle(run_on_gpu_thread);
+}
 TEST(Tier1JobOnHost, EverySizeOrientationAndStyle) { check_EverySizeOrientationAndStyle(run_on_host); }
+TEST(Tier1WarpJobOnHost, EverySizeOrientationAndStyle) { check_EverySizeOrientationAndStyle(run_on_host_warp); }
 TEST(GpuTier1, DeepBlocksSparseAndDense)
 {
     SKIP_WITHOUT_DEVICE();
     check_DeepBlocksSparseAndDense(run_on_gpu);
 }
+TEST(GpuTier1ThreadPerBlock, DeepBlocksSparseAndDense)
+{
+    SKIP_WITHOUT_DEVICE();
+    check_DeepBlocksSparseAndDense(run_on_gpu_thread);
+}
 TEST(Tier1JobOnHost, DeepBlocksSparseAndDense) { check_DeepBlocksSparseAndDense(run_on_host); }
+TEST(Tier1WarpJobOnHost, DeepBlocksSparseAndDense) { check_DeepBlocksSparseAndDense(run_on_host_warp); }
 TEST(GpuTier1, RejectedJobsReportAStatusAndWriteNothing)
 {
     SKIP_WITHOUT_DEVICE();
     check_RejectedJobsReportAStatusAndWriteNothing(run_on_gpu);
 }
+TEST(GpuTier1ThreadPerBlock, RejectedJobsReportAStatusAndWriteNothing)
+{
+    SKIP_WITHOUT_DEVICE();
+    check_RejectedJobsReportAStatusAndWriteNothing(run_on_gpu_thread);
+}
 TEST(Tier1JobOnHost, RejectedJobsReportAStatusAndWriteNothing) { check_RejectedJobsReportAStatusAndWriteNothing(run_on_host); }
+TEST(Tier1WarpJobOnHost, RejectedJobsReportAStatusAndWriteNothing) { check_RejectedJobsReportAStatusAndWriteNothing(run_on_host_warp); }
 TEST(GpuTier1, TightCapacitiesFitOrOverflow)
 {
     SKIP_WITHOUT_DEVICE();
     check_TightCapacitiesFitOrOverflow(run_on_gpu);
 }
+TEST(GpuTier1ThreadPerBlock, TightCapacitiesFitOrOverflow)
+{
+    SKIP_WITHOUT_DEVICE();
+    check_TightCapacitiesFitOrOverflow(run_on_gpu_thread);
+}
 TEST(Tier1JobOnHost, TightCapacitiesFitOrOverflow) { check_TightCapacitiesFitOrOverflow(run_on_host); }
+TEST(Tier1WarpJobOnHost, TightCapacitiesFitOrOverflow) { check_TightCapacitiesFitOrOverflow(run_on_host_warp); }
 TEST(GpuTier1, RealisticBatchFromTransformedImage)
 {
     SKIP_WITHOUT_DEVICE();
     check_RealisticBatchFromTransformedImage(run_on_gpu);
 }
+TEST(GpuTier1ThreadPerBlock, RealisticBatchFromTransformedImage)
+{
+    SKIP_WITHOUT_DEVICE();
+    check_RealisticBatchFromTransformedImage(run_on_gpu_thread);
+}
 TEST(Tier1JobOnHost, RealisticBatchFromTransformedImage) { check_RealisticBatchFromTransformedImage(run_on_host); }
+TEST(Tier1WarpJobOnHost, RealisticBatchFromTransformedImage) { check_RealisticBatchFromTransformedImage(run_on_host_warp); }
 
 }  // namespace
 }  // namespace j2kc

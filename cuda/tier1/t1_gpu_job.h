@@ -13,6 +13,7 @@
 
 #include "common/host_device.h"
 #include "tier1/t1_encoder_core.h"
+#include "tier1/t1_warp_coder.h"
 #include "tier1/tier1_gpu.h"
 
 namespace j2kc {
@@ -66,6 +67,47 @@ J2KC_HD GpuCodeBlockResult t1_encode_job(const GpuCodeBlockJob &job, uint8_t *ou
     const uint32_t status =
         t1_encode_block(reinterpret_cast<const int32_t *>(static_cast<uintptr_t>(job.coeffs)), job.stride,
                         job.width, job.height, job.orientation, job.style, job.num_bitplanes, ws, out);
+    res.status = static_cast<uint8_t>(status);
+    res.data_bitplanes = out.data_bitplanes;
+    if (status == kT1EncodeOk) {
+        res.num_passes = out.num_passes;
+        res.bytes = out.bytes;
+        res.zero_bitplanes = out.zero_bitplanes;
+    }
+    return res;
+}
+
+/**
+ * The same job coded by a warp (t1_warp_coder.h): every lane of the warp
+ * calls it with the same job; the result is valid in lane 0.
+ */
+J2KC_HD GpuCodeBlockResult t1_warp_encode_job(T1WarpShared &sh, const GpuCodeBlockJob &job, uint8_t *out_bytes,
+                                              uint32_t *pass_end, uint64_t *pass_distortion,
+                                              uint8_t *pass_terminated)
+{
+    GpuCodeBlockResult res{};
+    res.zero_bitplanes = job.num_bitplanes;
+    if (job.width > kMaxSide || job.height > kMaxSide || uint32_t{job.width} * job.height > kMaxSamples) {
+        res.status = kGpuTier1BadGeometry;
+        return res;
+    }
+    uint8_t *const scratch = reinterpret_cast<uint8_t *>(static_cast<uintptr_t>(job.scratch));
+    const T1ScratchLayout l = t1_scratch_layout(job.width, job.height);
+    const T1EncodeScratch ws{reinterpret_cast<uint16_t *>(scratch + l.flags),
+                             reinterpret_cast<uint32_t *>(scratch + l.values),
+                             reinterpret_cast<MqPassSnapshot *>(scratch + l.snapshots),
+                             reinterpret_cast<uint32_t *>(scratch + l.raw_ends)};
+    T1EncodeOutput out{};
+    out.buf = out_bytes + job.out_offset;
+    out.capacity = job.out_capacity;
+    out.pass_end = pass_end + job.pass_offset;
+    out.pass_distortion = pass_distortion + job.pass_offset;
+    out.pass_terminated = pass_terminated + job.pass_offset;
+    // Column words and magnitudes (t1_stripes(h) * w and 4x that entries)
+    // fit in the flag and value regions of the scratch layout.
+    const uint32_t status = t1_warp_encode_block(
+        sh, reinterpret_cast<const int32_t *>(static_cast<uintptr_t>(job.coeffs)), job.stride, job.width,
+        job.height, job.orientation, job.style, job.num_bitplanes, ws.flags, ws.values, ws, out);
     res.status = static_cast<uint8_t>(status);
     res.data_bitplanes = out.data_bitplanes;
     if (status == kT1EncodeOk) {

@@ -1,26 +1,29 @@
 /**
  * @file tier1.cu
  * @brief CUDA Tier-1 encoder (ISO/IEC 15444-1 Annex D over the MQ coder of
- * Annex C): many code-blocks of a frame in one launch.
+ * Annex C): many code-blocks of a frame in one launch, byte-identical to
+ * encode_code_block().
  *
- * Design (first version): one thread codes one code-block, running the
- * J2KC_HD coder of t1_encoder_core.h, the very code the CPU reference runs,
- * so its output is identical by construction (the Gpu tests check it). The
- * coder's state (the PassRunner: MQ registers A, C, CT, the byte pointer and
- * the 19 context bytes) lives in registers for a whole pass; the flag words
- * and magnitudes live in the job's scratch area in global memory, which
- * stays in L1/L2 while the block is coded (about 8 KiB for a 32x32 block).
- * Thousands of blocks (a 4K frame has about 26 000) keep every SM busy with
- * independent serial coders; jobs sorted by size keep a warp's threads
- * finishing together.
+ * Two kernels, one per GpuTier1Kernel, both over shared J2KC_HD code:
+ * - tier1_encode_warp_kernel (default): a warp per code-block,
+ *   t1_warp_coder.h. The 32 lanes form the decisions of 32 columns of a
+ *   stripe at once (the sample-parallel context modelling of seeds 001/003,
+ *   with the significance pass's left-to-right dependency resolved by
+ *   rounds of a monotone recurrence), lane 0 feeds them to the MQ coder.
+ *   Block state is one 16-bit word per stripe column plus the magnitudes, in
+ *   the job's scratch (coalesced across lanes); the lane exchange buffers
+ *   are in shared memory (about 1.8 KiB a warp, 4 warps a CTA).
+ * - tier1_encode_kernel: a thread per code-block running the CPU's serial
+ *   coder (t1_encoder_core.h) itself; the GPU twin of the reference, kept
+ *   for comparison and as the fallback that is identical by construction.
  *
- * What this does not do yet (the next step, issue 3): the sample-parallel
- * context modelling of papers 001/003 (a warp per block computing the
- * significance, refinement and cleanup decisions of a stripe at once from
- * the rho/tau states) feeding one serial MQ coder per block as in 004. The
- * per-sample work here is the same as the CPU's, so the expected speed is
- * that of the CPU coder per thread (a few cycles per sample-plane on the
- * CPU, far more per GPU thread, latency-bound), spread over ~26k threads.
+ * The lanes' work (context formation) is spread, but the MQ coding itself
+ * stays serial per block, as in every EBCOT coder; what the warp buys is that
+ * lane 0 only codes, with the context work done beside it in parallel and
+ * no divergence between unrelated blocks inside a warp (the thread-per-block
+ * kernel's main loss). Next steps (issue 3): contexts of the MQ coder in
+ * registers instead of local memory, CLZ renormalisation in the encoder
+ * (mq_coder.h), and skipping passes that rate control certainly drops.
  */
 #include <cuda_runtime.h>
 
@@ -33,7 +36,9 @@ namespace j2kc {
 namespace {
 
 constexpr uint32_t kThreadsPerCta = 64;
+constexpr uint32_t kWarpsPerCta = 4;
 
+/** One thread per job over the serial coder (t1_encoder_core.h). */
 __global__ void __launch_bounds__(kThreadsPerCta)
     tier1_encode_kernel(const GpuCodeBlockJob *__restrict__ jobs, uint32_t num_jobs, uint8_t *out_bytes,
                         GpuCodeBlockResult *__restrict__ results, uint32_t *pass_end,
@@ -45,17 +50,42 @@ __global__ void __launch_bounds__(kThreadsPerCta)
     results[j] = t1core::t1_encode_job(job, out_bytes, pass_end, pass_distortion, pass_terminated);
 }
 
+/** One warp per job (t1_warp_coder.h): lanes form a chunk's decisions,
+ *  lane 0 codes them. A warp's lanes always share a job, so the early
+ *  return leaves no lane waiting at a __syncwarp. */
+__global__ void __launch_bounds__(kWarpsPerCta * 32)
+    tier1_encode_warp_kernel(const GpuCodeBlockJob *__restrict__ jobs, uint32_t num_jobs, uint8_t *out_bytes,
+                             GpuCodeBlockResult *__restrict__ results, uint32_t *pass_end,
+                             uint64_t *pass_distortion, uint8_t *pass_terminated)
+{
+    __shared__ t1core::T1WarpShared shared[kWarpsPerCta];
+    const uint32_t warp = threadIdx.x >> 5;
+    const uint32_t j = blockIdx.x * kWarpsPerCta + warp;
+    if (j >= num_jobs) return;
+    const GpuCodeBlockJob job = jobs[j];
+    const GpuCodeBlockResult res =
+        t1core::t1_warp_encode_job(shared[warp], job, out_bytes, pass_end, pass_distortion, pass_terminated);
+    if ((threadIdx.x & 31u) == 0) results[j] = res;
+}
+
 }  // namespace
 
 void tier1_encode_gpu(const GpuCodeBlockJob *jobs, uint32_t num_jobs, uint8_t *out_bytes,
                       GpuCodeBlockResult *results, uint32_t *pass_end, uint64_t *pass_distortion,
-                      uint8_t *pass_terminated, void *stream)
+                      uint8_t *pass_terminated, void *stream, GpuTier1Kernel kernel)
 {
     if (num_jobs == 0) return;
-    const uint32_t ctas = (num_jobs + kThreadsPerCta - 1) / kThreadsPerCta;
-    tier1_encode_kernel<<<ctas, kThreadsPerCta, 0, static_cast<cudaStream_t>(stream)>>>(
-        jobs, num_jobs, out_bytes, results, pass_end, pass_distortion, pass_terminated);
-    check_cuda(cudaGetLastError(), "tier1_encode_kernel launch");
+    const cudaStream_t s = static_cast<cudaStream_t>(stream);
+    if (kernel == GpuTier1Kernel::kThreadPerBlock) {
+        const uint32_t ctas = (num_jobs + kThreadsPerCta - 1) / kThreadsPerCta;
+        tier1_encode_kernel<<<ctas, kThreadsPerCta, 0, s>>>(jobs, num_jobs, out_bytes, results, pass_end,
+                                                             pass_distortion, pass_terminated);
+    } else {
+        const uint32_t ctas = (num_jobs + kWarpsPerCta - 1) / kWarpsPerCta;
+        tier1_encode_warp_kernel<<<ctas, kWarpsPerCta * 32, 0, s>>>(jobs, num_jobs, out_bytes, results, pass_end,
+                                                                    pass_distortion, pass_terminated);
+    }
+    check_cuda(cudaGetLastError(), "tier1 encode kernel launch");
 }
 
 size_t tier1_gpu_capacity_bound(uint32_t width, uint32_t height, uint8_t num_bitplanes)

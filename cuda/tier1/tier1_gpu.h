@@ -78,6 +78,12 @@ struct GpuCodeBlockResult {
     uint8_t reserved;
 };
 
+/** Which kernel codes the jobs (both give the same output). */
+enum class GpuTier1Kernel : uint8_t {
+    kWarpPerBlock = 0,    ///< a warp per block, sample-parallel decisions (default)
+    kThreadPerBlock = 1,  ///< a thread per block over the serial coder (the reference path on the GPU)
+};
+
 /**
  * @brief Encodes every job on `stream` (a cudaStream_t, or nullptr for the
  * legacy default stream); asynchronous: results are ready when the stream
@@ -85,7 +91,8 @@ struct GpuCodeBlockResult {
  */
 void tier1_encode_gpu(const GpuCodeBlockJob *jobs, uint32_t num_jobs, uint8_t *out_bytes,
                       GpuCodeBlockResult *results, uint32_t *pass_end, uint64_t *pass_distortion,
-                      uint8_t *pass_terminated, void *stream);
+                      uint8_t *pass_terminated, void *stream,
+                      GpuTier1Kernel kernel = GpuTier1Kernel::kWarpPerBlock);
 
 /** @brief Output region size (dummy byte included) that is never too small. */
 size_t tier1_gpu_capacity_bound(uint32_t width, uint32_t height, uint8_t num_bitplanes);

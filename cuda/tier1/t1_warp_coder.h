@@ -1,0 +1,521 @@
+/**
+ * @file t1_warp_coder.h
+ * @brief Warp-cooperative Tier-1 encoder of one code-block (ISO/IEC 15444-1
+ * Annex D), after the sample-parallel context modelling of Matela et al.
+ * (seeds 001/003): 32 lanes form the decisions of a stripe chunk of 32
+ * columns at once, lane 0 codes them with the MQ coder of Annex C (serial,
+ * as 004 prescribes). Output is byte-identical to t1_encode_block.
+ *
+ * Why the decisions of a chunk can be formed in parallel, pass by pass (a
+ * sample's neighbours are in its own column, the columns left and right,
+ * and the stripes above and below; "visit time" is when D.3's scan order
+ * reaches it):
+ * - Magnitude refinement changes no significance: every context is the
+ *   state after the significance pass. Fully parallel.
+ * - Cleanup: the samples that become significant are exactly the
+ *   insignificant, unvisited ones whose bit is 1, whatever their context.
+ *   So every column knows its left neighbour's final state at once, and the
+ *   contexts and run-length mode (both need the left column's final state,
+ *   the right column's and the lower stripe's state at pass start, the upper
+ *   stripe's final state) follow in parallel.
+ * - Significance propagation: whether a sample is coded depends on
+ *   neighbours that became significant earlier in the same pass: a
+ *   recurrence N_x = F_x(N_{x-1}) over columns (N: the 4-bit mask of new
+ *   significance; within a column rows are done in order). Starting from
+ *   N = 0 and applying every F_x at once gives a non-decreasing sequence
+ *   bounded by the true masks, exact for one more column per round; when a
+ *   round changes nothing it is the (unique) solution. Chains are short in
+ *   practice; at most 33 rounds.
+ *
+ * State per column of a stripe is one 16-bit word: significance (bits 0-3,
+ * row r at bit r), the coefficient's sign (4-7, set at load for every
+ * sample, used only where significant), refined (8-11), visited by this
+ * plane's significance pass (12-15). The contexts are then built as the
+ * flag words of t1_contexts.h and looked up with the same J2KC_HD tables.
+ *
+ * Execution model: the code is written in phases. T1W_LANES(l) runs its body
+ * once per lane l; T1W_SERIAL runs on lane 0 only; T1W_SYNC() separates
+ * phases. A phase only reads shared data written in earlier phases and
+ * writes only its own lane's slots (or, serially, lane 0's), so running
+ * the lanes one after another on the host (the tests do) computes exactly
+ * what the warp computes on the device.
+ */
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "common/host_device.h"
+#include "tier1/mq_coder.h"
+#include "tier1/t1_contexts.h"
+#include "tier1/t1_encoder_core.h"
+
+#if defined(__CUDA_ARCH__)
+#define T1W_LANE_ID() (threadIdx.x & 31u)
+#define T1W_LANES(l) for (uint32_t l = T1W_LANE_ID(), t1w_once_ = 1; t1w_once_ != 0; t1w_once_ = 0)
+#define T1W_SERIAL if (T1W_LANE_ID() == 0)
+#define T1W_SYNC() __syncwarp()
+#else
+#define T1W_LANES(l) for (uint32_t l = 0; l < 32; ++l)
+#define T1W_SERIAL if (true)
+#define T1W_SYNC() ((void)0)
+#endif
+
+namespace j2kc {
+namespace t1core {
+
+/** What one lane knows about its column of the current chunk. */
+struct T1WarpLaneIn {
+    uint32_t mag[4];   ///< magnitudes of rows 0..3 (0 beyond the block)
+    uint16_t w;        ///< own column word at phase start
+    uint16_t lw, rw;   ///< left and right column words (0 outside the block)
+    uint8_t a_sig, a_sgn;  ///< row 3 of the stripe above, columns x-1, x, x+1 (bits 0, 1, 2)
+    uint8_t b_sig, b_sgn;  ///< row 0 of the stripe below, same columns
+    uint8_t valid;         ///< column inside the block
+};
+
+/** Per-warp shared workspace (shared memory on the device). */
+struct T1WarpShared {
+    T1WarpLaneIn in[32];
+    uint8_t nb[2][32];      ///< significance-pass rounds (double buffer)
+    uint8_t changed[32];
+    uint8_t cup_new[32];
+    uint8_t nsym[32];
+    uint8_t sym[32][12];    ///< decisions: context (bits 0-4) | bit << 7
+    int64_t dist[32];       ///< per-lane distortion sums of the pass (before the 2^p factor)
+    uint32_t max_mag[32];
+};
+
+/** Flag word (t1_contexts.h layout) of row r from neighbour masks. */
+struct T1NeighbourView {
+    uint32_t n, s, w, e, nw, ne, sw, se;        ///< significance
+    uint32_t n_neg, s_neg, w_neg, e_neg;        ///< sign where significant
+    J2KC_HD uint32_t flags() const
+    {
+        using namespace t1_flag;
+        return (n ? kSigN : 0) | (s ? kSigS : 0) | (w ? kSigW : 0) | (e ? kSigE : 0) | (n_neg ? kNegN : 0) |
+               (s_neg ? kNegS : 0) | (w_neg ? kNegW : 0) | (e_neg ? kNegE : 0) | (nw ? kSigNW : 0) |
+               (ne ? kSigNE : 0) | (sw ? kSigSW : 0) | (se ? kSigSE : 0);
+    }
+};
+
+/**
+ * Neighbourhood of row r at its visit time. `own_sig`: the column's
+ * significance with rows above r as they are when r is visited and rows
+ * below as at pass start; `left_sig`: the left column's significance at that
+ * time (final for the pass); the right column and the stripe below are at
+ * pass start, the stripe above final. Vertically causal mode hides the
+ * stripe below.
+ */
+J2KC_HD T1NeighbourView t1w_view(const T1WarpLaneIn &in, uint32_t own_sig, uint32_t left_sig, int r, bool vc)
+{
+    const uint32_t own_sgn = (in.w >> 4) & 0xFu;
+    const uint32_t l_sgn = (in.lw >> 4) & 0xFu;
+    const uint32_t r_sig = in.rw & 0xFu, r_sgn = (in.rw >> 4) & 0xFu;
+    const uint32_t b_sig = vc ? 0u : in.b_sig, b_sgn = vc ? 0u : in.b_sgn;
+    T1NeighbourView v{};
+    if (r > 0) {
+        v.n = (own_sig >> (r - 1)) & 1u;
+        v.n_neg = v.n & (own_sgn >> (r - 1));
+        v.nw = (left_sig >> (r - 1)) & 1u;
+        v.ne = (r_sig >> (r - 1)) & 1u;
+    } else {
+        v.n = (in.a_sig >> 1) & 1u;
+        v.n_neg = v.n & (in.a_sgn >> 1);
+        v.nw = in.a_sig & 1u;
+        v.ne = (in.a_sig >> 2) & 1u;
+    }
+    if (r < 3) {
+        v.s = (own_sig >> (r + 1)) & 1u;
+        v.s_neg = v.s & (own_sgn >> (r + 1));
+        v.sw = (left_sig >> (r + 1)) & 1u;
+        v.se = (r_sig >> (r + 1)) & 1u;
+    } else {
+        v.s = (b_sig >> 1) & 1u;
+        v.s_neg = v.s & (b_sgn >> 1);
+        v.sw = b_sig & 1u;
+        v.se = (b_sig >> 2) & 1u;
+    }
+    v.w = (left_sig >> r) & 1u;
+    v.w_neg = v.w & (l_sgn >> r);
+    v.e = (r_sig >> r) & 1u;
+    v.e_neg = v.e & (r_sgn >> r);
+    v.n_neg &= 1u;
+    v.s_neg &= 1u;
+    v.w_neg &= 1u;
+    v.e_neg &= 1u;
+    return v;
+}
+
+/** Appends decision (ctx, bit) to a lane's list. */
+J2KC_HD void t1w_push(T1WarpShared &sh, uint32_t lane, uint32_t ctx, uint32_t bit)
+{
+    sh.sym[lane][sh.nsym[lane]++] = static_cast<uint8_t>(ctx | (bit << 7));
+}
+
+/** Sign decision of row r becoming significant (context and XOR of D.3.2). */
+J2KC_HD void t1w_sign(T1WarpShared &sh, uint32_t lane, const T1NeighbourView &v, uint32_t neg, bool raw)
+{
+    if (raw) {
+        t1w_push(sh, lane, 0, neg);
+        return;
+    }
+    const uint32_t e = t1_sc_lookup(v.flags());
+    t1w_push(sh, lane, e & 0x1Fu, neg ^ (e >> 7));
+}
+
+/**
+ * Significance propagation over one column: returns the rows that become
+ * significant given the left column's new significance `left_new`; with
+ * `emit`, also records decisions, distortion and the visited rows.
+ */
+J2KC_HD uint32_t t1w_spp_column(T1WarpShared &sh, uint32_t lane, uint32_t left_new, int p, uint32_t rows,
+                                bool vc, bool raw, uint32_t orientation, bool emit, uint32_t *visited)
+{
+    const T1WarpLaneIn &in = sh.in[lane];
+    if (!in.valid) return 0;
+    const uint32_t sig0 = in.w & 0xFu;
+    const uint32_t left_sig = (in.lw & 0xFu) | left_new;
+    uint32_t n = 0, vis = 0;
+    for (uint32_t r = 0; r < rows; ++r) {
+        if ((sig0 >> r) & 1u) continue;
+        const T1NeighbourView v = t1w_view(in, sig0 | n, left_sig, static_cast<int>(r), vc);
+        const uint32_t fl = v.flags();
+        if ((fl & t1_flag::kNeighbours) == 0) continue;
+        vis |= 1u << r;
+        const uint32_t bit = (in.mag[r] >> p) & 1u;
+        if (emit) t1w_push(sh, lane, raw ? 0u : t1_zc_context(orientation, fl), bit);
+        if (bit) {
+            if (emit) {
+                t1w_sign(sh, lane, v, (in.w >> (4 + r)) & 1u, raw);
+                sh.dist[lane] += t1_dist_significance(in.mag[r], p);
+            }
+            n |= 1u << r;
+        }
+    }
+    if (visited) *visited = vis;
+    return n;
+}
+
+/** Loads the chunk's lane inputs from the column words (one phase). */
+J2KC_HD void t1w_load(T1WarpShared &sh, uint32_t lane, const uint16_t *words, const uint32_t *mags, uint32_t width,
+                      uint32_t stripes, uint32_t s, uint32_t x0)
+{
+    T1WarpLaneIn &in = sh.in[lane];
+    const uint32_t x = x0 + lane;
+    in = T1WarpLaneIn{};
+    if (x >= width) return;
+    in.valid = 1;
+    const size_t row = size_t{s} * width;
+    in.w = words[row + x];
+    in.lw = x > 0 ? words[row + x - 1] : 0;
+    in.rw = x + 1 < width ? words[row + x + 1] : 0;
+    for (int d = -1; d <= 1; ++d) {
+        const int64_t xx = int64_t{x} + d;
+        if (xx < 0 || xx >= width) continue;
+        if (s > 0) {
+            const uint32_t wa = words[row - width + static_cast<size_t>(xx)];
+            in.a_sig |= static_cast<uint8_t>(((wa >> 3) & 1u) << (d + 1));
+            in.a_sgn |= static_cast<uint8_t>(((wa >> 7) & 1u) << (d + 1));
+        }
+        if (s + 1 < stripes) {
+            const uint32_t wb = words[row + width + static_cast<size_t>(xx)];
+            in.b_sig |= static_cast<uint8_t>((wb & 1u) << (d + 1));
+            in.b_sgn |= static_cast<uint8_t>(((wb >> 4) & 1u) << (d + 1));
+        }
+    }
+    const uint32_t *m = mags + (row + x) * 4;
+    for (int r = 0; r < 4; ++r) in.mag[r] = m[r];
+}
+
+/** Lane 0: codes the chunk's decisions in scan order. */
+J2KC_HD void t1w_code_chunk(const T1WarpShared &sh, bool raw, MqEncoder &mq, RawEncoder &rawc, uint8_t *cx)
+{
+    for (uint32_t l = 0; l < 32; ++l)
+        for (uint32_t k = 0; k < sh.nsym[l]; ++k) {
+            const uint32_t d = sh.sym[l][k];
+            if (raw) rawc.put(d >> 7);
+            else mq.encode(d >> 7, cx[d & 0x1Fu]);
+        }
+}
+
+/** One coding pass, all lanes; lane 0 owns mq/rawc/cx. Returns nothing: the
+ *  per-lane distortion sums are in sh.dist. */
+J2KC_HD void t1w_pass(T1WarpShared &sh, uint16_t *words, const uint32_t *mags, uint32_t width, uint32_t height,
+                      uint32_t orientation, uint8_t style, uint32_t pass, int nbp, MqEncoder &mq, RawEncoder &rawc,
+                      uint8_t *cx)
+{
+    const int p = t1_pass_bitplane(pass, nbp);
+    const bool raw = t1_pass_is_raw(pass, style);
+    const bool vc = (style & kStyleVerticallyCausal) != 0;
+    const uint32_t type = t1_pass_type(pass);
+    const uint32_t stripes = t1_stripes(height);
+    T1W_SERIAL
+    {
+        if ((style & kStyleReset) && pass > 0) t1_reset_contexts(cx);
+    }
+    T1W_LANES(l) { sh.dist[l] = 0; }
+    T1W_SYNC();
+    for (uint32_t s = 0; s < stripes; ++s) {
+        const uint32_t rows = min_u32(4, height - 4 * s);
+        for (uint32_t x0 = 0; x0 < width; x0 += 32) {
+            T1W_LANES(l)
+            {
+                t1w_load(sh, l, words, mags, width, stripes, s, x0);
+                sh.nsym[l] = 0;
+                sh.nb[0][l] = 0;
+            }
+            T1W_SYNC();
+            if (type == 0) {
+                // Rounds of the recurrence until nothing changes (see the file comment).
+                uint32_t cur = 0;
+                for (int round = 0; round < 34; ++round) {
+                    T1W_LANES(l)
+                    {
+                        const uint32_t left = l > 0 ? sh.nb[cur][l - 1] : 0u;
+                        const uint32_t n = t1w_spp_column(sh, l, left, p, rows, vc, raw, orientation, false, nullptr);
+                        sh.nb[cur ^ 1][l] = static_cast<uint8_t>(n);
+                        sh.changed[l] = n != sh.nb[cur][l];
+                    }
+                    T1W_SYNC();
+                    cur ^= 1;
+                    uint32_t any = 0;
+                    for (uint32_t k = 0; k < 32; ++k) any |= sh.changed[k];
+                    T1W_SYNC();
+                    if (!any) break;
+                }
+                T1W_LANES(l)
+                {
+                    const uint32_t left = l > 0 ? sh.nb[cur][l - 1] : 0u;
+                    uint32_t vis = 0;
+                    const uint32_t n = t1w_spp_column(sh, l, left, p, rows, vc, raw, orientation, true, &vis);
+                    if (sh.in[l].valid)
+                        words[size_t{s} * width + x0 + l] = static_cast<uint16_t>(sh.in[l].w | n | (vis << 12));
+                }
+            } else if (type == 1) {
+                T1W_LANES(l)
+                {
+                    const T1WarpLaneIn &in = sh.in[l];
+                    if (in.valid) {
+                        const uint32_t sig = in.w & 0xFu;
+                        const uint32_t coded = sig & ~(in.w >> 12) & ((1u << rows) - 1u);
+                        for (uint32_t r = 0; r < rows; ++r) {
+                            if (!((coded >> r) & 1u)) continue;
+                            const T1NeighbourView v = t1w_view(in, sig, in.lw & 0xFu, static_cast<int>(r), vc);
+                            const uint32_t fl = v.flags() | (((in.w >> (8 + r)) & 1u) ? t1_flag::kRefined : 0u);
+                            const uint32_t bit = (in.mag[r] >> p) & 1u;
+                            t1w_push(sh, l, raw ? 0u : t1_mr_context(fl), bit);
+                            sh.dist[l] += t1_dist_refinement(in.mag[r], p);
+                        }
+                        words[size_t{s} * width + x0 + l] = static_cast<uint16_t>(in.w | (coded << 8));
+                    }
+                }
+            } else {
+                T1W_LANES(l)
+                {
+                    const T1WarpLaneIn &in = sh.in[l];
+                    uint32_t bits = 0;
+                    for (uint32_t r = 0; r < rows; ++r) bits |= ((in.mag[r] >> p) & 1u) << r;
+                    sh.cup_new[l] = static_cast<uint8_t>(bits & ~in.w & ~(in.w >> 12) & 0xFu);
+                }
+                T1W_SYNC();
+                T1W_LANES(l)
+                {
+                    const T1WarpLaneIn &in = sh.in[l];
+                    if (in.valid) {
+                        const uint32_t sig0 = in.w & 0xFu;
+                        const uint32_t left_sig = (in.lw & 0xFu) | (l > 0 ? sh.cup_new[l - 1] : 0u);
+                        const uint32_t skip = (sig0 | (in.w >> 12)) & 0xFu;
+                        uint32_t n = 0;
+                        uint32_t from = 0;
+                        const bool run = rows == 4 && sig0 == 0 && in.a_sig == 0 && left_sig == 0 &&
+                                         (in.rw & 0xFu) == 0 && (vc || in.b_sig == 0);
+                        if (run) {
+                            const uint32_t bits = sh.cup_new[l];
+                            t1w_push(sh, l, kT1CtxRl, bits != 0);
+                            if (bits == 0) {
+                                from = 4;
+                            } else {
+                                uint32_t first = 0;
+                                while (!((bits >> first) & 1u)) ++first;
+                                t1w_push(sh, l, kT1CtxUni, first >> 1);
+                                t1w_push(sh, l, kT1CtxUni, first & 1u);
+                                const T1NeighbourView v = t1w_view(in, 0, left_sig, static_cast<int>(first), vc);
+                                t1w_sign(sh, l, v, (in.w >> (4 + first)) & 1u, false);
+                                sh.dist[l] += t1_dist_significance(in.mag[first], p);
+                                n |= 1u << first;
+                                from = first + 1;
+                            }
+                        }
+                        for (uint32_t r = from; r < rows; ++r) {
+                            if ((skip >> r) & 1u) continue;
+                            const T1NeighbourView v = t1w_view(in, sig0 | n, left_sig, static_cast<int>(r), vc);
+                            const uint32_t fl = v.flags();
+                            const uint32_t bit = (in.mag[r] >> p) & 1u;
+                            t1w_push(sh, l, t1_zc_context(orientation, fl), bit);
+                            if (bit) {
+                                t1w_sign(sh, l, v, (in.w >> (4 + r)) & 1u, false);
+                                sh.dist[l] += t1_dist_significance(in.mag[r], p);
+                                n |= 1u << r;
+                            }
+                        }
+                        words[size_t{s} * width + x0 + l] = static_cast<uint16_t>((in.w | n) & 0x0FFFu);
+                    }
+                }
+            }
+            T1W_SYNC();
+            T1W_SERIAL { t1w_code_chunk(sh, raw, mq, rawc, cx); }
+            T1W_SYNC();
+        }
+    }
+    if (type == 2 && (style & kStyleSegmentation)) {
+        T1W_SERIAL
+        {
+            mq.encode(1, cx[kT1CtxUni]);
+            mq.encode(0, cx[kT1CtxUni]);
+            mq.encode(1, cx[kT1CtxUni]);
+            mq.encode(0, cx[kT1CtxUni]);
+        }
+    }
+    T1W_SYNC();
+}
+
+/**
+ * Codes one block with a warp: the contract of t1_encode_block, the same
+ * outputs. `words` needs t1_stripes(h) * w entries, `mags` 4 * that, both
+ * from the caller's scratch; `sh` is the warp's shared workspace. Every lane
+ * calls it with the same arguments; the returned status is valid in all
+ * lanes, the outputs are written by lane 0.
+ */
+J2KC_HD uint32_t t1_warp_encode_block(T1WarpShared &sh, const int32_t *coeffs, size_t stride, uint32_t width,
+                                      uint32_t height, uint32_t orientation, uint8_t style, uint32_t num_bitplanes,
+                                      uint16_t *words, uint32_t *mags, const T1EncodeScratch &scratch,
+                                      T1EncodeOutput &out)
+{
+    out.num_passes = 0;
+    out.bytes = 0;
+    out.zero_bitplanes = static_cast<uint8_t>(num_bitplanes);
+    out.data_bitplanes = 0;
+    if (width > kMaxSide || height > kMaxSide || uint64_t{width} * height > kMaxSamples)
+        return kT1EncodeBadGeometry;
+    if (num_bitplanes > kMaxBitplanes) return kT1EncodeBadBitplanes;
+    if (style & kStyleHighThroughput) return kT1EncodeUnsupported;
+    if (width == 0 || height == 0) return kT1EncodeOk;
+    orientation &= 3u;
+
+    // Load: lanes stride over stripe columns (consecutive lanes, consecutive x).
+    const uint32_t stripes = t1_stripes(height);
+    const uint32_t columns = stripes * width;
+    T1W_LANES(l)
+    {
+        uint32_t m = 0;
+        for (uint32_t c = l; c < columns; c += 32) {
+            const uint32_t s = c / width, x = c - s * width;
+            uint32_t w = 0;
+            for (uint32_t r = 0; r < 4; ++r) {
+                const uint32_t y = 4 * s + r;
+                uint32_t mag = 0;
+                if (y < height) {
+                    const int32_t q = coeffs[size_t{y} * stride + x];
+                    mag = q < 0 ? 0u - static_cast<uint32_t>(q) : static_cast<uint32_t>(q);
+                    w |= (q < 0 ? 1u : 0u) << (4 + r);
+                }
+                mags[size_t{c} * 4 + r] = mag;
+                m |= mag;
+            }
+            words[c] = static_cast<uint16_t>(w);
+        }
+        sh.max_mag[l] = m;
+    }
+    T1W_SYNC();
+    uint32_t max_mag = 0;
+    for (uint32_t k = 0; k < 32; ++k) max_mag |= sh.max_mag[k];
+    if (max_mag == 0) return kT1EncodeOk;
+    int nbp = 0;
+    while (nbp < 32 && (max_mag >> nbp) != 0) ++nbp;
+    out.data_bitplanes = static_cast<uint8_t>(nbp);
+    if (nbp > static_cast<int>(num_bitplanes)) return kT1EncodeDataTooDeep;
+    const uint32_t num_passes = 3 * static_cast<uint32_t>(nbp) - 2;
+    const bool predictable = (style & kStylePredictable) != 0;
+    const size_t pass_bound = t1_pass_byte_bound(width, height);
+    if (out.capacity < 1 + pass_bound) return kT1EncodeOverflow;
+
+    // Lane 0's coder state; the segment logic is t1_encode_block's.
+    MqEncoder mq{};
+    RawEncoder rawc{};
+    uint8_t cx[kT1NumContexts];
+    uint8_t *const buf = out.buf;
+    size_t seg_start = 1;
+    bool segment_open = false, segment_raw = false;
+    uint32_t seg_first_pass = 0;
+    T1W_SERIAL
+    {
+        t1_reset_contexts(cx);
+        buf[0] = 0;
+    }
+    for (uint32_t pass = 0; pass < num_passes; ++pass) {
+        const bool raw = t1_pass_is_raw(pass, style);
+        // The capacity check uses lane 0's pointers; the verdict goes to all lanes.
+        T1W_SERIAL
+        {
+            const size_t used = segment_open ? static_cast<size_t>((segment_raw ? rawc.bp : mq.bp) - buf) + 1
+                                             : seg_start;
+            sh.changed[0] = used + pass_bound > out.capacity;
+            if (!sh.changed[0] && !segment_open) {
+                if (raw) rawc.init(buf + seg_start);
+                else mq.init(buf + seg_start);
+            }
+        }
+        T1W_SYNC();
+        const bool overflow = sh.changed[0] != 0;
+        T1W_SYNC();
+        if (overflow) return kT1EncodeOverflow;
+        if (!segment_open) {
+            segment_open = true;
+            segment_raw = raw;
+            seg_first_pass = pass;
+        }
+        t1w_pass(sh, words, mags, width, height, orientation, style, pass, nbp, mq, rawc, cx);
+        const bool last = pass + 1 == num_passes;
+        const bool terminated = last || t1_pass_is_terminated(pass, style);
+        T1W_SERIAL
+        {
+            int64_t sum = 0;
+            for (uint32_t k = 0; k < 32; ++k) sum += sh.dist[k];
+            const int p = t1_pass_bitplane(pass, nbp);
+            out.pass_distortion[pass] = t1_pass_distortion(sum, p);
+            out.pass_terminated[pass] = terminated ? 1 : 0;
+            if (!terminated) {
+                if (segment_raw) scratch.raw_ends[pass] = rawc.bytes_needed();
+                else scratch.snapshots[pass] = mq_snapshot(mq);
+            } else {
+                const uint32_t length =
+                    segment_raw ? rawc.flush(predictable) : (predictable ? mq.flush_predictable() : mq.flush());
+                const uint8_t *seg = buf + seg_start;
+                for (uint32_t q = seg_first_pass; q < pass; ++q) {
+                    const uint32_t needed =
+                        segment_raw ? scratch.raw_ends[q] : mq_truncation_length(scratch.snapshots[q], seg, length);
+                    out.pass_end[q] =
+                        static_cast<uint32_t>(seg_start - 1) + segment_truncation_point(needed, seg, length);
+                }
+                seg_start += length;
+                out.pass_end[pass] = static_cast<uint32_t>(seg_start - 1);
+            }
+        }
+        T1W_SYNC();
+        if (terminated) segment_open = false;
+    }
+    T1W_SERIAL
+    {
+        for (uint32_t q = 1; q < num_passes; ++q)
+            if (out.pass_end[q] < out.pass_end[q - 1]) out.pass_end[q] = out.pass_end[q - 1];
+        out.num_passes = num_passes;
+        out.bytes = static_cast<uint32_t>(seg_start - 1);
+        out.zero_bitplanes = static_cast<uint8_t>(num_bitplanes - static_cast<uint32_t>(nbp));
+    }
+    T1W_SYNC();
+    return kT1EncodeOk;
+}
+
+}  // namespace t1core
+}  // namespace j2kc

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <random>
 #include <string>
@@ -708,15 +709,17 @@ void lift53(int32_t *line, size_t step, uint32_t n, std::vector<int32_t> &tmp)
     for (uint32_t k = 0; k < n; ++k) line[(k % 2 ? lo + k / 2 : k / 2) * step] = x[k];
 }
 
-void check_RealisticBatchFromTransformedImage(Runner run)
+/** Code-blocks of a 5-level 5/3-transformed natural-looking W x H image:
+ *  component c quantised by 2^shift[c] (0: lossless indices), cut into
+ *  cb[c]-sided blocks, coded with style[c]. */
+Batch transformed_image_batch(std::mt19937 &rng, uint32_t W, uint32_t H, const std::vector<int> &shift,
+                              const std::vector<uint32_t> &cbs, const std::vector<uint8_t> &styles)
 {
-    std::mt19937 rng(205);
-    const uint32_t W = 1917, H = 1079;  // odd-sized partial code-blocks at band edges
     const int levels = 5;
     Batch b;
     std::vector<int32_t> tmp;
-    for (int comp = 0; comp < 3; ++comp) {
-        std::vector<int32_t> img = natural_image(rng, W, H, comp);
+    for (size_t comp = 0; comp < shift.size(); ++comp) {
+        std::vector<int32_t> img = natural_image(rng, W, H, static_cast<int>(comp));
         uint32_t w = W, h = H;
         struct Band { uint32_t x0, y0, w, h; BandOrientation o; int gain; };
         std::vector<Band> bands;
@@ -731,18 +734,16 @@ void check_RealisticBatchFromTransformedImage(Runner run)
             h = lh;
         }
         bands.push_back({0, 0, w, h, kLL, 0});
-        // Lossless indices (comp 0), and two dead-zone quantisations (lossy-like, sparser).
-        const int shift = comp;  // 0: lossless, 1, 2: coarser
         const size_t base = b.pool.size();
         b.pool.resize(base + img.size());
         for (size_t k = 0; k < img.size(); ++k) {
             const int32_t v = img[k];
-            const int32_t m = (v < 0 ? -v : v) >> shift;
+            const int32_t m = (v < 0 ? -v : v) >> shift[comp];
             b.pool[base + k] = v < 0 ? -m : m;
         }
-        const uint32_t cb = comp == 2 ? 64 : 32;
+        const uint32_t cb = cbs[comp];
         for (const Band &band : bands) {
-            const uint8_t nbp = static_cast<uint8_t>(12 + band.gain + 1 - shift);  // guard bit
+            const uint8_t nbp = static_cast<uint8_t>(12 + band.gain + 1 - shift[comp]);  // one guard bit
             for (uint32_t y = 0; y < band.h; y += cb)
                 for (uint32_t x = 0; x < band.w; x += cb) {
                     BlockSpec s{};
@@ -751,12 +752,22 @@ void check_RealisticBatchFromTransformedImage(Runner run)
                     s.width = std::min(cb, band.w - x);
                     s.height = std::min(cb, band.h - y);
                     s.orientation = band.o;
-                    s.style = comp == 1 ? 0x18 : 0;  // DCI style 0; one component with VC + predictable
+                    s.style = styles[comp];
                     s.num_bitplanes = nbp;
                     b.blocks.push_back(s);
                 }
         }
     }
+    return b;
+}
+
+void check_RealisticBatchFromTransformedImage(Runner run)
+{
+    std::mt19937 rng(205);
+    // Odd sizes give partial code-blocks at band edges. Component 0 lossless
+    // indices, 1 and 2 coarser (lossy-like, sparser); 64x64 blocks in
+    // component 2; vertically causal + predictable termination in component 1.
+    const Batch b = transformed_image_batch(rng, 1917, 1079, {0, 1, 2}, {32, 32, 64}, {0, 0x18, 0});
     ASSERT_GT(b.blocks.size(), 4000u);
     // Sanity of the synthetic data: most blocks code something, not all planes.
     size_t coded = 0;
@@ -836,6 +847,79 @@ TEST(GpuTier1ThreadPerBlock, RealisticBatchFromTransformedImage)
 }
 TEST(Tier1JobOnHost, RealisticBatchFromTransformedImage) { check_RealisticBatchFromTransformedImage(run_on_host); }
 TEST(Tier1WarpJobOnHost, RealisticBatchFromTransformedImage) { check_RealisticBatchFromTransformedImage(run_on_host_warp); }
+
+
+// Throughput on a DCI-4K-like frame: 3 x (4096 x 2160) 12-bit, 5 levels,
+// 32x32 blocks (about 26 000), lossless and two coarser quantisations.
+// Not a test (no assertion on time): run it on the device machine with
+//   gpu_tier1_test --gtest_also_run_disabled_tests --gtest_filter='*Throughput*'
+// It prints the best of 5 launches per kernel and checks a sample of blocks.
+TEST(GpuTier1, DISABLED_Throughput4kFrame)
+{
+    SKIP_WITHOUT_DEVICE();
+    std::mt19937 rng(301);
+    const Batch b = transformed_image_batch(rng, 4096, 2160, {0, 1, 2}, {32, 32, 32}, {0, 0, 0});
+    GpuRun g;
+    const Layout l = lay_out(b, g);
+    const size_t n = b.blocks.size();
+    DevMem d_pool, d_jobs, d_results, d_arena, d_end, d_dist, d_term, d_scratch;
+    CUDA_OK(d_pool.alloc(b.pool.size() * sizeof(int32_t)));
+    CUDA_OK(cudaMemcpy(d_pool.p, b.pool.data(), b.pool.size() * sizeof(int32_t), cudaMemcpyHostToDevice));
+    CUDA_OK(d_scratch.alloc(l.scratch));
+    for (size_t k = 0; k < n; ++k) {
+        g.jobs[k].coeffs += reinterpret_cast<uint64_t>(d_pool.p);
+        g.jobs[k].scratch = reinterpret_cast<uint64_t>(d_scratch.as<uint8_t>() + l.scratch_at[k]);
+    }
+    CUDA_OK(d_jobs.alloc(n * sizeof(GpuCodeBlockJob)));
+    CUDA_OK(d_results.alloc(n * sizeof(GpuCodeBlockResult)));
+    CUDA_OK(d_arena.alloc(l.arena));
+    CUDA_OK(d_end.alloc(l.passes * sizeof(uint32_t)));
+    CUDA_OK(d_dist.alloc(l.passes * sizeof(uint64_t)));
+    CUDA_OK(d_term.alloc(l.passes));
+    CUDA_OK(cudaMemcpy(d_jobs.p, g.jobs.data(), n * sizeof(GpuCodeBlockJob), cudaMemcpyHostToDevice));
+    cudaEvent_t t0, t1;
+    CUDA_OK(cudaEventCreate(&t0));
+    CUDA_OK(cudaEventCreate(&t1));
+    for (GpuTier1Kernel kernel : {GpuTier1Kernel::kWarpPerBlock, GpuTier1Kernel::kThreadPerBlock}) {
+        float best = 1e30f;
+        for (int rep = 0; rep < 6; ++rep) {  // the first launch warms up
+            CUDA_OK(cudaEventRecord(t0, nullptr));
+            tier1_encode_gpu(d_jobs.as<GpuCodeBlockJob>(), static_cast<uint32_t>(n), d_arena.as<uint8_t>(),
+                             d_results.as<GpuCodeBlockResult>(), d_end.as<uint32_t>(), d_dist.as<uint64_t>(),
+                             d_term.as<uint8_t>(), nullptr, kernel);
+            CUDA_OK(cudaEventRecord(t1, nullptr));
+            CUDA_OK(cudaEventSynchronize(t1));
+            float ms = 0;
+            CUDA_OK(cudaEventElapsedTime(&ms, t0, t1));
+            if (rep > 0) best = std::min(best, ms);
+        }
+        // Check every 97th block against the CPU.
+        g.results.resize(n);
+        CUDA_OK(cudaMemcpy(g.results.data(), d_results.p, n * sizeof(GpuCodeBlockResult), cudaMemcpyDeviceToHost));
+        size_t bytes = 0, passes = 0;
+        for (const GpuCodeBlockResult &r : g.results) {
+            bytes += r.bytes;
+            passes += r.num_passes;
+        }
+        for (size_t k = 0; k < n; k += 97) {
+            const BlockSpec &s = b.blocks[k];
+            EncodedCodeBlock ref;
+            encode_code_block(b.pool.data() + s.offset, s.stride, s.width, s.height,
+                              Tier1EncodeParams{s.orientation, s.style, s.num_bitplanes}, ref);
+            ASSERT_EQ(g.results[k].status, kGpuTier1Ok);
+            ASSERT_EQ(g.results[k].bytes, ref.data.size()) << "block " << k;
+            std::vector<uint8_t> got(ref.data.size());
+            CUDA_OK(cudaMemcpy(got.data(), d_arena.as<uint8_t>() + g.jobs[k].out_offset + 1, got.size(),
+                               cudaMemcpyDeviceToHost));
+            ASSERT_EQ(got, ref.data) << "block " << k;
+        }
+        std::printf("[ tier1 ] %s: %zu blocks, %zu passes, %.1f MB coded: %.3f ms per frame (best of 5)\n",
+                    kernel == GpuTier1Kernel::kWarpPerBlock ? "warp per block  " : "thread per block", n,
+                    passes, bytes / 1e6, best);
+    }
+    cudaEventDestroy(t0);
+    cudaEventDestroy(t1);
+}
 
 }  // namespace
 }  // namespace j2kc

@@ -20,7 +20,6 @@
 #include <string>
 #include <vector>
 
-#include "codestream/writer.h"
 #include "common/status.h"
 #include "pipeline/codestream_assembly.h"
 #include "pipeline/encoder_common.h"
@@ -284,58 +283,24 @@ Reference cpu_reference(const Frame &f, const uint16_t *passes)
     return r;
 }
 
-bool same_quantization(const Quantization &a, const Quantization &b)
-{
-    if (a.style != b.style || a.guard_bits != b.guard_bits || a.steps.size() != b.steps.size()) return false;
-    for (size_t i = 0; i < a.steps.size(); ++i)
-        if (a.steps[i].exponent != b.steps[i].exponent || a.steps[i].mantissa != b.steps[i].mantissa) return false;
-    return true;
-}
-
-/** The main header the CPU writes, with zeros in the TLM entries (Tier2Gpu fills them). */
-std::vector<uint8_t> main_header(const EncoderPlan &plan, size_t tile_parts)
-{
-    ByteWriter w;
-    write_soc(w);
-    write_siz(w, plan.siz);
-    write_cod(w, plan.cod);
-    write_qcd(w, plan.quant[0]);
-    const uint32_t n = static_cast<uint32_t>(plan.siz.components.size());
-    for (uint16_t c = 1; c < n; ++c)
-        if (!same_quantization(plan.quant[c], plan.quant[0])) write_qcc(w, c, plan.quant[c], n);
-    if (plan.tlm)
-        write_tlm(w, std::vector<TilePartLength>(tile_parts), plan.siz.num_tiles() <= 255 ? 1 : 2, 1);
-    if (!plan.poc.empty()) write_poc(w, plan.poc, n);
-    if (!plan.comment.empty()) write_com(w, plan.comment);
-    return std::move(w.buffer());
-}
-
-Tier2GpuConfig config_for(const Frame &f)
-{
-    const FrameBlocks fb = frame_blocks(f);
-    Tier2GpuConfig c;
-    c.packets = fb.packet_params;
-    c.plt = f.plan.plt;
-    c.component_sizes = f.component_sizes;
-    size_t parts = 0;
-    for (const TileLayout &l : f.layouts) {
-        const auto order = packet_order(l, f.plan.cod.layers, f.plan.cod.progression, f.plan.poc);
-        std::vector<PacketRecord> records(order.size());
-        for (size_t p = 0; p < order.size(); ++p) records[p].id = order[p];
-        std::vector<uint32_t> counts;
-        for (const TilePartSpan &s : split_tile_parts(f.plan, records)) counts.push_back(s.num_packets);
-        parts += counts.size();
-        c.tile_part_packets.push_back(counts);
-    }
-    c.main_header = main_header(f.plan, parts);
-    return c;
-}
-
 std::vector<const TileLayout *> layout_ptrs(const Frame &f)
 {
     std::vector<const TileLayout *> v;
     for (const TileLayout &l : f.layouts) v.push_back(&l);
     return v;
+}
+
+/** What the encoder passes to Tier2Gpu::prepare(), from its plan. */
+Tier2GpuConfig config_for(const Frame &f)
+{
+    const RateSetup setup = make_rate_setup(f.plan, layout_ptrs(f));
+    Tier2GpuConfig c;
+    c.packets = setup.packet_params;
+    c.plt = f.plan.plt;
+    c.component_sizes = f.plan.component_bytes != 0;
+    c.tile_part_packets = setup.tile_part_packets;
+    c.main_header = main_header_bytes(f.plan, setup.tile_parts);
+    return c;
 }
 
 /** The frame's blocks as the flat arrays of GpuBlocks (host copies). */
@@ -668,7 +633,7 @@ TEST(Tier2GpuTables, RejectsInconsistentConfigurations)
     const Tier2GpuConfig good = config_for(f);
     EXPECT_NO_THROW(build_t2g_tables(good, layout_ptrs(f)));
     Tier2GpuConfig c = good;
-    c.main_header = main_header(f.plan, 1);  // TLM with too few entries
+    c.main_header = main_header_bytes(f.plan, 1);  // TLM with too few entries
     EXPECT_THROW(build_t2g_tables(c, layout_ptrs(f)), Error);
     c = good;
     c.tile_part_packets[0].push_back(1);  // one packet too many
@@ -746,11 +711,13 @@ void check_on_device(Tier2Gpu &t2, const Frame &f, const FlatBlocks &fl, cudaStr
     const size_t capacity = ref.codestream.size() + 64;
     DevArray<uint8_t> out(capacity);
     std::vector<uint8_t> host(capacity, 0);
-    const size_t n = t2.write(passes.p, dev.g, out.p, capacity, host.data(), host.size(), stream);
+    // Right after measure() on the same selection: the counting kernels can be skipped.
+    const size_t n = t2.write(passes.p, dev.g, out.p, capacity, host.data(), host.size(), stream, true);
     host.resize(n);
     ASSERT_EQ(host, ref.codestream) << f.what << ": " << first_difference(host, ref.codestream);
     EXPECT_EQ(t2.fixed_bytes() + ref.sizes.total, n) << f.what;
-    // And the device copy is the same (write() with no host buffer).
+    // And the device copy is the same (write() with no host buffer, counting again).
+    ASSERT_EQ(cudaMemset(out.p, 0xEE, capacity), cudaSuccess);
     const size_t n2 = t2.write(passes.p, dev.g, out.p, capacity, nullptr, 0, stream);
     ASSERT_EQ(n2, n);
     std::vector<uint8_t> again(n);

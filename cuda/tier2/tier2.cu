@@ -164,6 +164,7 @@ struct Tier2Gpu::Impl {
     T2gScratch scratch;
     bool component_sizes = false;
     bool prepared = false;
+    bool counted = false;  ///< the lengths of the last successful measure()/write() are in scratch
     int device = 0;
     size_t scan_temp_bytes = 0;
     DeviceBuffer precincts, bands, precinct_packets, packets, tile_parts, block_precinct, main_header;
@@ -230,6 +231,7 @@ void Tier2Gpu::prepare(const Tier2GpuConfig &config, const std::vector<const Til
 {
     Impl &m = *impl_;
     m.prepared = false;
+    m.counted = false;
     m.host = build_t2g_tables(config, layouts);
     m.component_sizes = config.component_sizes;
     check_cuda(cudaGetDevice(&m.device), "cudaGetDevice");
@@ -271,8 +273,10 @@ PcrdSizes Tier2Gpu::measure(const uint16_t *d_passes, const GpuBlocks &blocks, v
     const T2gBlocks b = m.view(blocks);
     DeviceGuard guard(m.device);
     cudaStream_t s = static_cast<cudaStream_t>(stream);
+    m.counted = false;
     m.count(d_passes, b, s);
     m.finish(s);
+    m.counted = true;
     PcrdSizes out;
     const uint64_t *sums = m.pinned_sums();
     out.total = sums[0];
@@ -281,7 +285,7 @@ PcrdSizes Tier2Gpu::measure(const uint16_t *d_passes, const GpuBlocks &blocks, v
 }
 
 size_t Tier2Gpu::write(const uint16_t *d_passes, const GpuBlocks &blocks, uint8_t *d_out, size_t capacity,
-                       uint8_t *host_out, size_t host_capacity, void *stream)
+                       uint8_t *host_out, size_t host_capacity, void *stream, bool reuse_measure)
 {
     Impl &m = *impl_;
     const T2gBlocks b = m.view(blocks);
@@ -289,7 +293,15 @@ size_t Tier2Gpu::write(const uint16_t *d_passes, const GpuBlocks &blocks, uint8_
     DeviceGuard guard(m.device);
     cudaStream_t s = static_cast<cudaStream_t>(stream);
     const T2gTables &t = m.tables;
-    m.count(d_passes, b, s);
+    const bool reuse = reuse_measure && m.counted;
+    m.counted = false;
+    if (reuse) {
+        // Lengths, Psot and body offsets are in place from the last call.
+        J2KC_CHECK_ARG(d_passes, "no passes table");
+        check_cuda(cudaMemsetAsync(m.scratch.status, 0, 4 * sizeof(uint32_t), s), "cudaMemsetAsync");
+    } else {
+        m.count(d_passes, b, s);
+    }
     scan_exclusive_sum(m.scratch.cell_len, m.scratch.cell_off, t.num_cells, m.scan_temp.as<void>(),
                        m.scan_temp_bytes, s);
     tier2_check_kernel<<<1, 32, 0, s>>>(t, m.scratch, capacity);
@@ -305,6 +317,7 @@ size_t Tier2Gpu::write(const uint16_t *d_passes, const GpuBlocks &blocks, uint8_
     if (warps) tier2_copy_bodies_kernel<<<grid_for(warps * 32, 256), 256, 0, s>>>(t, b, d_passes, m.scratch, d_out);
     check_cuda(cudaGetLastError(), "Tier-2 fill kernels");
     m.finish(s);
+    m.counted = true;
     const uint64_t size = m.pinned_sums()[1 + t.num_components];
     if (host_out) {
         J2KC_CHECK_LIMIT(size <= host_capacity, "codestream of %llu bytes does not fit the host buffer of %zu",

@@ -110,9 +110,14 @@ public:
      * Synchronises `stream`. Throws LIMIT when the codestream does not fit
      * capacity or host_capacity (nothing is written beyond either), and
      * INVALID_ARG as measure().
+     *
+     * reuse_measure: the caller promises that the last successful measure()
+     * or write() of this object was on this very selection and blocks (as
+     * pcrd_select's last exact-size call is on the selection it returns);
+     * the counting kernels are then skipped. Ignored before the first one.
      */
     size_t write(const uint16_t *d_passes, const GpuBlocks &blocks, uint8_t *d_out, size_t capacity,
-                 uint8_t *host_out, size_t host_capacity, void *stream);
+                 uint8_t *host_out, size_t host_capacity, void *stream, bool reuse_measure = false);
 
     /** Codestream bytes that do not depend on the selection (main header, SOT/SOD, EOC). */
     uint64_t fixed_bytes() const;

@@ -97,11 +97,16 @@ std::vector<TilePartSpan> split_tile_parts(const EncoderPlan &plan, const std::v
     return spans;
 }
 
-uint64_t fixed_overhead(const EncoderPlan &plan, size_t tile_parts)
+std::vector<uint8_t> main_header_bytes(const EncoderPlan &plan, size_t tile_parts)
 {
     ByteWriter w;
     write_main_header(w, plan, std::vector<TilePartLength>(plan.tlm ? tile_parts : 0));
-    return w.size() + 2;  // EOC
+    return std::move(w.buffer());
+}
+
+uint64_t fixed_overhead(const EncoderPlan &plan, size_t tile_parts)
+{
+    return main_header_bytes(plan, tile_parts).size() + 2;  // EOC
 }
 
 CodestreamSizes measure_codestream(const EncoderPlan &plan, const std::vector<EncodedTilePackets> &tiles)

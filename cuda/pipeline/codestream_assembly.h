@@ -33,6 +33,9 @@ CodestreamSizes measure_codestream(const EncoderPlan &plan, const std::vector<En
 /** Bytes of the main header and EOC alone (with TLM for `tile_parts` entries). */
 uint64_t fixed_overhead(const EncoderPlan &plan, size_t tile_parts);
 
+/** The main header (SOC .. COM) with TLM room for `tile_parts` entries (their lengths zero). */
+std::vector<uint8_t> main_header_bytes(const EncoderPlan &plan, size_t tile_parts);
+
 /** Writes the finished codestream. */
 std::vector<uint8_t> assemble_codestream(const EncoderPlan &plan, const std::vector<EncodedTilePackets> &tiles);
 

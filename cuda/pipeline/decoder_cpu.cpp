@@ -37,6 +37,15 @@ ParsedStream parse_stream(const uint8_t *data, size_t size, const j2kc_decoder_c
     if (config.max_tiles) limits.max_tiles = config.max_tiles;
     if (config.max_memory) limits.max_memory = config.max_memory;
     s.cs = parse_codestream(cs_data, cs_size, limits);
+    // The parser bounds the samples; the partition's bookkeeping grows with
+    // the code-block and precinct counts instead, so it is bounded here, per
+    // tile (tiles are decoded one at a time), before any tile is built.
+    for_each_tile(s, [&](const Tile &tile) {
+        const uint64_t need = tile_working_memory(s.cs, tile);
+        J2KC_CHECK_LIMIT(need <= limits.max_memory,
+                         "tile %u needs %llu bytes of working memory, the limit is %llu", tile.index,
+                         static_cast<unsigned long long>(need), static_cast<unsigned long long>(limits.max_memory));
+    });
     s.reduce = static_cast<uint32_t>(std::max(0, config.reduce));
     s.max_layers = static_cast<uint32_t>(std::max(0, config.layers));
     return s;

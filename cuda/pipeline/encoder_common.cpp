@@ -97,16 +97,54 @@ double block_weight(const EncoderPlan &plan, const TileLayout &layout, const Cod
                            plan.siz.components[cb.component].precision, band.quant_index, tc.levels);
 }
 
+RateSetup make_rate_setup(const EncoderPlan &plan, const std::vector<const TileLayout *> &layouts)
+{
+    RateSetup r;
+    const uint32_t layers = plan.cod.layers;
+    const uint32_t ncomp = static_cast<uint32_t>(plan.siz.components.size());
+    r.component_fixed.assign(ncomp, 0);
+    for (const TileLayout *l : layouts) {
+        const auto order = packet_order(*l, static_cast<uint16_t>(layers), plan.cod.progression, plan.poc);
+        std::vector<PacketRecord> records(order.size());
+        for (size_t p = 0; p < order.size(); ++p) records[p].id = order[p];
+        r.tile_part_packets.emplace_back();
+        for (const TilePartSpan &span : split_tile_parts(plan, records)) {
+            ++r.tile_parts;
+            r.tile_part_packets.back().push_back(span.num_packets);
+            if (span.component >= 0) r.component_fixed[span.component] += 14;
+        }
+    }
+    r.fixed_bytes = fixed_overhead(plan, r.tile_parts) + 14 * r.tile_parts;
+    r.params.num_components = ncomp;
+    r.params.num_layers = layers;
+    if (plan.frame_bytes) {
+        J2KC_CHECK_ARG(plan.frame_bytes > r.fixed_bytes,
+                       "a budget of %llu bytes cannot even hold the %llu bytes of markers",
+                       static_cast<unsigned long long>(plan.frame_bytes),
+                       static_cast<unsigned long long>(r.fixed_bytes));
+        r.params.budget = plan.frame_bytes - r.fixed_bytes;
+    }
+    if (plan.component_bytes) {
+        for (uint32_t c = 0; c < ncomp; ++c) {
+            J2KC_CHECK_ARG(plan.component_bytes > r.component_fixed[c], "component budget below its markers");
+            r.params.component_budgets.push_back(plan.component_bytes - r.component_fixed[c]);
+        }
+    }
+    r.packet_params.layers = static_cast<uint16_t>(layers);
+    r.packet_params.progression = plan.cod.progression;
+    r.packet_params.progression_changes = plan.poc;
+    r.packet_params.sop = plan.cod.sop;
+    r.packet_params.eph = plan.cod.eph;
+    r.packet_params.cblk_style.assign(ncomp, plan.cod.component.cblk_style);
+    return r;
+}
+
 FrameBlocks collect_blocks(const EncoderPlan &plan, size_t tiles,
                            const std::function<const TileLayout &(uint32_t)> &layout,
                            const std::function<const std::vector<EncodedCodeBlock> &(uint32_t)> &blocks)
 {
     FrameBlocks f;
     f.plan = &plan;
-    const uint32_t layers = plan.cod.layers;
-    size_t tile_parts = 0;
-    const uint32_t ncomp = static_cast<uint32_t>(plan.siz.components.size());
-    f.component_fixed.assign(ncomp, 0);
     for (uint32_t t = 0; t < tiles; ++t) {
         const TileLayout &l = layout(t);
         const std::vector<EncodedCodeBlock> &b = blocks(t);
@@ -121,14 +159,6 @@ FrameBlocks collect_blocks(const EncoderPlan &plan, size_t tiles,
             }
             f.weight.push_back(block_weight(plan, l, l.code_blocks[i]));
             f.component.push_back(l.code_blocks[i].component);
-        }
-        // Tile-parts are fixed by the layout (every packet exists, empty or not).
-        const auto order = packet_order(l, static_cast<uint16_t>(layers), plan.cod.progression, plan.poc);
-        std::vector<PacketRecord> records(order.size());
-        for (size_t p = 0; p < order.size(); ++p) records[p].id = order[p];
-        for (const TilePartSpan &span : split_tile_parts(plan, records)) {
-            ++tile_parts;
-            if (span.component >= 0) f.component_fixed[span.component] += 14;
         }
     }
     f.pass_offset.push_back(static_cast<uint32_t>(f.pass_end.size()));
@@ -154,29 +184,7 @@ FrameBlocks collect_blocks(const EncoderPlan &plan, size_t tiles,
     f.pcrd.pass_distortion = f.pass_distortion.data();
     f.pcrd.weight = f.weight.data();
     f.pcrd.component = f.component.data();
-
-    f.fixed_bytes = fixed_overhead(plan, tile_parts) + 14 * tile_parts;
-    f.params.num_components = ncomp;
-    f.params.num_layers = layers;
-    if (plan.frame_bytes) {
-        J2KC_CHECK_ARG(plan.frame_bytes > f.fixed_bytes,
-                       "a budget of %llu bytes cannot even hold the %llu bytes of markers",
-                       static_cast<unsigned long long>(plan.frame_bytes),
-                       static_cast<unsigned long long>(f.fixed_bytes));
-        f.params.budget = plan.frame_bytes - f.fixed_bytes;
-    }
-    if (plan.component_bytes) {
-        for (uint32_t c = 0; c < ncomp; ++c) {
-            J2KC_CHECK_ARG(plan.component_bytes > f.component_fixed[c], "component budget below its markers");
-            f.params.component_budgets.push_back(plan.component_bytes - f.component_fixed[c]);
-        }
-    }
-    f.packet_params.layers = static_cast<uint16_t>(layers);
-    f.packet_params.progression = plan.cod.progression;
-    f.packet_params.progression_changes = plan.poc;
-    f.packet_params.sop = plan.cod.sop;
-    f.packet_params.eph = plan.cod.eph;
-    f.packet_params.cblk_style.assign(ncomp, plan.cod.component.cblk_style);
+    f.setup = make_rate_setup(plan, f.layouts);
     return f;
 }
 
@@ -191,14 +199,15 @@ PcrdSizes FrameBlocks::exact_size(const uint16_t *passes, std::vector<EncodedTil
         for (size_t i = 0; i < n; ++i)
             for (uint32_t l = 0; l < layers; ++l)
                 layer_passes[l * n + i] = passes[(first + i) * layers + l];
-        encode_tile_packets(*layouts[t], packet_params, this->passes.data() + first, layer_passes.data(), tiles[t]);
+        encode_tile_packets(*layouts[t], setup.packet_params, this->passes.data() + first, layer_passes.data(),
+                            tiles[t]);
     }
     const CodestreamSizes sizes = measure_codestream(*plan, tiles);
     PcrdSizes out;
-    out.total = sizes.total - fixed_bytes;
-    if (!params.component_budgets.empty())
+    out.total = sizes.total - setup.fixed_bytes;
+    if (!setup.params.component_budgets.empty())
         for (size_t c = 0; c < sizes.component.size(); ++c)
-            out.component.push_back(sizes.component[c] - component_fixed[c]);
+            out.component.push_back(sizes.component[c] - setup.component_fixed[c]);
     return out;
 }
 

@@ -38,6 +38,21 @@ BlockPlacement place_block(const EncoderPlan &plan, const TileLayout &layout, co
 double block_weight(const EncoderPlan &plan, const TileLayout &layout, const CodeBlock &cb);
 
 /**
+ * What rate control and Tier-2 need to know of a frame before any code-block
+ * is coded: budgets net of the fixed marker bytes, packet parameters, and the
+ * tile-part split (fixed by the layouts: every packet exists, empty or not).
+ */
+struct RateSetup {
+    PcrdParams params;
+    PacketEncodeParams packet_params;
+    uint64_t fixed_bytes = 0;                       ///< main header, EOC, SOT/SOD of every tile-part
+    std::vector<uint64_t> component_fixed;          ///< SOT/SOD bytes of each component's own tile-parts
+    std::vector<std::vector<uint32_t>> tile_part_packets;  ///< per tile: packets of each tile-part
+    size_t tile_parts = 0;
+};
+RateSetup make_rate_setup(const EncoderPlan &plan, const std::vector<const TileLayout *> &layouts);
+
+/**
  * Every code-block of a frame as rate control sees it, plus what Tier-2
  * needs to write the packets for any selection.
  */
@@ -52,10 +67,7 @@ struct FrameBlocks {
     std::vector<uint16_t> component;
     std::vector<CodeBlockPasses> passes;      ///< per frame block, pointing into the arrays above
     PcrdBlocks pcrd;
-    PcrdParams params;
-    uint64_t fixed_bytes = 0;                 ///< main header, EOC, SOT/SOD of every tile-part
-    std::vector<uint64_t> component_fixed;    ///< SOT/SOD bytes of each component's own tile-parts
-    PacketEncodeParams packet_params;
+    RateSetup setup;
 
     /** Writes every tile's packets for `passes` ([block * layers + layer]) and sizes the codestream. */
     PcrdSizes exact_size(const uint16_t *passes, std::vector<EncodedTilePackets> &tiles) const;

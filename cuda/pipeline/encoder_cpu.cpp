@@ -22,10 +22,14 @@ public:
     j2kc_backend backend() const override { return J2KC_BACKEND_CPU; }
 
 private:
-    void transform(const j2kc_image &image, std::vector<TileWork> &work) override
+    std::vector<uint8_t> encode_frame(const j2kc_image &image) override
     {
         J2KC_CHECK_ARG(image.memory == J2KC_MEMORY_HOST, "the CPU backend reads host memory only");
-        for (TileWork &tw : work) transform_tile(image, tw);
+        for (TileWork &tw : work_) transform_tile(image, tw);
+        const auto t0 = Clock::now();
+        code_blocks(work_);
+        times_.tier1 = ms_since(t0);
+        return rate_and_assemble(work_);
     }
 
     void transform_tile(const j2kc_image &image, TileWork &tw)

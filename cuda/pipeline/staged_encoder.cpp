@@ -24,7 +24,11 @@ StagedEncoder::StagedEncoder(const j2kc_encoder_config &config, const j2kc_image
 bool StagedEncoder::submit(const j2kc_image &image, int64_t tag)
 {
     check_frame(plan_, image);
-    done_.push_back({encode(image), tag});
+    const auto start = Clock::now();
+    times_ = {};
+    done_.push_back({encode_frame(image), tag});
+    times_.total = ms_since(start);
+    if (timing_) log_stage_times(log_, times_);
     return true;
 }
 
@@ -51,32 +55,22 @@ void StagedEncoder::code_blocks(std::vector<TileWork> &work)
     }
 }
 
-std::vector<uint8_t> StagedEncoder::encode(const j2kc_image &image)
+std::vector<uint8_t> StagedEncoder::rate_and_assemble(const std::vector<TileWork> &work)
 {
-    const auto start = Clock::now();
-    times_ = {};
-    transform(image, work_);
-
     auto t0 = Clock::now();
-    code_blocks(work_);
-    times_.tier1 = ms_since(t0);
-
-    t0 = Clock::now();
     const FrameBlocks frame = collect_blocks(
-        plan_, work_.size(), [&](uint32_t t) -> const TileLayout & { return work_[t].layout; },
-        [&](uint32_t t) -> const std::vector<EncodedCodeBlock> & { return work_[t].blocks; });
-    std::vector<EncodedTilePackets> packets(work_.size());
+        plan_, work.size(), [&](uint32_t t) -> const TileLayout & { return work[t].layout; },
+        [&](uint32_t t) -> const std::vector<EncodedCodeBlock> & { return work[t].blocks; });
+    std::vector<EncodedTilePackets> packets(work.size());
     // The last exact sizing PCRD asks for is that of its final selection, so
     // `packets` then holds exactly the packets to write.
-    pcrd_select_ref(frame.pcrd, frame.params,
+    pcrd_select_ref(frame.pcrd, frame.setup.params,
                     [&](const uint16_t *passes) { return frame.exact_size(passes, packets); });
     times_.rate = ms_since(t0);
 
     t0 = Clock::now();
     std::vector<uint8_t> out = assemble_codestream(plan_, packets);
     times_.tier2 = ms_since(t0);
-    times_.total = ms_since(start);
-    if (timing_) log_stage_times(log_, times_);
     return out;
 }
 

@@ -1,9 +1,9 @@
 /**
  * @file staged_encoder.h
- * @brief The encoder's frame loop shared by the backends: the backend turns a
- * frame into quantisation indices per tile (colour, DWT, quantisation), and
- * the stages after that (Tier-1, PCRD-opt, Tier-2, codestream assembly) run
- * here unless the backend takes them over too.
+ * @brief What the encoder backends share: the plan, the tile layouts, the
+ * frame queue and the stage timer, plus the CPU reference of the stages after
+ * quantisation (Tier-1, PCRD-opt, Tier-2, codestream assembly). A backend
+ * implements encode_frame(); the CPU one runs every stage's reference.
  */
 #pragma once
 
@@ -43,22 +43,24 @@ protected:
         return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
     }
 
-    /** Colour transform, DWT and quantisation of every tile into work[t].indices. */
-    virtual void transform(const j2kc_image &image, std::vector<TileWork> &work) = 0;
+    /** One frame to one codestream, filling times_ as it goes. */
+    virtual std::vector<uint8_t> encode_frame(const j2kc_image &image) = 0;
 
-    /** Tier-1 of every code-block of every tile, on the thread pool. */
+    /** Tier-1 of every code-block of every tile, on the thread pool (CPU reference). */
     void code_blocks(std::vector<TileWork> &work);
+    /** PCRD-opt with exact Tier-2 sizing, then the codestream (CPU reference). */
+    std::vector<uint8_t> rate_and_assemble(const std::vector<TileWork> &work);
+
+    bool timing() const { return timing_; }
 
     const EncoderPlan plan_;
     Logger log_;
     ThreadPool pool_;
     j2kc_stage_times times_{};
+    std::vector<TileWork> work_;  ///< one per tile, layouts built once
 
 private:
-    std::vector<uint8_t> encode(const j2kc_image &image);
-
     bool timing_;
-    std::vector<TileWork> work_;
     std::deque<std::pair<std::vector<uint8_t>, int64_t>> done_;
 };
 

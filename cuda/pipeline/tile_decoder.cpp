@@ -57,6 +57,25 @@ void prepare_planes(const Codestream &cs, const Tile &tile, const TileLayout &la
 
 }  // namespace
 
+uint64_t tile_working_memory(const Codestream &cs, const Tile &tile)
+{
+    const PartitionCount n = count_partition(cs.siz, cs, tile);
+    // 9/7 planes are reconstructed through a float copy as large as the coefficients.
+    uint64_t float_samples = 0;
+    const Rect tr = tile_rect(cs.siz, tile.index);
+    for (uint16_t c = 0; c < cs.siz.components.size(); ++c)
+        if (cs.component_coding(tile, c).wavelet != Wavelet::kReversible53)
+            float_samples += tile_component_rect(tr, cs.siz.components[c]).area();
+    // Per code-block: its record (vector growth may double it), its codewords,
+    // Tier-2 state and its share of two tag trees; per precinct: its record and
+    // three band records plus tree tables.
+    constexpr uint64_t kBlockExtra = 64, kPrecinctExtra = 64;
+    const uint64_t per_block = 2 * sizeof(CodeBlock) + sizeof(CodeBlockCodewords) + kBlockExtra;
+    const uint64_t per_precinct = sizeof(Precinct) + 3 * sizeof(PrecinctBand) + kPrecinctExtra;
+    return n.samples * sizeof(int32_t) + float_samples * sizeof(float) + n.code_blocks * per_block +
+           n.precincts * per_precinct;
+}
+
 void decode_tile_coefficients(const Codestream &cs, const Tile &tile, const TileDecodeOptions &options,
                               ThreadPool &pool, TileCoefficients &out)
 {

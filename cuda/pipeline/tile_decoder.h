@@ -26,6 +26,15 @@ struct TileDecodeOptions {
 void decode_tile_coefficients(const Codestream &cs, const Tile &tile, const TileDecodeOptions &options,
                               ThreadPool &pool, TileCoefficients &out);
 
+/**
+ * Bytes of working memory decode_tile_coefficients and the CPU sample stages
+ * need for `tile`: coefficients (and float planes for 9/7 components), the
+ * partition's code-block and precinct records and Tier-2 state. Computed from
+ * counts alone, so a limit can be checked before anything is allocated: small
+ * code-blocks and precincts cost far more than 4 bytes a sample.
+ */
+uint64_t tile_working_memory(const Codestream &cs, const Tile &tile);
+
 /** The reference-grid position of a component's first output sample after reduce. */
 inline uint32_t reduced_origin(uint32_t image_origin, uint32_t subsampling, uint32_t reduce)
 {

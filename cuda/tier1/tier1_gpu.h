@@ -25,16 +25,22 @@
  *
  * Errors: a job the CPU encoder would reject (geometry, > 30 bit-planes, the
  * HT style bit, a coefficient needing more planes than num_bitplanes) or one
- * whose out_capacity is too small gets a non-zero result status and no
- * output; nothing is read or written outside the job's regions. With
+ * whose out_capacity is too small gets a non-zero result status; its region,
+ * scratch and pass entries then hold nothing meaningful (geometry and
+ * parameter errors are found before anything is written). Nothing is read
+ * or written outside the job's regions. With
  * out_capacity >= tier1_gpu_capacity_bound(width, height, num_bitplanes)
  * the capacity status never occurs. A smaller arena is allowed: the coder
  * checks before each pass that the worst case of the pass still fits, and
  * a block that may not fit reports kGpuTier1Overflow (encode it with
  * encode_code_block instead).
  *
- * Throughput: sort jobs by size (similar blocks in neighbouring jobs) so a
- * warp's threads finish together; see tier1.cu for the kernel design.
+ * Throughput: see tier1.cu for the two kernels. The default codes a block
+ * per warp; for the thread-per-block kernel sort jobs by size so a warp's
+ * threads finish together. tier1_gpu_capacity_bound is a proof, not an
+ * estimate (about 50 KB for a 32x32 block of 14 planes, where real streams
+ * take 1 to 3 KB); an arena of "expected size + t1_pass_byte_bound" per
+ * block with a CPU retry of kGpuTier1Overflow blocks is the frugal choice.
  */
 #pragma once
 

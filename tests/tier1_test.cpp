@@ -13,6 +13,7 @@
 #include "tier1/mq_coder.h"
 #include "tier1/t1_contexts.h"
 #include "tier1/tier1.h"
+#include "tier1_decoder_oracle.h"
 
 namespace j2kc {
 namespace {
@@ -556,6 +557,142 @@ TEST(Tier1, GarbageAndTruncatedInputNeverCrash)
         } catch (const Error &e) {
             EXPECT_EQ(e.status(), J2KC_ERR_INVALID_DATA) << e.what();
         }
+    }
+}
+
+// ------------------------------------------------- differential (oracle)
+
+/** Decodes with Tier1Decoder and with the frozen straightforward decoder of
+ *  tier1_decoder_oracle.h; both must agree on every output value, or both
+ *  must reject the input. */
+void expect_same_as_oracle(Tier1Decoder &dec, t1oracle::OracleDecoder &oracle, const std::vector<uint8_t> &bytes,
+                           const std::vector<CodewordSegment> &segs, uint32_t w, uint32_t h,
+                           const Tier1DecodeParams &dp, const std::string &what)
+{
+    const size_t stride = w + 5;
+    std::vector<int32_t> a(stride * h, 0x1234567), b(stride * h, 0x1234567);
+    // Exactly sized copy so ASan builds catch reads past the end.
+    std::vector<uint8_t> exact(bytes);
+    const uint8_t *data = exact.empty() ? nullptr : exact.data();
+    bool threw_new = false, threw_old = false;
+    try {
+        dec.decode(data, segs.data(), segs.size(), w, h, dp, a.data(), stride);
+    } catch (const Error &e) {
+        threw_new = true;
+        EXPECT_EQ(e.status(), J2KC_ERR_INVALID_DATA) << what << ": " << e.what();
+    }
+    try {
+        oracle.decode(data, segs.data(), segs.size(), w, h, dp.orientation, dp.style, dp.num_bitplanes,
+                      dp.zero_bitplanes, dp.roi_shift, b.data(), stride);
+    } catch (const std::runtime_error &) {
+        threw_old = true;
+    }
+    ASSERT_EQ(threw_new, threw_old) << what;
+    if (threw_new) return;
+    for (uint32_t y = 0; y < h; ++y)
+        for (uint32_t x = 0; x < stride; ++x)
+            ASSERT_EQ(a[y * stride + x], b[y * stride + x]) << what << " at " << x << "," << y;
+}
+
+TEST(Tier1Differential, RandomBlocksStylesAndTruncationsMatchTheOracle)
+{
+    std::mt19937 rng(2024);
+    Tier1Decoder dec;
+    t1oracle::OracleDecoder oracle;
+    const uint32_t sides[] = {1, 2, 3, 4, 5, 7, 8, 13, 16, 31, 32, 33, 64};
+    int decoded = 0;
+    for (int trial = 0; trial < 3000; ++trial) {
+        uint32_t w, h;
+        if (trial % 3 == 0) {  // the production shapes
+            w = h = (rng() % 2) ? 32 : 64;
+        } else {
+            w = sides[rng() % 13];
+            h = sides[rng() % 13];
+            if (size_t{w} * h > 4096) h = 4096 / w;
+        }
+        if (trial % 97 == 0) {
+            w = 1024;
+            h = 4;
+        }
+        if (trial % 89 == 0) {
+            w = 4;
+            h = 1024;
+        }
+        const uint8_t style = (trial % 4 == 0) ? 0 : static_cast<uint8_t>(rng() % 64);
+        const BandOrientation orient = kOrients[rng() % 4];
+        const int depth = 1 + static_cast<int>(rng() % 16);
+        const std::vector<int32_t> q = make_block(rng, w, h, static_cast<int>(rng() % 4), depth);
+        const int extra = static_cast<int>(rng() % 3);
+        EncodedCodeBlock enc;
+        encode_code_block(q.data(), w, w, h, Tier1EncodeParams{orient, style, uint8_t(depth + extra)}, enc);
+        if (enc.passes.empty()) continue;
+        Tier1DecodeParams dp{orient, style, uint8_t(depth + extra), enc.zero_bitplanes, 0};
+        const std::string what = "trial " + std::to_string(trial) + " " + std::to_string(w) + "x" +
+                                 std::to_string(h) + " style " + std::to_string(style);
+        // A few prefixes at truncation points, always the whole stream.
+        for (int cut = 0; cut < 3; ++cut) {
+            const size_t k = cut == 0 ? enc.passes.size() - 1 : rng() % enc.passes.size();
+            const std::vector<CodewordSegment> segs = segments_up_to(enc, k);
+            const std::vector<uint8_t> bytes(enc.data.begin(), enc.data.begin() + enc.passes[k].end);
+            expect_same_as_oracle(dec, oracle, bytes, segs, w, h, dp, what + " pass " + std::to_string(k));
+            if (HasFatalFailure()) return;
+            ++decoded;
+        }
+        // Cut inside a segment (reads the 0xFF fill) and flipped bits.
+        {
+            std::vector<CodewordSegment> segs = segments_up_to(enc, enc.passes.size() - 1);
+            std::vector<uint8_t> bytes = enc.data;
+            if (!bytes.empty() && rng() % 2) {
+                const uint32_t drop = static_cast<uint32_t>(rng() % (bytes.size() + 1));
+                bytes.resize(bytes.size() - drop);
+                uint32_t left = static_cast<uint32_t>(bytes.size());
+                for (CodewordSegment &sg : segs) {
+                    sg.length = std::min(sg.length, left);
+                    left -= sg.length;
+                }
+            }
+            for (int f = 0; f < 3 && !bytes.empty(); ++f) bytes[rng() % bytes.size()] ^= uint8_t(1u << (rng() % 8));
+            expect_same_as_oracle(dec, oracle, bytes, segs, w, h, dp, what + " damaged");
+            if (HasFatalFailure()) return;
+            ++decoded;
+        }
+        // ROI: the same bits read as a band with fewer planes plus a shift.
+        if (trial % 5 == 0 && depth + extra > 2) {
+            Tier1DecodeParams roi = dp;
+            roi.roi_shift = static_cast<uint8_t>(1 + rng() % 2);
+            roi.num_bitplanes = static_cast<uint8_t>(depth + extra - roi.roi_shift);
+            const std::vector<CodewordSegment> segs = segments_up_to(enc, enc.passes.size() - 1);
+            expect_same_as_oracle(dec, oracle, enc.data, segs, w, h, roi, what + " roi");
+            if (HasFatalFailure()) return;
+            ++decoded;
+        }
+    }
+    EXPECT_GT(decoded, 8000);
+}
+
+TEST(Tier1Differential, GarbageMatchesTheOracle)
+{
+    std::mt19937 rng(99);
+    Tier1Decoder dec;
+    t1oracle::OracleDecoder oracle;
+    for (int trial = 0; trial < 3000; ++trial) {
+        const uint32_t w = 1 + rng() % 64, h = 1 + rng() % 64;
+        Tier1DecodeParams dp;
+        dp.orientation = kOrients[rng() % 4];
+        dp.style = static_cast<uint8_t>(rng() % 64);
+        dp.num_bitplanes = static_cast<uint8_t>(1 + rng() % 30);
+        dp.zero_bitplanes = static_cast<uint8_t>(rng() % (dp.num_bitplanes + 1));
+        std::vector<uint8_t> bytes(rng() % 300);
+        for (uint8_t &b : bytes) b = (rng() % 4) ? static_cast<uint8_t>(rng()) : 0xFF;
+        std::vector<CodewordSegment> segs;
+        uint32_t left = static_cast<uint32_t>(bytes.size());
+        while (rng() % 6) {
+            const uint32_t len = left ? rng() % (left + 1) : 0;
+            segs.push_back({len, static_cast<uint32_t>(rng() % 5)});
+            left -= len;
+        }
+        expect_same_as_oracle(dec, oracle, bytes, segs, w, h, dp, "garbage trial " + std::to_string(trial));
+        if (HasFatalFailure()) return;
     }
 }
 

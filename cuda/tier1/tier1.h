@@ -125,8 +125,9 @@ public:
                 size_t out_stride);
 
 private:
-    std::vector<uint16_t> flags_;
+    std::vector<uint32_t> flags_;   ///< one word per stripe column (t1_decoder_core.h)
     std::vector<uint32_t> values_;
+    std::vector<uint8_t> bytes_;    ///< the segment being decoded, 0xFF 0xFF appended
 };
 
 /** Largest code-block the coder accepts: 2^12 samples, sides up to 1024. */

@@ -3,22 +3,24 @@
  * @brief EBCOT Tier-1 of ISO/IEC 15444-1 Annex D on the CPU: the encoder
  * (reference for the CUDA coder) and the production decoder.
  *
- * The coding passes, the flag layout and the encoder driver are the J2KC_HD
- * code of t1_encoder_core.h, shared with the CUDA encoder (tier1.cu), so
- * both backends emit the same bytes. Both directions run the same traversal
- * (D.3 scan order: stripes of four rows, columns left to right, rows top to
- * bottom), so they cannot disagree about which sample a pass visits. This
- * file adds what only the host needs: argument checks that throw, and
- * reusable scratch.
+ * The encoder's coding passes, flag layout and driver are the J2KC_HD code
+ * of t1_encoder_core.h, shared with the CUDA encoder (tier1.cu), so both
+ * backends emit the same bytes. The decoder is the host-only fast layout of
+ * t1_decoder_core.h (one word per stripe column, MQ registers in locals);
+ * tests/tier1_decoder_oracle.h keeps the straightforward decoder it replaced
+ * as the reference it must match bit for bit. This file adds what only the
+ * host needs: argument checks that throw, and reusable scratch.
  */
 #include "tier1/tier1.h"
 
+#include <cstring>
 #include <vector>
 
 #include "codestream/markers.h"
 #include "common/status.h"
 #include "tier1/mq_coder.h"
 #include "tier1/t1_contexts.h"
+#include "tier1/t1_decoder_core.h"
 #include "tier1/t1_encoder_core.h"
 
 namespace j2kc {
@@ -37,17 +39,6 @@ static_assert(t1core::kStyleBypass == cblk_style::kBypass && t1core::kStyleReset
 static_assert(t1core::kMaxSide == kTier1MaxSide && t1core::kMaxSamples == kTier1MaxSamples &&
                   t1core::kMaxBitplanes == kTier1MaxBitplanes,
               "t1_encoder_core.h limits follow tier1.h");
-
-/** Sizes (without shrinking) the state arrays for a block and prepares it. */
-template <bool kEnc>
-void prepare_block(BlockState<kEnc> &st, std::vector<uint16_t> &flags, std::vector<uint32_t> &values,
-                   uint32_t width, uint32_t height, BandOrientation orientation, uint8_t style)
-{
-    const size_t size = t1core::t1_state_size(width, height);
-    if (flags.size() < size) flags.resize(size);
-    if (values.size() < size) values.resize(size);
-    t1core::prepare_block(st, flags.data(), values.data(), width, height, orientation, style);
-}
 
 void check_geometry(uint32_t width, uint32_t height)
 {
@@ -138,10 +129,23 @@ void Tier1Decoder::decode(const uint8_t *data, const CodewordSegment *segments, 
                         static_cast<unsigned long long>(max_passes));
     }
 
-    BlockState<false> st;
-    prepare_block(st, flags_, values_, width, height, params.orientation, params.style);
+    t1dec::BlockDec b;
+    b.width = width;
+    b.height = height;
+    b.stripes = (height + 3) / 4;
+    b.fs = width + 2;
+    const size_t num_flags = size_t{b.stripes + 2} * b.fs;
+    const size_t num_values = size_t{b.stripes} * width * 4;
+    b.flags = at_least(flags_, num_flags);
+    b.values = at_least(values_, num_values);
+    std::memset(b.flags, 0, num_flags * sizeof(uint32_t));
+    std::memset(b.values, 0, num_values * sizeof(uint32_t));
+    b.orientation = static_cast<uint32_t>(params.orientation) & 3u;
+    b.vc = (params.style & cblk_style::kVerticallyCausal) != 0;
+    t1_reset_contexts(b.cx);
     const int nbp = static_cast<int>(planes) - params.zero_bitplanes;
     const uint8_t style = params.style;
+    const bool segmentation = (style & cblk_style::kSegmentationSymbols) != 0;
 
     uint32_t pass = 0;
     const uint8_t *seg = data;
@@ -149,26 +153,45 @@ void Tier1Decoder::decode(const uint8_t *data, const CodewordSegment *segments, 
         const CodewordSegment &segment = segments[k];
         if (segment.passes > 0) {
             const bool raw = t1_pass_is_raw(pass, style);
-            if (raw) st.raw.init(seg, segment.length);
-            else st.mq.init(seg, segment.length);
+            if (raw) {
+                b.raw.init(seg, segment.length);
+            } else {
+                uint8_t *copy = at_least(bytes_, size_t{segment.length} + 2);
+                if (segment.length > 0) std::memcpy(copy, seg, segment.length);
+                copy[segment.length] = 0xFF;
+                copy[segment.length + 1] = 0xFF;
+                b.mq.init(copy);
+            }
             for (uint32_t n = 0; n < segment.passes; ++n, ++pass) {
                 J2KC_CHECK_DATA(t1_pass_is_raw(pass, style) == raw,
                                 "codeword segment mixes raw and arithmetic passes (pass %u)", pass);
                 J2KC_CHECK_DATA(n + 1 == segment.passes || !t1_pass_is_terminated(pass, style),
                                 "codeword segment runs past terminated pass %u", pass);
-                t1core::run_pass(st, pass, nbp, style);
+                const int p = t1_pass_bitplane(pass, nbp);
+                if ((style & cblk_style::kReset) && pass > 0) t1_reset_contexts(b.cx);
+                switch (t1_pass_type(pass)) {
+                case 0:
+                    if (raw) t1dec::pass_spp<true>(b, p); else t1dec::pass_spp<false>(b, p);
+                    break;
+                case 1:
+                    if (raw) t1dec::pass_mrp<true>(b, p); else t1dec::pass_mrp<false>(b, p);
+                    break;
+                default: t1dec::pass_cup(b, p, segmentation); break;
+                }
             }
         }
         seg += segment.length;
     }
 
+    // Sign in bit 31, magnitude below: written once, in raster order.
     for (uint32_t y = 0; y < height; ++y) {
         int32_t *row = out + y * out_stride;
-        size_t i = st.first_index() + size_t{y >> 2} * st.ss + (y & 3);
-        for (uint32_t x = 0; x < width; ++x, i += 4) {
-            const uint32_t fl = st.flags[i];
-            const int32_t mag = (fl & kSig) ? static_cast<int32_t>(st.values[i]) : 0;
-            row[x] = (fl & kNeg) ? -mag : mag;
+        const uint32_t *v = b.values + size_t{y >> 2} * width * 4 + (y & 3);
+        for (uint32_t x = 0; x < width; ++x) {
+            const uint32_t u = v[4 * x];
+            const int32_t mag = static_cast<int32_t>(u & 0x7FFFFFFFu);
+            const int32_t neg = -static_cast<int32_t>(u >> 31);
+            row[x] = (mag ^ neg) - neg;
         }
     }
 }

@@ -1,0 +1,399 @@
+/**
+ * @file tier1_bench.cpp
+ * @brief Benchmark (not a test) of the CPU Tier-1 decoder (ISO/IEC 15444-1
+ * Annexes C and D) on the code-blocks of a real codestream.
+ *
+ *   tier1_bench gen OUT.ppm [W H [SEED]]
+ *       writes a synthetic natural-looking 12-bit RGB image (default
+ *       4096x2160): 1/f value noise over several octaves, hard-edged shapes,
+ *       gradients and sensor noise, so the wavelet bands have the statistics
+ *       of camera material rather than of white noise.
+ *   tier1_bench IN.j2c [--reps N] [--oracle] [--check]
+ *       parses IN, runs Tier-2 (packet headers) once and times it, then
+ *       decodes every code-block single-threaded N times with Tier1Decoder
+ *       and reports the best run: compressed MB/s, ns per coefficient (over
+ *       the coefficients of the decoded blocks and over all image samples)
+ *       and frames/s on one core (thread CPU time). --oracle times the frozen straightforward
+ *       decoder of tests/tier1_decoder_oracle.h on the same blocks; --check
+ *       compares the two outputs block by block. --openjpeg times OpenJPEG's
+ *       whole decode of IN on one thread (when built with libopenjp2.a; link
+ *       it statically so that `perf record` names its Tier-1 functions).
+ *
+ * Outputs go where the pipeline puts them (the component planes at the
+ * blocks' positions), so the store pattern matches production.
+ */
+#include <algorithm>
+#include <ctime>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "codestream/markers.h"
+#include "codestream/reader.h"
+#include "common/status.h"
+#include "pipeline/band_layout.h"
+#include "tier1/tier1.h"
+#include "tier1_decoder_oracle.h"
+#include "tier2/packet_decoder.h"
+#include "tier2/partition.h"
+
+#if defined(J2KC_BENCH_OPENJPEG)
+#include <openjpeg.h>
+#endif
+
+using namespace j2kc;
+
+namespace {
+
+/** Thread CPU time, not wall time: the machines this runs on are often
+ *  oversubscribed, and Tier-1 here is single-threaded and never waits. */
+struct Clock {
+    using time_point = double;
+    static double now()
+    {
+        timespec ts;
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+        return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
+    }
+};
+
+double seconds_since(Clock::time_point t0) { return Clock::now() - t0; }
+
+// ------------------------------------------------------------------ image
+
+/** Smooth value noise: a random lattice of spacing `cell`, bicubic-ish
+ *  (smoothstep) interpolation. */
+struct ValueNoise {
+    uint32_t gw, gh, cell;
+    std::vector<float> g;
+    ValueNoise(uint32_t w, uint32_t h, uint32_t c, std::mt19937 &rng) : cell(c)
+    {
+        gw = w / c + 2;
+        gh = h / c + 2;
+        g.resize(size_t{gw} * gh);
+        std::normal_distribution<float> n(0.f, 1.f);
+        for (float &v : g) v = n(rng);
+    }
+    float at(uint32_t x, uint32_t y) const
+    {
+        const uint32_t cx = x / cell, cy = y / cell;
+        float fx = float(x % cell) / cell, fy = float(y % cell) / cell;
+        fx = fx * fx * (3 - 2 * fx);
+        fy = fy * fy * (3 - 2 * fy);
+        const float *r0 = &g[size_t{cy} * gw + cx], *r1 = r0 + gw;
+        const float top = r0[0] + (r0[1] - r0[0]) * fx;
+        const float bot = r1[0] + (r1[1] - r1[0]) * fx;
+        return top + (bot - top) * fy;
+    }
+};
+
+int generate(const char *path, uint32_t w, uint32_t h, uint32_t seed)
+{
+    std::mt19937 rng(seed);
+    // 1/f: amplitude proportional to the cell size.
+    std::vector<ValueNoise> octaves;
+    std::vector<float> amp;
+    for (uint32_t cell = 1024; cell >= 2; cell /= 2) {
+        octaves.emplace_back(w, h, cell, rng);
+        amp.push_back(0.9f * std::pow(float(cell) / 1024.f, 0.8f));
+    }
+    ValueNoise chroma1(w, h, 256, rng), chroma2(w, h, 128, rng);
+    struct Shape {
+        float cx, cy, r, level;
+        bool box;
+    };
+    std::vector<Shape> shapes;
+    std::uniform_real_distribution<float> ux(0.f, float(w)), uy(0.f, float(h)), ur(20.f, 400.f),
+        ul(-0.4f, 0.4f);
+    for (int k = 0; k < 60; ++k) shapes.push_back({ux(rng), uy(rng), ur(rng), ul(rng), (k & 1) != 0});
+    std::normal_distribution<float> noise(0.f, 2.5f);
+
+    FILE *f = std::fopen(path, "wb");
+    if (!f) {
+        std::perror(path);
+        return 1;
+    }
+    std::fprintf(f, "P6\n%u %u\n4095\n", w, h);
+    std::vector<uint8_t> row(size_t{w} * 6);
+    for (uint32_t y = 0; y < h; ++y) {
+        for (uint32_t x = 0; x < w; ++x) {
+            float lum = 0.45f + 0.1f * float(x) / w;
+            for (size_t o = 0; o < octaves.size(); ++o) lum += 0.12f * amp[o] * octaves[o].at(x, y);
+            for (const Shape &s : shapes) {
+                const float dx = float(x) - s.cx, dy = float(y) - s.cy;
+                const bool in = s.box ? (std::fabs(dx) < s.r && std::fabs(dy) < 0.6f * s.r)
+                                      : (dx * dx + dy * dy < s.r * s.r);
+                if (in) lum += 0.5f * s.level;
+            }
+            const float c1 = 0.05f * chroma1.at(x, y), c2 = 0.05f * chroma2.at(x, y);
+            const float rgb[3] = {lum + c1, lum - 0.5f * c1 + c2, lum - c2};
+            for (int c = 0; c < 3; ++c) {
+                float v = rgb[c] * 4095.f + noise(rng);
+                const int q = static_cast<int>(std::lround(std::min(4095.f, std::max(0.f, v))));
+                row[size_t{x} * 6 + 2 * c] = static_cast<uint8_t>(q >> 8);
+                row[size_t{x} * 6 + 2 * c + 1] = static_cast<uint8_t>(q);
+            }
+        }
+        std::fwrite(row.data(), 1, row.size(), f);
+    }
+    std::fclose(f);
+    return 0;
+}
+
+#if defined(J2KC_BENCH_OPENJPEG)
+/** OpenJPEG on the same bytes from memory, one thread: the whole decode
+ *  (Tier-2, Tier-1, DWT, MCT), no file output. Returns the best CPU time. */
+struct MemStream {
+    const std::vector<uint8_t> *data;
+    size_t pos;
+};
+
+double time_openjpeg(const std::vector<uint8_t> &file, int reps)
+{
+    auto read = [](void *buf, OPJ_SIZE_T n, void *user) -> OPJ_SIZE_T {
+        MemStream *m = static_cast<MemStream *>(user);
+        const size_t left = m->data->size() - m->pos;
+        if (left == 0) return static_cast<OPJ_SIZE_T>(-1);
+        const size_t k = std::min<size_t>(n, left);
+        std::memcpy(buf, m->data->data() + m->pos, k);
+        m->pos += k;
+        return k;
+    };
+    auto skip = [](OPJ_OFF_T n, void *user) -> OPJ_OFF_T {
+        MemStream *m = static_cast<MemStream *>(user);
+        const OPJ_OFF_T left = static_cast<OPJ_OFF_T>(m->data->size() - m->pos);
+        const OPJ_OFF_T k = std::min(n, left);
+        m->pos += static_cast<size_t>(k);
+        return k;
+    };
+    auto seek = [](OPJ_OFF_T n, void *user) -> OPJ_BOOL {
+        MemStream *m = static_cast<MemStream *>(user);
+        if (n < 0 || static_cast<size_t>(n) > m->data->size()) return OPJ_FALSE;
+        m->pos = static_cast<size_t>(n);
+        return OPJ_TRUE;
+    };
+    double best = 1e30;
+    for (int r = 0; r < reps; ++r) {
+        MemStream ms{&file, 0};
+        opj_stream_t *st = opj_stream_create(1 << 20, OPJ_TRUE);
+        opj_stream_set_user_data(st, &ms, nullptr);
+        opj_stream_set_user_data_length(st, file.size());
+        opj_stream_set_read_function(st, read);
+        opj_stream_set_skip_function(st, skip);
+        opj_stream_set_seek_function(st, seek);
+        opj_codec_t *codec = opj_create_decompress(OPJ_CODEC_J2K);
+        opj_dparameters_t params;
+        opj_set_default_decoder_parameters(&params);
+        opj_setup_decoder(codec, &params);
+        opj_codec_set_threads(codec, 1);
+        opj_image_t *image = nullptr;
+        const Clock::time_point t0 = Clock::now();
+        const bool ok = opj_read_header(st, codec, &image) && opj_decode(codec, st, image) &&
+                        opj_end_decompress(codec, st);
+        const double s = seconds_since(t0);
+        if (!ok) std::printf("openjpeg: decode failed\n");
+        best = std::min(best, s);
+        opj_image_destroy(image);
+        opj_destroy_codec(codec);
+        opj_stream_destroy(st);
+    }
+    return best;
+}
+#endif
+
+// ------------------------------------------------------------------ blocks
+
+struct Job {
+    uint32_t width, height;
+    Tier1DecodeParams params;
+    size_t data_offset;  // into Blocks::bytes
+    size_t first_segment, num_segments;
+    uint32_t plane;      // output plane
+    size_t out_offset;   // into the plane
+    size_t out_stride;
+    size_t bytes;
+};
+
+struct Blocks {
+    std::vector<uint8_t> bytes;
+    std::vector<CodewordSegment> segments;
+    std::vector<Job> jobs;
+    std::vector<std::vector<int32_t>> planes;
+    uint64_t image_samples = 0;
+    uint64_t block_samples = 0;
+    double tier2_seconds = 0;
+};
+
+Blocks collect(const Codestream &cs)
+{
+    Blocks b;
+    for (const ComponentSize &c : cs.siz.components)
+        b.image_samples += uint64_t{(cs.siz.width + c.dx - 1) / c.dx - (cs.siz.x0 + c.dx - 1) / c.dx} *
+                           ((cs.siz.height + c.dy - 1) / c.dy - (cs.siz.y0 + c.dy - 1) / c.dy);
+    for (const Tile &tile : cs.tiles) {
+        const Clock::time_point t0 = Clock::now();
+        const TileLayout layout = build_partition(cs.siz, cs, tile);
+        std::vector<CodeBlockCodewords> codewords;
+        decode_tile_packets(cs, tile, layout, 0, codewords);
+        b.tier2_seconds += seconds_since(t0);
+        const uint32_t plane_base = static_cast<uint32_t>(b.planes.size());
+        for (const TileComponent &tc : layout.components)
+            b.planes.emplace_back(size_t{tc.rect.width()} * tc.rect.height());
+        for (size_t i = 0; i < layout.code_blocks.size(); ++i) {
+            const CodeBlock &cb = layout.code_blocks[i];
+            const CodeBlockCodewords &cw = codewords[i];
+            if (!cw.included || cw.num_passes == 0) continue;
+            const TileComponent &tc = layout.components[cb.component];
+            const Resolution &res = tc.resolutions[cb.resolution];
+            const Band &band = res.bands[cb.band];
+            const Quantization &quant = cs.quantization(tile, cb.component);
+            const QuantStep step = quant.step(band.quant_index, tc.levels);
+            Job job;
+            job.width = cb.rect.width();
+            job.height = cb.rect.height();
+            job.params.orientation = band.orientation;
+            job.params.style = cs.component_coding(tile, cb.component).cblk_style;
+            job.params.num_bitplanes = static_cast<uint8_t>(int{quant.guard_bits} + step.exponent - 1);
+            job.params.zero_bitplanes = cw.zero_bitplanes;
+            job.params.roi_shift = cs.roi_shift(tile, cb.component);
+            job.data_offset = b.bytes.size();
+            for (const CodeBlockChunk &chunk : cw.chunks) b.bytes.insert(b.bytes.end(), chunk.data, chunk.data + chunk.length);
+            job.bytes = b.bytes.size() - job.data_offset;
+            job.first_segment = b.segments.size();
+            job.num_segments = cw.segments.size();
+            b.segments.insert(b.segments.end(), cw.segments.begin(), cw.segments.end());
+            uint32_t x, y;
+            code_block_origin(tc, cb, x, y);
+            job.plane = plane_base + cb.component;
+            job.out_stride = tc.rect.width();
+            job.out_offset = size_t{y} * job.out_stride + x;
+            b.block_samples += uint64_t{job.width} * job.height;
+            b.jobs.push_back(job);
+        }
+    }
+    return b;
+}
+
+template <typename F>
+double best_of(int reps, F &&run)
+{
+    double best = 1e30;
+    for (int r = 0; r < reps; ++r) {
+        const Clock::time_point t0 = Clock::now();
+        run();
+        best = std::min(best, seconds_since(t0));
+    }
+    return best;
+}
+
+void report(const char *name, double s, const Blocks &b, uint64_t bytes)
+{
+    std::printf("%-10s %8.2f ms/frame  %7.2f MB/s compressed  %6.2f ns/coef (decoded blocks)  "
+                "%6.2f ns/sample (image)  %6.2f frames/s/core\n",
+                name, s * 1e3, double(bytes) / s / 1e6, s * 1e9 / double(b.block_samples),
+                s * 1e9 / double(b.image_samples), 1.0 / s);
+}
+
+int bench(const char *path, int reps, bool oracle, bool check, bool opj)
+{
+    FILE *f = std::fopen(path, "rb");
+    if (!f) {
+        std::perror(path);
+        return 1;
+    }
+    std::vector<uint8_t> file;
+    uint8_t buf[1 << 16];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) file.insert(file.end(), buf, buf + n);
+    std::fclose(f);
+
+    const Clock::time_point t0 = Clock::now();
+    const Codestream cs = parse_codestream(file.data(), file.size());
+    const double parse_s = seconds_since(t0);
+    Blocks b = collect(cs);
+    uint64_t bytes = 0;
+    for (const Job &j : b.jobs) bytes += j.bytes;
+    std::printf("%s: %zu bytes, %zu components, %zu tiles, %zu code-blocks with data, %.1f MB of block "
+                "data, %.3f bit/sample\n",
+                path, file.size(), cs.siz.components.size(), cs.tiles.size(), b.jobs.size(), bytes / 1e6,
+                8.0 * double(bytes) / double(b.image_samples));
+    std::printf("parse %.2f ms, Tier-2 (partition + packet headers) %.2f ms, single thread\n", parse_s * 1e3,
+                b.tier2_seconds * 1e3);
+
+    Tier1Decoder dec;
+    auto run_new = [&] {
+        for (const Job &j : b.jobs)
+            dec.decode(b.bytes.data() + j.data_offset, b.segments.data() + j.first_segment, j.num_segments,
+                       j.width, j.height, j.params, b.planes[j.plane].data() + j.out_offset, j.out_stride);
+    };
+    run_new();  // warm-up: scratch sized, pages touched
+    report("tier1", best_of(reps, run_new), b, bytes);
+
+#if defined(J2KC_BENCH_OPENJPEG)
+    if (opj) {
+        const double s = time_openjpeg(file, reps);
+        std::printf("openjpeg   %8.2f ms/frame  whole decode (T2 + T1 + DWT + MCT), one thread\n", s * 1e3);
+    }
+#else
+    if (opj) std::printf("openjpeg: not built in (no openjpeg.h / libopenjp2.a at configure time)\n");
+#endif
+
+    if (oracle || check) {
+        t1oracle::OracleDecoder odec;
+        std::vector<std::vector<int32_t>> planes2;
+        for (const auto &p : b.planes) planes2.emplace_back(p.size());
+        auto run_oracle = [&] {
+            for (const Job &j : b.jobs)
+                odec.decode(b.bytes.data() + j.data_offset, b.segments.data() + j.first_segment,
+                            j.num_segments, j.width, j.height, j.params.orientation, j.params.style,
+                            j.params.num_bitplanes, j.params.zero_bitplanes, j.params.roi_shift,
+                            planes2[j.plane].data() + j.out_offset, j.out_stride);
+        };
+        if (oracle) report("oracle", best_of(reps, run_oracle), b, bytes);
+        else run_oracle();
+        if (check) {
+            size_t diffs = 0;
+            for (size_t p = 0; p < b.planes.size(); ++p)
+                for (size_t i = 0; i < b.planes[p].size(); ++i) diffs += b.planes[p][i] != planes2[p][i];
+            std::printf("check: %zu differing coefficients against the oracle\n", diffs);
+            if (diffs) return 2;
+        }
+    }
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char **argv)
+{
+    try {
+        if (argc >= 3 && std::strcmp(argv[1], "gen") == 0) {
+            const uint32_t w = argc > 4 ? uint32_t(std::atoi(argv[3])) : 4096;
+            const uint32_t h = argc > 4 ? uint32_t(std::atoi(argv[4])) : 2160;
+            const uint32_t seed = argc > 5 ? uint32_t(std::atoi(argv[5])) : 1;
+            return generate(argv[2], w, h, seed);
+        }
+        if (argc < 2) {
+            std::fprintf(stderr, "usage: tier1_bench gen OUT.ppm [W H [SEED]]\n"
+                                 "       tier1_bench IN.j2c [--reps N] [--oracle] [--check] [--openjpeg]\n");
+            return 1;
+        }
+        int reps = 5;
+        bool oracle = false, check = false, opj = false;
+        for (int i = 2; i < argc; ++i) {
+            if (std::strcmp(argv[i], "--reps") == 0 && i + 1 < argc) reps = std::max(1, std::atoi(argv[++i]));
+            else if (std::strcmp(argv[i], "--oracle") == 0) oracle = true;
+            else if (std::strcmp(argv[i], "--check") == 0) check = true;
+            else if (std::strcmp(argv[i], "--openjpeg") == 0) opj = true;
+        }
+        return bench(argv[1], reps, oracle, check, opj);
+    } catch (const std::exception &e) {
+        std::fprintf(stderr, "tier1_bench: %s\n", e.what());
+        return 1;
+    }
+}

@@ -165,7 +165,6 @@ struct Tier2Gpu::Impl {
     bool component_sizes = false;
     bool prepared = false;
     bool counted = false;  ///< the lengths of the last successful measure()/write() are in scratch
-    int device = 0;
     size_t scan_temp_bytes = 0;
     DeviceBuffer precincts, bands, precinct_packets, packets, tile_parts, block_precinct, main_header;
     DeviceBuffer inclusion, zero_bitplanes, lblock, header_len, packet_len, contrib_rel, psot, cell_len, cell_off,
@@ -234,7 +233,6 @@ void Tier2Gpu::prepare(const Tier2GpuConfig &config, const std::vector<const Til
     m.counted = false;
     m.host = build_t2g_tables(config, layouts);
     m.component_sizes = config.component_sizes;
-    check_cuda(cudaGetDevice(&m.device), "cudaGetDevice");
     cudaStream_t s = static_cast<cudaStream_t>(stream);
     const T2gHostTables &h = m.host;
 
@@ -271,7 +269,6 @@ PcrdSizes Tier2Gpu::measure(const uint16_t *d_passes, const GpuBlocks &blocks, v
 {
     Impl &m = *impl_;
     const T2gBlocks b = m.view(blocks);
-    DeviceGuard guard(m.device);
     cudaStream_t s = static_cast<cudaStream_t>(stream);
     m.counted = false;
     m.count(d_passes, b, s);
@@ -290,7 +287,6 @@ size_t Tier2Gpu::write(const uint16_t *d_passes, const GpuBlocks &blocks, uint8_
     Impl &m = *impl_;
     const T2gBlocks b = m.view(blocks);
     J2KC_CHECK_ARG(d_out || capacity == 0, "no output buffer");
-    DeviceGuard guard(m.device);
     cudaStream_t s = static_cast<cudaStream_t>(stream);
     const T2gTables &t = m.tables;
     const bool reuse = reuse_measure && m.counted;

@@ -17,6 +17,8 @@
  * the stream is a cudaStream_t passed as void *. All device memory is sized
  * in prepare() (once per geometry); measure() and write() allocate nothing.
  * One Tier2Gpu serves one stream at a time (its scratch is shared by calls).
+ * Every call runs in the CUDA context current at the call (the caller's lent
+ * context); prepare(), measure() and write() must see the same one.
  */
 #pragma once
 

@@ -37,7 +37,7 @@ namespace j2kc {
 struct Tier2GpuConfig {
     /**
      * Layers, progression, POC entries, SOP, EPH, code-block style per
-     * component: FrameBlocks::packet_params. packed_headers must be false.
+     * component: RateSetup::packet_params. packed_headers must be false.
      */
     PacketEncodeParams packets;
     /** PLT in every tile-part header (EncoderPlan::plt). */
@@ -51,7 +51,7 @@ struct Tier2GpuConfig {
     std::vector<uint8_t> main_header;
     /**
      * Per tile: the number of packets of each of its tile-parts, in order
-     * (TilePartSpan::num_packets of split_tile_parts() over the tile's packet
+     * (RateSetup::tile_part_packets: TilePartSpan::num_packets of split_tile_parts() over the packet
      * order); their sum must be the tile's packet count. An empty list means
      * one tile-part.
      */

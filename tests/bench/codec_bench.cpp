@@ -1,0 +1,208 @@
+// codec_bench: frames per second of the encoder and decoder through the C API,
+// on synthetic natural-looking frames (smooth gradients, edges, texture and
+// noise), for the DCI 4K/2K, lossless and decode cases of issues 3, 4 and 7.
+// A benchmark, not a test: it prints a table and asserts nothing.
+//
+// usage: codec_bench [--backend cuda|cpu] [--frames N] [--threads N] [case...]
+// cases: dci4k dci2k lossless4k decode4k (default: all)
+#include <cuda_runtime.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "j2kc.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Frame {
+    uint32_t width, height;
+    std::vector<uint16_t> packed;  // xyz12le-like: 3 x 16-bit per pixel, value << 4
+    std::vector<j2kc_component> comps;
+    j2kc_image image{};
+};
+
+Frame make_frame(uint32_t w, uint32_t h, uint32_t seed)
+{
+    Frame f{w, h, std::vector<uint16_t>(size_t{w} * h * 3), {}, {}};
+    uint32_t rng = seed * 2654435761u + 1;
+    for (uint32_t y = 0; y < h; ++y)
+        for (uint32_t x = 0; x < w; ++x) {
+            rng = rng * 1664525u + 1013904223u;
+            const double noise = double(rng >> 24) / 255.0 - 0.5;
+            const double base = 0.5 + 0.25 * std::sin(x * 0.004 + seed) * std::cos(y * 0.006) +
+                                0.1 * ((((x >> 6) + (y >> 6)) & 1) ? 1 : -1) + 0.05 * std::sin(x * 0.3 + y * 0.2);
+            for (int c = 0; c < 3; ++c) {
+                double v = base * (0.8 + 0.1 * c) + 0.02 * noise + 0.05 * c;
+                v = std::min(1.0, std::max(0.0, v));
+                f.packed[(size_t{y} * w + x) * 3 + c] = static_cast<uint16_t>(uint32_t(v * 4095) << 4);
+            }
+        }
+    f.comps.resize(3);
+    for (int c = 0; c < 3; ++c) {
+        j2kc_component &k = f.comps[c];
+        std::memset(&k, 0, sizeof(k));
+        k.data = reinterpret_cast<uint64_t>(f.packed.data() + c);
+        k.row_stride = ptrdiff_t(w) * 6;
+        k.sample_stride = 6;
+        k.bytes_per_sample = 2;
+        k.shift = 4;
+        k.precision = 12;
+        k.dx = k.dy = 1;
+        k.width = w;
+        k.height = h;
+    }
+    f.image.struct_size = sizeof(f.image);
+    f.image.memory = J2KC_MEMORY_HOST;
+    f.image.width = w;
+    f.image.height = h;
+    f.image.num_components = 3;
+    f.image.components = f.comps.data();
+    return f;
+}
+
+void log_stage(void *, int level, const char *msg)
+{
+    if (level <= J2KC_LOG_INFO) std::fprintf(stderr, "  [j2kc] %s\n", msg);
+}
+
+struct Result {
+    double fps = 0, mean_bytes = 0, psnr = 0;
+};
+
+Result run_encode(const Frame &frame, j2kc_encoder_config cfg, int frames, bool device_input,
+                  std::vector<uint8_t> *keep = nullptr)
+{
+    Result r;
+    j2kc_image image = frame.image;
+    std::vector<j2kc_component> comps = frame.comps;
+    void *dev = nullptr;
+    if (device_input) {
+        const size_t bytes = frame.packed.size() * 2;
+        if (cudaMalloc(&dev, bytes) != cudaSuccess) return r;
+        cudaMemcpy(dev, frame.packed.data(), bytes, cudaMemcpyHostToDevice);
+        for (int c = 0; c < 3; ++c) comps[c].data = reinterpret_cast<uint64_t>(static_cast<uint16_t *>(dev) + c);
+        image.memory = J2KC_MEMORY_CUDA;
+    }
+    image.components = comps.data();
+    j2kc_encoder *enc = nullptr;
+    int st = j2kc_encoder_create(&enc, &cfg, &image);
+    if (st != J2KC_OK) {
+        std::fprintf(stderr, "encoder: %s\n", j2kc_status_string(st));
+        return r;
+    }
+    j2kc_packet pkt{};
+    st = j2kc_encode(enc, &image, &pkt);  // warm-up
+    if (st != J2KC_OK) {
+        std::fprintf(stderr, "encode: %s\n", j2kc_status_string(st));
+        return r;
+    }
+    double bytes = 0;
+    const auto t0 = Clock::now();
+    for (int i = 0; i < frames; ++i) {
+        j2kc_encode(enc, &image, &pkt);
+        bytes += double(pkt.size);
+    }
+    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+    r.fps = frames / s;
+    r.mean_bytes = bytes / frames;
+    if (keep) keep->assign(pkt.data, pkt.data + pkt.size);
+    j2kc_encoder_free(&enc);
+    if (dev) cudaFree(dev);
+    return r;
+}
+
+Result run_decode(const std::vector<uint8_t> &cs, const Frame &src, j2kc_backend backend, int threads, int frames)
+{
+    Result r;
+    j2kc_decoder_config cfg;
+    j2kc_decoder_config_default(&cfg);
+    cfg.backend = backend;
+    cfg.threads = threads;
+    j2kc_decoder *dec = nullptr;
+    if (j2kc_decoder_create(&dec, &cfg) != J2KC_OK) return r;
+    Frame out = make_frame(1, 1, 0);
+    out.packed.assign(src.packed.size(), 0);
+    out.comps = src.comps;
+    for (int c = 0; c < 3; ++c) out.comps[c].data = reinterpret_cast<uint64_t>(out.packed.data() + c);
+    out.image = src.image;
+    out.image.components = out.comps.data();
+    if (j2kc_decode(dec, cs.data(), cs.size(), &out.image) != J2KC_OK) return r;
+    const auto t0 = Clock::now();
+    for (int i = 0; i < frames; ++i) j2kc_decode(dec, cs.data(), cs.size(), &out.image);
+    r.fps = frames / std::chrono::duration<double>(Clock::now() - t0).count();
+    double se = 0;
+    for (size_t i = 0; i < src.packed.size(); ++i) {
+        const double d = double(src.packed[i] >> 4) - double(out.packed[i] >> 4);
+        se += d * d;
+    }
+    r.psnr = se == 0 ? 999 : 10 * std::log10(4095.0 * 4095.0 * src.packed.size() / se);
+    j2kc_decoder_free(&dec);
+    return r;
+}
+
+}  // namespace
+
+int main(int argc, char **argv)
+{
+    j2kc_backend backend = J2KC_BACKEND_CUDA;
+    int frames = 20, threads = 0;
+    std::vector<std::string> cases;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--backend" && i + 1 < argc) backend = std::string(argv[++i]) == "cpu" ? J2KC_BACKEND_CPU : J2KC_BACKEND_CUDA;
+        else if (a == "--frames" && i + 1 < argc) frames = std::atoi(argv[++i]);
+        else if (a == "--threads" && i + 1 < argc) threads = std::atoi(argv[++i]);
+        else cases.push_back(a);
+    }
+    if (cases.empty()) cases = {"dci4k", "dci2k", "lossless4k", "decode4k"};
+    const bool timing = std::getenv("J2KC_TIMING") != nullptr;
+    std::printf("| case | input | fps | bytes/frame |\n|---|---|---|---|\n");
+    const Frame f4k = make_frame(4096, 2160, 1);
+    std::vector<uint8_t> dci4k_stream;
+    for (const std::string &c : cases) {
+        j2kc_encoder_config cfg;
+        j2kc_encoder_config_default(&cfg);
+        cfg.backend = backend;
+        cfg.threads = threads;
+        if (timing) cfg.log = log_stage;
+        if (c == "dci4k" || c == "dci2k") {
+            const Frame f2k = c == "dci2k" ? make_frame(2048, 1080, 2) : Frame{};
+            const Frame &f = c == "dci4k" ? f4k : f2k;
+            cfg.profile = c == "dci4k" ? J2KC_PROFILE_DCI_4K : J2KC_PROFILE_DCI_2K;
+            for (bool dev : {true, false}) {
+                if (dev && backend != J2KC_BACKEND_CUDA) continue;
+                const Result r = run_encode(f, cfg, frames, dev, c == "dci4k" && !dev ? &dci4k_stream : nullptr);
+                std::printf("| encode %s | %s | %.1f | %.0f |\n", c.c_str(), dev ? "CUDA frames" : "host frames", r.fps,
+                            r.mean_bytes);
+                std::fflush(stdout);
+            }
+        } else if (c == "lossless4k") {
+            cfg.lossless = 1;
+            cfg.cblk_width_log2 = cfg.cblk_height_log2 = 5;
+            for (bool dev : {true, false}) {
+                if (dev && backend != J2KC_BACKEND_CUDA) continue;
+                const Result r = run_encode(f4k, cfg, frames, dev);
+                std::printf("| encode lossless 4K 12-bit | %s | %.1f | %.0f |\n", dev ? "CUDA frames" : "host frames",
+                            r.fps, r.mean_bytes);
+                std::fflush(stdout);
+            }
+        } else if (c == "decode4k") {
+            if (dci4k_stream.empty()) {
+                cfg.profile = J2KC_PROFILE_DCI_4K;
+                run_encode(f4k, cfg, 1, false, &dci4k_stream);
+            }
+            const Result r = run_decode(dci4k_stream, f4k, backend, threads, frames);
+            std::printf("| decode DCI 4K (host frames) | %s | %.1f | PSNR %.2f dB |\n",
+                        backend == J2KC_BACKEND_CUDA ? "cuda" : "cpu", r.fps, r.psnr);
+            std::fflush(stdout);
+        }
+    }
+    return 0;
+}

@@ -16,7 +16,7 @@ mkdir -p "$out/tests/data/fate" "$out/src/tests/ref/fate" "$out/src/tests/j2k_cu
 submake tests/base64 >/dev/null
 cp "$FF_BUILD/ffmpeg" "$FF_BUILD/ffprobe" "$out/"
 cp "$FF_BUILD/tests/base64" "$out/tests/"
-cp "$FF_SRC/tests/fate-run.sh" "$out/src/tests/"
+cp "$FF_SRC/tests/fate-run.sh" "$FF_SRC/tests/md5.sh" "$out/src/tests/"
 cp "$FF_SRC"/tests/ref/fate/j2k_cuda-* "$out/src/tests/ref/fate/" 2>/dev/null || true
 cp "$FF_SRC"/tests/j2k_cuda/* "$out/src/tests/j2k_cuda/"
 for backend in cpu cuda; do

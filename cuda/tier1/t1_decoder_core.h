@@ -22,8 +22,9 @@
  * exactly what C.3 prescribes past the end of a segment (a marker, then
  * 1-bits forever) without testing for the end on each byte.
  *
- * Values: the magnitude 2M + 2^p with the sign in bit 31, in stripe-column
- * order; the output is written once when the block is done.
+ * Values: the magnitude 2M + 2^p with the sign in bit 31, in raster order
+ * inside the block; the output is written once when the block is done, by a
+ * loop the compiler vectorises.
  *
  * Host only; the CUDA decoder, if there is one, has its own layout.
  */
@@ -163,7 +164,7 @@ constexpr uint32_t min4(uint32_t rows) { return rows < 4 ? rows : 4; }
 /** Block state between passes. */
 struct BlockDec {
     uint32_t *flags;   ///< (stripes + 2) * fs words, zero border around
-    uint32_t *values;  ///< stripes * width * 4
+    uint32_t *values;  ///< stripes * 4 * width, raster order
     uint32_t width, height, stripes, fs;
     uint32_t orientation;
     bool vc;
@@ -173,6 +174,21 @@ struct BlockDec {
 
     uint32_t *stripe_flags(uint32_t s) const { return flags + size_t{s + 1} * fs + 1; }
     uint32_t *stripe_values(uint32_t s) const { return values + size_t{s} * width * 4; }
+    /** Converts the values of rows [0, height) into out (sign and magnitude
+     *  to two's complement). */
+    void write_output(int32_t *out, size_t out_stride) const
+    {
+        for (uint32_t y = 0; y < height; ++y) {
+            int32_t *row = out + y * out_stride;
+            const uint32_t *v = values + size_t{y} * width;
+            for (uint32_t x = 0; x < width; ++x) {
+                const uint32_t u = v[x];
+                const int32_t mag = static_cast<int32_t>(u & 0x7FFFFFFFu);
+                const int32_t neg = -static_cast<int32_t>(u >> 31);
+                row[x] = (mag ^ neg) - neg;
+            }
+        }
+    }
 };
 
 /**
@@ -186,11 +202,12 @@ struct PassDec {
     uint8_t cx[kT1NumContexts];
     const uint8_t *zc;
     ptrdiff_t fs;
+    size_t vs;  ///< value row stride (the block width)
     bool vc;
     int p;
 
     J2KC_T1D_INLINE explicit PassDec(BlockDec &b, int plane)
-        : mq(b.mq), raw(b.raw), zc(kZc9.t[b.orientation]), fs(b.fs), vc(b.vc), p(plane)
+        : mq(b.mq), raw(b.raw), zc(kZc9.t[b.orientation]), fs(b.fs), vs(b.width), vc(b.vc), p(plane)
     {
         std::memcpy(cx, b.cx, sizeof cx);
     }
@@ -244,7 +261,7 @@ struct PassDec {
             d[0] |= (1u << 1) | (neg << chi_shift(-1));
             d[1] |= 1u;
         }
-        v[R] = (neg << 31) | (3u << p);
+        v[R * vs] = (neg << 31) | (3u << p);
     }
 
     template <int R>
@@ -264,7 +281,7 @@ struct PassDec {
                                                : (((w0 >> (3 * R)) & 0x1EFu) ? kT1CtxMr + 1 : kT1CtxMr);
         const uint32_t b = bit(ctx);
         w0 |= mu_bit(R);
-        v[R] += (b << (p + 1)) - (1u << p);
+        v[R * vs] += (b << (p + 1)) - (1u << p);
     }
 
     template <int R>
@@ -286,7 +303,7 @@ inline void pass_spp(BlockDec &b, int p)
         uint32_t *v = b.stripe_values(s);
         const uint32_t rows = min4(b.height - 4 * s);
         if (rows == 4) {
-            for (uint32_t x = 0; x < w; ++x, ++f, v += 4) {
+            for (uint32_t x = 0; x < w; ++x, ++f, ++v) {
                 uint32_t w0 = *f;
                 // Nothing significant around, or all four significant already.
                 if ((w0 & kSigmaMask) == 0 || (w0 & kCentres) == kCentres) continue;
@@ -297,7 +314,7 @@ inline void pass_spp(BlockDec &b, int p)
                 *f = w0;
             }
         } else {
-            for (uint32_t x = 0; x < w; ++x, ++f, v += 4) {
+            for (uint32_t x = 0; x < w; ++x, ++f, ++v) {
                 uint32_t w0 = *f;
                 if ((w0 & kSigmaMask) == 0) continue;
                 r.template spp_row<0>(f, w0, v);
@@ -319,7 +336,7 @@ inline void pass_mrp(BlockDec &b, int p)
     for (uint32_t s = 0; s < b.stripes; ++s) {
         uint32_t *f = b.stripe_flags(s);
         uint32_t *v = b.stripe_values(s);
-        for (uint32_t x = 0; x < w; ++x, ++f, v += 4) {
+        for (uint32_t x = 0; x < w; ++x, ++f, ++v) {
             uint32_t w0 = *f;
             if ((w0 & kCentres) == 0) continue;
             // Rows past the block's height are never significant.
@@ -343,7 +360,7 @@ inline void pass_cup(BlockDec &b, int p, bool segmentation_symbols)
         uint32_t *v = b.stripe_values(s);
         const uint32_t rows = min4(b.height - 4 * s);
         if (rows == 4) {
-            for (uint32_t x = 0; x < w; ++x, ++f, v += 4) {
+            for (uint32_t x = 0; x < w; ++x, ++f, ++v) {
                 uint32_t w0 = *f;
                 if ((w0 & kSigmaMask) == 0) {
                     // Run-length mode: four insignificant samples with no
@@ -380,7 +397,7 @@ inline void pass_cup(BlockDec &b, int p, bool segmentation_symbols)
             }
         } else {
             // No run-length coding in a stripe of fewer than four rows.
-            for (uint32_t x = 0; x < w; ++x, ++f, v += 4) {
+            for (uint32_t x = 0; x < w; ++x, ++f, ++v) {
                 uint32_t w0 = *f;
                 r.template cup_row<0>(f, w0, v);
                 if (rows > 1) r.template cup_row<1>(f, w0, v);

@@ -183,17 +183,7 @@ void Tier1Decoder::decode(const uint8_t *data, const CodewordSegment *segments, 
         seg += segment.length;
     }
 
-    // Sign in bit 31, magnitude below: written once, in raster order.
-    for (uint32_t y = 0; y < height; ++y) {
-        int32_t *row = out + y * out_stride;
-        const uint32_t *v = b.values + size_t{y >> 2} * width * 4 + (y & 3);
-        for (uint32_t x = 0; x < width; ++x) {
-            const uint32_t u = v[4 * x];
-            const int32_t mag = static_cast<int32_t>(u & 0x7FFFFFFFu);
-            const int32_t neg = -static_cast<int32_t>(u >> 31);
-            row[x] = (mag ^ neg) - neg;
-        }
-    }
+    b.write_output(out, out_stride);
 }
 
 }  // namespace j2kc

@@ -348,18 +348,22 @@ EncoderPlan plan_encoder(const j2kc_encoder_config &cfg, const j2kc_image &shape
                        guard == default_guard,
                    "DCI needs %d guard bit(s)", default_guard);
 
-    // With a budget PCRD-opt does the truncation, so quantise finely; without
-    // one the step itself sets the quality.
+    // Without a budget the step itself sets the quality (in sample units).
+    // With one, PCRD-opt does the truncation and the step only has to be fine
+    // enough never to matter: 1/512 of the range (Kakadu's default is 1/256),
+    // one sample unit at 8 bits. Bit-planes below that cost Tier-1 time and are
+    // discarded anyway (measured: under 0.01 dB at 0.4 bit/sample, 12-bit).
     J2KC_CHECK_ARG(cfg.quality > 0 && std::isfinite(cfg.quality), "quality must be > 0");
-    plan.base_step = plan.frame_bytes || plan.component_bytes ? 1.0 : cfg.quality;
+    const bool budget = plan.frame_bytes || plan.component_bytes;
     for (uint32_t c = 0; c < shape.num_components; ++c) {
         const int precision = siz.components[c].precision;
         // The RCT's chroma outputs need one bit more than the samples (G.2).
         const bool rct_chroma = plan.reversible() && plan.cod.mct && (c == 1 || c == 2);
         plan.quant.push_back(plan.reversible()
                                  ? make_reversible_quantization(plan.levels(), precision + rct_chroma, guard)
-                                 : make_irreversible_quantization(plan.levels(), precision, guard,
-                                                                  plan.base_step));
+                                 : make_irreversible_quantization(
+                                       plan.levels(), precision, guard,
+                                       budget ? std::ldexp(1.0, std::max(0, precision - 9)) : cfg.quality));
     }
     return plan;
 }

@@ -28,7 +28,6 @@ struct EncoderPlan {
     bool plt = false;
     uint64_t frame_bytes = 0;             ///< whole codestream cap, 0 = none
     uint64_t component_bytes = 0;         ///< each component's tile-parts (with SOT/SOD), 0 = none
-    double base_step = 1.0;               ///< image-domain step of the LL band, in LSBs of the component
     std::string comment;
 
     uint8_t levels() const { return cod.component.levels; }

@@ -139,7 +139,7 @@ typedef struct j2kc_encoder_config {
     int         levels;          /**< decomposition levels 0..32, -1 = profile default */
     int         cblk_width_log2; /**< 2..10, with width + height <= 12 in log2 */
     int         cblk_height_log2;
-    int         precinct_width_log2;   /**< 0 = maximal precincts (no Scod bit) */
+    int         precinct_width_log2;   /**< 0 = default: 2^8 (2^7 at r = 0) on images above 256, else maximal; 15 = maximal */
     int         precinct_height_log2;
     int         precinct_r0_width_log2;  /**< r = 0 precinct; 0 = same as the others */
     int         precinct_r0_height_log2;

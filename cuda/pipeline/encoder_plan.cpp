@@ -252,6 +252,10 @@ void apply_generic(EncoderPlan &plan, const j2kc_encoder_config &cfg, const j2kc
         c.precinct_height_log2.fill(static_cast<uint8_t>(ph));
         c.precinct_width_log2[0] = static_cast<uint8_t>(pw0);
         c.precinct_height_log2[0] = static_cast<uint8_t>(ph0);
+    } else if (shape.width > 256 || shape.height > 256) {
+        // By default the cinema layout: packets stay small, a decoder can
+        // stream, and the GPU's Tier-2 gets a precinct per thread to work on.
+        set_profile_precincts(c);
     }
     J2KC_CHECK_ARG(cfg.progression >= J2KC_PROG_LRCP && cfg.progression <= J2KC_PROG_CPRL,
                    "unknown progression order %d", int(cfg.progression));

@@ -24,10 +24,12 @@ private:
     j2kc_status status_;
 };
 
+// [[noreturn]] comes first: clang accepts no attribute list after __attribute__.
+[[noreturn]]
 #if defined(__GNUC__)
 __attribute__((format(printf, 2, 3)))
 #endif
-[[noreturn]] inline void fail(j2kc_status status, const char *format, ...)
+inline void fail(j2kc_status status, const char *format, ...)
 {
     char message[512];
     va_list args;

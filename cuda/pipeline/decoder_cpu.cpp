@@ -110,6 +110,9 @@ OutputPlacement check_output(const ParsedStream &s, const j2kc_image &out)
         J2KC_CHECK_ARG(o.width == w && o.height == h, "output component %u is %ux%u, the stream's %ux%u", c,
                        o.width, o.height, w, h);
         J2KC_CHECK_ARG(o.data != 0, "output component %u has no data", c);
+        // Ssiz allows 38 bits; the sample stages hold 32 (legal input, so UNSUPPORTED, not ARG).
+        J2KC_CHECK_SUPPORTED(k.precision <= 32, "component %u has %u-bit samples, at most 32 are decoded", c,
+                             k.precision);
         placement.origin_x.push_back(ox);
         placement.origin_y.push_back(oy);
     }

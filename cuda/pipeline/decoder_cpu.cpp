@@ -161,6 +161,9 @@ public:
         TileCoefficients tile_coefficients;
         for_each_tile(s, [&](const Tile &tile) {
             decode_tile_coefficients(s.cs, tile, options, pool_, tile_coefficients);
+            if (tile_coefficients.corrupt_code_blocks)
+                log_.log(J2KC_LOG_WARNING, "tile %u: %u corrupt code-blocks decoded as zero", tile.index,
+                         tile_coefficients.corrupt_code_blocks);
             reconstruct_tile_cpu(tile_coefficients, placement);
         });
     }

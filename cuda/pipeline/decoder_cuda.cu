@@ -129,6 +129,9 @@ public:
         const TileDecodeOptions options{s.reduce, s.max_layers};
         for_each_tile(s, [&](const Tile &tile) {
             decode_tile_coefficients(s.cs, tile, options, pool_, coefficients_);
+            if (coefficients_.corrupt_code_blocks)
+                log_.log(J2KC_LOG_WARNING, "tile %u: %u corrupt code-blocks decoded as zero", tile.index,
+                         coefficients_.corrupt_code_blocks);
             reconstruct_tile_gpu(placement);
         });
         if (output.memory == J2KC_MEMORY_HOST) gpu_->mirror.download(gpu_->stream.get());

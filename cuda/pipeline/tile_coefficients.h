@@ -34,6 +34,7 @@ struct ComponentPlane {
 struct TileCoefficients {
     std::vector<ComponentPlane> components;
     bool mct = false;             ///< inverse RCT/ICT over components 0..2
+    uint32_t corrupt_code_blocks = 0;  ///< Tier-1 found them invalid: decoded as zero
 };
 
 }  // namespace j2kc

@@ -7,6 +7,7 @@
 #include "pipeline/tile_decoder.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <vector>
 
@@ -86,6 +87,7 @@ void decode_tile_coefficients(const Codestream &cs, const Tile &tile, const Tile
     decode_tile_packets(cs, tile, layout, options.max_layers, codewords);
 
     std::vector<WorkerScratch> scratch(pool.size());
+    std::atomic<uint32_t> corrupt{0};
     pool.parallel_for(layout.code_blocks.size(), [&](size_t i, unsigned worker) {
         const CodeBlock &cb = layout.code_blocks[i];
         const CodeBlockCodewords &cw = codewords[i];
@@ -118,10 +120,20 @@ void decode_tile_coefficients(const Codestream &cs, const Tile &tile, const Tile
         params.num_bitplanes = static_cast<uint8_t>(mb);
         params.zero_bitplanes = cw.zero_bitplanes;
         params.roi_shift = cs.roi_shift(tile, cb.component);
-        ws.tier1.decode(ws.bytes.data(), cw.segments.data(), cw.segments.size(), cb.rect.width(),
-                        cb.rect.height(), params, plane.coefficients.data() + size_t{y} * plane.stride + x,
-                        plane.stride);
+        int32_t *block = plane.coefficients.data() + size_t{y} * plane.stride + x;
+        try {
+            ws.tier1.decode(ws.bytes.data(), cw.segments.data(), cw.segments.size(), cb.rect.width(),
+                            cb.rect.height(), params, block, plane.stride);
+        } catch (const Error &e) {
+            // A corrupt code-block spoils only its own samples, as in mature
+            // decoders: it decodes as zero and the frame goes on (with a warning).
+            if (e.status() != J2KC_ERR_INVALID_DATA) throw;
+            for (uint32_t r = 0; r < cb.rect.height(); ++r)
+                std::fill_n(block + size_t{r} * plane.stride, cb.rect.width(), 0);
+            corrupt.fetch_add(1, std::memory_order_relaxed);
+        }
     });
+    out.corrupt_code_blocks = corrupt.load();
 }
 
 }  // namespace j2kc

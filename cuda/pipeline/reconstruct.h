@@ -24,6 +24,14 @@ struct OutputPlacement {
 /** CPU: reconstructs the tile in place (the coefficients are consumed) and packs it. */
 void reconstruct_tile_cpu(TileCoefficients &tile, const OutputPlacement &placement);
 
+/** Bytes a component's samples span from its data pointer (what a copy of it must move). */
+inline uint64_t component_span(const j2kc_component &c)
+{
+    if (c.width == 0 || c.height == 0) return 0;
+    return uint64_t(c.height - 1) * uint64_t(c.row_stride) + uint64_t(c.width - 1) * c.sample_stride +
+           c.bytes_per_sample;
+}
+
 /** The output component rebased on one tile's rectangle (data at its first sample). */
 j2kc_component tile_view(const j2kc_component &out, const Rect &rect, uint32_t origin_x, uint32_t origin_y);
 

@@ -12,15 +12,11 @@
 #include <algorithm>
 
 #include "color/color.h"
+#include "common/cuda_util.cuh"
 #include "common/status.h"
 
 namespace j2kc {
 namespace {
-
-void check_cuda(cudaError_t e, const char *what)
-{
-    if (e != cudaSuccess) fail(J2KC_ERR_CUDA, "color: %s: %s", what, cudaGetErrorString(e));
-}
 
 template <class T>
 struct ForwardArgs {
@@ -115,7 +111,7 @@ void forward_gpu(const j2kc_component *comps, uint32_t count, bool mct, T *const
         a.stride[0] = strides[i];
         color_forward_kernel<T, 1><<<grid_for(comps[i].width, comps[i].height), kBlock, 0, st>>>(a);
     }
-    check_cuda(cudaGetLastError(), "forward kernel");
+    check_cuda(cudaGetLastError(), "color: forward kernel");
 }
 
 template <class T>
@@ -151,7 +147,7 @@ void inverse_gpu(const T *const *planes, const size_t *strides, const SampleForm
         a.out[0] = out[i];
         color_inverse_kernel<T, 1><<<grid_for(out[i].width, out[i].height), kBlock, 0, st>>>(a);
     }
-    check_cuda(cudaGetLastError(), "inverse kernel");
+    check_cuda(cudaGetLastError(), "color: inverse kernel");
 }
 
 }  // namespace

@@ -19,17 +19,13 @@
 
 #include <algorithm>
 
+#include "common/cuda_util.cuh"
 #include "common/status.h"
 #include "dwt/dwt.h"
 #include "dwt/dwt_lifting.h"
 
 namespace j2kc {
 namespace {
-
-void check_cuda(cudaError_t e, const char *what)
-{
-    if (e != cudaSuccess) fail(J2KC_ERR_CUDA, "DWT: %s: %s", what, cudaGetErrorString(e));
-}
 
 enum StepKind : int {
     kPredictFwd53 = 0, kUpdateFwd53 = 1, kUpdateInv53 = 2, kPredictInv53 = 3, kFwd97 = 4, kInv97 = 5
@@ -293,15 +289,15 @@ bool rows_in_shared(const T *src, size_t ss, T *dst, size_t ds, uint32_t w, uint
                     cudaStream_t st)
 {
     int device = 0, optin = 0;
-    check_cuda(cudaGetDevice(&device), "cudaGetDevice");
+    check_cuda(cudaGetDevice(&device), "DWT: cudaGetDevice");
     check_cuda(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device),
-               "cudaDeviceGetAttribute");
+               "DWT: cudaDeviceGetAttribute");
     const uint64_t bytes = uint64_t{w} * sizeof(T);
     if (bytes > static_cast<uint64_t>(optin)) return false;
     if (bytes > 48 * 1024)
         check_cuda(cudaFuncSetAttribute(dwt_rows_kernel<T, Fwd>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                         static_cast<int>(bytes)),
-                   "cudaFuncSetAttribute");
+                   "DWT: cudaFuncSetAttribute");
     const uint32_t blocks = std::min<uint32_t>(h, 1u << 20);
     dwt_rows_kernel<T, Fwd><<<blocks, kRowThreads, static_cast<size_t>(bytes), st>>>(src, ss, dst, ds, w, h, x0);
     return true;
@@ -337,7 +333,7 @@ void forward_gpu(T *data, size_t stride, const Rect &rect, int levels, void *scr
             if (w > 1) lift_all<T, true>(scratch, w, w, h, 0, rr.x0 & 1u, st);
             permute<T, true>(scratch, w, data, stride, w, h, 0, rr.x0, st);
         }
-        check_cuda(cudaGetLastError(), "forward kernels");
+        check_cuda(cudaGetLastError(), "DWT: forward kernels");
     }
 }
 
@@ -360,7 +356,7 @@ void inverse_gpu(T *data, size_t stride, const Rect &rect, int levels, int skip,
         // Columns: merge rows scratch -> data, lift in place.
         permute<T, false>(scratch, w, data, stride, w, h, 1, rr.y0, st);
         if (h > 1) lift_all<T, false>(data, stride, w, h, 1, rr.y0 & 1u, st);
-        check_cuda(cudaGetLastError(), "inverse kernels");
+        check_cuda(cudaGetLastError(), "DWT: inverse kernels");
     }
 }
 

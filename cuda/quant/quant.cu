@@ -10,16 +10,12 @@
 
 #include <algorithm>
 
+#include "common/cuda_util.cuh"
 #include "common/status.h"
 #include "quant/quant.h"
 
 namespace j2kc {
 namespace {
-
-void check_cuda(cudaError_t e, const char *what)
-{
-    if (e != cudaSuccess) fail(J2KC_ERR_CUDA, "quant: %s: %s", what, cudaGetErrorString(e));
-}
 
 const dim3 kBlock(64, 4);
 
@@ -79,7 +75,7 @@ void quantize_gpu(const float *in, size_t is, int32_t *out, size_t os, const Qua
     const uint32_t w = p.layout.width[p.layout.levels], h = p.layout.height[p.layout.levels];
     if (uint64_t{w} * h == 0) return;
     quant_quantize97_kernel<<<grid_for(w, h), kBlock, 0, static_cast<cudaStream_t>(stream)>>>(in, is, out, os, p);
-    check_cuda(cudaGetLastError(), "quantize kernel");
+    check_cuda(cudaGetLastError(), "quant: quantize kernel");
 }
 
 void quantize_gpu(const int32_t *in, size_t is, int32_t *out, size_t os, const QuantizeParams &p, void *stream)
@@ -87,7 +83,7 @@ void quantize_gpu(const int32_t *in, size_t is, int32_t *out, size_t os, const Q
     const uint32_t w = p.layout.width[p.layout.levels], h = p.layout.height[p.layout.levels];
     if (uint64_t{w} * h == 0) return;
     quant_quantize53_kernel<<<grid_for(w, h), kBlock, 0, static_cast<cudaStream_t>(stream)>>>(in, is, out, os, p);
-    check_cuda(cudaGetLastError(), "quantize kernel");
+    check_cuda(cudaGetLastError(), "quant: quantize kernel");
 }
 
 void dequantize_gpu(const int32_t *in, size_t is, float *out, size_t os, const DequantizeParams &p, void *stream)
@@ -95,7 +91,7 @@ void dequantize_gpu(const int32_t *in, size_t is, float *out, size_t os, const D
     const uint32_t w = p.layout.width[p.top], h = p.layout.height[p.top];
     if (uint64_t{w} * h == 0) return;
     quant_dequantize97_kernel<<<grid_for(w, h), kBlock, 0, static_cast<cudaStream_t>(stream)>>>(in, is, out, os, p);
-    check_cuda(cudaGetLastError(), "dequantize kernel");
+    check_cuda(cudaGetLastError(), "quant: dequantize kernel");
 }
 
 void dequantize_gpu(const int32_t *in, size_t is, int32_t *out, size_t os, const DequantizeParams &p, void *stream)
@@ -104,7 +100,7 @@ void dequantize_gpu(const int32_t *in, size_t is, int32_t *out, size_t os, const
     if (uint64_t{w} * h == 0) return;
     quant_dequantize53_kernel<<<grid_for(w, h), kBlock, 0, static_cast<cudaStream_t>(stream)>>>(in, is, out, os, w, h,
                                                                                               p.roi_shift);
-    check_cuda(cudaGetLastError(), "dequantize kernel");
+    check_cuda(cudaGetLastError(), "quant: dequantize kernel");
 }
 
 }  // namespace j2kc

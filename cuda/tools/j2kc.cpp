@@ -9,7 +9,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <functional>
 #include <map>
 #include <new>
 #include <string>
@@ -141,20 +140,17 @@ struct LogSink {
     }
 };
 
-/** Command-line arguments of one subcommand: options with values, flags. */
+/**
+ * Command-line arguments of one subcommand. `options` maps every option the
+ * subcommand knows to whether it takes a value; accepts "--name value",
+ * "--name=value" and "-x value".
+ */
 class Args {
 public:
-    Args(int argc, char **argv, int first) : argv_(argv + first, argv + argc) {}
-
-    /**
-     * Walks the arguments; `takes_value(name)` says whether an option has a
-     * value. Accepts "--name value", "--name=value" and "-x value".
-     */
-    void parse(const std::function<bool(const std::string &)> &takes_value,
-               const std::function<bool(const std::string &)> &known)
+    Args(int argc, char **argv, const std::map<std::string, bool> &options)
     {
-        for (size_t i = 0; i < argv_.size(); ++i) {
-            std::string arg = argv_[i];
+        for (int i = 2; i < argc; ++i) {
+            std::string arg = argv[i];
             if (arg.size() < 2 || arg[0] != '-') usage_error("unexpected argument '" + arg + "'");
             std::string name = arg, value;
             bool has_value = false;
@@ -164,11 +160,12 @@ public:
                 value = arg.substr(eq + 1);
                 has_value = true;
             }
-            if (!known(name)) usage_error("unknown option '" + name + "'");
-            if (takes_value(name)) {
+            auto known = options.find(name);
+            if (known == options.end()) usage_error("unknown option '" + name + "'");
+            if (known->second) {
                 if (!has_value) {
-                    if (i + 1 >= argv_.size()) usage_error("option '" + name + "' needs a value");
-                    value = argv_[++i];
+                    if (i + 1 >= argc) usage_error("option '" + name + "' needs a value");
+                    value = argv[++i];
                 }
                 values_[name] = value;
             } else {
@@ -184,9 +181,9 @@ public:
         auto it = values_.find(name);
         return it == values_.end() ? fallback : it->second;
     }
+    bool help() const { return has("-h") || has("--help"); }
 
 private:
-    std::vector<std::string> argv_;
     std::map<std::string, std::string> values_;
 };
 
@@ -251,6 +248,17 @@ j2kc_backend parse_backend(const std::string &text)
 
 /* ------------------------------------------------------------------ decode */
 
+/** The options decode and encode share: logging, backend and threads. */
+template <class Config>
+void apply_common_options(const Args &args, LogSink *sink, Config *config)
+{
+    sink->verbose = args.has("-v") || args.has("--verbose");
+    config->log = &LogSink::callback;
+    config->log_opaque = sink;
+    config->backend = parse_backend(args.get("--backend", "auto"));
+    config->threads = static_cast<int>(parse_int("--threads", args.get("--threads", "0"), 0, 4096));
+}
+
 int run_decode(int argc, char **argv)
 {
     static const std::map<std::string, bool> options = {
@@ -258,10 +266,8 @@ int run_decode(int argc, char **argv)
         {"-r", true},        {"--reduce", true},  {"-l", true},        {"--layers", true},
         {"--backend", true}, {"--threads", true}, {"-v", false},       {"--verbose", false},
         {"-h", false},       {"--help", false}};
-    Args args(argc, argv, 2);
-    args.parse([](const std::string &n) { return options.at(n); },
-               [](const std::string &n) { return options.count(n) != 0; });
-    if (args.has("-h") || args.has("--help")) {
+    Args args(argc, argv, options);
+    if (args.help()) {
         std::fputs(kDecodeHelp, stdout);
         return kExitOk;
     }
@@ -274,13 +280,9 @@ int run_decode(int argc, char **argv)
     }
 
     LogSink sink;
-    sink.verbose = args.has("-v") || args.has("--verbose");
     j2kc_decoder_config config;
     j2kc_decoder_config_default(&config);
-    config.log = &LogSink::callback;
-    config.log_opaque = &sink;
-    config.backend = parse_backend(args.get("--backend", "auto"));
-    config.threads = static_cast<int>(parse_int("--threads", args.get("--threads", "0"), 0, 4096));
+    apply_common_options(args, &sink, &config);
     config.reduce = static_cast<int>(parse_int("--reduce", args.get("-r", args.get("--reduce", "0")), 0, 32));
     config.layers = static_cast<int>(parse_int("--layers", args.get("-l", args.get("--layers", "0")), 0, 65535));
 
@@ -413,10 +415,8 @@ int run_encode(int argc, char **argv)
         {"--quality", true},    {"--comment", true},     {"--backend", true},
         {"--threads", true},    {"-v", false},           {"--verbose", false},
         {"-h", false},          {"--help", false}};
-    Args args(argc, argv, 2);
-    args.parse([](const std::string &n) { return options.at(n); },
-               [](const std::string &n) { return options.count(n) != 0; });
-    if (args.has("-h") || args.has("--help")) {
+    Args args(argc, argv, options);
+    if (args.help()) {
         std::fputs(kEncodeHelp, stdout);
         return kExitOk;
     }
@@ -429,13 +429,9 @@ int run_encode(int argc, char **argv)
     }
 
     LogSink sink;
-    sink.verbose = args.has("-v") || args.has("--verbose");
     j2kc_encoder_config config;
     j2kc_encoder_config_default(&config);
-    config.log = &LogSink::callback;
-    config.log_opaque = &sink;
-    config.backend = parse_backend(args.get("--backend", "auto"));
-    config.threads = static_cast<int>(parse_int("--threads", args.get("--threads", "0"), 0, 4096));
+    apply_common_options(args, &sink, &config);
 
     if (args.has("--profile")) {
         static const std::map<std::string, j2kc_profile> profiles = {
@@ -584,10 +580,8 @@ int run_dump(int argc, char **argv)
     static const std::map<std::string, bool> options = {
         {"-i", true},      {"--input", true}, {"--strict", false}, {"-v", false},
         {"--verbose", false}, {"-h", false},   {"--help", false}};
-    Args args(argc, argv, 2);
-    args.parse([](const std::string &n) { return options.at(n); },
-               [](const std::string &n) { return options.count(n) != 0; });
-    if (args.has("-h") || args.has("--help")) {
+    Args args(argc, argv, options);
+    if (args.help()) {
         std::fputs(kDumpHelp, stdout);
         return kExitOk;
     }

@@ -296,6 +296,37 @@ __global__ void __launch_bounds__(kCommitThreads) rate_commit_kernel(Args a, uin
     }
 }
 
+struct FillLimits {
+    unsigned long long group[kPcrdMaxGroups];
+};
+
+/** Slack filling: each block's next hull segment within its group's limit, appended. */
+__global__ void rate_candidates_kernel(Args a, FillLimits limits, PcrdCandidate *out,
+                                       uint32_t *count)
+{
+    const uint32_t b = blockIdx.x * blockDim.x + threadIdx.x;
+    if (b >= a.num_blocks) return;
+    const uint32_t off = a.pass_offset[b];
+    const uint32_t L = a.num_layers;
+    const size_t row = size_t{b} * L;
+    const uint32_t g = block_group(a, b);
+    PcrdCandidate c;
+    if (pcrd_next_segment(a.pass_end + off, a.hull_pass + off, a.hull_key + off, a.hull_count[b],
+                          a.passes[row + L - 1], L > 1 ? a.passes[row + L - 2] : 0u, a.model, b, g,
+                          c) &&
+        c.bytes <= limits.group[g])
+        out[atomicAdd(count, 1u)] = c;  // the host orders them
+}
+
+/** Sets the last layer's passes of the listed blocks. */
+__global__ void rate_apply_kernel(Args a, const PcrdCandidate *list, uint32_t n, bool undo)
+{
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const PcrdCandidate c = list[i];
+    a.passes[size_t{c.block} * a.num_layers + a.num_layers - 1] = undo ? c.from : c.to;
+}
+
 uint32_t ceil_div(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
 
 }  // namespace
@@ -315,6 +346,8 @@ struct PcrdCuda::Impl {
     DeviceArray<DeviceState> state;
     DeviceArray<unsigned long long> partial_body, partial_bits;
     DeviceArray<uint32_t> thresholds;
+    DeviceArray<PcrdCandidate> candidates;  ///< slack filling: found, then applied lists
+    DeviceArray<uint32_t> candidate_count;
     uint32_t max_rows = 0;
     const uint16_t *last_passes = nullptr;
 
@@ -336,6 +369,51 @@ struct PcrdCuda::Impl {
         partial_body.reserve(size_t{max_rows} * kPcrdMaxGroups * kPcrdProbes);
         partial_bits.reserve(size_t{max_rows} * kPcrdMaxGroups * kPcrdProbes);
         thresholds.reserve(size_t{layers} * (kPcrdMaxGroups + 1));
+        candidates.reserve(blocks);
+        candidate_count.reserve(1);
+    }
+
+    std::vector<PcrdCandidate> find_candidates(const Args &a, const std::vector<uint64_t> &limit,
+                                               cudaStream_t stream)
+    {
+        FillLimits fl{};
+        for (size_t g = 0; g < limit.size() && g < kPcrdMaxGroups; ++g) fl.group[g] = limit[g];
+        cuda_check(cudaMemsetAsync(candidate_count.get(), 0, sizeof(uint32_t), stream),
+                   "cudaMemsetAsync");
+        if (a.num_blocks)
+            rate_candidates_kernel<<<ceil_div(a.num_blocks, kCommitThreads), kCommitThreads, 0,
+                                     stream>>>(a, fl, candidates.get(), candidate_count.get());
+        cuda_check(cudaGetLastError(), "rate_candidates_kernel");
+        uint32_t n = 0;
+        cuda_check(cudaMemcpyAsync(&n, candidate_count.get(), sizeof(n), cudaMemcpyDeviceToHost,
+                                   stream),
+                   "cudaMemcpyAsync");
+        cuda_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+        std::vector<PcrdCandidate> out(std::min(n, a.num_blocks));
+        if (!out.empty()) {
+            cuda_check(cudaMemcpyAsync(out.data(), candidates.get(),
+                                       out.size() * sizeof(PcrdCandidate), cudaMemcpyDeviceToHost,
+                                       stream),
+                       "cudaMemcpyAsync");
+            cuda_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+        }
+        return out;
+    }
+
+    void apply(const Args &a, const std::vector<PcrdCandidate> &list, bool undo,
+               cudaStream_t stream)
+    {
+        if (list.empty()) return;
+        // The candidates buffer is free once its list has been read back.
+        cuda_check(cudaMemcpyAsync(candidates.get(), list.data(), list.size() * sizeof(PcrdCandidate),
+                                   cudaMemcpyHostToDevice, stream),
+                   "cudaMemcpyAsync");
+        const uint32_t n = static_cast<uint32_t>(list.size());
+        rate_apply_kernel<<<ceil_div(n, kCommitThreads), kCommitThreads, 0, stream>>>(
+            a, candidates.get(), n, undo);
+        cuda_check(cudaGetLastError(), "rate_apply_kernel");
+        // The host list may go away after the return.
+        cuda_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
     }
 
     Args args(const PcrdBlocks &blocks, const PcrdParams &params, uint32_t groups) const
@@ -466,7 +544,14 @@ PcrdResult PcrdCuda::select(const PcrdBlocks &blocks, const PcrdParams &params,
     PcrdResult result = detail::pcrd_run_rounds(
         params, plan, blocks.num_blocks,
         [&](const detail::PcrdRoundBudgets &b) { return impl_->search(a, b, stream); },
-        [&]() -> const uint16_t * { return impl_->passes.get(); }, exact_size_fn);
+        [&]() -> const uint16_t * { return impl_->passes.get(); }, exact_size_fn,
+        detail::PcrdFillFns{
+            [&](const std::vector<uint64_t> &limit) {
+                return impl_->find_candidates(a, limit, stream);
+            },
+            [&](const std::vector<PcrdCandidate> &list, bool undo) {
+                impl_->apply(a, list, undo, stream);
+            }});
     if (copy_passes) {
         result.passes.resize(size_t{blocks.num_blocks} * params.num_layers);
         cuda_check(cudaMemcpyAsync(result.passes.data(), impl_->passes.get(),

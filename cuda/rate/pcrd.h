@@ -137,6 +137,12 @@ struct PcrdResult {
     PcrdSizes exact;                         ///< last exact sizes (when an exact function was given)
     uint32_t rounds = 0;                     ///< searches run (1 without exact function)
     uint64_t search_budget = 0;              ///< frame budget of the chosen search (after corrections)
+    /**
+     * Hull segments added below the thresholds by slack filling (last layer
+     * only): the layer thresholds then no longer describe the last layer alone.
+     */
+    uint32_t fill_segments = 0;
+    uint32_t fill_measures = 0;              ///< exact sizings the filling asked for (beyond rounds)
 };
 
 /**
@@ -158,7 +164,10 @@ void pcrd_hull_ref(const PcrdBlocks &blocks, uint16_t *hull_pass, uint32_t *hull
  * overshoots). Once a selection fits but is more than 2% below the frame
  * budget (and the frame budget, not the caps, decided it) the search budget
  * is raised by the slack, then bisected between fitting and overshooting
- * search budgets; at most 16 rounds. The returned selection always fits its
+ * search budgets; at most 16 rounds. Then the bytes still left are filled
+ * with further hull segments in decreasing slope order (ties: lower block
+ * index first), each taken while its estimated cost fits, checked by the exact
+ * size (trimmed or undone on an overshoot). The returned selection always fits its
  * exact size, and the last call of exact_size_fn was on the returned selection.
  */
 PcrdResult pcrd_select_ref(const PcrdBlocks &blocks, const PcrdParams &params,

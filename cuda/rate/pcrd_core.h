@@ -154,6 +154,56 @@ J2KC_HD PcrdPick pcrd_pick(const uint32_t *end, const uint16_t *hull_pass, const
                         prev, model);
 }
 
+/**
+ * A slack-filling candidate: the next hull segment of one code-block beyond
+ * its selection in the last layer. Candidates are taken in decreasing key
+ * order, ties by increasing block index (see pcrd_candidate_before()).
+ */
+struct PcrdCandidate {
+    uint32_t key;     ///< slope key of the segment (the key of its end hull point)
+    uint32_t block;
+    uint32_t group;   ///< size group (component) of the block
+    uint16_t from;    ///< passes of the block in the last layer now
+    uint16_t to;      ///< passes after the segment
+    uint32_t bytes;   ///< code-block bytes the segment adds
+    uint32_t bits;    ///< estimated packet-header bits it adds
+};
+
+/**
+ * @brief The next hull segment of a block whose last layer holds `cur`
+ * passes (and the layer below it `prev`): the first hull point with more
+ * passes than cur. False when the block has none left.
+ */
+J2KC_HD bool pcrd_next_segment(const uint32_t *end, const uint16_t *hull_pass,
+                               const uint32_t *hull_key, uint32_t hull_count, uint32_t cur,
+                               uint32_t prev, const PcrdHeaderModel &model, uint32_t block,
+                               uint32_t group, PcrdCandidate &out)
+{
+    uint32_t h = 0;
+    while (h < hull_count && hull_pass[h] <= cur) ++h;
+    if (h == hull_count) return false;
+    const uint32_t to = hull_pass[h];
+    const uint32_t cur_bytes = cur ? end[cur - 1] : 0u;
+    const uint32_t prev_bytes = prev ? end[prev - 1] : 0u;
+    const uint32_t old_bits = pcrd_header_bits(model, cur - prev, cur_bytes - prev_bytes, prev == 0);
+    const uint32_t new_bits =
+        pcrd_header_bits(model, to - prev, end[to - 1] - prev_bytes, prev == 0);
+    out.key = hull_key[h];
+    out.block = block;
+    out.group = group;
+    out.from = static_cast<uint16_t>(cur);
+    out.to = static_cast<uint16_t>(to);
+    out.bytes = end[to - 1] - cur_bytes;
+    out.bits = new_bits > old_bits ? new_bits - old_bits : 0u;
+    return true;
+}
+
+/** @brief Order of slack filling: steeper first, then lower block index. */
+J2KC_HD bool pcrd_candidate_before(const PcrdCandidate &a, const PcrdCandidate &b)
+{
+    return a.key != b.key ? a.key > b.key : a.block < b.block;
+}
+
 /** @brief Estimated size: bodies plus whole bytes of header bits. */
 J2KC_HD uint64_t pcrd_group_size(uint64_t body, uint64_t bits) { return body + (bits + 7) / 8; }
 

@@ -67,6 +67,32 @@ public:
 
     const uint16_t *passes() const { return passes_.data(); }
 
+    /** Slack filling: every block's next hull segment that fits its group's limit. */
+    std::vector<PcrdCandidate> candidates(const std::vector<uint64_t> &limit) const
+    {
+        const uint32_t L = params_.num_layers;
+        std::vector<PcrdCandidate> out;
+        for (uint32_t b = 0; b < blocks_.num_blocks; ++b) {
+            const uint32_t off = blocks_.pass_offset[b];
+            const size_t row = size_t{b} * L;
+            PcrdCandidate c;
+            if (pcrd_next_segment(blocks_.pass_end + off, hull_pass_.data() + off,
+                                  hull_key_.data() + off, hull_count_[b], passes_[row + L - 1],
+                                  L > 1 ? passes_[row + L - 2] : 0u, params_.header, b,
+                                  group_[b], c) &&
+                c.bytes <= limit[group_[b]])
+                out.push_back(c);
+        }
+        return out;
+    }
+
+    void apply(const std::vector<PcrdCandidate> &list, bool undo)
+    {
+        const uint32_t L = params_.num_layers;
+        for (const PcrdCandidate &c : list)
+            passes_[size_t{c.block} * L + L - 1] = undo ? c.from : c.to;
+    }
+
     detail::PcrdRoundOutcome run(const detail::PcrdRoundBudgets &budgets)
     {
         const uint32_t G = plan_.groups, L = params_.num_layers;
@@ -225,7 +251,10 @@ PcrdResult pcrd_select_ref(const PcrdBlocks &blocks, const PcrdParams &params,
     PcrdResult result = detail::pcrd_run_rounds(
         params, plan, blocks.num_blocks,
         [&](const detail::PcrdRoundBudgets &b) { return search.run(b); },
-        [&]() { return search.passes(); }, exact_size_fn);
+        [&]() { return search.passes(); }, exact_size_fn,
+        detail::PcrdFillFns{
+            [&](const std::vector<uint64_t> &limit) { return search.candidates(limit); },
+            [&](const std::vector<PcrdCandidate> &list, bool undo) { search.apply(list, undo); }});
     result.passes.assign(search.passes(), search.passes() + size_t{blocks.num_blocks} *
                                                                params.num_layers);
     return result;

@@ -21,6 +21,112 @@ constexpr uint32_t kMaxRounds = 16;
 
 uint64_t limit_of(uint64_t budget) { return budget == kPcrdUnlimited ? kPcrdNoLimit : budget; }
 
+/** Slack filling: at most this many rounds of candidates ... */
+constexpr uint32_t kFillRounds = 4;
+/** ... of at most this many (the steepest) candidates each ... */
+constexpr size_t kFillCandidates = 16384;
+/** ... and this many trims of an overshooting round before it is undone. */
+constexpr uint32_t kFillTrims = 3;
+
+uint64_t bytes_of(uint64_t body, uint64_t bits) { return body + (bits + 7) / 8; }
+
+/** Estimated bytes a candidate costs when taken back (at least 1, so trims progress). */
+uint64_t trim_cost(const PcrdCandidate &c) { return c.bytes + (uint64_t{c.bits} + 7) / 8 + 1; }
+
+/** Largest overshoot of the frame budget or of a cap (0 = fits). */
+uint64_t overshoot(const PcrdSizes &s, uint64_t budget, const std::vector<uint64_t> &caps,
+                   bool any_cap)
+{
+    uint64_t over = (budget != kPcrdNoLimit && s.total > budget) ? s.total - budget : 0;
+    for (size_t g = 0; any_cap && g < caps.size(); ++g)
+        if (caps[g] != kPcrdNoLimit && s.component[g] > caps[g])
+            over = std::max(over, s.component[g] - caps[g]);
+    return over;
+}
+
+/**
+ * The threshold search stops at the smallest fitting threshold, and the next
+ * hull segment below it (one code-block's) may be larger than what is left,
+ * most of all under small budgets. The slack left after the search is filled
+ * by hull segments in decreasing slope order (ties: lower block first), each
+ * taken when its estimated cost still fits and skipped otherwise; the exact
+ * size then decides. A round that overshoots is trimmed from its flattest end
+ * (a few times) or undone, so the result always fits. Everything here runs on
+ * the host over candidates both backends compute with the same J2KC_HD code,
+ * and the exact sizes are byte-identical, so both take the same segments.
+ */
+void slack_fill(const PcrdPlan &plan, uint64_t budget, const std::vector<uint64_t> &caps,
+                const PcrdFillFns &fns, const PcrdPassesFn &passes, const PcrdExactSizeFn &exact,
+                PcrdResult &result)
+{
+    const uint32_t G = plan.groups;
+    auto before = [](const PcrdCandidate &a, const PcrdCandidate &b) {
+        return pcrd_candidate_before(a, b);
+    };
+    for (uint32_t round = 0; round < kFillRounds; ++round) {
+        const PcrdSizes &now = result.exact;
+        const uint64_t frame_slack = budget == kPcrdNoLimit ? kPcrdNoLimit : budget - now.total;
+        std::vector<uint64_t> group_slack(G, kPcrdNoLimit), limit(G);
+        bool any_room = false;
+        for (uint32_t g = 0; g < G; ++g) {
+            if (plan.any_cap && caps[g] != kPcrdNoLimit) group_slack[g] = caps[g] - now.component[g];
+            limit[g] = std::min(frame_slack, group_slack[g]);
+            any_room |= limit[g] > 0;
+        }
+        if (!any_room) return;
+        std::vector<PcrdCandidate> cand = fns.candidates(limit);
+        if (cand.size() > kFillCandidates) {
+            std::nth_element(cand.begin(), cand.begin() + kFillCandidates, cand.end(), before);
+            cand.resize(kFillCandidates);
+        }
+        std::sort(cand.begin(), cand.end(), before);
+
+        std::vector<PcrdCandidate> taken;
+        uint64_t body = 0, bits = 0;
+        std::vector<uint64_t> gbody(G, 0), gbits(G, 0);
+        for (const PcrdCandidate &c : cand) {
+            if (bytes_of(body + c.bytes, bits + c.bits) > frame_slack) continue;
+            if (group_slack[c.group] != kPcrdNoLimit &&
+                bytes_of(gbody[c.group] + c.bytes, gbits[c.group] + c.bits) > group_slack[c.group])
+                continue;
+            body += c.bytes;
+            bits += c.bits;
+            gbody[c.group] += c.bytes;
+            gbits[c.group] += c.bits;
+            taken.push_back(c);
+        }
+        if (taken.empty()) return;
+        fns.apply(taken, false);
+        PcrdSizes s = exact(passes());
+        ++result.fill_measures;
+        bool trimmed = false;
+        for (uint32_t trim = 0; overshoot(s, budget, caps, plan.any_cap) && trim <= kFillTrims;
+             ++trim) {
+            trimmed = true;
+            // Take back at least the overshoot, doubling with every try.
+            const uint64_t goal = overshoot(s, budget, caps, plan.any_cap) << trim;
+            std::vector<PcrdCandidate> back;
+            uint64_t removed = 0;
+            while (!taken.empty() && (removed < goal || trim == kFillTrims)) {
+                removed += trim_cost(taken.back());
+                back.push_back(taken.back());
+                taken.pop_back();
+            }
+            fns.apply(back, true);
+            s = exact(passes());  // the empty list is the search's selection: it fits
+            ++result.fill_measures;
+        }
+        for (const PcrdCandidate &c : taken) {
+            result.body_bytes += c.bytes;
+            result.group_estimated_bytes[c.group] += c.bytes + (uint64_t{c.bits} + 7) / 8;
+            result.estimated_bytes += c.bytes + (uint64_t{c.bits} + 7) / 8;
+        }
+        result.fill_segments += static_cast<uint32_t>(taken.size());
+        result.exact = s;
+        if (trimmed) return;  // the estimates ran short here: stop rather than overshoot again
+    }
+}
+
 }  // namespace
 
 PcrdPlan pcrd_plan(const PcrdParams &params, uint32_t num_blocks, uint32_t num_passes)
@@ -81,7 +187,7 @@ PcrdRoundBudgets pcrd_round_budgets(const PcrdParams &params, const PcrdPlan &pl
 
 PcrdResult pcrd_run_rounds(const PcrdParams &params, const PcrdPlan &plan, uint32_t num_blocks,
                            const PcrdSearchFn &search, const PcrdPassesFn &passes,
-                           const PcrdExactSizeFn &exact)
+                           const PcrdExactSizeFn &exact, const PcrdFillFns &fill_fns)
 {
     const uint32_t G = plan.groups;
     const uint64_t budget = limit_of(params.budget);
@@ -208,6 +314,9 @@ PcrdResult pcrd_run_rounds(const PcrdParams &params, const PcrdPlan &plan, uint3
     }
     fill(best.outcome, best.frame);
     result.exact = best.sizes;
+    if (fill_fns.candidates && fill_fns.apply && !result.all_included &&
+        (budget != kPcrdNoLimit || plan.any_cap))
+        slack_fill(plan, budget, caps, fill_fns, passes, exact, result);
     return result;
 }
 

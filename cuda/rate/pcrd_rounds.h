@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "rate/pcrd.h"
+#include "rate/pcrd_core.h"
 
 namespace j2kc {
 namespace detail {
@@ -55,13 +56,26 @@ PcrdRoundBudgets pcrd_round_budgets(const PcrdParams &params, const PcrdPlan &pl
 using PcrdSearchFn = std::function<PcrdRoundOutcome(const PcrdRoundBudgets &)>;
 using PcrdPassesFn = std::function<const uint16_t *()>;
 
+/** Candidates never take more body bytes than limit[group] (one limit per group). */
+using PcrdCandidatesFn =
+    std::function<std::vector<PcrdCandidate>(const std::vector<uint64_t> &limit)>;
+/** Sets the last layer's passes of each listed block to its `to` (or, if undo, its `from`). */
+using PcrdApplyFn = std::function<void(const std::vector<PcrdCandidate> &list, bool undo)>;
+
+/** Backend operations of the slack-filling step (both may be empty: no filling). */
+struct PcrdFillFns {
+    PcrdCandidatesFn candidates;
+    PcrdApplyFn apply;
+};
+
 /**
  * @brief Runs search rounds until the selection fits (see pcrd_select_ref()).
  * Fills everything in the result but passes.
  */
 PcrdResult pcrd_run_rounds(const PcrdParams &params, const PcrdPlan &plan,
                            uint32_t num_blocks, const PcrdSearchFn &search,
-                           const PcrdPassesFn &passes, const PcrdExactSizeFn &exact);
+                           const PcrdPassesFn &passes, const PcrdExactSizeFn &exact,
+                           const PcrdFillFns &fill = {});
 
 }  // namespace detail
 }  // namespace j2kc

@@ -409,6 +409,30 @@ void run_on_host_warp(const Batch &b, GpuRun &g)
     }
 }
 
+/** The two-phase kernels' job logic (t1_gpu_two_phase.h) on the host: phase 1
+ *  over every job (lanes one after another), then phase 2 over every job,
+ *  with the contexts strided as the device's shared memory holds them. */
+void run_on_host_two_phase(const Batch &b, GpuRun &g)
+{
+    const Layout l = lay_out(b, g);
+    size_outputs(g, l);
+    std::vector<uint64_t> scratch(l.scratch / 8 + 2);
+    std::memset(scratch.data(), 0x77, scratch.size() * 8);  // stale scratch must not matter
+    t1core::T1WarpShared sh;
+    for (size_t k = 0; k < g.jobs.size(); ++k) {
+        GpuCodeBlockJob &j = g.jobs[k];
+        j.coeffs += reinterpret_cast<uint64_t>(b.pool.data());
+        j.scratch = reinterpret_cast<uint64_t>(reinterpret_cast<uint8_t *>(scratch.data()) + l.scratch_at[k]);
+        std::memset(&sh, 0x5A, sizeof(sh));
+        g.results[k] = t1core::t1_model_job(sh, j, g.pass_dist.data(), g.pass_term.data());
+    }
+    constexpr uint32_t kStride = 3;  // a thread's contexts interleaved with others'
+    std::vector<uint32_t> cx(kT1NumContexts * kStride, 0xDEADBEEFu);
+    for (size_t k = 0; k < g.jobs.size(); ++k)
+        t1core::t1_code_job(g.jobs[k], g.results[k], g.arena.data(), g.pass_end.data(), cx.data() + k % kStride,
+                            kStride, t1core::kMqWordTable.t);
+}
+
 /** Uploads, encodes in one launch on a non-default stream, downloads. */
 void run_on_gpu_with(const Batch &b, GpuRun &g, GpuTier1Kernel kernel)
 {
@@ -459,6 +483,7 @@ void run_on_gpu_with(const Batch &b, GpuRun &g, GpuTier1Kernel kernel)
 
 void run_on_gpu(const Batch &b, GpuRun &g) { run_on_gpu_with(b, g, GpuTier1Kernel::kWarpPerBlock); }
 void run_on_gpu_thread(const Batch &b, GpuRun &g) { run_on_gpu_with(b, g, GpuTier1Kernel::kThreadPerBlock); }
+void run_on_gpu_two_phase(const Batch &b, GpuRun &g) { run_on_gpu_with(b, g, GpuTier1Kernel::kTwoPhase); }
 
 using Runner = void (*)(const Batch &, GpuRun &);
 
@@ -848,17 +873,57 @@ TEST(GpuTier1ThreadPerBlock, RealisticBatchFromTransformedImage)
 TEST(Tier1JobOnHost, RealisticBatchFromTransformedImage) { check_RealisticBatchFromTransformedImage(run_on_host); }
 TEST(Tier1WarpJobOnHost, RealisticBatchFromTransformedImage) { check_RealisticBatchFromTransformedImage(run_on_host_warp); }
 
+// The two-phase kernel (the default): on the GPU, and its job bodies on the host.
+TEST(GpuTier1TwoPhase, EverySizeOrientationAndStyle)
+{
+    SKIP_WITHOUT_DEVICE();
+    check_EverySizeOrientationAndStyle(run_on_gpu_two_phase);
+}
+TEST(Tier1TwoPhaseJobOnHost, EverySizeOrientationAndStyle) { check_EverySizeOrientationAndStyle(run_on_host_two_phase); }
+TEST(GpuTier1TwoPhase, DeepBlocksSparseAndDense)
+{
+    SKIP_WITHOUT_DEVICE();
+    check_DeepBlocksSparseAndDense(run_on_gpu_two_phase);
+}
+TEST(Tier1TwoPhaseJobOnHost, DeepBlocksSparseAndDense) { check_DeepBlocksSparseAndDense(run_on_host_two_phase); }
+TEST(GpuTier1TwoPhase, RejectedJobsReportAStatusAndWriteNothing)
+{
+    SKIP_WITHOUT_DEVICE();
+    check_RejectedJobsReportAStatusAndWriteNothing(run_on_gpu_two_phase);
+}
+TEST(Tier1TwoPhaseJobOnHost, RejectedJobsReportAStatusAndWriteNothing) { check_RejectedJobsReportAStatusAndWriteNothing(run_on_host_two_phase); }
+TEST(GpuTier1TwoPhase, TightCapacitiesFitOrOverflow)
+{
+    SKIP_WITHOUT_DEVICE();
+    check_TightCapacitiesFitOrOverflow(run_on_gpu_two_phase);
+}
+TEST(Tier1TwoPhaseJobOnHost, TightCapacitiesFitOrOverflow) { check_TightCapacitiesFitOrOverflow(run_on_host_two_phase); }
+TEST(GpuTier1TwoPhase, RealisticBatchFromTransformedImage)
+{
+    SKIP_WITHOUT_DEVICE();
+    check_RealisticBatchFromTransformedImage(run_on_gpu_two_phase);
+}
+TEST(Tier1TwoPhaseJobOnHost, RealisticBatchFromTransformedImage) { check_RealisticBatchFromTransformedImage(run_on_host_two_phase); }
+
 
 // Throughput on a DCI-4K-like frame: 3 x (4096 x 2160) 12-bit, 5 levels,
 // 32x32 blocks (about 26 000), lossless and two coarser quantisations.
 // Not a test (no assertion on time): run it on the device machine with
 //   gpu_tier1_test --gtest_also_run_disabled_tests --gtest_filter='*Throughput*'
 // It prints the best of 5 launches per kernel and checks a sample of blocks.
+void throughput_4k_frame(const std::vector<int> &shifts, const char *label);
+
 TEST(GpuTier1, DISABLED_Throughput4kFrame)
 {
     SKIP_WITHOUT_DEVICE();
+    throughput_4k_frame({0, 0, 0}, "lossless");
+    throughput_4k_frame({2, 3, 3}, "quantised");
+}
+
+void throughput_4k_frame(const std::vector<int> &shifts, const char *label)
+{
     std::mt19937 rng(301);
-    const Batch b = transformed_image_batch(rng, 4096, 2160, {0, 1, 2}, {32, 32, 32}, {0, 0, 0});
+    const Batch b = transformed_image_batch(rng, 4096, 2160, shifts, {32, 32, 32}, {0, 0, 0});
     GpuRun g;
     const Layout l = lay_out(b, g);
     const size_t n = b.blocks.size();
@@ -880,9 +945,11 @@ TEST(GpuTier1, DISABLED_Throughput4kFrame)
     cudaEvent_t t0, t1;
     CUDA_OK(cudaEventCreate(&t0));
     CUDA_OK(cudaEventCreate(&t1));
-    for (GpuTier1Kernel kernel : {GpuTier1Kernel::kWarpPerBlock, GpuTier1Kernel::kThreadPerBlock}) {
-        float best = 1e30f;
+    for (GpuTier1Kernel kernel :
+         {GpuTier1Kernel::kTwoPhase, GpuTier1Kernel::kWarpPerBlock, GpuTier1Kernel::kThreadPerBlock}) {
+        float best = 1e30f, best_phase[2] = {1e30f, 1e30f};
         for (int rep = 0; rep < 6; ++rep) {  // the first launch warms up
+            CUDA_OK(cudaMemset(d_results.p, 0, n * sizeof(GpuCodeBlockResult)));
             CUDA_OK(cudaEventRecord(t0, nullptr));
             tier1_encode_gpu(d_jobs.as<GpuCodeBlockJob>(), static_cast<uint32_t>(n), d_arena.as<uint8_t>(),
                              d_results.as<GpuCodeBlockResult>(), d_end.as<uint32_t>(), d_dist.as<uint64_t>(),
@@ -892,6 +959,24 @@ TEST(GpuTier1, DISABLED_Throughput4kFrame)
             float ms = 0;
             CUDA_OK(cudaEventElapsedTime(&ms, t0, t1));
             if (rep > 0) best = std::min(best, ms);
+        }
+        if (kernel == GpuTier1Kernel::kTwoPhase) {
+            // Each phase alone (phase 2 again after phase 1: the same work).
+            for (int rep = 0; rep < 6; ++rep)
+                for (int phase = 1; phase <= 2; ++phase) {
+                    CUDA_OK(cudaEventRecord(t0, nullptr));
+                    tier1_encode_gpu_phase(phase, d_jobs.as<GpuCodeBlockJob>(), static_cast<uint32_t>(n),
+                                           d_arena.as<uint8_t>(), d_results.as<GpuCodeBlockResult>(),
+                                           d_end.as<uint32_t>(), d_dist.as<uint64_t>(), d_term.as<uint8_t>(),
+                                           nullptr);
+                    CUDA_OK(cudaEventRecord(t1, nullptr));
+                    CUDA_OK(cudaEventSynchronize(t1));
+                    float ms = 0;
+                    CUDA_OK(cudaEventElapsedTime(&ms, t0, t1));
+                    if (rep > 0) best_phase[phase - 1] = std::min(best_phase[phase - 1], ms);
+                }
+            std::printf("[ tier1 ] %s two-phase: modelling %.3f ms, MQ coding %.3f ms\n", label, best_phase[0],
+                        best_phase[1]);
         }
         // Check every 97th block against the CPU.
         g.results.resize(n);
@@ -913,9 +998,12 @@ TEST(GpuTier1, DISABLED_Throughput4kFrame)
                                cudaMemcpyDeviceToHost));
             ASSERT_EQ(got, ref.data) << "block " << k;
         }
-        std::printf("[ tier1 ] %s: %zu blocks, %zu passes, %.1f MB coded: %.3f ms per frame (best of 5)\n",
-                    kernel == GpuTier1Kernel::kWarpPerBlock ? "warp per block  " : "thread per block", n,
-                    passes, bytes / 1e6, best);
+        std::printf("[ tier1 ] %s %s: %zu blocks, %zu passes, %.1f MB coded: %.3f ms per frame (best of 5)\n",
+                    label,
+                    kernel == GpuTier1Kernel::kTwoPhase      ? "two-phase       "
+                    : kernel == GpuTier1Kernel::kWarpPerBlock ? "warp per block  "
+                                                              : "thread per block",
+                    n, passes, bytes / 1e6, best);
     }
     cudaEventDestroy(t0);
     cudaEventDestroy(t1);

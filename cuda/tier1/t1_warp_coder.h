@@ -86,6 +86,56 @@ struct T1WarpShared {
     uint32_t max_mag[32];
 };
 
+/** Whether any lane's flag is set (a phase's per-lane results, each lane
+ *  reading only its own slot on the device: a ballot instead of a loop). */
+J2KC_HD bool t1w_any(const uint8_t *flag)
+{
+#if defined(__CUDA_ARCH__)
+    return __any_sync(0xFFFFFFFFu, flag[T1W_LANE_ID()] != 0) != 0;
+#else
+    uint32_t any = 0;
+    for (uint32_t k = 0; k < 32; ++k) any |= flag[k];
+    return any != 0;
+#endif
+}
+
+/** Exclusive prefix sum of sh.nsym over the lanes below `lane`, and the
+ *  chunk's total: a shuffle scan on the device, a loop on the host. */
+J2KC_HD uint32_t t1w_nsym_prefix(const uint8_t *nsym, uint32_t lane, uint32_t &total)
+{
+#if defined(__CUDA_ARCH__)
+    const uint32_t own = nsym[lane];
+    uint32_t x = own;
+    for (uint32_t o = 1; o < 32; o <<= 1) {
+        const uint32_t y = __shfl_up_sync(0xFFFFFFFFu, x, o);
+        if (lane >= o) x += y;
+    }
+    total = __shfl_sync(0xFFFFFFFFu, x, 31);
+    return x - own;
+#else
+    uint32_t before = 0, sum = 0;
+    for (uint32_t k = 0; k < 32; ++k) {
+        if (k == lane) before = sum;
+        sum += nsym[k];
+    }
+    total = sum;
+    return before;
+#endif
+}
+
+/**
+ * Where the decisions go when context modelling is decoupled from MQ coding
+ * (t1_gpu_model.h): the block's decision stream, one byte per decision
+ * (context in bits 0-4, the bit in bit 7; raw passes use context 0). Every
+ * lane holds the same copy.
+ */
+struct T1WEmit {
+    uint8_t *dec;      ///< the block's decision stream
+    uint32_t pos;      ///< decisions so far
+    uint32_t cap;      ///< bytes of dec
+    bool overflow;     ///< a write was refused (cannot happen within t1_decision_bound)
+};
+
 /** Flag word (t1_contexts.h layout) of row r from neighbour masks. */
 struct T1NeighbourView {
     uint32_t n, s, w, e, nw, ne, sw, se;        ///< significance
@@ -239,20 +289,25 @@ J2KC_HD void t1w_code_chunk(const T1WarpShared &sh, bool raw, MqEncoder &mq, Raw
         }
 }
 
-/** One coding pass, all lanes; lane 0 owns mq/rawc/cx. Returns nothing: the
- *  per-lane distortion sums are in sh.dist. */
+/** One coding pass, all lanes. kEmit false: lane 0 owns mq/rawc/cx and codes
+ *  each chunk; true: the chunk's decisions are appended to `em` in scan
+ *  order (lane order within a chunk) and mq/rawc/cx are unused. The per-lane
+ *  distortion sums are in sh.dist. */
+template <bool kEmit>
 J2KC_HD void t1w_pass(T1WarpShared &sh, uint16_t *words, const uint32_t *mags, uint32_t width, uint32_t height,
                       uint32_t orientation, uint8_t style, uint32_t pass, int nbp, MqEncoder &mq, RawEncoder &rawc,
-                      uint8_t *cx)
+                      uint8_t *cx, T1WEmit &em)
 {
     const int p = t1_pass_bitplane(pass, nbp);
     const bool raw = t1_pass_is_raw(pass, style);
     const bool vc = (style & kStyleVerticallyCausal) != 0;
     const uint32_t type = t1_pass_type(pass);
     const uint32_t stripes = t1_stripes(height);
-    T1W_SERIAL
-    {
-        if ((style & kStyleReset) && pass > 0) t1_reset_contexts(cx);
+    if (!kEmit) {
+        T1W_SERIAL
+        {
+            if ((style & kStyleReset) && pass > 0) t1_reset_contexts(cx);
+        }
     }
     T1W_LANES(l) { sh.dist[l] = 0; }
     T1W_SYNC();
@@ -279,10 +334,9 @@ J2KC_HD void t1w_pass(T1WarpShared &sh, uint16_t *words, const uint32_t *mags, u
                     }
                     T1W_SYNC();
                     cur ^= 1;
-                    uint32_t any = 0;
-                    for (uint32_t k = 0; k < 32; ++k) any |= sh.changed[k];
-                    T1W_SYNC();
-                    if (!any) break;
+                    // The ballot also orders this round's reads of nb before
+                    // the next round's writes; each lane reads its own flag.
+                    if (!t1w_any(sh.changed)) break;
                 }
                 T1W_LANES(l)
                 {
@@ -363,21 +417,98 @@ J2KC_HD void t1w_pass(T1WarpShared &sh, uint16_t *words, const uint32_t *mags, u
                     }
                 }
             }
-            T1W_SYNC();
-            T1W_SERIAL { t1w_code_chunk(sh, raw, mq, rawc, cx); }
-            T1W_SYNC();
+            if (kEmit) {
+                // Each lane reads only its own nsym/sym here on the device
+                // (the prefix is a shuffle scan), so no sync before it; the
+                // sync after it orders this chunk's column-word writes
+                // before the next chunk's loads.
+                uint32_t chunk_total = 0;
+                T1W_LANES(l)
+                {
+                    uint32_t total = 0;
+                    const uint32_t off = em.pos + t1w_nsym_prefix(sh.nsym, l, total);
+                    chunk_total = total;
+                    const uint32_t n = sh.nsym[l];
+                    if (off + n <= em.cap)
+                        for (uint32_t k = 0; k < n; ++k) em.dec[off + k] = sh.sym[l][k];
+                }
+                if (chunk_total > em.cap - em.pos) em.overflow = true;
+                em.pos += chunk_total;
+                T1W_SYNC();
+            } else {
+                T1W_SYNC();
+                T1W_SERIAL { t1w_code_chunk(sh, raw, mq, rawc, cx); }
+                T1W_SYNC();
+            }
         }
     }
     if (type == 2 && (style & kStyleSegmentation)) {
-        T1W_SERIAL
-        {
-            mq.encode(1, cx[kT1CtxUni]);
-            mq.encode(0, cx[kT1CtxUni]);
-            mq.encode(1, cx[kT1CtxUni]);
-            mq.encode(0, cx[kT1CtxUni]);
+        if (kEmit) {
+            if (em.cap - em.pos >= 4) {
+                T1W_SERIAL
+                {
+                    const uint8_t one = static_cast<uint8_t>(kT1CtxUni | 0x80), zero = kT1CtxUni;
+                    em.dec[em.pos] = one;
+                    em.dec[em.pos + 1] = zero;
+                    em.dec[em.pos + 2] = one;
+                    em.dec[em.pos + 3] = zero;
+                }
+                em.pos += 4;
+            } else {
+                em.overflow = true;
+            }
+        } else {
+            T1W_SERIAL
+            {
+                mq.encode(1, cx[kT1CtxUni]);
+                mq.encode(0, cx[kT1CtxUni]);
+                mq.encode(1, cx[kT1CtxUni]);
+                mq.encode(0, cx[kT1CtxUni]);
+            }
         }
     }
     T1W_SYNC();
+}
+
+/**
+ * Loads a block: the column words (signs) and magnitudes, lanes striding over
+ * stripe columns (consecutive lanes, consecutive x). Returns the OR of all
+ * magnitudes, in every lane.
+ */
+J2KC_HD uint32_t t1w_load_block(T1WarpShared &sh, const int32_t *coeffs, size_t stride, uint32_t width,
+                                uint32_t height, uint16_t *words, uint32_t *mags)
+{
+    const uint32_t stripes = t1_stripes(height);
+    const uint32_t columns = stripes * width;
+    T1W_LANES(l)
+    {
+        uint32_t m = 0;
+        for (uint32_t c = l; c < columns; c += 32) {
+            const uint32_t s = c / width, x = c - s * width;
+            uint32_t w = 0;
+            for (uint32_t r = 0; r < 4; ++r) {
+                const uint32_t y = 4 * s + r;
+                uint32_t mag = 0;
+                if (y < height) {
+                    const int32_t q = coeffs[size_t{y} * stride + x];
+                    mag = q < 0 ? 0u - static_cast<uint32_t>(q) : static_cast<uint32_t>(q);
+                    w |= (q < 0 ? 1u : 0u) << (4 + r);
+                }
+                mags[size_t{c} * 4 + r] = mag;
+                m |= mag;
+            }
+            words[c] = static_cast<uint16_t>(w);
+        }
+        sh.max_mag[l] = m;
+    }
+    T1W_SYNC();
+#if defined(__CUDA_ARCH__)
+    return __reduce_or_sync(0xFFFFFFFFu, sh.max_mag[T1W_LANE_ID()]);
+#else
+    uint32_t max_mag = 0;
+    for (uint32_t k = 0; k < 32; ++k) max_mag |= sh.max_mag[k];
+    return max_mag;
+#endif
 }
 
 /**
@@ -403,33 +534,7 @@ J2KC_HD uint32_t t1_warp_encode_block(T1WarpShared &sh, const int32_t *coeffs, s
     if (width == 0 || height == 0) return kT1EncodeOk;
     orientation &= 3u;
 
-    // Load: lanes stride over stripe columns (consecutive lanes, consecutive x).
-    const uint32_t stripes = t1_stripes(height);
-    const uint32_t columns = stripes * width;
-    T1W_LANES(l)
-    {
-        uint32_t m = 0;
-        for (uint32_t c = l; c < columns; c += 32) {
-            const uint32_t s = c / width, x = c - s * width;
-            uint32_t w = 0;
-            for (uint32_t r = 0; r < 4; ++r) {
-                const uint32_t y = 4 * s + r;
-                uint32_t mag = 0;
-                if (y < height) {
-                    const int32_t q = coeffs[size_t{y} * stride + x];
-                    mag = q < 0 ? 0u - static_cast<uint32_t>(q) : static_cast<uint32_t>(q);
-                    w |= (q < 0 ? 1u : 0u) << (4 + r);
-                }
-                mags[size_t{c} * 4 + r] = mag;
-                m |= mag;
-            }
-            words[c] = static_cast<uint16_t>(w);
-        }
-        sh.max_mag[l] = m;
-    }
-    T1W_SYNC();
-    uint32_t max_mag = 0;
-    for (uint32_t k = 0; k < 32; ++k) max_mag |= sh.max_mag[k];
+    const uint32_t max_mag = t1w_load_block(sh, coeffs, stride, width, height, words, mags);
     if (max_mag == 0) return kT1EncodeOk;
     int nbp = 0;
     while (nbp < 32 && (max_mag >> nbp) != 0) ++nbp;
@@ -444,6 +549,7 @@ J2KC_HD uint32_t t1_warp_encode_block(T1WarpShared &sh, const int32_t *coeffs, s
     MqEncoder mq{};
     RawEncoder rawc{};
     uint8_t cx[kT1NumContexts];
+    T1WEmit em{};
     uint8_t *const buf = out.buf;
     size_t seg_start = 1;
     bool segment_open = false, segment_raw = false;
@@ -475,7 +581,7 @@ J2KC_HD uint32_t t1_warp_encode_block(T1WarpShared &sh, const int32_t *coeffs, s
             segment_raw = raw;
             seg_first_pass = pass;
         }
-        t1w_pass(sh, words, mags, width, height, orientation, style, pass, nbp, mq, rawc, cx);
+        t1w_pass<false>(sh, words, mags, width, height, orientation, style, pass, nbp, mq, rawc, cx, em);
         const bool last = pass + 1 == num_passes;
         const bool terminated = last || t1_pass_is_terminated(pass, style);
         T1W_SERIAL

@@ -41,6 +41,10 @@ constexpr uint32_t kWarpsPerCta = 4;
 /// (112-byte frame); with it, 91 registers, 24-byte frame, no spills, and
 /// still 5 CTAs (20 warps) per SM. To be confirmed by timing (issue 3).
 constexpr uint32_t kMinCtasPerSm = 4;
+/// Phase 1 of kTwoPhase keeps no coder state; asks for 8 CTAs (32 warps) per SM.
+constexpr uint32_t kModelMinCtasPerSm = 8;
+/// Phase 2: a warp per CTA, so the few warps of a frame spread over all SMs.
+constexpr uint32_t kCodeThreadsPerCta = 32;
 
 /** One thread per job over the serial coder (t1_encoder_core.h). */
 __global__ void __launch_bounds__(kThreadsPerCta)
@@ -72,7 +76,62 @@ __global__ void __launch_bounds__(kWarpsPerCta * 32, kMinCtasPerSm)
     if ((threadIdx.x & 31u) == 0) results[j] = res;
 }
 
+/** Phase 1 of kTwoPhase: a warp per job forms its decisions (t1_model_job).
+ *  No MQ state, so fewer registers than the warp kernel: more warps per SM. */
+__global__ void __launch_bounds__(kWarpsPerCta * 32, kModelMinCtasPerSm)
+    tier1_model_kernel(const GpuCodeBlockJob *__restrict__ jobs, uint32_t num_jobs,
+                       GpuCodeBlockResult *__restrict__ results, uint64_t *pass_distortion,
+                       uint8_t *pass_terminated)
+{
+    __shared__ t1core::T1WarpShared shared[kWarpsPerCta];
+    const uint32_t warp = threadIdx.x >> 5;
+    const uint32_t j = blockIdx.x * kWarpsPerCta + warp;
+    if (j >= num_jobs) return;
+    const GpuCodeBlockJob job = jobs[j];
+    const GpuCodeBlockResult res = t1core::t1_model_job(shared[warp], job, pass_distortion, pass_terminated);
+    if ((threadIdx.x & 31u) == 0) results[j] = res;
+}
+
+/** Phase 2 of kTwoPhase: a thread per job MQ-codes its decisions
+ *  (t1_code_job); contexts and the transition table in shared memory, the
+ *  contexts one 32-bit word per (context, thread), so a warp's lanes hit
+ *  32 different banks. */
+__global__ void __launch_bounds__(kCodeThreadsPerCta)
+    tier1_code_kernel(const GpuCodeBlockJob *__restrict__ jobs, uint32_t num_jobs, uint8_t *out_bytes,
+                      GpuCodeBlockResult *__restrict__ results, uint32_t *pass_end)
+{
+    __shared__ t1core::MqWordTransition table[94];
+    __shared__ uint32_t cx[kT1NumContexts * kCodeThreadsPerCta];
+    for (uint32_t i = threadIdx.x; i < 94; i += blockDim.x) table[i] = t1core::kMqWordTableDevice.t[i];
+    __syncthreads();
+    const uint32_t j = blockIdx.x * kCodeThreadsPerCta + threadIdx.x;
+    if (j >= num_jobs) return;
+    const GpuCodeBlockJob job = jobs[j];
+    GpuCodeBlockResult res = results[j];
+    if (res.status != kGpuTier1Ok || res.num_passes == 0) return;
+    t1core::t1_code_job(job, res, out_bytes, pass_end, cx + threadIdx.x, kCodeThreadsPerCta, table);
+    results[j] = res;
+}
+
 }  // namespace
+
+void tier1_encode_gpu_phase(int phase, const GpuCodeBlockJob *jobs, uint32_t num_jobs, uint8_t *out_bytes,
+                            GpuCodeBlockResult *results, uint32_t *pass_end, uint64_t *pass_distortion,
+                            uint8_t *pass_terminated, void *stream)
+{
+    if (num_jobs == 0) return;
+    const cudaStream_t s = static_cast<cudaStream_t>(stream);
+    if (phase == 1) {
+        const uint32_t ctas = (num_jobs + kWarpsPerCta - 1) / kWarpsPerCta;
+        tier1_model_kernel<<<ctas, kWarpsPerCta * 32, 0, s>>>(jobs, num_jobs, results, pass_distortion,
+                                                              pass_terminated);
+        check_cuda(cudaGetLastError(), "tier1 model kernel launch");
+    } else {
+        const uint32_t ctas = (num_jobs + kCodeThreadsPerCta - 1) / kCodeThreadsPerCta;
+        tier1_code_kernel<<<ctas, kCodeThreadsPerCta, 0, s>>>(jobs, num_jobs, out_bytes, results, pass_end);
+        check_cuda(cudaGetLastError(), "tier1 code kernel launch");
+    }
+}
 
 void tier1_encode_gpu(const GpuCodeBlockJob *jobs, uint32_t num_jobs, uint8_t *out_bytes,
                       GpuCodeBlockResult *results, uint32_t *pass_end, uint64_t *pass_distortion,
@@ -80,6 +139,13 @@ void tier1_encode_gpu(const GpuCodeBlockJob *jobs, uint32_t num_jobs, uint8_t *o
 {
     if (num_jobs == 0) return;
     const cudaStream_t s = static_cast<cudaStream_t>(stream);
+    if (kernel == GpuTier1Kernel::kTwoPhase) {
+        tier1_encode_gpu_phase(1, jobs, num_jobs, out_bytes, results, pass_end, pass_distortion, pass_terminated,
+                               stream);
+        tier1_encode_gpu_phase(2, jobs, num_jobs, out_bytes, results, pass_end, pass_distortion, pass_terminated,
+                               stream);
+        return;
+    }
     if (kernel == GpuTier1Kernel::kThreadPerBlock) {
         const uint32_t ctas = (num_jobs + kThreadsPerCta - 1) / kThreadsPerCta;
         tier1_encode_kernel<<<ctas, kThreadsPerCta, 0, s>>>(jobs, num_jobs, out_bytes, results, pass_end,
@@ -100,6 +166,11 @@ size_t tier1_gpu_capacity_bound(uint32_t width, uint32_t height, uint8_t num_bit
 size_t tier1_gpu_scratch_bound(uint32_t width, uint32_t height)
 {
     return t1core::t1_scratch_layout(width, height).total;
+}
+
+size_t tier1_gpu_scratch_bound(uint32_t width, uint32_t height, uint8_t num_bitplanes)
+{
+    return t1core::t1_scratch_layout(width, height, num_bitplanes).total;
 }
 
 uint32_t tier1_gpu_max_passes(uint8_t num_bitplanes)

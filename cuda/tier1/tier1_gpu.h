@@ -35,9 +35,12 @@
  * a block that may not fit reports kGpuTier1Overflow (encode it with
  * encode_code_block instead).
  *
- * Throughput: see tier1.cu for the two kernels. The default codes a block
- * per warp; for the thread-per-block kernel sort jobs by size so a warp's
- * threads finish together. tier1_gpu_capacity_bound is a proof, not an
+ * Throughput: see tier1.cu for the kernels. The default (kTwoPhase) forms
+ * a block's decisions with a warp and MQ-codes 32 blocks per warp, a thread
+ * each: jobs next to each other (a warp's 32) should be of similar work,
+ * as neighbouring blocks of a band are. Its scratch holds the decision
+ * stream, so tier1_gpu_scratch_bound grew (about 57 KB for a 32x32 block at
+ * 30 planes; pass num_bitplanes for the tighter bound). tier1_gpu_capacity_bound is a proof, not an
  * estimate (about 50 KB for a 32x32 block of 14 planes, where real streams
  * take 1 to 3 KB); an arena of "expected size + t1_pass_byte_bound" per
  * block with a CPU retry of kGpuTier1Overflow blocks is the frugal choice.
@@ -86,8 +89,9 @@ struct GpuCodeBlockResult {
 
 /** Which kernel codes the jobs (both give the same output). */
 enum class GpuTier1Kernel : uint8_t {
-    kWarpPerBlock = 0,    ///< a warp per block, sample-parallel decisions (default)
+    kWarpPerBlock = 0,    ///< a warp per block, sample-parallel decisions, lane 0 codes them
     kThreadPerBlock = 1,  ///< a thread per block over the serial coder (the reference path on the GPU)
+    kTwoPhase = 2,        ///< (default) a warp per block forms decisions, then a thread per block codes them
 };
 
 /**
@@ -98,13 +102,27 @@ enum class GpuTier1Kernel : uint8_t {
 void tier1_encode_gpu(const GpuCodeBlockJob *jobs, uint32_t num_jobs, uint8_t *out_bytes,
                       GpuCodeBlockResult *results, uint32_t *pass_end, uint64_t *pass_distortion,
                       uint8_t *pass_terminated, void *stream,
-                      GpuTier1Kernel kernel = GpuTier1Kernel::kWarpPerBlock);
+                      GpuTier1Kernel kernel = GpuTier1Kernel::kTwoPhase);
+
+/**
+ * @brief One of kTwoPhase's two launches (phase 1: context modelling into
+ * the scratch areas, results without bytes; phase 2: MQ coding, completes
+ * the results), for benchmarks that time them apart. Phase 2 must follow
+ * phase 1 on the same jobs.
+ */
+void tier1_encode_gpu_phase(int phase, const GpuCodeBlockJob *jobs, uint32_t num_jobs, uint8_t *out_bytes,
+                            GpuCodeBlockResult *results, uint32_t *pass_end, uint64_t *pass_distortion,
+                            uint8_t *pass_terminated, void *stream);
 
 /** @brief Output region size (dummy byte included) that is never too small. */
 size_t tier1_gpu_capacity_bound(uint32_t width, uint32_t height, uint8_t num_bitplanes);
 
-/** @brief Scratch bytes one job needs (a multiple of 16). */
+/** @brief Scratch bytes one job needs (a multiple of 16), whatever its num_bitplanes. */
 size_t tier1_gpu_scratch_bound(uint32_t width, uint32_t height);
+
+/** @brief Scratch bytes a job with at most `num_bitplanes` planes needs
+ *  (smaller: kTwoPhase's decision stream is sized by the planes). */
+size_t tier1_gpu_scratch_bound(uint32_t width, uint32_t height, uint8_t num_bitplanes);
 
 /** @brief Pass-array entries to reserve for a job: 3 * num_bitplanes - 2 (0 for 0). */
 uint32_t tier1_gpu_max_passes(uint8_t num_bitplanes);

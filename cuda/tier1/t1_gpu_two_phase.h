@@ -1,0 +1,386 @@
+/**
+ * @file t1_gpu_two_phase.h
+ * @brief Tier-1 encoding of ISO/IEC 15444-1 Annex D in two phases, for the
+ * GPU: (1) context modelling by a warp per code-block (the sample-parallel
+ * pass logic of t1_warp_coder.h, seeds 001/003) writes the block's
+ * decisions, one byte each, in coding order; (2) MQ coding (Annex C) by a
+ * thread per code-block reads them back, so 32 blocks are arithmetic-coded
+ * at once by a warp instead of one block by lane 0 while 31 lanes wait.
+ * Output is byte-identical to t1_encode_block (the tests compare every field).
+ *
+ * The phase-2 coder follows seed 004's advice for the MQ coder on a GPU:
+ * the whole coder state in registers (the byte B too: it is written through
+ * to memory but never read back), renormalisation in one step by counting
+ * leading zeros (C.2.5's loop shifts one bit at a time), and the context of a
+ * decision as one word holding Qe and the state, so the common path (an MPS
+ * with no renormalisation) needs one load. Contexts and the transition table
+ * live in shared memory on the device: the lanes of a warp code different
+ * blocks, so their contexts differ and constant memory would serialise them.
+ */
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "common/host_device.h"
+#include "tier1/mq_coder.h"
+#include "tier1/t1_contexts.h"
+#include "tier1/t1_encoder_core.h"
+#include "tier1/t1_warp_coder.h"
+
+namespace j2kc {
+namespace t1core {
+
+// ------------------------------------------------------------ phase 1
+
+/**
+ * Decisions a block of these sides with at most `planes` coded planes can
+ * produce: per bit-plane every sample's bit is coded once or covered by a
+ * run-length decision (at most 6 decisions per column of 4), plus 4
+ * segmentation symbols; every sign once per block (see
+ * t1_encode_buffer_bound, the same count).
+ */
+J2KC_HD constexpr size_t t1_decision_bound(uint32_t width, uint32_t height, uint32_t planes)
+{
+    const size_t n = size_t{width} * height;
+    return size_t{planes} * ((3 * n + 1) / 2 + 4) + n;
+}
+
+/**
+ * Phase 1 for one block, by a warp (every lane calls it with the same
+ * arguments): the checks of t1_encode_block, then every pass's decisions
+ * into `dec` (capacity `dec_cap`), the end of each pass's decisions in
+ * `pass_dec_end`, and per pass the distortion and the termination flag in
+ * `out`. Sets out.num_passes, zero_bitplanes, data_bitplanes; out.bytes is
+ * phase 2's. Writes nothing in out.buf.
+ */
+J2KC_HD uint32_t t1w_model_block(T1WarpShared &sh, const int32_t *coeffs, size_t stride, uint32_t width,
+                                 uint32_t height, uint32_t orientation, uint8_t style, uint32_t num_bitplanes,
+                                 uint16_t *words, uint32_t *mags, uint8_t *dec, uint32_t dec_cap,
+                                 uint32_t *pass_dec_end, T1EncodeOutput &out)
+{
+    out.num_passes = 0;
+    out.bytes = 0;
+    out.zero_bitplanes = static_cast<uint8_t>(num_bitplanes);
+    out.data_bitplanes = 0;
+    if (width > kMaxSide || height > kMaxSide || uint64_t{width} * height > kMaxSamples)
+        return kT1EncodeBadGeometry;
+    if (num_bitplanes > kMaxBitplanes) return kT1EncodeBadBitplanes;
+    if (style & kStyleHighThroughput) return kT1EncodeUnsupported;
+    if (width == 0 || height == 0) return kT1EncodeOk;
+    orientation &= 3u;
+
+    const uint32_t max_mag = t1w_load_block(sh, coeffs, stride, width, height, words, mags);
+    if (max_mag == 0) return kT1EncodeOk;
+    int nbp = 0;
+    while (nbp < 32 && (max_mag >> nbp) != 0) ++nbp;
+    out.data_bitplanes = static_cast<uint8_t>(nbp);
+    if (nbp > static_cast<int>(num_bitplanes)) return kT1EncodeDataTooDeep;
+    const uint32_t num_passes = 3 * static_cast<uint32_t>(nbp) - 2;
+    // The same early verdict as t1_encode_block: not even one pass fits.
+    if (out.capacity < 1 + t1_pass_byte_bound(width, height)) return kT1EncodeOverflow;
+
+    MqEncoder mq_unused{};
+    RawEncoder raw_unused{};
+    uint8_t cx_unused[1] = {0};
+    T1WEmit em{dec, 0, dec_cap, false};
+    for (uint32_t pass = 0; pass < num_passes; ++pass) {
+        t1w_pass<true>(sh, words, mags, width, height, orientation, style, pass, nbp, mq_unused, raw_unused,
+                       cx_unused, em);
+        const bool terminated = pass + 1 == num_passes || t1_pass_is_terminated(pass, style);
+        T1W_SERIAL
+        {
+            int64_t sum = 0;
+            for (uint32_t k = 0; k < 32; ++k) sum += sh.dist[k];
+            out.pass_distortion[pass] = t1_pass_distortion(sum, t1_pass_bitplane(pass, nbp));
+            out.pass_terminated[pass] = terminated ? 1 : 0;
+            pass_dec_end[pass] = em.pos;
+        }
+        // The next pass's first phase rewrites sh.dist only after a sync.
+    }
+    T1W_SYNC();
+    if (em.overflow) return kT1EncodeOverflow;
+    out.num_passes = num_passes;
+    out.zero_bitplanes = static_cast<uint8_t>(num_bitplanes - static_cast<uint32_t>(nbp));
+    return kT1EncodeOk;
+}
+
+// ------------------------------------------------------------ phase 2
+
+/** Transition of a context word w = (Qe << 8) | s, s = (Table C.2 index << 1) | MPS:
+ *  the context word after an MPS that renormalises, and after an LPS. */
+struct MqWordTransition {
+    uint32_t mps;
+    uint32_t lps;
+};
+
+struct MqWordTable {
+    MqWordTransition t[94];
+};
+
+J2KC_HD constexpr uint32_t mq_word_of(uint32_t s)
+{
+    return (uint32_t{kMqTransitions.t[s].qe} << 8) | s;
+}
+
+J2KC_HD constexpr MqWordTable make_mq_word_table()
+{
+    MqWordTable table{};
+    for (uint32_t s = 0; s < 94; ++s) {
+        table.t[s].mps = mq_word_of(kMqTransitions.t[s].next_mps);
+        table.t[s].lps = mq_word_of(kMqTransitions.t[s].next_lps);
+    }
+    return table;
+}
+
+constexpr MqWordTable kMqWordTable = make_mq_word_table();
+#if defined(__CUDACC__)
+/** Device copy; kernels copy it into shared memory (lanes index it apart). */
+static J2KC_DEVICE_CONST MqWordTable kMqWordTableDevice = make_mq_word_table();
+#endif
+
+/** Table D.7's initial context words (t1_reset_contexts, as words). */
+J2KC_HD void t1_reset_context_words(uint32_t *cx, uint32_t cx_stride)
+{
+    // Folded at compile time (no host table is read on the device).
+    constexpr uint32_t kZero = mq_word_of(0);
+    constexpr uint32_t kZc = mq_word_of(mq_context(4, 0));
+    constexpr uint32_t kRl = mq_word_of(mq_context(3, 0));
+    constexpr uint32_t kUni = mq_word_of(mq_context(46, 0));
+    for (int k = 0; k < kT1NumContexts; ++k) cx[k * cx_stride] = kZero;
+    cx[kT1CtxZc * cx_stride] = kZc;
+    cx[kT1CtxRl * cx_stride] = kRl;
+    cx[kT1CtxUni * cx_stride] = kUni;
+}
+
+J2KC_HD uint32_t mq_clz32(uint32_t v)
+{
+#if defined(__CUDA_ARCH__)
+    return static_cast<uint32_t>(__clz(v));
+#else
+    return static_cast<uint32_t>(__builtin_clz(v));
+#endif
+}
+
+/**
+ * The MQ encoder of C.2 with its byte B held in a register: the same
+ * arithmetic and the same bytes in memory as MqEncoder (every change of B is
+ * stored at once, so the buffer holds what MqEncoder's would), but no load
+ * of B per byte-out. Positions are offsets into the block's buffer.
+ */
+struct MqRegEncoder {
+    uint32_t a;
+    uint32_t c;
+    int32_t ct;
+    uint32_t b;       ///< the value of byte B (buf[pos])
+    int32_t pos;      ///< offset of B
+    int32_t start;    ///< offset of the segment's first byte
+    uint8_t *buf;
+
+    /** INITENC (C.2.8) for a segment starting at buf[seg_start]. */
+    J2KC_HD void init(uint8_t *buffer, int32_t seg_start)
+    {
+        buf = buffer;
+        a = 0x8000;
+        c = 0;
+        pos = seg_start - 1;
+        start = seg_start;
+        b = buf[pos];
+        ct = b == 0xFF ? 13 : 12;
+    }
+
+    /** BYTEOUT (C.2.6) with bit stuffing, as MqEncoder::byte_out. */
+    J2KC_HD void byte_out()
+    {
+        if (b == 0xFF) {
+            ++pos;
+            b = c >> 20;
+            c &= 0xFFFFF;
+            ct = 7;
+        } else if (c < 0x8000000) {
+            ++pos;
+            b = c >> 19;
+            c &= 0x7FFFF;
+            ct = 8;
+        } else {
+            ++b;  // the carry; B was not 0xFF, so this stays a byte
+            if (b == 0xFF) {
+                buf[pos] = 0xFF;
+                c &= 0x7FFFFFF;
+                ++pos;
+                b = c >> 20;
+                c &= 0xFFFFF;
+                ct = 7;
+            } else {
+                buf[pos] = static_cast<uint8_t>(b);
+                ++pos;
+                b = c >> 19;
+                c &= 0x7FFFF;
+                ct = 8;
+            }
+        }
+        buf[pos] = static_cast<uint8_t>(b);
+    }
+
+    /** RENORME (C.2.5) in one step: A shifts by its leading zeros below bit
+     *  15; C shifts the same, with a byte-out each time CT reaches 0. */
+    J2KC_HD void renorm()
+    {
+        int32_t n = static_cast<int32_t>(mq_clz32(a)) - 16;
+        a <<= n;
+        while (n >= ct) {
+            c <<= ct;
+            n -= ct;
+            byte_out();
+        }
+        c <<= n;
+        ct -= n;
+    }
+
+    /** ENCODE (C.2.2) of `bit` in the context word `w`. */
+    J2KC_HD void encode(uint32_t bit, uint32_t &w, const MqWordTransition *table)
+    {
+        const uint32_t qe = w >> 8;
+        a -= qe;
+        if (bit == (w & 1u)) {
+            if (a & 0x8000u) {
+                c += qe;
+                return;
+            }
+            if (a < qe) a = qe;
+            else c += qe;
+            w = table[w & 0x7Fu].mps;
+        } else {
+            if (a < qe) c += qe;
+            else a = qe;
+            w = table[w & 0x7Fu].lps;
+        }
+        renorm();
+    }
+
+    /** FLUSH (C.2.9), as MqEncoder::flush. Returns the segment length. */
+    J2KC_HD uint32_t flush()
+    {
+        const uint32_t tempc = c + a;
+        c |= 0xFFFF;
+        if (c >= tempc) c -= 0x8000;
+        c <<= ct;
+        byte_out();
+        c <<= ct;
+        byte_out();
+        if (b != 0xFF) ++pos;
+        return static_cast<uint32_t>(pos - start);
+    }
+
+    /** Predictable termination, as MqEncoder::flush_predictable. */
+    J2KC_HD uint32_t flush_predictable()
+    {
+        int32_t k = 11 - ct + 1;
+        while (k > 0) {
+            c <<= ct;
+            ct = 0;
+            byte_out();
+            k -= ct;
+        }
+        if (b != 0xFF) byte_out();
+        return static_cast<uint32_t>(pos - start);
+    }
+
+    J2KC_HD MqPassSnapshot snapshot() const
+    {
+        return MqPassSnapshot{a, c, ct, pos - start, static_cast<uint8_t>(b)};
+    }
+};
+
+/** Four decision bytes from a 4-aligned address of the stream. */
+J2KC_HD uint32_t t1_load_decisions4(const uint8_t *p)
+{
+#if defined(__CUDA_ARCH__)
+    return *reinterpret_cast<const uint32_t *>(p);
+#else
+    uint32_t v;
+    std::memcpy(&v, p, 4);
+    return v;  // little-endian hosts only (as every target of this project)
+#endif
+}
+
+/**
+ * Phase 2 for one block, by one thread: codes the decisions of phase 1
+ * (`dec`, 4-byte aligned; pass q's end in pass_dec_end[q]) with the segment,
+ * termination and truncation-point logic of t1_encode_block, into out.buf.
+ * `cx` holds the 19 context words, entry k at cx[k * cx_stride]. out must
+ * hold phase 1's num_passes; sets out.bytes and every pass_end.
+ */
+J2KC_HD uint32_t t1_code_block_decisions(const uint8_t *dec, const uint32_t *pass_dec_end, uint32_t width,
+                                         uint32_t height, uint8_t style, const T1EncodeScratch &scratch,
+                                         T1EncodeOutput &out, uint32_t *cx, uint32_t cx_stride,
+                                         const MqWordTransition *table)
+{
+    const uint32_t num_passes = out.num_passes;
+    out.bytes = 0;
+    if (num_passes == 0) return kT1EncodeOk;
+    const bool predictable = (style & kStylePredictable) != 0;
+    const size_t pass_bound = t1_pass_byte_bound(width, height);
+    uint8_t *const buf = out.buf;
+    buf[0] = 0;  // the dummy byte before the stream
+    t1_reset_context_words(cx, cx_stride);
+    MqRegEncoder mq{};
+    RawEncoder rawc{};
+    size_t seg_start = 1;
+    bool segment_open = false, segment_raw = false;
+    uint32_t seg_first_pass = 0;
+    uint32_t k = 0;  // next decision
+    for (uint32_t pass = 0; pass < num_passes; ++pass) {
+        const bool raw = t1_pass_is_raw(pass, style);
+        const size_t used = segment_open ? (segment_raw ? static_cast<size_t>(rawc.bp - buf) : size_t(mq.pos)) + 1
+                                         : seg_start;
+        if (used + pass_bound > out.capacity) return kT1EncodeOverflow;
+        if (!segment_open) {
+            if (raw) rawc.init(buf + seg_start);
+            else mq.init(buf, static_cast<int32_t>(seg_start));
+            segment_open = true;
+            segment_raw = raw;
+            seg_first_pass = pass;
+        }
+        if ((style & kStyleReset) && pass > 0) t1_reset_context_words(cx, cx_stride);
+        const uint32_t end = pass_dec_end[pass];
+        while (k < end) {
+            const uint32_t word = t1_load_decisions4(dec + (k & ~3u)) >> (8 * (k & 3u));
+            const uint32_t n = min_u32(4 - (k & 3u), end - k);
+            if (raw) {
+                for (uint32_t i = 0; i < n; ++i) rawc.put((word >> (8 * i + 7)) & 1u);
+            } else {
+                for (uint32_t i = 0; i < n; ++i) {
+                    const uint32_t d = word >> (8 * i);
+                    mq.encode((d >> 7) & 1u, cx[(d & 0x1Fu) * cx_stride], table);
+                }
+            }
+            k += n;
+        }
+        const bool terminated = pass + 1 == num_passes || t1_pass_is_terminated(pass, style);
+        if (!terminated) {
+            if (segment_raw) scratch.raw_ends[pass] = rawc.bytes_needed();
+            else scratch.snapshots[pass] = mq.snapshot();
+            continue;
+        }
+        const uint32_t length =
+            segment_raw ? rawc.flush(predictable) : (predictable ? mq.flush_predictable() : mq.flush());
+        const uint8_t *seg = buf + seg_start;
+        for (uint32_t q = seg_first_pass; q < pass; ++q) {
+            const uint32_t needed =
+                segment_raw ? scratch.raw_ends[q] : mq_truncation_length(scratch.snapshots[q], seg, length);
+            out.pass_end[q] = static_cast<uint32_t>(seg_start - 1) + segment_truncation_point(needed, seg, length);
+        }
+        seg_start += length;
+        out.pass_end[pass] = static_cast<uint32_t>(seg_start - 1);
+        segment_open = false;
+    }
+    for (uint32_t q = 1; q < num_passes; ++q)
+        if (out.pass_end[q] < out.pass_end[q - 1]) out.pass_end[q] = out.pass_end[q - 1];
+    out.bytes = static_cast<uint32_t>(seg_start - 1);
+    return kT1EncodeOk;
+}
+
+}  // namespace t1core
+}  // namespace j2kc

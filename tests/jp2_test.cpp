@@ -3,6 +3,8 @@
 // JP2 files opj_compress wrote (tests/data/cs_*.jp2).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
@@ -293,6 +295,134 @@ TEST(Jp2, BadPaletteMappingDefinitions)
     const Bytes pclr = {0, 1, 1, 7, 42};
     EXPECT_EQ(jp2_status(cat({kSignature, kFtyp, box("jp2h", cat({ihdr(9, 7, 1, 7), colr_enum(16), box("pclr", pclr)})), box("jp2c", cs)})), D);
     EXPECT_EQ(jp2_status(cat({kSignature, kFtyp, box("jp2h", cat({ihdr(9, 7, 1, 7), colr_enum(16), box("cmap", {0, 0, 0, 0})})), box("jp2c", cs)})), D);
+}
+
+/** A host plane of the given format for the palette step. */
+struct Plane {
+    std::vector<uint8_t> bytes;
+    j2kc_component c{};
+    Plane(uint32_t w, uint32_t h, uint8_t bps, uint8_t shift, uint32_t pad, bool is_signed)
+    {
+        c.width = w;
+        c.height = h;
+        c.bytes_per_sample = bps;
+        c.shift = shift;
+        c.sample_stride = bps + pad;
+        c.row_stride = static_cast<ptrdiff_t>(c.sample_stride) * w + 3;
+        c.is_signed = is_signed;
+        c.dx = c.dy = 1;
+        bytes.assign(size_t(c.row_stride) * h + 8, 0xA5);
+        c.data = reinterpret_cast<uintptr_t>(bytes.data());
+    }
+    uint64_t raw(uint32_t x, uint32_t y) const
+    {
+        const uint8_t *at = bytes.data() + y * c.row_stride + x * c.sample_stride;
+        uint64_t v = 0;
+        for (unsigned i = 0; i < c.bytes_per_sample; ++i) v |= uint64_t{at[i]} << (8 * i);
+        return v;
+    }
+    void set(uint32_t x, uint32_t y, uint64_t v)
+    {
+        uint8_t *at = bytes.data() + y * c.row_stride + x * c.sample_stride;
+        for (unsigned i = 0; i < c.bytes_per_sample; ++i) at[i] = uint8_t(v >> (8 * i));
+    }
+};
+
+// I.5.3.4/I.5.3.5: a palette with 8-bit, signed 12-bit and 20-bit columns;
+// cmap maps component 0 through three columns (in a shuffled order) and
+// component 1 directly. Random indices, including out-of-range ones.
+TEST(Jp2Palette, AppliesColumnsDirectChannelsAndClamps)
+{
+    std::mt19937 rng(77);
+    const uint16_t ne = 37;
+    ByteWriter pw;
+    pw.u16(ne);
+    pw.u8(3);
+    pw.u8(7);
+    pw.u8(0x80 | 11);
+    pw.u8(19);
+    std::vector<std::array<int64_t, 3>> table(ne);
+    for (uint16_t e = 0; e < ne; ++e) {
+        table[e] = {int64_t(rng() % 256), int64_t(rng() % 4096) - 2048, int64_t(rng() % (1 << 20))};
+        pw.u8(uint8_t(table[e][0]));
+        pw.u16(uint16_t(table[e][1] & 0xFFF));
+        pw.u8(uint8_t(table[e][2] >> 16));
+        pw.u16(uint16_t(table[e][2]));
+    }
+    const Bytes cmap = {0, 0, 1, 2, 0, 1, 0, 0, 0, 0, 1, 1, 0, 0, 1, 0};
+    ImageSize siz = make_siz(13, 6, 2);
+    siz.components[0].precision = 6;  // indices 0..63: past the 37 entries too
+    siz.components[1].precision = 10;
+    siz.components[1].is_signed = true;
+    const Bytes cs = codestream_for(siz);
+    const Bytes file = cat({kSignature, kFtyp,
+                            box("jp2h", cat({ihdr(13, 6, 2, 0xFF), box("bpcc", {5, 0x89}),
+                                             colr_enum(16), box("pclr", pw.buffer()),
+                                             box("cmap", cmap)})),
+                            box("jp2c", cs)});
+    const Jp2File f = parse_jp2(file.data(), file.size());
+    const std::vector<Jp2PaletteOutput> outs = jp2_palette_outputs(f, siz);
+    ASSERT_EQ(outs.size(), 4u);
+    EXPECT_EQ(outs[0].palette_column, 2);
+    EXPECT_EQ(outs[0].precision, 20);
+    EXPECT_EQ(outs[1].palette_column, -1);
+    EXPECT_EQ(outs[1].component, 1);
+    EXPECT_EQ(outs[1].precision, 10);
+    EXPECT_TRUE(outs[1].is_signed);
+    EXPECT_EQ(outs[2].palette_column, 1);
+    EXPECT_TRUE(outs[2].is_signed);
+    EXPECT_EQ(outs[2].precision, 12);
+    EXPECT_EQ(outs[3].palette_column, 0);
+    EXPECT_FALSE(outs[3].is_signed);
+
+    // Decoded planes as a decoder writes them: 16-bit indices, 32-bit signed samples.
+    Plane idx(13, 6, 2, 0, 2, false), direct(13, 6, 4, 0, 0, true);
+    std::vector<int64_t> iv(13 * 6), dv(13 * 6);
+    for (uint32_t y = 0; y < 6; ++y)
+        for (uint32_t x = 0; x < 13; ++x) {
+            iv[y * 13 + x] = rng() % 64;
+            dv[y * 13 + x] = int64_t(rng() % 1024) - 512;
+            idx.set(x, y, uint64_t(iv[y * 13 + x]));
+            direct.set(x, y, uint64_t(uint32_t(int32_t(dv[y * 13 + x]))));
+        }
+    j2kc_component dec_c[2] = {idx.c, direct.c};
+    j2kc_image decoded{sizeof(j2kc_image), J2KC_MEMORY_HOST, 13, 6, 2, dec_c};
+    Plane o0(13, 6, 4, 0, 0, false), o1(13, 6, 2, 0, 0, true), o2(13, 6, 2, 4, 0, true),
+        o3(13, 6, 1, 0, 1, false);
+    j2kc_component out_c[4] = {o0.c, o1.c, o2.c, o3.c};
+    j2kc_image out{sizeof(j2kc_image), J2KC_MEMORY_HOST, 13, 6, 4, out_c};
+    jp2_apply_palette(f, outs, decoded, out);
+    for (uint32_t y = 0; y < 6; ++y)
+        for (uint32_t x = 0; x < 13; ++x) {
+            const int64_t e = std::min<int64_t>(iv[y * 13 + x], ne - 1);
+            ASSERT_EQ(o0.raw(x, y), uint64_t(table[e][2])) << x << "," << y;
+            ASSERT_EQ(int16_t(o1.raw(x, y)), dv[y * 13 + x]);
+            ASSERT_EQ(int16_t(o2.raw(x, y)) >> 4, table[e][1]);  // shifted, sign kept
+            ASSERT_EQ(o3.raw(x, y), uint64_t(table[e][0]));
+            EXPECT_EQ(jp2_palette_lookup(*f.palette, 1, iv[y * 13 + x]), table[e][1]);
+        }
+    EXPECT_EQ(o3.bytes[1], 0xA5) << "padding between samples was written";
+    EXPECT_EQ(jp2_palette_lookup(*f.palette, 0, -5), table[0][0]);
+    EXPECT_EQ(jp2_palette_lookup(*f.palette, 0, 1 << 30), table[ne - 1][0]);
+
+    // Mismatched planes are argument errors, never out-of-bounds access.
+    const int A = J2KC_ERR_INVALID_ARG;
+    j2kc_image bad = out;
+    bad.num_components = 3;
+    EXPECT_EQ(status_of([&] { jp2_apply_palette(f, outs, decoded, bad); }), A);
+    j2kc_component small[4] = {o0.c, o1.c, o2.c, o3.c};
+    small[2].width = 12;
+    bad = out;
+    bad.components = small;
+    EXPECT_EQ(status_of([&] { jp2_apply_palette(f, outs, decoded, bad); }), A);
+    j2kc_image one = decoded;
+    one.num_components = 1;
+    EXPECT_EQ(status_of([&] { jp2_apply_palette(f, outs, one, out); }), A);
+    // No palette: no outputs; a cmap naming a component the codestream lacks.
+    const Bytes plain = cat({kSignature, kFtyp, box("jp2h", cat({ihdr(13, 6, 2, 7), colr_enum(17)})),
+                             box("jp2c", cs)});
+    EXPECT_TRUE(jp2_palette_outputs(parse_jp2(plain.data(), plain.size()), siz).empty());
+    EXPECT_EQ(status_of([&] { jp2_palette_outputs(f, make_siz(13, 6, 1)); }), J2KC_ERR_INVALID_DATA);
 }
 
 Bytes simple_file(const Bytes &jp2c_box)

@@ -422,6 +422,110 @@ std::vector<Jp2Channel> jp2_channels(const Jp2File &f, uint32_t num_codestream_c
     return ch;
 }
 
+std::vector<Jp2PaletteOutput> jp2_palette_outputs(const Jp2File &f, const ImageSize &siz)
+{
+    std::vector<Jp2PaletteOutput> out;
+    if (!f.palette) return out;
+    for (const Jp2ComponentMapping &m : f.component_mapping) {
+        J2KC_CHECK_DATA(m.component < siz.components.size(),
+                        "cmap names component %u, the codestream has %zu", unsigned{m.component},
+                        siz.components.size());
+        Jp2PaletteOutput o;
+        o.component = m.component;
+        if (m.type == 1) {
+            J2KC_CHECK_DATA(m.column < f.palette->columns.size(), "cmap names palette column %u of %zu",
+                            unsigned{m.column}, f.palette->columns.size());
+            o.palette_column = m.column;
+            o.precision = f.palette->columns[m.column].precision;
+            o.is_signed = f.palette->columns[m.column].is_signed;
+        } else {
+            o.precision = siz.components[m.component].precision;
+            o.is_signed = siz.components[m.component].is_signed;
+        }
+        out.push_back(o);
+    }
+    return out;
+}
+
+int64_t jp2_palette_lookup(const Jp2Palette &p, uint32_t column, int64_t index)
+{
+    const int64_t last = int64_t{p.num_entries} - 1;
+    return p.value(static_cast<uint32_t>(index < 0 ? 0 : index > last ? last : index), column);
+}
+
+namespace {
+
+/** A sample of a host plane, as the value the plane's format holds. */
+int64_t load_sample(const j2kc_component &c, uint32_t x, uint32_t y)
+{
+    const uint8_t *at = reinterpret_cast<const uint8_t *>(static_cast<uintptr_t>(c.data)) +
+                        static_cast<ptrdiff_t>(y) * c.row_stride + size_t{x} * c.sample_stride;
+    uint64_t raw = 0;
+    if (c.bytes_per_sample == 1) raw = *at;
+    else if (c.bytes_per_sample == 2) raw = *reinterpret_cast<const uint16_t *>(at);
+    else raw = *reinterpret_cast<const uint32_t *>(at);
+    const unsigned bits = c.bytes_per_sample * 8u - c.shift;
+    raw >>= c.shift;
+    if (c.is_signed && bits < 64 && ((raw >> (bits - 1)) & 1))
+        return static_cast<int64_t>(raw) - (int64_t{1} << bits);
+    return static_cast<int64_t>(raw);
+}
+
+void store_sample(const j2kc_component &c, uint32_t x, uint32_t y, int64_t v)
+{
+    uint8_t *at = reinterpret_cast<uint8_t *>(static_cast<uintptr_t>(c.data)) +
+                  static_cast<ptrdiff_t>(y) * c.row_stride + size_t{x} * c.sample_stride;
+    const uint64_t raw = static_cast<uint64_t>(v) << c.shift;
+    if (c.bytes_per_sample == 1) *at = static_cast<uint8_t>(raw);
+    else if (c.bytes_per_sample == 2) *reinterpret_cast<uint16_t *>(at) = static_cast<uint16_t>(raw);
+    else *reinterpret_cast<uint32_t *>(at) = static_cast<uint32_t>(raw);
+}
+
+void check_plane(const j2kc_component &c, const char *which, uint32_t i)
+{
+    J2KC_CHECK_ARG(c.data != 0 && (c.bytes_per_sample == 1 || c.bytes_per_sample == 2 ||
+                                   c.bytes_per_sample == 4) &&
+                       c.shift < c.bytes_per_sample * 8u && c.sample_stride >= c.bytes_per_sample,
+                   "palette: %s plane %u has no data or a bad format", which, i);
+}
+
+}  // namespace
+
+void jp2_apply_palette(const Jp2File &f, const std::vector<Jp2PaletteOutput> &outputs,
+                       const j2kc_image &decoded, const j2kc_image &out)
+{
+    J2KC_CHECK_ARG(f.palette.has_value(), "palette: the file has none");
+    J2KC_CHECK_ARG(decoded.memory == J2KC_MEMORY_HOST && out.memory == J2KC_MEMORY_HOST,
+                   "palette: planes must be in host memory");
+    J2KC_CHECK_ARG(out.num_components == outputs.size() && out.components && decoded.components,
+                   "palette: %u output planes for %zu channels", out.num_components, outputs.size());
+    for (uint32_t i = 0; i < out.num_components; ++i) {
+        const Jp2PaletteOutput &o = outputs[i];
+        J2KC_CHECK_ARG(o.component < decoded.num_components,
+                       "palette: channel %u needs component %u of %u", i, unsigned{o.component},
+                       decoded.num_components);
+        J2KC_CHECK_ARG(o.palette_column < 0 ||
+                           size_t(o.palette_column) < f.palette->columns.size(),
+                       "palette: column %d", o.palette_column);
+        const j2kc_component &src = decoded.components[o.component];
+        const j2kc_component &dst = out.components[i];
+        check_plane(src, "decoded", o.component);
+        check_plane(dst, "output", i);
+        J2KC_CHECK_ARG(src.width == dst.width && src.height == dst.height,
+                       "palette: output %u is %ux%u, component %u %ux%u", i, dst.width, dst.height,
+                       unsigned{o.component}, src.width, src.height);
+        for (uint32_t y = 0; y < dst.height; ++y)
+            for (uint32_t x = 0; x < dst.width; ++x) {
+                const int64_t v = load_sample(src, x, y);
+                store_sample(dst, x, y,
+                             o.palette_column < 0
+                                 ? v
+                                 : jp2_palette_lookup(*f.palette,
+                                                      static_cast<uint32_t>(o.palette_column), v));
+            }
+    }
+}
+
 std::vector<uint8_t> wrap_jp2(const std::vector<uint8_t> &codestream, const ImageSize &siz,
                               j2kc_color_space colour)
 {

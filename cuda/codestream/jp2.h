@@ -140,6 +140,41 @@ Jp2File parse_jp2(const uint8_t *data, size_t size);
  */
 std::vector<Jp2Channel> jp2_channels(const Jp2File &file, uint32_t num_codestream_components);
 
+/** One output channel of a JP2 decode with a palette, in cmap order (I.5.3.5). */
+struct Jp2PaletteOutput {
+    uint16_t component = 0;       ///< codestream component the samples (or indices) come from
+    int32_t palette_column = -1;  ///< >= 0: the sample is an index into this pclr column
+    uint8_t precision = 0;        ///< pclr B_i for palette channels, else the component's
+    bool is_signed = false;
+};
+
+/**
+ * @brief The output channels of a JP2 file with pclr/cmap (cmap order):
+ * palette channels take their depth and signedness from pclr, direct ones
+ * from the codestream component (siz). Empty when the file has no palette.
+ * INVALID_DATA when cmap names a component the codestream lacks.
+ */
+std::vector<Jp2PaletteOutput> jp2_palette_outputs(const Jp2File &file, const ImageSize &siz);
+
+/**
+ * @brief Index to value through one pclr column (I.5.3.4): indices below 0
+ * take entry 0 and indices past the last entry the last entry (the standard
+ * leaves them undefined; this never reads outside the palette).
+ */
+int64_t jp2_palette_lookup(const Jp2Palette &palette, uint32_t column, int64_t index);
+
+/**
+ * @brief The palette step of a decode, on host planes: `decoded` holds the
+ * codestream components as the decoder wrote them (any plane format of
+ * j2kc_image), `out` one plane per jp2_palette_outputs() entry, same size as
+ * its component; each output sample is the palette value of the index sample
+ * (palette channels) or the sample itself (direct channels), stored in the
+ * plane's format (bytes_per_sample, shift; signed values as two's complement).
+ * INVALID_ARG when the planes do not match.
+ */
+void jp2_apply_palette(const Jp2File &file, const std::vector<Jp2PaletteOutput> &outputs,
+                       const j2kc_image &decoded, const j2kc_image &out);
+
 /**
  * @brief A minimal JP2 around a codestream: signature, ftyp 'jp2 ', jp2h with
  * ihdr, colr (enumerated: sRGB, greyscale or sYCC; UNKNOWN and XYZ are written

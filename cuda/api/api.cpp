@@ -114,6 +114,10 @@ int j2kc_encoder_create(j2kc_encoder **encoder, const j2kc_encoder_config *confi
     j2kc_encoder_config_default(&cfg);
     std::memcpy(&cfg, config, config->struct_size);  // older, shorter structs keep our defaults
     j2kc::Logger log{cfg.log, cfg.log_opaque};
+    if (cfg.frames_in_flight < 0 || cfg.frames_in_flight > 16) {
+        log.log(J2KC_LOG_ERROR, "encoder: frames_in_flight %d is outside 0..16", cfg.frames_in_flight);
+        return J2KC_ERR_INVALID_ARG;
+    }
     auto *e = new (std::nothrow) j2kc_encoder{log, nullptr, {}};
     if (!e) return J2KC_ERR_NOMEM;
     const int status = guarded(log, "encoder", [&] { e->impl = j2kc::create_encoder(cfg, *shape, log); });

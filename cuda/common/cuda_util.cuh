@@ -9,7 +9,9 @@
 
 #include <cuda_runtime.h>
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <utility>
 
@@ -23,6 +25,17 @@ inline void check_cuda(cudaError_t e, const char *what)
         cudaGetLastError();  // clear a non-sticky error so the next call starts clean
         fail(J2KC_ERR_CUDA, "%s: %s", what, cudaGetErrorString(e));
     }
+}
+
+/**
+ * Allocations made by DeviceBuffer and PinnedBuffer in this process: tests
+ * read it before and after steady-state frames to show that they allocate
+ * nothing (the pools are sized once per geometry).
+ */
+inline std::atomic<uint64_t> &cuda_buffer_allocations()
+{
+    static std::atomic<uint64_t> count{0};
+    return count;
 }
 
 /** Device memory that only grows. */
@@ -45,6 +58,7 @@ public:
                 fail(J2KC_ERR_NOMEM, "cudaMalloc of %zu bytes failed", bytes);
             }
             check_cuda(e, "cudaMalloc");
+            cuda_buffer_allocations().fetch_add(1, std::memory_order_relaxed);
             ptr_ = p;
             size_ = bytes;
         }
@@ -80,12 +94,14 @@ public:
             ptr_ = nullptr;
             size_ = 0;
             check_cuda(cudaMallocHost(&ptr_, bytes), "cudaMallocHost");
+            cuda_buffer_allocations().fetch_add(1, std::memory_order_relaxed);
             size_ = bytes;
         }
         return ptr_;
     }
     template <typename T>
     T *as() const { return static_cast<T *>(ptr_); }
+    size_t size() const { return size_; }
 
 private:
     void *ptr_ = nullptr;
@@ -122,14 +138,15 @@ public:
             guard_.emplace(device);
             return;
         }
-        check_cuda(resolve(), "cuCtxPushCurrent lookup");
-        if (push_(context_) != 0) fail(J2KC_ERR_CUDA, "cuCtxPushCurrent failed for the lent context");
+        const DriverCalls &d = driver();
+        check_cuda(d.status, "cuCtxPushCurrent lookup");
+        if (d.push(context_) != 0) fail(J2KC_ERR_CUDA, "cuCtxPushCurrent failed for the lent context");
     }
     ~ContextScope()
     {
         if (context_) {
             void *popped = nullptr;
-            pop_(&popped);
+            driver().pop(&popped);
         }
     }
     ContextScope(const ContextScope &) = delete;
@@ -138,21 +155,41 @@ public:
 private:
     using PushFn = int (*)(void *);
     using PopFn = int (*)(void **);
-    cudaError_t resolve()
+    struct DriverCalls {
+        cudaError_t status = cudaSuccess;
+        PushFn push = nullptr;
+        PopFn pop = nullptr;
+    };
+    /**
+     * Looked up once per process (every encoder call opens a scope, so a
+     * lookup per scope would be per-frame host work). The ABI version is
+     * pinned: 12000 names the cuCtxPushCurrent_v2 / cuCtxPopCurrent_v2
+     * signatures used here, whatever driver runs.
+     */
+    static const DriverCalls &driver()
     {
-        cudaDriverEntryPointQueryResult q1, q2;
-        void *push = nullptr, *pop = nullptr;
-        cudaError_t e = cudaGetDriverEntryPoint("cuCtxPushCurrent", &push, cudaEnableDefault, &q1);
-        if (e == cudaSuccess) e = cudaGetDriverEntryPoint("cuCtxPopCurrent", &pop, cudaEnableDefault, &q2);
-        if (e == cudaSuccess && (q1 != cudaDriverEntryPointSuccess || q2 != cudaDriverEntryPointSuccess))
-            e = cudaErrorSymbolNotFound;
-        push_ = reinterpret_cast<PushFn>(push);
-        pop_ = reinterpret_cast<PopFn>(pop);
-        return e;
+        static const DriverCalls calls = [] {
+            DriverCalls d;
+            cudaDriverEntryPointQueryResult q1 = cudaDriverEntryPointSymbolNotFound, q2 = q1;
+            void *push = nullptr, *pop = nullptr;
+#if CUDART_VERSION >= 12050
+            d.status = cudaGetDriverEntryPointByVersion("cuCtxPushCurrent", &push, 12000, cudaEnableDefault, &q1);
+            if (d.status == cudaSuccess)
+                d.status = cudaGetDriverEntryPointByVersion("cuCtxPopCurrent", &pop, 12000, cudaEnableDefault, &q2);
+#else
+            d.status = cudaGetDriverEntryPoint("cuCtxPushCurrent", &push, cudaEnableDefault, &q1);
+            if (d.status == cudaSuccess) d.status = cudaGetDriverEntryPoint("cuCtxPopCurrent", &pop, cudaEnableDefault, &q2);
+#endif
+            if (d.status == cudaSuccess && (q1 != cudaDriverEntryPointSuccess || q2 != cudaDriverEntryPointSuccess))
+                d.status = cudaErrorSymbolNotFound;
+            if (d.status != cudaSuccess) cudaGetLastError();
+            d.push = reinterpret_cast<PushFn>(push);
+            d.pop = reinterpret_cast<PopFn>(pop);
+            return d;
+        }();
+        return calls;
     }
     void *context_;
-    PushFn push_ = nullptr;
-    PopFn pop_ = nullptr;
     std::optional<DeviceGuard> guard_;
 };
 

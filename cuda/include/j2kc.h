@@ -159,6 +159,15 @@ typedef struct j2kc_encoder_config {
     int         imf_sub_level;   /**< 0 = derived */
     int         broadcast_level; /**< 0 = derived */
     const char *comment;         /**< COM marker text, NULL = none */
+    /**
+     * CUDA backend: frames in flight at once (each holds its own GPU
+     * buffers), 0 = default (3; fewer when device memory is short).
+     * Frames in CUDA memory are read in stream order: after work already on
+     * cuda_stream (or on the legacy default stream when none is lent), and
+     * work queued later on cuda_stream waits until the frame has been read;
+     * without a lent stream, submit returns once the frame has been read.
+     */
+    int         frames_in_flight;
 } j2kc_encoder_config;
 
 typedef struct j2kc_encoder j2kc_encoder;
@@ -181,8 +190,10 @@ void j2kc_encoder_free(j2kc_encoder **encoder);
 j2kc_backend j2kc_encoder_backend(const j2kc_encoder *encoder);
 
 /**
- * @brief Queues one frame. The image may be released once this returns.
- * Returns J2KC_ERR_AGAIN when the queue is full: receive a packet first.
+ * @brief Queues one frame and returns without waiting for its codestream
+ * when a frame slot is free. The image may be released once this returns
+ * (CUDA frames: in stream order, see frames_in_flight). Returns
+ * J2KC_ERR_AGAIN when every slot is taken: receive a packet first.
  */
 int j2kc_encoder_submit(j2kc_encoder *encoder, const j2kc_image *image, int64_t tag);
 

@@ -7,11 +7,28 @@
  * probes (paper 000) sized exactly by the GPU Tier-2, which then writes the
  * codestream (paper 000's cell table and prefix sum). Each stage's kernels are
  * bit-identical to its CPU reference, so the bytes equal the CPU backend's.
+ *
+ * Several frames are in flight. Each slot owns every buffer one frame needs
+ * (all sized at creation, so steady-state frames allocate nothing) and two
+ * streams: a high-priority input stream (upload and colour transform, the only
+ * reads of the caller's frame, so that they are not held behind another frame's
+ * Tier-1) and a main stream for the rest. submit() copies a host frame into the
+ * slot's pinned staging (on the thread pool), queues the kernels up to Tier-1
+ * and returns; a worker thread takes the slots in submit order and runs the
+ * host-driven back half (PCRD-opt rounds and Tier-2 read small sums back), so
+ * the rate control of frame N overlaps the transforms and Tier-1 of frame N+1
+ * on the GPU and the staging copy of frame N+2 on the host. receive() hands
+ * out the slots' codestreams in submit order.
  */
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <condition_variable>
+#include <cstring>
 #include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
 #include <vector>
 
 #include "color/color.h"
@@ -64,59 +81,226 @@ __global__ void encoder_compact_passes_kernel(const GpuCodeBlockJob *jobs, const
     }
 }
 
+/** A stream of our own (destroyed in the context that made it: see ~CudaEncoder). */
+class OwnedStream {
+public:
+    OwnedStream() = default;
+    ~OwnedStream() { if (s_) cudaStreamDestroy(s_); }
+    OwnedStream(const OwnedStream &) = delete;
+    OwnedStream &operator=(const OwnedStream &) = delete;
+    void create(int priority)
+    {
+        check_cuda(cudaStreamCreateWithPriority(&s_, cudaStreamNonBlocking, priority), "cudaStreamCreate");
+    }
+    cudaStream_t get() const { return s_; }
+
+private:
+    cudaStream_t s_ = nullptr;
+};
+
+class OwnedEvent {
+public:
+    OwnedEvent() = default;
+    ~OwnedEvent() { if (e_) cudaEventDestroy(e_); }
+    OwnedEvent(const OwnedEvent &) = delete;
+    OwnedEvent &operator=(const OwnedEvent &) = delete;
+    void create(bool timed)
+    {
+        check_cuda(cudaEventCreateWithFlags(&e_, timed ? cudaEventDefault : cudaEventDisableTiming),
+                   "cudaEventCreate");
+    }
+    cudaEvent_t get() const { return e_; }
+    void record(cudaStream_t s) const { check_cuda(cudaEventRecord(e_, s), "cudaEventRecord"); }
+
+private:
+    cudaEvent_t e_ = nullptr;
+};
+
+/** Default number of frames in flight: one uploading and transforming, one in Tier-1, one in rate control. */
+constexpr unsigned kDefaultSlots = 3;
+constexpr unsigned kMaxSlots = 16;
+/** Pieces of the host staging copy handed to the thread pool. */
+constexpr size_t kCopyChunk = size_t{4} << 20;
+
+/** Stage boundaries on a slot's streams, for J2KC_TIMING (events, so timing adds no synchronisation). */
+enum StageMark { kMarkStart, kMarkUploaded, kMarkDwt, kMarkQuant, kMarkTier1, kNumMarks };
+
 class CudaEncoder final : public StagedEncoder {
 public:
     CudaEncoder(const j2kc_encoder_config &config, const j2kc_image &shape, const Logger &log)
-        : StagedEncoder(config, shape, log), context_(config.cuda_context), device_(config.device)
+        : StagedEncoder(config, shape, log), context_(config.cuda_context), device_(config.device),
+          lent_stream_(static_cast<cudaStream_t>(config.cuda_stream))
     {
+        J2KC_CHECK_ARG(config.frames_in_flight >= 0 && config.frames_in_flight <= int(kMaxSlots),
+                       "frames_in_flight %d is outside 0..%u", config.frames_in_flight, kMaxSlots);
         ContextScope scope(context_, device_);
-        gpu_ = std::make_unique<GpuState>(config);
-        plan_memory();
+        gpu_ = std::make_unique<GpuState>();
+        plan_tables(shape);
+        const unsigned want = config.frames_in_flight > 0 ? unsigned(config.frames_in_flight) : kDefaultSlots;
+        make_slots(want);
+        worker_ = std::thread([this] { worker_loop(); });
     }
 
     ~CudaEncoder() override
     {
-        ContextScope scope(context_, device_);
-        gpu_.reset();
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            stop_ = true;
+        }
+        work_ready_.notify_all();
+        if (worker_.joinable()) worker_.join();  // it finishes the frames already queued
+        try {
+            ContextScope scope(context_, device_);
+            gpu_.reset();
+        } catch (...) {
+            gpu_.reset();  // the context is gone: free what can be freed, never throw from here
+        }
     }
 
     j2kc_backend backend() const override { return J2KC_BACKEND_CUDA; }
 
+    bool submit(const j2kc_image &image, int64_t tag) override
+    {
+        check_frame(plan_, image);
+        const auto start = Clock::now();
+        Slot *slot = nullptr;
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            if (in_flight_ == slots().size()) return false;
+            slot = slots()[(head_ + in_flight_) % slots().size()].get();
+        }
+        // The slot is free: neither the worker nor receive() touches it until it is queued below.
+        ContextScope scope(context_, device_);
+        try {
+            enqueue_front(*slot, image);
+        } catch (...) {
+            // Whatever was queued must be over before the slot's buffers are filled again.
+            cudaStreamSynchronize(slot->input.get());
+            cudaStreamSynchronize(slot->main.get());
+            throw;
+        }
+        slot->tag = tag;
+        slot->submitted = start;
+        slot->status = J2KC_OK;
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            slot->state = SlotState::kQueued;
+            ++in_flight_;
+        }
+        work_ready_.notify_all();
+        return true;
+    }
+
+    bool receive(std::vector<uint8_t> &codestream, int64_t &tag, bool flush) override
+    {
+        Slot *slot = nullptr;
+        {
+            std::unique_lock<std::mutex> lock(mutex_);
+            if (in_flight_ == 0) return false;
+            slot = slots()[head_].get();
+            if (slot->state != SlotState::kDone) {
+                if (!flush) return false;
+                frame_done_.wait(lock, [&] { return slot->state == SlotState::kDone; });
+            }
+        }
+        // Done: the worker has left the slot; copy out before it can be reused.
+        const j2kc_status status = slot->status;
+        const std::string message = status == J2KC_OK ? std::string() : slot->message;
+        if (status == J2KC_OK) {
+            const uint8_t *host = slot->host_out.as<uint8_t>();
+            codestream.assign(host, host + slot->size);  // the caller's vector keeps its capacity
+            tag = slot->tag;
+            times_ = slot->times;
+        }
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            slot->state = SlotState::kFree;
+            head_ = (head_ + 1) % slots().size();
+            --in_flight_;
+        }
+        if (status != J2KC_OK) throw Error(status, message.c_str());
+        if (timing()) log_stage_times(log_, times_);
+        return true;
+    }
+
 private:
-    /** Everything that lives in the GPU's context. */
-    struct GpuState {
-        explicit GpuState(const j2kc_encoder_config &c) : stream(c.cuda_stream, c.cuda_context, c.device) {}
-        StreamHolder stream;
+    enum class SlotState { kFree, kQueued, kDone };
+
+    /** Everything one frame in flight needs, on the device and in pinned host memory. */
+    struct Slot {
+        OwnedStream input, main;
+        OwnedEvent ready, consumed;  ///< frame produced (caller's stream); frame read (input stream)
+        OwnedEvent marks[kNumMarks];
         DeviceBuffer frame, planes, indices, dwt_scratch;
-        std::vector<DeviceBuffer> planes_up;
         DeviceBuffer jobs, results, arena, t1_scratch, sparse_end, sparse_dist, sparse_term;
         DeviceBuffer num_passes, zero_bitplanes, byte_offset, pass_offset, pass_end, pass_dist, pass_term;
-        DeviceBuffer weight, component, status, scan_temp, out;
-        PinnedBuffer host_small, host_out;
+        DeviceBuffer status_word, scan_temp, out;
+        PinnedBuffer staging, host_small, host_out;
         PcrdCuda pcrd;
         Tier2Gpu tier2;
+        PcrdBlocks pcrd_blocks;  ///< device pointers fixed at creation; num_passes set per frame
+        GpuBlocks t2_blocks;
+        // Host scratch reused by every frame (sized at creation).
+        std::vector<j2kc_component> device_components, views;
+        std::vector<void *> tile_planes;  ///< [tile * components + c]: colour output, float or int32
+        struct Copy {
+            const uint8_t *src;
+            uint8_t *dst;
+            size_t bytes;
+        };
+        std::vector<Copy> copies;
+        std::vector<std::pair<uint64_t, uint64_t>> spans;  ///< the frame's byte ranges, merged
+        // The frame in the slot: written by submit (state kFree), then by the worker (kQueued).
+        SlotState state = SlotState::kFree;
+        int64_t tag = 0;
+        Clock::time_point submitted;
+        double staging_ms = 0;
+        size_t size = 0;
+        j2kc_status status = J2KC_OK;
+        std::string message;
+        j2kc_stage_times times{};
     };
 
-    /** Sizes every buffer once for this geometry and uploads the tables that never change. */
-    void plan_memory()
+    /** GPU-side state (destroyed inside a context scope). */
+    struct GpuState {
+        DeviceBuffer weight, component;  ///< read-only tables shared by the slots
+        std::vector<std::unique_ptr<Slot>> slots;
+    };
+
+    /** Per tile: what its transform launches need, computed once. */
+    struct TilePlan {
+        std::vector<Rect> rects;
+        std::vector<size_t> strides;
+        std::vector<size_t> offsets;        ///< into the slot's planes / indices
+        std::vector<QuantizeParams> quant;  ///< irreversible only
+    };
+
+    std::vector<std::unique_ptr<Slot>> &slots() { return gpu_->slots; }
+
+    /** Host-side tables fixed by the geometry: tile plans, Tier-1 job template, rate setup. */
+    void plan_tables(const j2kc_image &shape)
     {
         const uint32_t ncomp = static_cast<uint32_t>(plan_.siz.components.size());
-        plane_offset_.assign(work_.size(), std::vector<size_t>(ncomp));
-        size_t samples = 0, dwt_scratch = 4;
-        for (size_t t = 0; t < work_.size(); ++t)
+        size_t samples = 0;
+        dwt_scratch_bytes_ = 4;
+        tiles_.resize(work_.size());
+        for (size_t t = 0; t < work_.size(); ++t) {
+            TilePlan &tp = tiles_[t];
             for (uint32_t c = 0; c < ncomp; ++c) {
                 const Rect &r = work_[t].layout.components[c].rect;
-                plane_offset_[t][c] = samples;
+                tp.rects.push_back(r);
+                tp.strides.push_back(r.width());
+                tp.offsets.push_back(samples);
                 samples += r.area();
-                dwt_scratch = std::max(dwt_scratch, dwt_gpu_scratch_bytes(r));
+                dwt_scratch_bytes_ = std::max(dwt_scratch_bytes_, dwt_gpu_scratch_bytes(r));
+                if (!plan_.reversible())
+                    tp.quant.push_back(make_quantize_params(plan_.quant[c], Wavelet::kIrreversible97,
+                                                            plan_.siz.components[c].precision, r, plan_.levels()));
             }
-        auto *indices = static_cast<int32_t *>(gpu_->indices.reserve(std::max<size_t>(samples, 1) * 4));
-        if (!plan_.reversible()) gpu_->planes.reserve(std::max<size_t>(samples, 1) * 4);
-        gpu_->dwt_scratch.reserve(dwt_scratch);
+        }
+        samples_ = std::max<size_t>(samples, 1);
 
-        // Tier-1 jobs: each code-block's indices, its share of the byte arena,
-        // pass slots and scratch, all fixed by the geometry.
-        std::vector<GpuCodeBlockJob> jobs;
+        // Tier-1 jobs with offsets relative to a slot's index planes and scratch.
         std::vector<double> weight;
         std::vector<uint16_t> component;
         uint64_t arena = 0, scratch = 0;
@@ -129,8 +313,7 @@ private:
                 const BlockPlacement p = place_block(plan_, l, cb);
                 const uint32_t stride = l.components[cb.component].rect.width();
                 GpuCodeBlockJob j{};
-                j.coeffs = reinterpret_cast<uint64_t>(indices + plane_offset_[t][cb.component] +
-                                                      size_t{p.y} * stride + p.x);
+                j.coeffs = (tiles_[t].offsets[cb.component] + size_t{p.y} * stride + p.x) * sizeof(int32_t);
                 j.stride = stride;
                 j.width = static_cast<uint16_t>(cb.rect.width());
                 j.height = static_cast<uint16_t>(cb.rect.height());
@@ -140,48 +323,29 @@ private:
                 j.out_offset = arena;
                 j.out_capacity = static_cast<uint32_t>(tier1_gpu_capacity_bound(j.width, j.height, j.num_bitplanes));
                 j.pass_offset = slots;
-                j.scratch = scratch;  // relative for now
+                j.scratch = scratch;
                 arena += j.out_capacity;
                 slots += tier1_gpu_max_passes(j.num_bitplanes);
                 scratch += tier1_gpu_scratch_bound(j.width, j.height);
-                jobs.push_back(j);
+                jobs_.push_back(j);
                 weight.push_back(block_weight(plan_, l, cb));
                 component.push_back(cb.component);
             }
         }
-        blocks_ = static_cast<uint32_t>(jobs.size());
-        arena_bytes_ = arena;
-        auto *t1_scratch = static_cast<uint8_t *>(gpu_->t1_scratch.reserve(std::max<uint64_t>(scratch, 16)));
-        for (GpuCodeBlockJob &j : jobs) j.scratch += reinterpret_cast<uint64_t>(t1_scratch);
-        const size_t n = std::max<size_t>(blocks_, 1), s = std::max<size_t>(slots, 1);
-        upload(gpu_->jobs, jobs.data(), jobs.size() * sizeof(GpuCodeBlockJob));
+        blocks_ = static_cast<uint32_t>(jobs_.size());
+        arena_bytes_ = std::max<uint64_t>(arena, 1);
+        t1_scratch_bytes_ = std::max<uint64_t>(scratch, 16);
+        pass_slots_ = std::max<uint32_t>(slots, 1);
         upload(gpu_->weight, weight.data(), weight.size() * sizeof(double));
         upload(gpu_->component, component.data(), component.size() * sizeof(uint16_t));
-        gpu_->results.reserve(n * sizeof(GpuCodeBlockResult));
-        gpu_->arena.reserve(std::max<uint64_t>(arena, 1));
-        gpu_->sparse_end.reserve(s * 4);
-        gpu_->sparse_dist.reserve(s * 8);
-        gpu_->sparse_term.reserve(s);
-        gpu_->pass_end.reserve(s * 4);
-        gpu_->pass_dist.reserve(s * 8);
-        gpu_->pass_term.reserve(s);
-        gpu_->num_passes.reserve((n + 1) * 4);
-        gpu_->pass_offset.reserve((n + 1) * 4);
-        gpu_->zero_bitplanes.reserve(n);
-        gpu_->byte_offset.reserve(n * 8);
-        gpu_->status.reserve(4);
-        gpu_->scan_temp.reserve(std::max<size_t>(scan_exclusive_sum_temp_bytes<uint32_t>(blocks_ + 1), 16));
-        gpu_->host_small.reserve(16);
 
         rate_ = make_rate_setup(plan_, layouts);
-        Tier2GpuConfig t2;
-        t2.packets = rate_.packet_params;
-        t2.plt = plan_.plt;
-        t2.main_header = main_header_bytes(plan_, rate_.tile_parts);
-        t2.tile_part_packets = rate_.tile_part_packets;
-        t2.component_sizes = !rate_.params.component_budgets.empty();
-        gpu_->tier2.prepare(t2, layouts, gpu_->stream.get());
-        gpu_->pcrd.reserve(blocks_, slots, plan_.cod.layers);
+        t2_config_.packets = rate_.packet_params;
+        t2_config_.plt = plan_.plt;
+        t2_config_.main_header = main_header_bytes(plan_, rate_.tile_parts);
+        t2_config_.tile_part_packets = rate_.tile_part_packets;
+        t2_config_.component_sizes = !rate_.params.component_budgets.empty();
+        layouts_ = layouts;
 
         // Code-block bytes, every packet header at a generous bound, and the markers.
         uint64_t packets = 0;
@@ -189,8 +353,15 @@ private:
             for (uint32_t k : tile) packets += k;
         out_capacity_ = rate_.fixed_bytes + arena + 16ull * blocks_ + 24ull * packets + 64;
         if (plan_.frame_bytes) out_capacity_ = std::min<uint64_t>(out_capacity_, plan_.frame_bytes + 64);
-        gpu_->out.reserve(out_capacity_);
-        gpu_->host_out.reserve(out_capacity_);
+
+        // Host frames are staged through pinned memory: reserve what a frame of
+        // this shape with padded rows (FFmpeg aligns linesizes) needs, so that
+        // the first frame allocates nothing either.
+        if (shape.memory == J2KC_MEMORY_HOST)
+            for (uint32_t c = 0; c < shape.num_components; ++c) {
+                const j2kc_component &k = shape.components[c];
+                staging_hint_ += uint64_t(k.height) * (uint64_t(k.width) * k.bytes_per_sample + 64) + 256;
+            }
     }
 
     void upload(DeviceBuffer &buffer, const void *data, size_t bytes)
@@ -199,161 +370,393 @@ private:
         if (bytes) check_cuda(cudaMemcpy(dev, data, bytes, cudaMemcpyHostToDevice), "table upload");
     }
 
-    std::vector<uint8_t> encode_frame(const j2kc_image &image) override
+    /** Builds `want` slots, fewer when device memory would run short (at least one). */
+    void make_slots(unsigned want)
     {
-        ContextScope scope(context_, device_);
-        cudaStream_t s = gpu_->stream.get();
-        auto t0 = Clock::now();
-        const j2kc_component *components = upload_frame(image);
-        for (size_t t = 0; t < work_.size(); ++t) transform_tile(components, image.num_components, t);
-        if (timing()) { gpu_->stream.sync(); times_.dwt = ms_since(t0); t0 = Clock::now(); }
-
-        tier1_encode_gpu(gpu_->jobs.as<GpuCodeBlockJob>(), blocks_, gpu_->arena.as<uint8_t>(),
-                         gpu_->results.as<GpuCodeBlockResult>(), gpu_->sparse_end.as<uint32_t>(),
-                         gpu_->sparse_dist.as<uint64_t>(), gpu_->sparse_term.as<uint8_t>(), s);
-        const uint32_t total_passes = gather_passes(s);
-        if (timing()) { times_.tier1 = ms_since(t0); t0 = Clock::now(); }
-
-        PcrdBlocks blocks;
-        blocks.num_blocks = blocks_;
-        blocks.num_passes = total_passes;
-        blocks.pass_offset = gpu_->pass_offset.as<uint32_t>();
-        blocks.pass_end = gpu_->pass_end.as<uint32_t>();
-        blocks.pass_distortion = gpu_->pass_dist.as<uint64_t>();
-        blocks.weight = gpu_->weight.as<double>();
-        blocks.component = gpu_->component.as<uint16_t>();
-        GpuBlocks t2;
-        t2.bytes = gpu_->arena.as<uint8_t>();
-        t2.byte_offset = gpu_->byte_offset.as<uint64_t>();
-        t2.pass_offset = gpu_->pass_offset.as<uint32_t>();
-        t2.pass_end = gpu_->pass_end.as<uint32_t>();
-        t2.pass_terminated = gpu_->pass_term.as<uint8_t>();
-        t2.num_passes = gpu_->num_passes.as<uint32_t>();
-        t2.zero_bitplanes = gpu_->zero_bitplanes.as<uint8_t>();
-        t2.num_blocks = blocks_;
-        gpu_->pcrd.select(
-            blocks, rate_.params,
-            [&](const uint16_t *d_passes) { return gpu_->tier2.measure(d_passes, t2, s); }, s,
-            /*copy_passes=*/false);
-        if (timing()) { times_.rate = ms_since(t0); t0 = Clock::now(); }
-
-        const size_t size = gpu_->tier2.write(gpu_->pcrd.device_passes(), t2, gpu_->out.as<uint8_t>(), out_capacity_,
-                                              gpu_->host_out.as<uint8_t>(), out_capacity_, s);
-        if (timing()) times_.tier2 = ms_since(t0);
-        const uint8_t *host = gpu_->host_out.as<uint8_t>();
-        return std::vector<uint8_t>(host, host + size);
+        size_t free_before = 0, free_after = 0, total = 0;
+        check_cuda(cudaMemGetInfo(&free_before, &total), "cudaMemGetInfo");
+        slots().push_back(make_slot());
+        check_cuda(cudaMemGetInfo(&free_after, &total), "cudaMemGetInfo");
+        const size_t per_slot = free_before > free_after ? free_before - free_after : 0;
+        const size_t headroom = std::max<size_t>(total / 32, size_t{256} << 20);
+        while (slots().size() < want) {
+            check_cuda(cudaMemGetInfo(&free_after, &total), "cudaMemGetInfo");
+            if (free_after < per_slot + per_slot / 8 + headroom) break;
+            slots().push_back(make_slot());
+        }
+        if (slots().size() < want)
+            log_.log(J2KC_LOG_VERBOSE, "device memory holds %zu of %u frames in flight (%zu MiB each)",
+                     slots().size(), want, per_slot >> 20);
     }
 
-    /** Device view of the frame: host planes go up as whole byte spans. */
-    const j2kc_component *upload_frame(const j2kc_image &image)
+    std::unique_ptr<Slot> make_slot()
     {
-        device_components_.assign(image.components, image.components + image.num_components);
-        if (image.memory == J2KC_MEMORY_CUDA) return device_components_.data();
-        cudaStream_t s = gpu_->stream.get();
-        uint64_t begin = UINT64_MAX, end = 0, separate = 0;
-        for (uint32_t c = 0; c < image.num_components; ++c) {
-            begin = std::min(begin, image.components[c].data);
-            end = std::max(end, image.components[c].data + component_span(image.components[c]));
-            separate += component_span(image.components[c]);
+        auto s = std::make_unique<Slot>();
+        int least = 0, greatest = 0;
+        check_cuda(cudaDeviceGetStreamPriorityRange(&least, &greatest), "cudaDeviceGetStreamPriorityRange");
+        s->input.create(greatest);
+        s->main.create(least);
+        s->ready.create(false);
+        s->consumed.create(timing());
+        if (timing())
+            for (OwnedEvent &e : s->marks) e.create(true);
+
+        auto *indices = static_cast<int32_t *>(s->indices.reserve(samples_ * 4));
+        if (!plan_.reversible()) s->planes.reserve(samples_ * 4);
+        s->dwt_scratch.reserve(dwt_scratch_bytes_);
+        auto *t1_scratch = static_cast<uint8_t *>(s->t1_scratch.reserve(t1_scratch_bytes_));
+        std::vector<GpuCodeBlockJob> jobs = jobs_;
+        for (GpuCodeBlockJob &j : jobs) {
+            j.coeffs += reinterpret_cast<uint64_t>(indices);
+            j.scratch += reinterpret_cast<uint64_t>(t1_scratch);
         }
-        // One span when the planes sit together (FFmpeg's buffers), else one per component.
-        if (end - begin <= 2 * separate) {
-            auto *dev = static_cast<uint8_t *>(gpu_->frame.reserve(end - begin));
-            check_cuda(cudaMemcpyAsync(dev, reinterpret_cast<const void *>(begin), end - begin,
-                                       cudaMemcpyHostToDevice, s),
-                       "frame upload");
-            for (uint32_t c = 0; c < image.num_components; ++c)
-                device_components_[c].data = reinterpret_cast<uint64_t>(dev) + (image.components[c].data - begin);
+        upload(s->jobs, jobs.data(), jobs.size() * sizeof(GpuCodeBlockJob));
+        const size_t n = std::max<size_t>(blocks_, 1), p = pass_slots_;
+        s->results.reserve(n * sizeof(GpuCodeBlockResult));
+        s->arena.reserve(arena_bytes_);
+        s->sparse_end.reserve(p * 4);
+        s->sparse_dist.reserve(p * 8);
+        s->sparse_term.reserve(p);
+        s->pass_end.reserve(p * 4);
+        s->pass_dist.reserve(p * 8);
+        s->pass_term.reserve(p);
+        s->num_passes.reserve((n + 1) * 4);
+        s->pass_offset.reserve((n + 1) * 4);
+        s->zero_bitplanes.reserve(n);
+        s->byte_offset.reserve(n * 8);
+        s->status_word.reserve(4);
+        s->scan_temp.reserve(std::max<size_t>(scan_exclusive_sum_temp_bytes<uint32_t>(blocks_ + 1), 16));
+        s->host_small.reserve(16);
+        s->out.reserve(out_capacity_);
+        s->host_out.reserve(out_capacity_);
+        if (staging_hint_) {
+            s->staging.reserve(staging_hint_);
+            s->frame.reserve(staging_hint_);
+        }
+        s->tier2.prepare(t2_config_, layouts_, s->main.get());
+        s->pcrd.reserve(blocks_, pass_slots_, plan_.cod.layers);
+
+        s->pcrd_blocks.num_blocks = blocks_;
+        s->pcrd_blocks.pass_offset = s->pass_offset.as<uint32_t>();
+        s->pcrd_blocks.pass_end = s->pass_end.as<uint32_t>();
+        s->pcrd_blocks.pass_distortion = s->pass_dist.as<uint64_t>();
+        s->pcrd_blocks.weight = gpu_->weight.as<double>();
+        s->pcrd_blocks.component = gpu_->component.as<uint16_t>();
+        s->t2_blocks.bytes = s->arena.as<uint8_t>();
+        s->t2_blocks.byte_offset = s->byte_offset.as<uint64_t>();
+        s->t2_blocks.pass_offset = s->pass_offset.as<uint32_t>();
+        s->t2_blocks.pass_end = s->pass_end.as<uint32_t>();
+        s->t2_blocks.pass_terminated = s->pass_term.as<uint8_t>();
+        s->t2_blocks.num_passes = s->num_passes.as<uint32_t>();
+        s->t2_blocks.zero_bitplanes = s->zero_bitplanes.as<uint8_t>();
+        s->t2_blocks.num_blocks = blocks_;
+
+        const uint32_t ncomp = static_cast<uint32_t>(plan_.siz.components.size());
+        s->device_components.resize(ncomp);
+        s->views.resize(ncomp);
+        s->tile_planes.resize(tiles_.size() * ncomp);
+        for (size_t t = 0; t < tiles_.size(); ++t)
+            for (uint32_t c = 0; c < ncomp; ++c)
+                s->tile_planes[t * ncomp + c] = plan_.reversible()
+                                                    ? static_cast<void *>(indices + tiles_[t].offsets[c])
+                                                    : static_cast<void *>(s->planes.as<float>() + tiles_[t].offsets[c]);
+        s->copies.reserve(64);
+        s->spans.reserve(ncomp);
+        return s;
+    }
+
+    void mark(const Slot &s, StageMark m, cudaStream_t stream) const
+    {
+        if (timing()) s.marks[m].record(stream);
+    }
+
+    /**
+     * Caller's thread: the frame into the slot and every launch up to Tier-1
+     * and the pass tables queued. Returns once the caller may reuse the frame.
+     */
+    void enqueue_front(Slot &s, const j2kc_image &image)
+    {
+        const uint32_t n = image.num_components;
+        cudaStream_t in = s.input.get(), mn = s.main.get();
+        const bool device_frame = image.memory == J2KC_MEMORY_CUDA;
+        s.staging_ms = 0;
+        if (device_frame) {
+            // Read after whatever the caller queued to produce the frame.
+            s.ready.record(lent_stream_ ? lent_stream_ : cudaStreamLegacy);
+            check_cuda(cudaStreamWaitEvent(in, s.ready.get(), 0), "cudaStreamWaitEvent");
+            mark(s, kMarkStart, in);
+            std::copy(image.components, image.components + n, s.device_components.begin());
         } else {
-            if (gpu_->planes_up.size() < image.num_components) gpu_->planes_up.resize(image.num_components);
-            for (uint32_t c = 0; c < image.num_components; ++c) {
-                const uint64_t bytes = component_span(image.components[c]);
-                void *dev = gpu_->planes_up[c].reserve(std::max<uint64_t>(bytes, 1));
-                check_cuda(cudaMemcpyAsync(dev, reinterpret_cast<const void *>(image.components[c].data), bytes,
-                                           cudaMemcpyHostToDevice, s),
-                           "frame upload");
-                device_components_[c].data = reinterpret_cast<uint64_t>(dev);
+            stage_host_frame(s, image);  // records kMarkStart before its upload
+        }
+        mark(s, kMarkUploaded, in);
+
+        // Colour transform, the last read of the caller's frame, on the input stream.
+        const bool mct = plan_.cod.mct != 0;
+        for (size_t t = 0; t < tiles_.size(); ++t) {
+            const TilePlan &tp = tiles_[t];
+            for (uint32_t c = 0; c < n; ++c) s.views[c] = tile_view(s.device_components[c], tp.rects[c], 0, 0);
+            void *const *planes = s.tile_planes.data() + t * n;
+            if (plan_.reversible())
+                color_forward_gpu(s.views.data(), n, mct, reinterpret_cast<int32_t *const *>(planes),
+                                  tp.strides.data(), in);
+            else
+                color_forward_gpu(s.views.data(), n, mct, reinterpret_cast<float *const *>(planes),
+                                  tp.strides.data(), in);
+        }
+        s.consumed.record(in);
+        check_cuda(cudaStreamWaitEvent(mn, s.consumed.get(), 0), "cudaStreamWaitEvent");
+
+        // DWT of every tile-component, then quantisation (independent planes, so
+        // the order does not change a bit; grouped so that the stage timer can
+        // tell them apart).
+        int32_t *indices = s.indices.as<int32_t>();
+        void *scratch = s.dwt_scratch.as<void>();
+        for (size_t t = 0; t < tiles_.size(); ++t) {
+            const TilePlan &tp = tiles_[t];
+            for (uint32_t c = 0; c < n; ++c) {
+                if (plan_.reversible())
+                    dwt53_forward_gpu(indices + tp.offsets[c], tp.strides[c], tp.rects[c], plan_.levels(), scratch, mn);
+                else
+                    dwt97_forward_gpu(s.planes.as<float>() + tp.offsets[c], tp.strides[c], tp.rects[c],
+                                      plan_.levels(), scratch, mn);
             }
         }
-        // The caller may reuse its frame once submit returns.
-        gpu_->stream.sync();
-        return device_components_.data();
+        mark(s, kMarkDwt, mn);
+        if (!plan_.reversible())
+            for (size_t t = 0; t < tiles_.size(); ++t) {
+                const TilePlan &tp = tiles_[t];
+                for (uint32_t c = 0; c < n; ++c)
+                    quantize_gpu(s.planes.as<float>() + tp.offsets[c], tp.strides[c], indices + tp.offsets[c],
+                                 tp.strides[c], tp.quant[c], mn);
+            }
+        mark(s, kMarkQuant, mn);
+
+        tier1_encode_gpu(s.jobs.as<GpuCodeBlockJob>(), blocks_, s.arena.as<uint8_t>(),
+                         s.results.as<GpuCodeBlockResult>(), s.sparse_end.as<uint32_t>(),
+                         s.sparse_dist.as<uint64_t>(), s.sparse_term.as<uint8_t>(), mn);
+        queue_gather(s);
+        mark(s, kMarkTier1, mn);
+
+        if (device_frame) {
+            // The caller may reuse the frame: in stream order on its stream, else once it is read.
+            if (lent_stream_)
+                check_cuda(cudaStreamWaitEvent(lent_stream_, s.consumed.get(), 0), "cudaStreamWaitEvent");
+            else
+                check_cuda(cudaEventSynchronize(s.consumed.get()), "cudaEventSynchronize");
+        }
     }
 
-    void transform_tile(const j2kc_component *components, uint32_t n, size_t t)
+    /**
+     * Host frame into the slot's pinned staging (pieces on the thread pool),
+     * then one asynchronous upload on the input stream: the caller's memory is
+     * free once this returns, and the upload overlaps other frames' kernels.
+     */
+    void stage_host_frame(Slot &s, const j2kc_image &image)
     {
-        const TileLayout &layout = work_[t].layout;
-        std::vector<j2kc_component> views(n);
-        std::vector<size_t> strides(n);
+        const auto t0 = Clock::now();
+        const uint32_t n = image.num_components;
+        uint64_t begin = UINT64_MAX, end = 0, separate = 0;
         for (uint32_t c = 0; c < n; ++c) {
-            views[c] = tile_view(components[c], layout.components[c].rect, 0, 0);
-            strides[c] = layout.components[c].rect.width();
+            const uint64_t span = component_span(image.components[c]);
+            begin = std::min(begin, image.components[c].data);
+            end = std::max(end, image.components[c].data + span);
+            separate += (span + 255) & ~uint64_t{255};
         }
-        int32_t *indices = gpu_->indices.as<int32_t>();
-        void *scratch = gpu_->dwt_scratch.as<void>();
-        cudaStream_t s = gpu_->stream.get();
-        const bool mct = plan_.cod.mct != 0;
-        if (plan_.reversible()) {
-            std::vector<int32_t *> p(n);
-            for (uint32_t c = 0; c < n; ++c) p[c] = indices + plane_offset_[t][c];
-            color_forward_gpu(views.data(), n, mct, p.data(), strides.data(), s);
+        // One span when the planes sit together (FFmpeg's buffers), else one piece per component.
+        const bool together = end - begin <= 2 * separate;
+        const uint64_t bytes = std::max<uint64_t>(together ? end - begin : separate, 1);
+        auto *host = static_cast<uint8_t *>(s.staging.reserve(bytes));
+        auto *dev = static_cast<uint8_t *>(s.frame.reserve(bytes));
+        s.copies.clear();
+        auto add = [&](const uint8_t *src, uint64_t offset, uint64_t size) {
+            for (uint64_t at = 0; at < size; at += kCopyChunk)
+                s.copies.push_back({src + at, host + offset + at, size_t(std::min<uint64_t>(kCopyChunk, size - at))});
+        };
+        if (together) {
+            // Only the bytes the components span are read (a gap between two
+            // planes need not be mapped); interleaved components share one range.
+            s.spans.clear();
             for (uint32_t c = 0; c < n; ++c)
-                dwt53_forward_gpu(p[c], strides[c], layout.components[c].rect, plan_.levels(), scratch, s);
-            return;
+                s.spans.push_back({image.components[c].data, image.components[c].data + component_span(image.components[c])});
+            std::sort(s.spans.begin(), s.spans.end());
+            uint64_t from = s.spans[0].first, to = s.spans[0].second;
+            for (size_t i = 1; i <= s.spans.size(); ++i) {
+                if (i < s.spans.size() && s.spans[i].first <= to) {
+                    to = std::max(to, s.spans[i].second);
+                    continue;
+                }
+                add(reinterpret_cast<const uint8_t *>(from), from - begin, to - from);
+                if (i < s.spans.size()) from = s.spans[i].first, to = s.spans[i].second;
+            }
+            for (uint32_t c = 0; c < n; ++c) {
+                s.device_components[c] = image.components[c];
+                s.device_components[c].data = reinterpret_cast<uint64_t>(dev) + (image.components[c].data - begin);
+            }
+        } else {
+            uint64_t offset = 0;
+            for (uint32_t c = 0; c < n; ++c) {
+                const uint64_t span = component_span(image.components[c]);
+                add(reinterpret_cast<const uint8_t *>(image.components[c].data), offset, span);
+                s.device_components[c] = image.components[c];
+                s.device_components[c].data = reinterpret_cast<uint64_t>(dev) + offset;
+                offset += (span + 255) & ~uint64_t{255};
+            }
         }
-        float *planes = gpu_->planes.as<float>();
-        std::vector<float *> p(n);
-        for (uint32_t c = 0; c < n; ++c) p[c] = planes + plane_offset_[t][c];
-        color_forward_gpu(views.data(), n, mct, p.data(), strides.data(), s);
-        for (uint32_t c = 0; c < n; ++c) {
-            const Rect &rect = layout.components[c].rect;
-            dwt97_forward_gpu(p[c], strides[c], rect, plan_.levels(), scratch, s);
-            const QuantizeParams q = make_quantize_params(plan_.quant[c], Wavelet::kIrreversible97,
-                                                          plan_.siz.components[c].precision, rect, plan_.levels());
-            quantize_gpu(p[c], strides[c], indices + plane_offset_[t][c], strides[c], q, s);
-        }
+        // The previous frame of this slot finished before the slot was freed, so
+        // its upload no longer reads the staging buffer.
+        if (s.copies.size() == 1)
+            std::memcpy(s.copies[0].dst, s.copies[0].src, s.copies[0].bytes);
+        else
+            pool_.parallel_for(s.copies.size(), [&](size_t i, unsigned) {
+                std::memcpy(s.copies[i].dst, s.copies[i].src, s.copies[i].bytes);
+            });
+        s.staging_ms = ms_since(t0);
+        cudaStream_t in = s.input.get();
+        mark(s, kMarkStart, in);
+        check_cuda(cudaMemcpyAsync(dev, host, bytes, cudaMemcpyHostToDevice, in), "frame upload");
     }
 
-    /** Tier-1 results to the tables PCRD-opt and Tier-2 read; returns the number of passes. */
-    uint32_t gather_passes(cudaStream_t s)
+    /** Tier-1 results to the tables PCRD-opt and Tier-2 read; the pass count and status come back pinned. */
+    void queue_gather(Slot &s)
     {
-        auto *status = gpu_->status.as<uint32_t>();
-        check_cuda(cudaMemsetAsync(status, 0, 4, s), "status reset");
+        cudaStream_t mn = s.main.get();
+        auto *status = s.status_word.as<uint32_t>();
+        check_cuda(cudaMemsetAsync(status, 0, 4, mn), "status reset");
         const uint32_t threads = 256, grid = (blocks_ + 1 + threads - 1) / threads;
-        encoder_gather_results_kernel<<<grid, threads, 0, s>>>(
-            gpu_->jobs.as<GpuCodeBlockJob>(), gpu_->results.as<GpuCodeBlockResult>(), blocks_,
-            gpu_->num_passes.as<uint32_t>(), gpu_->zero_bitplanes.as<uint8_t>(), gpu_->byte_offset.as<uint64_t>(),
-            status);
+        encoder_gather_results_kernel<<<grid, threads, 0, mn>>>(
+            s.jobs.as<GpuCodeBlockJob>(), s.results.as<GpuCodeBlockResult>(), blocks_, s.num_passes.as<uint32_t>(),
+            s.zero_bitplanes.as<uint8_t>(), s.byte_offset.as<uint64_t>(), status);
         check_cuda(cudaGetLastError(), "gather kernel");
-        scan_exclusive_sum(gpu_->num_passes.as<uint32_t>(), gpu_->pass_offset.as<uint32_t>(), blocks_ + 1,
-                           gpu_->scan_temp.as<void>(), gpu_->scan_temp.size(), s);
-        auto *small = gpu_->host_small.as<uint32_t>();
-        check_cuda(cudaMemcpyAsync(small, gpu_->pass_offset.as<uint32_t>() + blocks_, 4, cudaMemcpyDeviceToHost, s),
+        scan_exclusive_sum(s.num_passes.as<uint32_t>(), s.pass_offset.as<uint32_t>(), blocks_ + 1,
+                           s.scan_temp.as<void>(), s.scan_temp.size(), mn);
+        auto *small = s.host_small.as<uint32_t>();
+        check_cuda(cudaMemcpyAsync(small, s.pass_offset.as<uint32_t>() + blocks_, 4, cudaMemcpyDeviceToHost, mn),
                    "pass count download");
-        check_cuda(cudaMemcpyAsync(small + 1, status, 4, cudaMemcpyDeviceToHost, s), "status download");
+        check_cuda(cudaMemcpyAsync(small + 1, status, 4, cudaMemcpyDeviceToHost, mn), "status download");
         if (blocks_) {
-            encoder_compact_passes_kernel<<<blocks_, 32, 0, s>>>(
-                gpu_->jobs.as<GpuCodeBlockJob>(), gpu_->pass_offset.as<uint32_t>(), blocks_,
-                gpu_->sparse_end.as<uint32_t>(), gpu_->sparse_dist.as<uint64_t>(), gpu_->sparse_term.as<uint8_t>(),
-                gpu_->pass_end.as<uint32_t>(), gpu_->pass_dist.as<uint64_t>(), gpu_->pass_term.as<uint8_t>());
+            encoder_compact_passes_kernel<<<blocks_, 32, 0, mn>>>(
+                s.jobs.as<GpuCodeBlockJob>(), s.pass_offset.as<uint32_t>(), blocks_, s.sparse_end.as<uint32_t>(),
+                s.sparse_dist.as<uint64_t>(), s.sparse_term.as<uint8_t>(), s.pass_end.as<uint32_t>(),
+                s.pass_dist.as<uint64_t>(), s.pass_term.as<uint8_t>());
             check_cuda(cudaGetLastError(), "compact kernel");
         }
-        gpu_->stream.sync();
+    }
+
+    /** Worker thread: the slots in submit order, each through rate control and Tier-2. */
+    void worker_loop()
+    {
+        std::unique_ptr<ContextScope> scope;
+        j2kc_status scope_status = J2KC_OK;
+        std::string scope_message;
+        try {
+            scope = std::make_unique<ContextScope>(context_, device_);
+        } catch (const Error &e) {
+            scope_status = e.status();
+            scope_message = e.what();
+        }
+        size_t next = 0;
+        for (;;) {
+            Slot *slot = nullptr;
+            {
+                std::unique_lock<std::mutex> lock(mutex_);
+                work_ready_.wait(lock, [&] { return stop_ || slots()[next]->state == SlotState::kQueued; });
+                if (slots()[next]->state != SlotState::kQueued) return;  // stopped with nothing queued
+                slot = slots()[next].get();
+            }
+            if (scope_status != J2KC_OK) {
+                slot->status = scope_status;
+                slot->message = scope_message;
+            } else {
+                try {
+                    finish_frame(*slot);
+                } catch (const Error &e) {
+                    slot->status = e.status();
+                    slot->message = e.what();
+                } catch (const std::bad_alloc &) {
+                    slot->status = J2KC_ERR_NOMEM;
+                    slot->message = "out of memory";
+                } catch (const std::exception &e) {
+                    slot->status = J2KC_ERR_INTERNAL;
+                    slot->message = e.what();
+                }
+                if (slot->status != J2KC_OK) {
+                    // Leave the slot's streams idle for its next frame, whatever failed.
+                    cudaStreamSynchronize(slot->main.get());
+                    cudaStreamSynchronize(slot->input.get());
+                    cudaGetLastError();
+                }
+            }
+            {
+                std::lock_guard<std::mutex> lock(mutex_);
+                slot->state = SlotState::kDone;
+            }
+            frame_done_.notify_all();
+            next = (next + 1) % slots().size();
+        }
+    }
+
+    static double elapsed_ms(const OwnedEvent &a, const OwnedEvent &b)
+    {
+        float ms = 0;
+        check_cuda(cudaEventElapsedTime(&ms, a.get(), b.get()), "cudaEventElapsedTime");
+        return ms;
+    }
+
+    /** Worker thread: waits for the slot's Tier-1, then PCRD-opt and Tier-2 (host-driven rounds). */
+    void finish_frame(Slot &s)
+    {
+        cudaStream_t mn = s.main.get();
+        check_cuda(cudaStreamSynchronize(mn), "cudaStreamSynchronize");
+        const uint32_t *small = s.host_small.as<uint32_t>();
         if (small[1] != 0)
             fail(J2KC_ERR_INTERNAL, "GPU Tier-1 rejected code-block %u (status %u)", small[1] & 0xFFFFFF,
                  small[1] >> 24);
-        return small[0];
+        s.times = {};
+        if (timing()) {
+            // GPU timeline between stage boundaries (other frames' kernels share it).
+            s.times.upload = s.staging_ms + elapsed_ms(s.marks[kMarkStart], s.marks[kMarkUploaded]);
+            s.times.color = elapsed_ms(s.marks[kMarkUploaded], s.consumed);
+            s.times.dwt = elapsed_ms(s.consumed, s.marks[kMarkDwt]);
+            s.times.quant = elapsed_ms(s.marks[kMarkDwt], s.marks[kMarkQuant]);
+            s.times.tier1 = elapsed_ms(s.marks[kMarkQuant], s.marks[kMarkTier1]);
+        }
+        s.pcrd_blocks.num_passes = small[0];
+        auto t0 = Clock::now();
+        s.pcrd.select(
+            s.pcrd_blocks, rate_.params,
+            [&](const uint16_t *d_passes) { return s.tier2.measure(d_passes, s.t2_blocks, mn); }, mn,
+            /*copy_passes=*/false);
+        if (timing()) {
+            s.times.rate = ms_since(t0);
+            t0 = Clock::now();
+        }
+        s.size = s.tier2.write(s.pcrd.device_passes(), s.t2_blocks, s.out.as<uint8_t>(), out_capacity_,
+                               s.host_out.as<uint8_t>(), out_capacity_, mn);
+        if (timing()) s.times.tier2 = ms_since(t0);  // the codestream's download included
+        s.times.total = ms_since(s.submitted);
     }
 
     void *context_;
     int device_;
+    cudaStream_t lent_stream_;
     std::unique_ptr<GpuState> gpu_;
-    std::vector<std::vector<size_t>> plane_offset_;  ///< [tile][component] into the index planes
-    std::vector<j2kc_component> device_components_;
+    std::vector<TilePlan> tiles_;
+    std::vector<GpuCodeBlockJob> jobs_;  ///< coeffs and scratch relative to a slot's buffers
+    std::vector<const TileLayout *> layouts_;
+    Tier2GpuConfig t2_config_;
     RateSetup rate_;
-    uint32_t blocks_ = 0;
-    uint64_t arena_bytes_ = 0;
+    size_t samples_ = 1, dwt_scratch_bytes_ = 4;
+    uint64_t arena_bytes_ = 1, t1_scratch_bytes_ = 16, staging_hint_ = 0;
+    uint32_t blocks_ = 0, pass_slots_ = 1;
     uint64_t out_capacity_ = 0;
+
+    // The frame queue: slots [head_, head_ + in_flight_) in submit order, guarded by mutex_.
+    std::mutex mutex_;
+    std::condition_variable work_ready_, frame_done_;
+    size_t head_ = 0, in_flight_ = 0;
+    bool stop_ = false;
+    std::thread worker_;
 };
 
 }  // namespace

@@ -5,6 +5,7 @@
  */
 #include "pipeline/staged_encoder.h"
 
+#include "common/status.h"
 #include "pipeline/codestream_assembly.h"
 #include "rate/pcrd.h"
 
@@ -39,6 +40,11 @@ bool StagedEncoder::receive(std::vector<uint8_t> &codestream, int64_t &tag, bool
     tag = done_.front().second;
     done_.pop_front();
     return true;
+}
+
+std::vector<uint8_t> StagedEncoder::encode_frame(const j2kc_image &)
+{
+    fail(J2KC_ERR_INTERNAL, "this backend queues its frames itself");
 }
 
 void StagedEncoder::code_blocks(std::vector<TileWork> &work)

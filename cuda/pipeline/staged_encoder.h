@@ -3,7 +3,8 @@
  * @brief What the encoder backends share: the plan, the tile layouts, the
  * frame queue and the stage timer, plus the CPU reference of the stages after
  * quantisation (Tier-1, PCRD-opt, Tier-2, codestream assembly). A backend
- * implements encode_frame(); the CPU one runs every stage's reference.
+ * implements encode_frame() (the CPU one runs every stage's reference) or,
+ * to keep frames in flight, submit() and receive() (the CUDA one).
  */
 #pragma once
 
@@ -43,8 +44,12 @@ protected:
         return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
     }
 
-    /** One frame to one codestream, filling times_ as it goes. */
-    virtual std::vector<uint8_t> encode_frame(const j2kc_image &image) = 0;
+    /**
+     * One frame to one codestream, filling times_ as it goes (the
+     * synchronous queue of submit/receive above). A backend that keeps
+     * several frames in flight overrides submit/receive instead.
+     */
+    virtual std::vector<uint8_t> encode_frame(const j2kc_image &image);
 
     /** Tier-1 of every code-block of every tile, on the thread pool (CPU reference). */
     void code_blocks(std::vector<TileWork> &work);

@@ -82,7 +82,8 @@ WRAPPER_FILES := $(wildcard libavcodec/*.c libavcodec/*.h fate/*.mak fate/ref/* 
                  $(wildcard configure-patch/*.patch) configure-patch/apply.sh
 
 .PHONY: FORCE all core ffmpeg ffmpeg-fetch ffmpeg-configure demo test test-core test-fate test-ffmpeg \
-        test-gpu test-gpu-core fate-gpu fate-gen fate-bundle install help clean distclean
+        test-gpu test-gpu-core fate-gpu fate-gen fate-bundle install help clean distclean \
+        test-sanitize test-fuzz
 
 all: core ffmpeg
 
@@ -197,6 +198,19 @@ test: all
 	BUILD=$(B) CORE_DIR=$(abspath $(CORE_DIR)) FF_BUILD=$(FF_BUILD) FFMPEG=$(FFMPEG) FFPROBE=$(FFPROBE) \
 	  JOBS=$(JOBS) scripts/run-tests.sh all
 
+# Robustness (issue #5). The GoogleTest suite built with ASan+UBSan (leak
+# checks included), CPU tests; SAN_MODE=full drops quick mode's two slow host
+# sweeps. And each libFuzzer target (clang) run FUZZ_SECONDS on its seeds.
+# Each builds in its own folder, for one GPU architecture (the tests run on
+# the CPU). CI (.ci/run) runs both after `make test`.
+SAN_MODE     ?= quick
+FUZZ_SECONDS ?= 60
+test-sanitize:
+	BUILD=$(B)/sanitize JOBS=$(JOBS) CUDA_ARCHS=90-real scripts/sanitize.sh $(SAN_MODE)
+
+test-fuzz:
+	BUILD=$(B)/fuzz JOBS=$(JOBS) CUDA_ARCHS=90-real scripts/fuzz.sh $(FUZZ_SECONDS)
+
 # Regenerate the FATE references from a real run (CPU backend) into fate/ref/.
 fate-gen: all
 	rm -f $(FF_SRC)/tests/ref/fate/j2k_cuda-*
@@ -241,7 +255,11 @@ help:
 	@echo "  make test-core     core ctest;  make test-gpu-core: its Gpu* half"
 	@echo "  make ffmpeg        fetch (Debian source packages), patch, configure and build FFmpeg"
 	@echo "  make test-fate     FATE: make -C $(FF_BUILD) fate-j2k_cuda  (fate-gpu: fate-j2k_cuda-gpu)"
-	@echo "  make test-ffmpeg   ffmpeg/ffprobe/opj_* interop checks"
+	@echo "  make test-ffmpeg   ffmpeg/ffprobe/opj_* interop checks, hostile input to the wrapper"
+	@echo "  make test-sanitize the GoogleTest suite under ASan+UBSan+LeakSanitizer, CPU tests ($(BUILD)/sanitize;"
+	@echo "                     SAN_MODE=quick|full, default quick)"
+	@echo "  make test-fuzz     libFuzzer targets fuzz_decoder, fuzz_jp2 (clang), FUZZ_SECONDS each (default 60;"
+	@echo "                     a release run: FUZZ_SECONDS=3600); crashes land in $(BUILD)/fuzz/artifacts"
 	@echo "  make fate-gen      regenerate fate/ref/ from a real run (CPU backend)"
 	@echo "  make fate-bundle   $(BUILD)/fate-bundle/run.sh: FATE without the FFmpeg build tree (for the GPU machine)"
 	@echo "  make install       install ffmpeg, ffprobe, j2kc, libj2kcuda.a, j2kc.h, j2kcuda.pc into PREFIX"

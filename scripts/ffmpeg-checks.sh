@@ -148,9 +148,188 @@ sys.stdout.buffer.write(b'P6\n%d %d\n255\n'%(W,H)+bytes((x*7+y*3+c*91+(x*y)%13)&
     fi
 }
 
+# ---------------------------------------------------------------------------
+# Hostile use (issue #5): ffmpeg must end with an error status and a clear
+# message, never die of a signal. ffmpeg's own error exits are 256 - errno
+# (234 for EINVAL), so a signal is told apart by python's subprocess, not by
+# the usual "exit status > 128".
+# status_of CMD...: prints the exit status, or "signal N".
+status_of() {
+    python3 -c 'import subprocess, sys
+r = subprocess.run(sys.argv[1:], stdin=subprocess.DEVNULL)
+print("signal %d" % -r.returncode if r.returncode < 0 else r.returncode)' "$@"
+}
+ff_status() { status_of "$FFMPEG" -nostdin -hide_banner -loglevel error -y "$@"; }
+# j2k_cuda's own lines in a log (the library's message comes through its log callback).
+ours() { grep -c '^\[j2k_cuda @' "$1"; }
+
+# Lossless 3-component frames, so that j2k_cuda and the native decoder must agree exactly.
+make_frames() {  # prefix WxH count
+    ff -f lavfi -i "testsrc2=s=$2:d=1" -frames:v "$3" -pix_fmt rgb24 -c:v j2k_cuda -backend "$BACKEND" -lossless 1 \
+        -f image2 "$OUT/$1%02d.j2c"
+}
+
+# Truncated packets: every cut of a codestream decodes or fails, frame by
+# frame, without taking ffmpeg down; the intact first frame still comes out.
+check_truncated() {
+    make_frames tr 64x48 1 || { fail hostile-truncated "could not encode"; return; }
+    local src=$OUT/tr01.j2c size i=1 cut st
+    size=$(stat -c %s "$src")
+    cp "$src" "$OUT/trunc-000.j2c"
+    for cut in 1 2 6 12 40 47 60 $((size / 2)) $((size - 3)) $((size - 2)) $((size - 1)); do
+        head -c "$cut" "$src" > "$OUT/trunc-$(printf %03d $i).j2c"; i=$((i + 1))
+    done
+    # The codestream with its middle zeroed, and with 0xFF bytes (marker-like) in the packet data.
+    python3 -c "
+import sys; d = bytearray(open(sys.argv[1], 'rb').read()); n = len(d)
+a = bytearray(d); a[n // 3: 2 * n // 3] = bytes(2 * n // 3 - n // 3)
+open(sys.argv[2], 'wb').write(a)
+b = bytearray(d); b[n // 2: n // 2 + 16] = b'\xff\x90' * 8
+open(sys.argv[3], 'wb').write(b)" "$src" "$OUT/trunc-$(printf %03d $i).j2c" "$OUT/trunc-$(printf %03d $((i + 1))).j2c"
+    st=$(ff_status -f image2 -c:v j2k_cuda -backend "$BACKEND" -i "$OUT/trunc-%03d.j2c" -f framemd5 "$OUT/trunc.md5" 2>"$OUT/trunc.log")
+    case $st in
+    signal*) fail hostile-truncated "ffmpeg died of $st: $(tail -n 2 "$OUT/trunc.log" | tr '\n' ' ')"; return ;;
+    esac
+    local frames
+    frames=$(grep -vc '^#' "$OUT/trunc.md5" 2>/dev/null || echo 0)
+    if [ "$frames" -ge 1 ]; then
+        pass hostile-truncated
+    else
+        fail hostile-truncated "exit $st, no frame decoded (the first is intact): $(head -n 2 "$OUT/trunc.log" | tr '\n' ' ')"
+    fi
+    # One truncated file on its own: an error exit with j2k_cuda's message, or a (partial) frame.
+    st=$(ff_status -c:v j2k_cuda -backend "$BACKEND" -i "$OUT/trunc-004.j2c" -f null - 2>"$OUT/trunc1.log")
+    case $st in
+    signal*) fail hostile-truncated-header "ffmpeg died of $st" ;;
+    0) fail hostile-truncated-header "a 12-byte codestream decoded" ;;
+    *) [ "$(ours "$OUT/trunc1.log")" -ge 1 ] && pass hostile-truncated-header ||
+           fail hostile-truncated-header "exit $st without a j2k_cuda message: $(head -n 1 "$OUT/trunc1.log")" ;;
+    esac
+}
+
+# Packets of another codec handed to j2k_cuda: a PNG and a PPM named .j2c,
+# raw video packets in NUT. An error with j2k_cuda's message, no crash.
+check_other_codec() {
+    python3 -c "
+import struct, sys, zlib
+def chunk(t, d): return struct.pack('>I', len(d)) + t + d + struct.pack('>I', zlib.crc32(t + d) & 0xffffffff)
+w, h = 16, 8
+raw = b''.join(b'\0' + bytes((x * 16 + y) & 255 for x in range(w) for _ in range(3)) for y in range(h))
+png = b'\x89PNG\r\n\x1a\n' + chunk(b'IHDR', struct.pack('>IIBBBBB', w, h, 8, 2, 0, 0, 0)) + chunk(b'IDAT', zlib.compress(raw)) + chunk(b'IEND', b'')
+open(sys.argv[1], 'wb').write(png)
+open(sys.argv[2], 'wb').write(b'P6\n16 8\n255\n' + bytes(range(256)) * 1 + bytes(128))" "$OUT/png.j2c" "$OUT/ppm.j2c"
+    ff -f lavfi -i testsrc2=s=64x48:d=0.08 -c:v rawvideo "$OUT/raw.nut" || { fail hostile-other-codec "no raw NUT"; return; }
+    local what st bad=
+    for what in png.j2c ppm.j2c raw.nut; do
+        st=$(ff_status -c:v j2k_cuda -backend "$BACKEND" -i "$OUT/$what" -f null - 2>"$OUT/other-$what.log")
+        case $st in
+        signal*) bad="$bad $what: died of $st;" ;;
+        0) bad="$bad $what: decoded;" ;;
+        *) grep -q '^\[j2k_cuda @.*not a JPEG 2000' "$OUT/other-$what.log" ||
+               bad="$bad $what: exit $st, message: $(head -n 1 "$OUT/other-$what.log");" ;;
+        esac
+    done
+    [ -z "$bad" ] && pass hostile-other-codec || fail hostile-other-codec "$bad"
+}
+
+# The frame size changes mid-stream (64x48, then 96x80, then back), in an
+# image sequence and in NUT: every frame decoded at its own size, pixel for
+# pixel as FFmpeg's native decoder does.
+check_size_change() {
+    make_frames sa 64x48 2 && make_frames sb 96x80 2 || { fail hostile-size-change "could not encode"; return; }
+    cp "$OUT/sa01.j2c" "$OUT/sizes-s000.j2c"; cp "$OUT/sa02.j2c" "$OUT/sizes-s001.j2c"
+    cp "$OUT/sb01.j2c" "$OUT/sizes-s002.j2c"; cp "$OUT/sb02.j2c" "$OUT/sizes-s003.j2c"
+    cp "$OUT/sa01.j2c" "$OUT/sizes-s004.j2c"
+    ff -f image2 -i "$OUT/sizes-s%03d.j2c" -c copy "$OUT/sizes.nut" || { fail hostile-size-change "no NUT"; return; }
+    local kind st
+    for kind in image2 nut; do
+        local in
+        [ $kind = image2 ] && in=(-f image2 -i "$OUT/sizes-s%03d.j2c") || in=(-i "$OUT/sizes.nut")
+        st=$(ff_status -c:v j2k_cuda -backend "$BACKEND" "${in[@]}" -noautoscale -pix_fmt rgb48le -f framemd5 \
+             "$OUT/sizes-$kind-ours.md5" 2>"$OUT/sizes-$kind.log")
+        case $st in
+        0) ;;
+        *) fail "hostile-size-change-$kind" "exit $st: $(head -n 2 "$OUT/sizes-$kind.log" | tr '\n' ' ')"; continue ;;
+        esac
+        ff -c:v jpeg2000 "${in[@]}" -noautoscale -pix_fmt rgb48le -f framemd5 "$OUT/sizes-$kind-native.md5"
+        if [ "$(grep -vc '^#' "$OUT/sizes-$kind-ours.md5")" != 5 ]; then
+            fail "hostile-size-change-$kind" "$(grep -vc '^#' "$OUT/sizes-$kind-ours.md5") frames, not 5"
+        elif [ "$(grep -v '^#' "$OUT/sizes-$kind-ours.md5" | awk -F, '{print $5}' | sort -u | wc -l)" != 2 ]; then
+            fail "hostile-size-change-$kind" "frames were not decoded at two sizes"
+        elif ! diff <(grep -v '^#' "$OUT/sizes-$kind-ours.md5") <(grep -v '^#' "$OUT/sizes-$kind-native.md5") >/dev/null; then
+            fail "hostile-size-change-$kind" "frames differ from FFmpeg's native decoder"
+        else
+            pass "hostile-size-change-$kind"
+        fi
+    done
+}
+
+# The GPU is gone (hidden with CUDA_VISIBLE_DEVICES, or a device index that
+# does not exist): -backend cuda fails with one message naming the device, in
+# the encoder and in the decoder; with -backend auto the CPU takes over.
+check_gpu_gone() {
+    make_frames gg 32x24 1 || { fail hostile-gpu-gone "could not encode"; return; }
+    local st bad= line
+    st=$(CUDA_VISIBLE_DEVICES= ff_status -f lavfi -i testsrc2=s=32x24:d=0.04 -c:v j2k_cuda -backend cuda -f null - 2>"$OUT/gone-enc.log")
+    case $st in signal*|0) bad="$bad encoder: $st;" ;; esac
+    st=$(CUDA_VISIBLE_DEVICES= ff_status -c:v j2k_cuda -backend cuda -i "$OUT/gg01.j2c" -f null - 2>"$OUT/gone-dec.log")
+    case $st in signal*|0) bad="$bad decoder: $st;" ;; esac
+    st=$(ff_status -f lavfi -i testsrc2=s=32x24:d=0.04 -c:v j2k_cuda -backend cuda -gpu 99 -f null - 2>"$OUT/gone-idx.log")
+    case $st in signal*|0) bad="$bad encoder -gpu 99: $st;" ;; esac
+    for line in gone-enc gone-dec gone-idx; do
+        grep -q '^\[j2k_cuda @.*\(CUDA device\|GPU\)' "$OUT/$line.log" || bad="$bad $line: no message naming the device;"
+    done
+    [ -z "$bad" ] && pass hostile-gpu-gone || fail hostile-gpu-gone "$bad"
+    st=$(CUDA_VISIBLE_DEVICES= ff_status -c:v j2k_cuda -backend auto -i "$OUT/gg01.j2c" -f null - 2>"$OUT/gone-auto.log")
+    [ "$st" = 0 ] && pass hostile-gpu-gone-auto-cpu || fail hostile-gpu-gone-auto-cpu "exit $st: $(head -n 1 "$OUT/gone-auto.log")"
+}
+
+# Encoder options, sizes and formats it cannot honour: an error exit and
+# exactly one j2k_cuda line that says why (ffmpeg adds its generic lines).
+reject() {  # name regexp ffmpeg-args...
+    local name=$1 re=$2 st n
+    shift 2
+    st=$(ff_status "$@" -f null - 2>"$OUT/reject-$name.log")
+    n=$(ours "$OUT/reject-$name.log")
+    case $st in
+    signal*) fail "reject-$name" "ffmpeg died of $st" ;;
+    0) fail "reject-$name" "accepted" ;;
+    *) if [ "$n" = 1 ] && grep -q "^\[j2k_cuda @.*$re" "$OUT/reject-$name.log"; then pass "reject-$name"
+       else fail "reject-$name" "exit $st, $n j2k_cuda lines: $(grep '^\[j2k_cuda' "$OUT/reject-$name.log" | head -n 2 | tr '\n' ' ')"; fi ;;
+    esac
+}
+
+check_encoder_rejects() {
+    local src=(-f lavfi -i testsrc2=s=64x48:d=0.04)
+    local enc=(-c:v j2k_cuda -backend "$BACKEND")
+    reject profile-format 'needs 12-bit' "${src[@]}" -pix_fmt rgb24 "${enc[@]}" -profile:v dci_4k
+    reject profile-size 'larger than 4096x2160' -f lavfi -i color=s=4104x16:d=0.04 -pix_fmt xyz12le "${enc[@]}" -profile:v dci_4k
+    reject profile-levels 'decomposition levels' -f lavfi -i color=s=4096x2160:d=0.04 -pix_fmt xyz12le "${enc[@]}" -profile:v dci_4k -levels 7
+    reject profile-tiles 'one tile' "${src[@]}" -pix_fmt xyz12le "${enc[@]}" -profile:v dci_2k -tile_width 16
+    reject lossless-budget 'lossless' "${src[@]}" "${enc[@]}" -lossless 1 -max_frame_bytes 100
+    reject cblk-area 'code-block size' "${src[@]}" "${enc[@]}" -cblk_width 1024 -cblk_height 1024
+    reject cblk-power 'power of two' "${src[@]}" "${enc[@]}" -cblk_width 48
+    reject bitrate 'bytes a frame' "${src[@]}" "${enc[@]}" -b:v 100
+    # Pixel formats: ffmpeg converts what the encoder does not list, with one
+    # line naming the format it chose; the frame is then encoded.
+    local st
+    st=$(status_of "$FFMPEG" -nostdin -hide_banner -loglevel warning -y "${src[@]}" -pix_fmt pal8 "${enc[@]}" \
+         -f null - 2>"$OUT/pixfmt.log")
+    if [ "$st" = 0 ] && grep -q "Incompatible pixel format 'pal8' for codec 'j2k_cuda', auto-selecting" "$OUT/pixfmt.log"; then
+        pass pixfmt-negotiated
+    else
+        fail pixfmt-negotiated "exit $st: $(head -n 1 "$OUT/pixfmt.log")"
+    fi
+}
+
 check_start
 check_help
 check_no_device
 check_lossless
 check_peers
 check_dci_4k
+check_truncated
+check_other_codec
+check_size_change
+check_gpu_gone
+check_encoder_rejects

@@ -306,11 +306,53 @@ J2KC_HD uint32_t t1_load_decisions4(const uint8_t *p)
 }
 
 /**
+ * ENCODE (C.2.2) of `bit` in context word `w` with few branches, for lanes
+ * that code different blocks: the three cases of CODEMPS/CODELPS become
+ * selects, so a warp diverges only when a byte leaves (renormalisation
+ * reaching CT). `t` is table[w & 0x7F], loaded by the caller as soon as w is
+ * known. Returns the context's new word.
+ */
+J2KC_HD uint32_t mq_encode_select(MqRegEncoder &e, uint32_t bit, uint32_t w, const MqWordTransition &t)
+{
+    const uint32_t qe = w >> 8;
+    e.a -= qe;
+    const bool mps = bit == (w & 1u);
+    const bool renorm = !mps || (e.a & 0x8000u) == 0;
+    const bool lt = e.a < qe;
+    // CODEMPS: A < Qe -> A = Qe, else C += Qe (no renormalisation: C += Qe);
+    // CODELPS: A < Qe -> C += Qe, else A = Qe.
+    const bool set_a = renorm && (mps == lt);
+    e.c += set_a ? 0u : qe;
+    e.a = set_a ? qe : e.a;
+    const uint32_t next = mps ? t.mps : t.lps;
+    // Renormalise (n = 0 when A kept bit 15).
+    int32_t n = static_cast<int32_t>(mq_clz32(e.a)) - 16;
+    e.a <<= n;
+    if (n >= e.ct) {
+        do {
+            e.c <<= e.ct;
+            n -= e.ct;
+            e.byte_out();
+        } while (n >= e.ct);
+    }
+    e.c <<= n;
+    e.ct -= n;
+    return renorm ? next : w;
+}
+
+/**
  * Phase 2 for one block, by one thread: codes the decisions of phase 1
  * (`dec`, 4-byte aligned; pass q's end in pass_dec_end[q]) with the segment,
  * termination and truncation-point logic of t1_encode_block, into out.buf.
  * `cx` holds the 19 context words, entry k at cx[k * cx_stride]. out must
  * hold phase 1's num_passes; sets out.bytes and every pass_end.
+ *
+ * One flat loop over the block's decisions, pass boundaries handled inside
+ * it: the lanes of a warp code different blocks, and nested per-pass loops
+ * would make every lane wait at each pass boundary for the lane with the
+ * longest pass. The context word of the next decision is loaded before the
+ * current one is stored (and forwarded when both use the same context), so
+ * the shared-memory latency overlaps the arithmetic.
  */
 J2KC_HD uint32_t t1_code_block_decisions(const uint8_t *dec, const uint32_t *pass_dec_end, uint32_t width,
                                          uint32_t height, uint8_t style, const T1EncodeScratch &scratch,
@@ -322,59 +364,92 @@ J2KC_HD uint32_t t1_code_block_decisions(const uint8_t *dec, const uint32_t *pas
     if (num_passes == 0) return kT1EncodeOk;
     const bool predictable = (style & kStylePredictable) != 0;
     const size_t pass_bound = t1_pass_byte_bound(width, height);
+    const uint32_t total = pass_dec_end[num_passes - 1];
     uint8_t *const buf = out.buf;
     buf[0] = 0;  // the dummy byte before the stream
     t1_reset_context_words(cx, cx_stride);
     MqRegEncoder mq{};
     RawEncoder rawc{};
     size_t seg_start = 1;
-    bool segment_open = false, segment_raw = false;
+    bool segment_open = false, segment_raw = false, raw = false;
     uint32_t seg_first_pass = 0;
-    uint32_t k = 0;  // next decision
-    for (uint32_t pass = 0; pass < num_passes; ++pass) {
-        const bool raw = t1_pass_is_raw(pass, style);
-        const size_t used = segment_open ? (segment_raw ? static_cast<size_t>(rawc.bp - buf) : size_t(mq.pos)) + 1
-                                         : seg_start;
-        if (used + pass_bound > out.capacity) return kT1EncodeOverflow;
-        if (!segment_open) {
-            if (raw) rawc.init(buf + seg_start);
-            else mq.init(buf, static_cast<int32_t>(seg_start));
-            segment_open = true;
-            segment_raw = raw;
-            seg_first_pass = pass;
-        }
-        if ((style & kStyleReset) && pass > 0) t1_reset_context_words(cx, cx_stride);
-        const uint32_t end = pass_dec_end[pass];
-        while (k < end) {
-            const uint32_t word = t1_load_decisions4(dec + (k & ~3u)) >> (8 * (k & 3u));
-            const uint32_t n = min_u32(4 - (k & 3u), end - k);
-            if (raw) {
-                for (uint32_t i = 0; i < n; ++i) rawc.put((word >> (8 * i + 7)) & 1u);
-            } else {
-                for (uint32_t i = 0; i < n; ++i) {
-                    const uint32_t d = word >> (8 * i);
-                    mq.encode((d >> 7) & 1u, cx[(d & 0x1Fu) * cx_stride], table);
+    uint32_t pass = 0;       // passes begun
+    uint32_t pass_end = 0;   // end of the current pass's decisions
+    // Decision bytes: `cur` holds the word with decision k's byte at bits
+    // 0-7 (shifted as k advances), `ahead` the next aligned word.
+    uint32_t cur = total > 0 ? t1_load_decisions4(dec) : 0u;
+    uint32_t ahead = total > 4 ? t1_load_decisions4(dec + 4) : 0u;
+    uint32_t d = cur & 0xFFu;
+    uint32_t w = 0;
+    for (uint32_t k = 0;; ++k) {
+        if (k == pass_end) {
+            // Ends every pass that ends here (passes may hold no decisions),
+            // begins the next.
+            bool reset = false;
+            do {
+                if (pass > 0) {
+                    const uint32_t q = pass - 1;
+                    const bool terminated = pass == num_passes || t1_pass_is_terminated(q, style);
+                    if (!terminated) {
+                        if (segment_raw) scratch.raw_ends[q] = rawc.bytes_needed();
+                        else scratch.snapshots[q] = mq.snapshot();
+                    } else {
+                        const uint32_t length = segment_raw ? rawc.flush(predictable)
+                                                            : (predictable ? mq.flush_predictable() : mq.flush());
+                        const uint8_t *seg = buf + seg_start;
+                        for (uint32_t r = seg_first_pass; r < q; ++r) {
+                            const uint32_t needed = segment_raw ? scratch.raw_ends[r]
+                                                                : mq_truncation_length(scratch.snapshots[r], seg, length);
+                            out.pass_end[r] =
+                                static_cast<uint32_t>(seg_start - 1) + segment_truncation_point(needed, seg, length);
+                        }
+                        seg_start += length;
+                        out.pass_end[q] = static_cast<uint32_t>(seg_start - 1);
+                        segment_open = false;
+                    }
                 }
-            }
-            k += n;
+                if (pass == num_passes) break;
+                raw = t1_pass_is_raw(pass, style);
+                const size_t used =
+                    segment_open ? (segment_raw ? static_cast<size_t>(rawc.bp - buf) : size_t(mq.pos)) + 1 : seg_start;
+                if (used + pass_bound > out.capacity) return kT1EncodeOverflow;
+                if (!segment_open) {
+                    if (raw) rawc.init(buf + seg_start);
+                    else mq.init(buf, static_cast<int32_t>(seg_start));
+                    segment_open = true;
+                    segment_raw = raw;
+                    seg_first_pass = pass;
+                }
+                if ((style & kStyleReset) && pass > 0) {
+                    t1_reset_context_words(cx, cx_stride);
+                    reset = true;
+                }
+                pass_end = pass_dec_end[pass];
+                ++pass;
+            } while (k == pass_end);
+            if (k == total) break;
+            if (k == 0 || reset) w = cx[(d & 0x1Fu) * cx_stride];
         }
-        const bool terminated = pass + 1 == num_passes || t1_pass_is_terminated(pass, style);
-        if (!terminated) {
-            if (segment_raw) scratch.raw_ends[pass] = rawc.bytes_needed();
-            else scratch.snapshots[pass] = mq.snapshot();
-            continue;
+        // The next decision's byte and context word, ahead of this one's store.
+        if (((k + 1) & 3u) == 0) {
+            cur = ahead;
+            ahead = k + 5 < total ? t1_load_decisions4(dec + k + 5) : 0u;
+        } else {
+            cur >>= 8;
         }
-        const uint32_t length =
-            segment_raw ? rawc.flush(predictable) : (predictable ? mq.flush_predictable() : mq.flush());
-        const uint8_t *seg = buf + seg_start;
-        for (uint32_t q = seg_first_pass; q < pass; ++q) {
-            const uint32_t needed =
-                segment_raw ? scratch.raw_ends[q] : mq_truncation_length(scratch.snapshots[q], seg, length);
-            out.pass_end[q] = static_cast<uint32_t>(seg_start - 1) + segment_truncation_point(needed, seg, length);
+        const uint32_t dn = k + 1 < total ? (cur & 0xFFu) : 0u;
+        const uint32_t w_next = cx[(dn & 0x1Fu) * cx_stride];
+        const uint32_t bit = (d >> 7) & 1u;
+        if (raw) {
+            rawc.put(bit);
+            w = w_next;
+        } else {
+            const uint32_t ctx = d & 0x1Fu;
+            const uint32_t nw = mq_encode_select(mq, bit, w, table[w & 0x7Fu]);
+            cx[ctx * cx_stride] = nw;
+            w = (dn & 0x1Fu) == ctx ? nw : w_next;
         }
-        seg_start += length;
-        out.pass_end[pass] = static_cast<uint32_t>(seg_start - 1);
-        segment_open = false;
+        d = dn;
     }
     for (uint32_t q = 1; q < num_passes; ++q)
         if (out.pass_end[q] < out.pass_end[q - 1]) out.pass_end[q] = out.pass_end[q - 1];

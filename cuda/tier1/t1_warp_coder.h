@@ -83,6 +83,8 @@ struct T1WarpShared {
     uint8_t nsym[32];
     uint8_t sym[32][12];    ///< decisions: context (bits 0-4) | bit << 7
     int64_t dist[32];       ///< per-lane distortion sums of the pass (before the 2^p factor)
+    int64_t round_dist[32]; ///< the current significance-pass round's distortion per lane
+    uint8_t vis[32];        ///< the current round's visited rows per lane
     uint32_t max_mag[32];
 };
 
@@ -220,9 +222,11 @@ J2KC_HD void t1w_sign(T1WarpShared &sh, uint32_t lane, const T1NeighbourView &v,
  * `emit`, also records decisions, distortion and the visited rows.
  */
 J2KC_HD uint32_t t1w_spp_column(T1WarpShared &sh, uint32_t lane, uint32_t left_new, int p, uint32_t rows,
-                                bool vc, bool raw, uint32_t orientation, bool emit, uint32_t *visited)
+                                bool vc, bool raw, uint32_t orientation, bool emit, uint32_t *visited,
+                                int64_t &dist)
 {
     const T1WarpLaneIn &in = sh.in[lane];
+    if (visited) *visited = 0;
     if (!in.valid) return 0;
     const uint32_t sig0 = in.w & 0xFu;
     const uint32_t left_sig = (in.lw & 0xFu) | left_new;
@@ -238,7 +242,7 @@ J2KC_HD uint32_t t1w_spp_column(T1WarpShared &sh, uint32_t lane, uint32_t left_n
         if (bit) {
             if (emit) {
                 t1w_sign(sh, lane, v, (in.w >> (4 + r)) & 1u, raw);
-                sh.dist[lane] += t1_dist_significance(in.mag[r], p);
+                dist += t1_dist_significance(in.mag[r], p);
             }
             n |= 1u << r;
         }
@@ -322,15 +326,23 @@ J2KC_HD void t1w_pass(T1WarpShared &sh, uint16_t *words, const uint32_t *mags, u
             }
             T1W_SYNC();
             if (type == 0) {
-                // Rounds of the recurrence until nothing changes (see the file comment).
+                // Rounds of the recurrence until nothing changes (see the file
+                // comment). Every round records its decisions: the round that
+                // changes nothing ran on the fixed point, so its decisions,
+                // visited rows and distortion are the pass's.
                 uint32_t cur = 0;
                 for (int round = 0; round < 34; ++round) {
                     T1W_LANES(l)
                     {
                         const uint32_t left = l > 0 ? sh.nb[cur][l - 1] : 0u;
-                        const uint32_t n = t1w_spp_column(sh, l, left, p, rows, vc, raw, orientation, false, nullptr);
+                        sh.nsym[l] = 0;
+                        uint32_t vis = 0;
+                        int64_t dd = 0;
+                        const uint32_t n = t1w_spp_column(sh, l, left, p, rows, vc, raw, orientation, true, &vis, dd);
                         sh.nb[cur ^ 1][l] = static_cast<uint8_t>(n);
                         sh.changed[l] = n != sh.nb[cur][l];
+                        sh.vis[l] = static_cast<uint8_t>(vis);
+                        sh.round_dist[l] = dd;
                     }
                     T1W_SYNC();
                     cur ^= 1;
@@ -340,11 +352,10 @@ J2KC_HD void t1w_pass(T1WarpShared &sh, uint16_t *words, const uint32_t *mags, u
                 }
                 T1W_LANES(l)
                 {
-                    const uint32_t left = l > 0 ? sh.nb[cur][l - 1] : 0u;
-                    uint32_t vis = 0;
-                    const uint32_t n = t1w_spp_column(sh, l, left, p, rows, vc, raw, orientation, true, &vis);
                     if (sh.in[l].valid)
-                        words[size_t{s} * width + x0 + l] = static_cast<uint16_t>(sh.in[l].w | n | (vis << 12));
+                        words[size_t{s} * width + x0 + l] =
+                            static_cast<uint16_t>(sh.in[l].w | sh.nb[cur][l] | (uint32_t{sh.vis[l]} << 12));
+                    sh.dist[l] += sh.round_dist[l];
                 }
             } else if (type == 1) {
                 T1W_LANES(l)

@@ -82,7 +82,7 @@ WRAPPER_FILES := $(wildcard libavcodec/*.c libavcodec/*.h fate/*.mak fate/ref/* 
                  $(wildcard configure-patch/*.patch) configure-patch/apply.sh
 
 .PHONY: FORCE all core ffmpeg ffmpeg-fetch ffmpeg-configure demo test test-core test-fate test-ffmpeg \
-        test-gpu test-gpu-core fate-gpu fate-gen fate-bundle install help clean distclean \
+        test-gpu test-gpu-core fate-gpu fate-gen fate-bundle bench bench-prep bench-readme install help clean distclean \
         test-sanitize test-fuzz
 
 all: core ffmpeg
@@ -235,6 +235,26 @@ fate-bundle: all
 	FF_SRC=$(FF_SRC) FF_BUILD=$(FF_BUILD) scripts/fate-bundle.sh $(B)/fate-bundle
 
 # ---------------------------------------------------------------------------
+# Benchmark against the peers (scripts/bench/). bench-prep fills BENCH_DIR
+# here (it needs the network: Debian packages, PyPI wheels); bench runs on the
+# CUDA machine from BENCH_DIR alone and writes BENCH_OUT; bench-readme puts
+# BENCH_OUT/results.md's summary into README's Performance section.
+BENCH_DIR ?= $(BUILD)/bench
+BENCH_OUT ?= $(BUILD)/bench-out
+BENCH_ARGS ?=
+
+bench-prep: all
+	BENCH_DIR=$(BENCH_DIR) BENCH_CACHE=$(B)/bench-cache CORE_LIB=$(J2KC_LIB) FFMPEG=$(FFMPEG) \
+	  NVCC=$(NVCC) CUDA_LIBDIR=$(CUDA_LIBDIR) scripts/bench/prep.sh
+
+bench:
+	@test -x $(BENCH_DIR)/bin/j2kc_bench || { echo "$(BENCH_DIR) is empty: run 'make bench-prep' first"; exit 1; }
+	PYTHONUNBUFFERED=1 python3 scripts/bench/run.py --dir $(BENCH_DIR) --out $(BENCH_OUT) $(BENCH_ARGS)
+
+bench-readme:
+	python3 scripts/bench/readme.py $(BENCH_OUT)/results.json README.md
+
+# ---------------------------------------------------------------------------
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include
 	install -m 755 $(FFMPEG) $(FFPROBE) $(DESTDIR)$(PREFIX)/bin/
@@ -262,6 +282,11 @@ help:
 	@echo "                     a release run: FUZZ_SECONDS=3600); crashes land in $(BUILD)/fuzz/artifacts"
 	@echo "  make fate-gen      regenerate fate/ref/ from a real run (CPU backend)"
 	@echo "  make fate-bundle   $(BUILD)/fate-bundle/run.sh: FATE without the FFmpeg build tree (for the GPU machine)"
+	@echo "  make bench-prep    fill BENCH_DIR=$(BENCH_DIR) for the benchmark: j2kc_bench, ffmpeg, Debian's opj/grk"
+	@echo "                     tools, nvJPEG2000 wheels, photographs (needs the network)"
+	@echo "  make bench         on a CUDA machine: j2k_cuda against nvJPEG2000, OpenJPEG, Grok and FFmpeg on the"
+	@echo "                     same frames; table, results.json and PNG charts in BENCH_OUT=$(BENCH_OUT) (< 10 min)"
+	@echo "  make bench-readme  README's Performance section from BENCH_OUT/results.json"
 	@echo "  make install       install ffmpeg, ffprobe, j2kc, libj2kcuda.a, j2kc.h, j2kcuda.pc into PREFIX"
 	@echo "  make clean         remove $(BUILD)/ (distclean: the same)"
 	@echo "outputs: $(FFMPEG) $(FFPROBE) $(J2KC_TOOL) $(CORE_DIR)/cuda/libj2kcuda.a"

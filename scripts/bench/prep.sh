@@ -86,7 +86,7 @@ done
 # (the wheel's other extensions and Python versions would not fit the carry).
 s=$cache/site/nvidia
 mkdir -p "$out/site/nvidia/nvimgcodec/extensions" "$out/site/nvidia/nvjpeg2k/lib"
-cp "$s/__init__.py" "$out/site/nvidia/" 2>/dev/null || touch "$out/site/nvidia/__init__.py"
+# No nvidia/__init__.py: the folder joins the machine's own nvidia namespace.
 cp "$s/nvimgcodec/__init__.py" "$s"/nvimgcodec/nvimgcodec_impl.cpython-312-*.so "$s/nvimgcodec/libnvimgcodec.so.0" \
    "$out/site/nvidia/nvimgcodec/"
 cp "$s"/nvimgcodec/extensions/libnvjpeg2k_ext.so.* "$out/site/nvidia/nvimgcodec/extensions/"

@@ -134,10 +134,14 @@ public:
         J2KC_CHECK_ARG(config.frames_in_flight >= 0 && config.frames_in_flight <= int(kMaxSlots),
                        "frames_in_flight %d is outside 0..%u", config.frames_in_flight, kMaxSlots);
         ContextScope scope(context_, device_);
-        gpu_ = std::make_unique<GpuState>();
-        plan_tables(shape);
-        const unsigned want = config.frames_in_flight > 0 ? unsigned(config.frames_in_flight) : kDefaultSlots;
-        make_slots(want);
+        try {
+            gpu_ = std::make_unique<GpuState>();
+            plan_tables(shape);
+            make_slots(config.frames_in_flight > 0 ? unsigned(config.frames_in_flight) : kDefaultSlots);
+        } catch (...) {
+            gpu_.reset();  // inside the scope: the buffers belong to this context
+            throw;
+        }
         worker_ = std::thread([this] { worker_loop(); });
     }
 

@@ -96,6 +96,7 @@ typedef struct J2KCudaEncContext {
     int     broadcast_level;
     int     gpu;
     int     backend;
+    int     frames_in_flight;
 } J2KCudaEncContext;
 
 static int log2_size(AVCodecContext *avctx, const char *name, int size,
@@ -126,6 +127,7 @@ static int fill_config(AVCodecContext *avctx, j2kc_encoder_config *config)
     config->log        = ff_j2kcuda_log_callback;
     config->log_opaque = &ctx->log;
     config->threads    = avctx->thread_count;
+    config->frames_in_flight = ctx->frames_in_flight;
     config->profile    = ctx->profile;
     config->lossless   = ctx->lossless;
     if (rate.num > 0 && rate.den > 0) {
@@ -443,6 +445,7 @@ static const AVOption options[] = {
     { "imf_sublevel",    "IMF sub-level (0: derived)",                  OFFSET(imf_sub_level),  AV_OPT_TYPE_INT, { .i64 = 0 }, 0, 9, VE },
     { "broadcast_level", "Broadcast level (0: derived)",                OFFSET(broadcast_level), AV_OPT_TYPE_INT, { .i64 = 0 }, 0, 7, VE },
     { "gpu",             "CUDA device index when no device is given", OFFSET(gpu), AV_OPT_TYPE_INT, { .i64 = 0 }, 0, INT_MAX, VE },
+    { "frames_in_flight", "Frames encoded at once on the GPU (0: library default)", OFFSET(frames_in_flight), AV_OPT_TYPE_INT, { .i64 = 0 }, 0, 16, VE },
     { "backend",         "Where to encode", OFFSET(backend), AV_OPT_TYPE_INT, { .i64 = J2KC_BACKEND_CUDA }, J2KC_BACKEND_AUTO, J2KC_BACKEND_CPU, VE, .unit = "backend" },
         { "auto",        "CUDA when a GPU is usable, else CPU",     0, AV_OPT_TYPE_CONST, { .i64 = J2KC_BACKEND_AUTO }, 0, 0, VE, .unit = "backend" },
         { "cuda",        "CUDA GPU",                                0, AV_OPT_TYPE_CONST, { .i64 = J2KC_BACKEND_CUDA }, 0, 0, VE, .unit = "backend" },

@@ -34,6 +34,7 @@ missing (ctest SKIP_RETURN_CODE). Python 3 standard library only.
 import argparse
 import array
 import concurrent.futures
+import math
 import os
 import random
 import re
@@ -633,6 +634,107 @@ class EncodeCase:
         return Result(self, 'pass', '', worst, ndiff, True)
 
 
+def read_pnm(path):
+    """Planes, width, height, precision of a binary PGM/PPM."""
+    with open(path, 'rb') as f:
+        data = f.read()
+    fields, pos = [], 0
+    while len(fields) < 4:
+        while data[pos:pos + 1].isspace():
+            pos += 1
+        if data[pos:pos + 1] == b'#':
+            pos = data.index(b'\n', pos)
+            continue
+        end = pos
+        while not data[end:end + 1].isspace():
+            end += 1
+        fields.append(data[pos:end])
+        pos = end
+    pos += 1
+    comps = {b'P5': 1, b'P6': 3}[fields[0]]
+    w, h, maxval = int(fields[1]), int(fields[2]), int(fields[3])
+    n = 1 if maxval < 256 else 2
+    body = data[pos:pos + w * h * comps * n]
+    if n == 1:
+        samples = list(body)
+    else:
+        samples = [body[i] << 8 | body[i + 1] for i in range(0, len(body), 2)]
+    return [samples[c::comps] for c in range(comps)], w, h, maxval.bit_length()
+
+
+class FileSource:
+    """A test image from tests/data (a binary PNM), usable where a Source is."""
+
+    def __init__(self, name):
+        self.path = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'data', name)
+        self.planes = None
+
+    def make(self, root):
+        if self.planes is None:
+            self.planes, self.w, self.h, self.prec = read_pnm(self.path)
+            self.comps = len(self.planes)
+        return self
+
+    def file(self, root, kind):
+        assert kind == 'pnm'
+        return self.path
+
+
+def psnr_db(ref_planes, planes, prec):
+    total, count = 0, 0
+    for a, b in zip(ref_planes, planes):
+        total += sum((x - y) * (x - y) for x, y in zip(a, b))
+        count += len(a)
+    if total == 0:
+        return float('inf')
+    peak = (1 << prec) - 1
+    return 10 * math.log10(peak * peak * count / total)
+
+
+class PsnrCase:
+    """Issue #2: at the byte count opj_compress -I reaches for a ratio, our
+    encoder (given that many bytes as its budget) uses no more bytes and
+    reaches at least its PSNR; both streams decoded by opj_decompress."""
+
+    section = 'encode'
+
+    def __init__(self, name, src, ratio, full_only=False):
+        self.name = 'encode/psnr_%s_r%d' % (name, ratio)
+        self.src, self.kind, self.ratio, self.full_only = src, 'pnm', ratio, full_only
+
+    def run(self, ctx, work):
+        inp = self.src.file(ctx.root, 'pnm')
+        self.src.make(ctx.root)
+        theirs = os.path.join(work, 'opj.j2k')
+        rc, so, se = run(['opj_compress', '-i', inp, '-o', theirs, '-I', '-r', str(self.ratio)])
+        if rc != 0:
+            return Result(self, 'fail', 'opj_compress failed (%s)' % rc)
+        budget = os.path.getsize(theirs)
+        ours = os.path.join(work, 'ours.j2c')
+        cmd = [ctx.j2kc, 'encode', '-i', inp, '-o', ours, '--bytes', str(budget)]
+        if ctx.backend:
+            cmd += ['--backend', ctx.backend]
+        rc, so, se = run(cmd)
+        if rc != 0:
+            return Result(self, 'fail', 'j2kc encode failed (%s): %s' % (rc, se.strip().splitlines()[-1:] or ''))
+        size = os.path.getsize(ours)
+        figures = []
+        for stream in (theirs, ours):
+            out = os.path.join(work, os.path.basename(stream) + '.pgx')
+            rc, msg = ctx.reference.decode(stream, out)
+            if rc != 0:
+                return Result(self, 'fail', 'opj_decompress cannot decode %s: %s' % (stream, msg))
+            planes = [Pgx(f).samples() for f in pgx_components(out)]
+            figures.append(psnr_db(self.src.planes, planes, self.src.prec))
+        text = 'opj %d B %.3f dB, ours %d B %.3f dB (%+.3f)' % (budget, figures[0], size, figures[1],
+                                                               figures[1] - figures[0])
+        if size > budget:
+            return Result(self, 'fail', 'more bytes than opj: ' + text)
+        if figures[1] < figures[0]:
+            return Result(self, 'fail', 'lower PSNR than opj: ' + text)
+        return Result(self, 'pass', text)
+
+
 class MalformedCase:
     """A damaged stream: j2kc must answer with status 0 or 1 and one line, never crash."""
 
@@ -807,6 +909,13 @@ def encode_cases():
                             ('rgb8_640x480', big, 'pnm')):
         E('lossless_%s' % name, src, kind, ['--lossless'])
         E('lossy_%s' % name, src, kind, ['--quality', '1.0'])
+    # PSNR against opj_compress at equal bytes: a photograph (Grace Hopper, US
+    # Navy, public domain; 240x320 from matplotlib's sample), the synthetic 640x480 in --full.
+    photo = FileSource('photo_hopper_240x320.ppm')
+    for r in (10, 20, 40):
+        cases.append(PsnrCase('photo', photo, r))
+    for r in (10, 20, 40, 80):
+        cases.append(PsnrCase('rgb8_640x480', big, r, full_only=True))
     for lv in (0, 1, 5):
         E('levels%d' % lv, gray16, 'pnm', ['--lossless', '--levels', str(lv)])
     for cb in ('4x4', '64x64', '1024x4', '32x128'):

@@ -1319,6 +1319,29 @@ TEST(ProfileCheck, DciViolationsAreReported)
     // Byte caps at 24 fps: tile-parts <= 1,041,666 bytes.
     EXPECT_TRUE(mentions(violations(dci_stream(false, [](StreamSpec &s) { s.parts[1].data.assign(1041700, 0x11); }), 24), "cap"));
     EXPECT_FALSE(mentions(violations(dci_stream(false, [](StreamSpec &s) { s.parts[1].data.assign(1041600, 0x11); }), 24), "cap"));
+    // 4K: a component's two tile-parts together within the component cap
+    // (each alone is below it), at 24 and at 48 fps (halved).
+    auto split = [](size_t low, size_t top) {
+        return [=](StreamSpec &s) {
+            s.parts[1].data.assign(low, 0x11);
+            s.parts[4].data.assign(top, 0x22);
+        };
+    };
+    EXPECT_TRUE(mentions(violations(dci_stream(true, split(600000, 450000)), 24), "component 1's tile-parts"));
+    EXPECT_FALSE(mentions(violations(dci_stream(true, split(600000, 440000)), 24), "cap"));
+    EXPECT_TRUE(mentions(violations(dci_stream(true, split(300000, 230000)), 48), "component 1's tile-parts"));
+    EXPECT_FALSE(mentions(violations(dci_stream(true, split(300000, 220000)), 48), "component 1's"));
+    EXPECT_TRUE(mentions(violations(dci_stream(true, [&](StreamSpec &s) { split(300000, 220000)(s); s.parts[0].data.assign(140000, 0x33); }), 48), "codestream is"));  // > 651,041
+    // 4K: TLM disagreeing with Psot, a POC with other bounds (tile-parts out of
+    // order are the parser's INVALID_DATA already).
+    {
+        Bytes b = dci_stream(true);
+        const auto segs = list_marker_segments(b.data(), b.size());
+        for (const auto &m : segs)
+            if (m.marker == kTLM) b[m.offset + 8] ^= 1;  // after FF55, Ltlm, Ztlm, Stlm, Ttlm: Ptlm's second byte
+        EXPECT_TRUE(mentions(violations(b), "TLM gives"));
+    }
+    EXPECT_TRUE(mentions(violations(dci_stream(true, [](StreamSpec &s) { s.cod.component.levels = 5; s.qcd.steps.resize(16); })), "POC bytes"));
     // The TLM check: drop it by rewriting Rsiz-3 stream without TLM.
     StreamSpec s;
     s.siz = make_siz(2048, 1080, 3);

@@ -357,6 +357,21 @@ void ProfileChecker::dci(bool is4k, double fps)
         if (t.tile_parts_seen != tn)
             v("%s: tile %u has %u tile-parts (must be %u)", p, t.index,
               unsigned{t.tile_parts_seen}, tn);
+    // In order: component c's part is TPsot c (2K); 4K adds the r = NL parts as 3 + c.
+    for (size_t i = 0; i < cs_.tile_parts.size(); ++i)
+        if (cs_.tile_parts[i].part != i)
+            v("%s: tile-part %zu of the codestream has TPsot %u (in order from 0)", p, i,
+              unsigned{cs_.tile_parts[i].part});
+    // TLM: one entry per tile-part, with its length.
+    if (count(kTLM)) {
+        if (cs_.tlm.size() != cs_.tile_parts.size())
+            v("%s: TLM lists %zu tile-parts, the codestream has %zu", p, cs_.tlm.size(),
+              cs_.tile_parts.size());
+        for (size_t i = 0; i < cs_.tlm.size() && i < cs_.tile_parts.size(); ++i)
+            if (cs_.tlm[i].length != cs_.tile_parts[i].psot)
+                v("%s: TLM gives tile-part %zu %u bytes, its Psot %u", p, i, cs_.tlm[i].length,
+                  cs_.tile_parts[i].psot);
+    }
 
     // Only the markers libdcp knows; COC/QCC only in the main header; COM non-empty.
     static const std::set<uint16_t> known = {kSOC, kSIZ, kCOD, kCOC, kTLM, kQCD, kQCC,
@@ -377,13 +392,22 @@ void ProfileChecker::dci(bool is4k, double fps)
     if (fps > 0) {
         const uint64_t part_cap = static_cast<uint64_t>(std::floor(200e6 / (8 * fps)));
         const uint64_t frame_cap = static_cast<uint64_t>(std::floor(250e6 / (8 * fps)));
+        // Each tile-part alone (libdcp) and each component's tile-parts
+        // together (OpenJPEG: both 4K parts of a component) within the cap.
+        std::vector<uint64_t> per_component(3, 0);
         for (const auto &t : cs_.tile_parts) {
             const uint64_t bytes = t.psot ? t.psot : size_ - t.offset;
             if (bytes > part_cap)
                 v("%s: tile-part %u is %llu bytes, the cap at %g fps is %llu", p,
                   unsigned{t.part}, static_cast<unsigned long long>(bytes), fps,
                   static_cast<unsigned long long>(part_cap));
+            if (t.part < tn) per_component[t.part % 3] += bytes;
         }
+        for (unsigned c = 0; c < 3 && is4k; ++c)
+            if (per_component[c] > part_cap)
+                v("%s: component %u's tile-parts are %llu bytes, the cap at %g fps is %llu", p, c,
+                  static_cast<unsigned long long>(per_component[c]), fps,
+                  static_cast<unsigned long long>(part_cap));
         if (size_ > frame_cap)
             v("%s: codestream is %zu bytes, the cap at %g fps is %llu", p, size_, fps,
               static_cast<unsigned long long>(frame_cap));

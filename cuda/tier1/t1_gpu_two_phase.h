@@ -190,36 +190,27 @@ struct MqRegEncoder {
         ct = b == 0xFF ? 13 : 12;
     }
 
-    /** BYTEOUT (C.2.6) with bit stuffing, as MqEncoder::byte_out. */
+    /**
+     * BYTEOUT (C.2.6) with bit stuffing, as MqEncoder::byte_out, with its
+     * four cases as selects (lanes coding different blocks then diverge
+     * less): a carry into B happens only when B is not 0xFF; dropping C's
+     * carry bit before taking the next byte is what MqEncoder's 8-bit store
+     * of C >> 19 does; after a B of 0xFF (before or after the carry) the
+     * next byte takes 7 bits.
+     */
     J2KC_HD void byte_out()
     {
-        if (b == 0xFF) {
-            ++pos;
-            b = c >> 20;
-            c &= 0xFFFFF;
-            ct = 7;
-        } else if (c < 0x8000000) {
-            ++pos;
-            b = c >> 19;
-            c &= 0x7FFFF;
-            ct = 8;
-        } else {
-            ++b;  // the carry; B was not 0xFF, so this stays a byte
-            if (b == 0xFF) {
-                buf[pos] = 0xFF;
-                c &= 0x7FFFFFF;
-                ++pos;
-                b = c >> 20;
-                c &= 0xFFFFF;
-                ct = 7;
-            } else {
-                buf[pos] = static_cast<uint8_t>(b);
-                ++pos;
-                b = c >> 19;
-                c &= 0x7FFFF;
-                ct = 8;
-            }
+        const bool carry = b != 0xFFu && c >= 0x8000000u;
+        if (carry) {
+            ++b;
+            buf[pos] = static_cast<uint8_t>(b);
+            c &= 0x7FFFFFF;
         }
+        const bool stuff = b == 0xFFu;
+        ++pos;
+        b = (stuff ? (c >> 20) : (c >> 19)) & 0xFFu;
+        c &= stuff ? 0xFFFFFu : 0x7FFFFu;
+        ct = stuff ? 7 : 8;
         buf[pos] = static_cast<uint8_t>(b);
     }
 
@@ -325,15 +316,20 @@ J2KC_HD uint32_t mq_encode_select(MqRegEncoder &e, uint32_t bit, uint32_t w, con
     e.c += set_a ? 0u : qe;
     e.a = set_a ? qe : e.a;
     const uint32_t next = mps ? t.mps : t.lps;
-    // Renormalise (n = 0 when A kept bit 15).
+    // Renormalise (n = 0 when A kept bit 15). The first byte-out is done
+    // with selects (some lane of a warp nearly always needs one); a second
+    // or third (n up to 15 against CT of 7) takes the loop.
     int32_t n = static_cast<int32_t>(mq_clz32(e.a)) - 16;
     e.a <<= n;
     if (n >= e.ct) {
-        do {
+        e.c <<= e.ct;
+        n -= e.ct;
+        e.byte_out();
+        while (n >= e.ct) {
             e.c <<= e.ct;
             n -= e.ct;
             e.byte_out();
-        } while (n >= e.ct);
+        }
     }
     e.c <<= n;
     e.ct -= n;

@@ -78,7 +78,8 @@ __global__ void __launch_bounds__(kWarpsPerCta * 32, kMinCtasPerSm)
 
 /** Phase 1 of kTwoPhase: a warp per job forms its decisions (t1_model_job).
  *  No MQ state, so fewer registers than the warp kernel: more warps per SM. */
-__global__ void __launch_bounds__(kWarpsPerCta * 32, kModelMinCtasPerSm)
+template <uint32_t kMinCtas>
+__global__ void __launch_bounds__(kWarpsPerCta * 32, kMinCtas)
     tier1_model_kernel(const GpuCodeBlockJob *__restrict__ jobs, uint32_t num_jobs,
                        GpuCodeBlockResult *__restrict__ results, uint64_t *pass_distortion,
                        uint8_t *pass_terminated)
@@ -123,8 +124,14 @@ void tier1_encode_gpu_phase(int phase, const GpuCodeBlockJob *jobs, uint32_t num
     const cudaStream_t s = static_cast<cudaStream_t>(stream);
     if (phase == 1) {
         const uint32_t ctas = (num_jobs + kWarpsPerCta - 1) / kWarpsPerCta;
-        tier1_model_kernel<<<ctas, kWarpsPerCta * 32, 0, s>>>(jobs, num_jobs, results, pass_distortion,
-                                                              pass_terminated);
+        tier1_model_kernel<kModelMinCtasPerSm><<<ctas, kWarpsPerCta * 32, 0, s>>>(jobs, num_jobs, results,
+                                                                                  pass_distortion, pass_terminated);
+        check_cuda(cudaGetLastError(), "tier1 model kernel launch");
+    } else if (phase == 3) {
+        // Phase 1 with fewer CTAs per SM and more registers (a tuning probe).
+        const uint32_t ctas = (num_jobs + kWarpsPerCta - 1) / kWarpsPerCta;
+        tier1_model_kernel<6><<<ctas, kWarpsPerCta * 32, 0, s>>>(jobs, num_jobs, results, pass_distortion,
+                                                                 pass_terminated);
         check_cuda(cudaGetLastError(), "tier1 model kernel launch");
     } else {
         const uint32_t ctas = (num_jobs + kCodeThreadsPerCta - 1) / kCodeThreadsPerCta;

@@ -108,7 +108,8 @@ void tier1_encode_gpu(const GpuCodeBlockJob *jobs, uint32_t num_jobs, uint8_t *o
  * @brief One of kTwoPhase's two launches (phase 1: context modelling into
  * the scratch areas, results without bytes; phase 2: MQ coding, completes
  * the results), for benchmarks that time them apart. Phase 2 must follow
- * phase 1 on the same jobs.
+ * phase 1 on the same jobs. Phase 3 is phase 1 built for fewer warps per SM
+ * (a tuning probe; same output).
  */
 void tier1_encode_gpu_phase(int phase, const GpuCodeBlockJob *jobs, uint32_t num_jobs, uint8_t *out_bytes,
                             GpuCodeBlockResult *results, uint32_t *pass_end, uint64_t *pass_distortion,

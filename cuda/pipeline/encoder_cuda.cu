@@ -10,15 +10,18 @@
  *
  * Several frames are in flight. Each slot owns every buffer one frame needs
  * (all sized at creation, so steady-state frames allocate nothing) and two
- * streams: a high-priority input stream (upload and colour transform, the only
- * reads of the caller's frame, so that they are not held behind another frame's
- * Tier-1) and a main stream for the rest. submit() copies a host frame into the
- * slot's pinned staging (on the thread pool), queues the kernels up to Tier-1
- * and returns; a worker thread takes the slots in submit order and runs the
- * host-driven back half (PCRD-opt rounds and Tier-2 read small sums back), so
- * the rate control of frame N overlaps the transforms and Tier-1 of frame N+1
- * on the GPU and the staging copy of frame N+2 on the host. receive() hands
- * out the slots' codestreams in submit order.
+ * streams. The bulk stream (lowest priority) carries DWT, quantisation and
+ * Tier-1, the kernels that fill the GPU. The urgent stream (highest priority)
+ * carries what is short and waited for: the upload and colour transform (the
+ * only reads of the caller's frame) and the host-driven back half (PCRD-opt
+ * rounds and Tier-2, which read small sums back between launches), so that
+ * their blocks are scheduled as soon as another frame's Tier-1 blocks retire
+ * rather than after its whole grid. submit() copies a host frame into the
+ * slot's pinned staging (on the thread pool), queues the kernels up to
+ * Tier-1 and returns; a worker thread takes the slots in submit order and
+ * runs the back half, so the rate control of frame N overlaps the transforms
+ * and Tier-1 of frame N+1 on the GPU and the staging copy of frame N+2 on the
+ * host. receive() hands out the slots' codestreams in submit order.
  */
 #include <cuda_runtime.h>
 
@@ -179,8 +182,8 @@ public:
             enqueue_front(*slot, image);
         } catch (...) {
             // Whatever was queued must be over before the slot's buffers are filled again.
-            cudaStreamSynchronize(slot->input.get());
-            cudaStreamSynchronize(slot->main.get());
+            cudaStreamSynchronize(slot->urgent.get());
+            cudaStreamSynchronize(slot->bulk.get());
             throw;
         }
         slot->tag = tag;
@@ -232,8 +235,8 @@ private:
 
     /** Everything one frame in flight needs, on the device and in pinned host memory. */
     struct Slot {
-        OwnedStream input, main;
-        OwnedEvent ready, consumed;  ///< frame produced (caller's stream); frame read (input stream)
+        OwnedStream urgent, bulk;  ///< high priority: upload, colour, rate control, Tier-2; low: DWT to Tier-1
+        OwnedEvent ready, consumed;  ///< frame produced (caller's stream); frame read (urgent stream)
         OwnedEvent marks[kNumMarks];
         DeviceBuffer frame, planes, indices, dwt_scratch;
         DeviceBuffer jobs, results, arena, t1_scratch, sparse_end, sparse_dist, sparse_term;
@@ -398,8 +401,8 @@ private:
         auto s = std::make_unique<Slot>();
         int least = 0, greatest = 0;
         check_cuda(cudaDeviceGetStreamPriorityRange(&least, &greatest), "cudaDeviceGetStreamPriorityRange");
-        s->input.create(greatest);
-        s->main.create(least);
+        s->urgent.create(greatest);
+        s->bulk.create(least);
         s->ready.create(false);
         s->consumed.create(timing());
         if (timing())
@@ -437,7 +440,7 @@ private:
             s->staging.reserve(staging_hint_);
             s->frame.reserve(staging_hint_);
         }
-        s->tier2.prepare(t2_config_, layouts_, s->main.get());
+        s->tier2.prepare(t2_config_, layouts_, s->bulk.get());
         s->pcrd.reserve(blocks_, pass_slots_, plan_.cod.layers);
 
         s->pcrd_blocks.num_blocks = blocks_;
@@ -481,7 +484,7 @@ private:
     void enqueue_front(Slot &s, const j2kc_image &image)
     {
         const uint32_t n = image.num_components;
-        cudaStream_t in = s.input.get(), mn = s.main.get();
+        cudaStream_t in = s.urgent.get(), mn = s.bulk.get();
         const bool device_frame = image.memory == J2KC_MEMORY_CUDA;
         s.staging_ms = 0;
         if (device_frame) {
@@ -495,7 +498,7 @@ private:
         }
         mark(s, kMarkUploaded, in);
 
-        // Colour transform, the last read of the caller's frame, on the input stream.
+        // Colour transform, the last read of the caller's frame, on the urgent stream.
         const bool mct = plan_.cod.mct != 0;
         for (size_t t = 0; t < tiles_.size(); ++t) {
             const TilePlan &tp = tiles_[t];
@@ -553,7 +556,7 @@ private:
 
     /**
      * Host frame into the slot's pinned staging (pieces on the thread pool),
-     * then one asynchronous upload on the input stream: the caller's memory is
+     * then one asynchronous upload on the urgent stream: the caller's memory is
      * free once this returns, and the upload overlaps other frames' kernels.
      */
     void stage_host_frame(Slot &s, const j2kc_image &image)
@@ -616,7 +619,7 @@ private:
                 std::memcpy(s.copies[i].dst, s.copies[i].src, s.copies[i].bytes);
             });
         s.staging_ms = ms_since(t0);
-        cudaStream_t in = s.input.get();
+        cudaStream_t in = s.urgent.get();
         mark(s, kMarkStart, in);
         check_cuda(cudaMemcpyAsync(dev, host, bytes, cudaMemcpyHostToDevice, in), "frame upload");
     }
@@ -624,7 +627,7 @@ private:
     /** Tier-1 results to the tables PCRD-opt and Tier-2 read; the pass count and status come back pinned. */
     void queue_gather(Slot &s)
     {
-        cudaStream_t mn = s.main.get();
+        cudaStream_t mn = s.bulk.get();
         auto *status = s.status_word.as<uint32_t>();
         check_cuda(cudaMemsetAsync(status, 0, 4, mn), "status reset");
         const uint32_t threads = 256, grid = (blocks_ + 1 + threads - 1) / threads;
@@ -686,8 +689,8 @@ private:
                 }
                 if (slot->status != J2KC_OK) {
                     // Leave the slot's streams idle for its next frame, whatever failed.
-                    cudaStreamSynchronize(slot->main.get());
-                    cudaStreamSynchronize(slot->input.get());
+                    cudaStreamSynchronize(slot->bulk.get());
+                    cudaStreamSynchronize(slot->urgent.get());
                     cudaGetLastError();
                 }
             }
@@ -710,8 +713,10 @@ private:
     /** Worker thread: waits for the slot's Tier-1, then PCRD-opt and Tier-2 (host-driven rounds). */
     void finish_frame(Slot &s)
     {
-        cudaStream_t mn = s.main.get();
-        check_cuda(cudaStreamSynchronize(mn), "cudaStreamSynchronize");
+        // Tier-1 and the pass tables are done once the bulk stream is; the
+        // rest runs on the urgent stream, ahead of other frames' bulk kernels.
+        check_cuda(cudaStreamSynchronize(s.bulk.get()), "cudaStreamSynchronize");
+        cudaStream_t ur = s.urgent.get();
         const uint32_t *small = s.host_small.as<uint32_t>();
         if (small[1] != 0)
             fail(J2KC_ERR_INTERNAL, "GPU Tier-1 rejected code-block %u (status %u)", small[1] & 0xFFFFFF,
@@ -729,14 +734,14 @@ private:
         auto t0 = Clock::now();
         s.pcrd.select(
             s.pcrd_blocks, rate_.params,
-            [&](const uint16_t *d_passes) { return s.tier2.measure(d_passes, s.t2_blocks, mn); }, mn,
+            [&](const uint16_t *d_passes) { return s.tier2.measure(d_passes, s.t2_blocks, ur); }, ur,
             /*copy_passes=*/false);
         if (timing()) {
             s.times.rate = ms_since(t0);
             t0 = Clock::now();
         }
         s.size = s.tier2.write(s.pcrd.device_passes(), s.t2_blocks, s.out.as<uint8_t>(), out_capacity_,
-                               s.host_out.as<uint8_t>(), out_capacity_, mn);
+                               s.host_out.as<uint8_t>(), out_capacity_, ur);
         if (timing()) s.times.tier2 = ms_since(t0);  // the codestream's download included
         s.times.total = ms_since(s.submitted);
     }

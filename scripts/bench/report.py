@@ -82,7 +82,7 @@ def markdown(res):
             else:
                 cells += [_f(dc["fps"], 2), _ratio(ref_d, dc) if name != "j2k_cuda" else "1.0x"]
             cells.append("-" if do is None else ("n/a" if "error" in do else _f(do["fps"], 2)))
-            mem = [_f((x or {}).get("gpu_mem_mib"), 0) if (x or {}).get("gpu_mem_mib", -1) >= 0 else "-"
+            mem = [_f((x or {}).get("gpu_mem_mib"), 0) if (x or {}).get("gpu_mem_mib", -1) > 0 else "-"
                    for x in (e, dc)]
             cells.append("/".join(mem))
             notes = []

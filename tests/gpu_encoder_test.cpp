@@ -282,18 +282,28 @@ j2kc_encoder_config matrix_config(const MatrixCase &k, j2kc_backend backend)
 }  // namespace
 
 // The issue-3 equivalence matrix, one frame per case through j2kc_encode.
+// Under an injected tool (compute-sanitizer, nsys: CUDA_INJECTION64_PATH) the
+// cases above 2K are left out: instrumented, they would take minutes each,
+// and the smaller ones run the same kernels and pipeline.
 TEST(GpuEncoder, MatrixMatchesCpuByteForByte)
 {
     if (!have_gpu()) GTEST_SKIP() << "no usable CUDA device";
+    const bool instrumented = std::getenv("CUDA_INJECTION64_PATH") != nullptr;
     for (const MatrixCase &k : matrix()) {
         SCOPED_TRACE(k.name);
+        if (instrumented && uint64_t(k.w) * k.h > 2048u * 1080u) {
+            std::printf("  (%s left out under an injected tool)\n", k.name);
+            continue;
+        }
         Frame f(k.w, k.h, k.n, k.prec, k.dx, k.layout);
         f.fill(k.w * 31 + k.h);
         const std::vector<uint8_t> cpu = encode_one(f.image, matrix_config(k, J2KC_BACKEND_CPU));
         const std::vector<uint8_t> gpu = encode_one(f.image, matrix_config(k, J2KC_BACKEND_CUDA));
         ASSERT_FALSE(cpu.empty());
         EXPECT_TRUE(cpu == gpu) << k.name << ": sizes " << cpu.size() << " / " << gpu.size();
-        if (k.budget) EXPECT_LE(gpu.size(), k.budget);
+        if (k.budget) {
+            EXPECT_LE(gpu.size(), k.budget);
+        }
     }
 }
 
@@ -337,7 +347,9 @@ TEST(GpuEncoder, CudaFramesInFlightMatchCpuInOrder)
     for (bool lend : {false, true}) {
         SCOPED_TRACE(lend ? "lent stream" : "no stream");
         cudaStream_t stream = nullptr;
-        if (lend) ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+        if (lend) {
+            ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+        }
         std::vector<Frame> frames;
         std::vector<std::vector<uint8_t>> expected;
         j2kc_encoder_config cfg = base_config(J2KC_BACKEND_CPU);

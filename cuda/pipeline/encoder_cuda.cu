@@ -732,16 +732,22 @@ private:
         }
         s.pcrd_blocks.num_passes = small[0];
         auto t0 = Clock::now();
+        // PCRD-opt measures every selection it searches and measures the one it
+        // returns last, so Tier-2 may write from those counts (when it measured at all).
+        bool measured = false;
         s.pcrd.select(
             s.pcrd_blocks, rate_.params,
-            [&](const uint16_t *d_passes) { return s.tier2.measure(d_passes, s.t2_blocks, ur); }, ur,
-            /*copy_passes=*/false);
+            [&](const uint16_t *d_passes) {
+                measured = true;
+                return s.tier2.measure(d_passes, s.t2_blocks, ur);
+            },
+            ur, /*copy_passes=*/false);
         if (timing()) {
             s.times.rate = ms_since(t0);
             t0 = Clock::now();
         }
         s.size = s.tier2.write(s.pcrd.device_passes(), s.t2_blocks, s.out.as<uint8_t>(), out_capacity_,
-                               s.host_out.as<uint8_t>(), out_capacity_, ur);
+                               s.host_out.as<uint8_t>(), out_capacity_, ur, /*reuse_measure=*/measured);
         if (timing()) s.times.tier2 = ms_since(t0);  // the codestream's download included
         s.times.total = ms_since(s.submitted);
     }

@@ -119,8 +119,14 @@ private:
     cudaEvent_t e_ = nullptr;
 };
 
-/** Default number of frames in flight: one uploading and transforming, one in Tier-1, one in rate control. */
-constexpr unsigned kDefaultSlots = 3;
+/**
+ * Default number of frames in flight: one uploading and transforming, one or
+ * two in Tier-1 (a 2K frame's Tier-1 grid does not fill an H100, two do), one
+ * in rate control.
+ */
+constexpr unsigned kDefaultSlots = 4;
+/** Worker threads for the host-driven back half (PCRD-opt rounds, Tier-2). */
+constexpr size_t kBackHalfWorkers = 2;
 constexpr unsigned kMaxSlots = 16;
 /** Pieces of the host staging copy handed to the thread pool. */
 constexpr size_t kCopyChunk = size_t{4} << 20;
@@ -145,7 +151,10 @@ public:
             gpu_.reset();  // inside the scope: the buffers belong to this context
             throw;
         }
-        worker_ = std::thread([this] { worker_loop(); });
+        // Rate control is host round trips more than GPU work: two frames' back
+        // halves may run at once (each slot has its own objects and streams).
+        const size_t workers = std::min<size_t>(kBackHalfWorkers, slots().size());
+        for (size_t w = 0; w < workers; ++w) workers_.emplace_back([this] { worker_loop(); });
     }
 
     ~CudaEncoder() override
@@ -155,7 +164,7 @@ public:
             stop_ = true;
         }
         work_ready_.notify_all();
-        if (worker_.joinable()) worker_.join();  // it finishes the frames already queued
+        for (std::thread &w : workers_) w.join();  // they finish the frames already queued
         try {
             ContextScope scope(context_, device_);
             gpu_.reset();
@@ -231,7 +240,7 @@ public:
     }
 
 private:
-    enum class SlotState { kFree, kQueued, kDone };
+    enum class SlotState { kFree, kQueued, kRunning, kDone };
 
     /** Everything one frame in flight needs, on the device and in pinned host memory. */
     struct Slot {
@@ -257,7 +266,7 @@ private:
         };
         std::vector<Copy> copies;
         std::vector<std::pair<uint64_t, uint64_t>> spans;  ///< the frame's byte ranges, merged
-        // The frame in the slot: written by submit (state kFree), then by the worker (kQueued).
+        // The frame in the slot: written by submit (state kFree), then by a worker (kRunning).
         SlotState state = SlotState::kFree;
         int64_t tag = 0;
         Clock::time_point submitted;
@@ -662,14 +671,16 @@ private:
             scope_status = e.status();
             scope_message = e.what();
         }
-        size_t next = 0;
         for (;;) {
             Slot *slot = nullptr;
             {
+                // Slots are started in submit order: start_ is the oldest not yet taken.
                 std::unique_lock<std::mutex> lock(mutex_);
-                work_ready_.wait(lock, [&] { return stop_ || slots()[next]->state == SlotState::kQueued; });
-                if (slots()[next]->state != SlotState::kQueued) return;  // stopped with nothing queued
-                slot = slots()[next].get();
+                work_ready_.wait(lock, [&] { return stop_ || slots()[start_]->state == SlotState::kQueued; });
+                if (slots()[start_]->state != SlotState::kQueued) return;  // stopped with nothing queued
+                slot = slots()[start_].get();
+                slot->state = SlotState::kRunning;
+                start_ = (start_ + 1) % slots().size();
             }
             if (scope_status != J2KC_OK) {
                 slot->status = scope_status;
@@ -699,7 +710,6 @@ private:
                 slot->state = SlotState::kDone;
             }
             frame_done_.notify_all();
-            next = (next + 1) % slots().size();
         }
     }
 
@@ -766,12 +776,13 @@ private:
     uint32_t blocks_ = 0, pass_slots_ = 1;
     uint64_t out_capacity_ = 0;
 
-    // The frame queue: slots [head_, head_ + in_flight_) in submit order, guarded by mutex_.
+    // The frame queue: slots [head_, head_ + in_flight_) in submit order,
+    // start_ the next one for a worker; all guarded by mutex_.
     std::mutex mutex_;
     std::condition_variable work_ready_, frame_done_;
-    size_t head_ = 0, in_flight_ = 0;
+    size_t head_ = 0, in_flight_ = 0, start_ = 0;
     bool stop_ = false;
-    std::thread worker_;
+    std::vector<std::thread> workers_;
 };
 
 }  // namespace

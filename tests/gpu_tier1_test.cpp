@@ -258,6 +258,76 @@ TEST(Tier1Core, GpuSizingHelpers)
     }
 }
 
+// The two-phase kernel's register MQ coder (mq_encode_select over
+// MqRegEncoder) against MqEncoder: the same bytes, lengths and snapshots over
+// long random decision streams whose skew makes carries, 0xFF bytes, long
+// renormalisations (Qe = 1) and both terminations frequent.
+TEST(Tier1TwoPhaseMq, RegisterCoderMatchesMqEncoder)
+{
+    std::mt19937 rng(401);
+    for (int trial = 0; trial < 60; ++trial) {
+        const size_t n = 1 + rng() % 60000;
+        const bool predictable = trial % 2;
+        std::vector<uint8_t> ref(2 * n + 64, 0), got(2 * n + 64, 0);
+        uint8_t cx_ref[kT1NumContexts];
+        uint32_t cx_got[kT1NumContexts];
+        t1_reset_contexts(cx_ref);
+        t1core::t1_reset_context_words(cx_got, 1);
+        // Per context, the probability of a 1 (extremes drive the states to
+        // Qe = 1 and then an LPS renormalises by 15 bits).
+        uint32_t p1[kT1NumContexts];
+        for (uint32_t &p : p1) p = (trial % 3 == 0) ? rng() % 65536 : (rng() % 2 ? rng() % 64 : 65535 - rng() % 64);
+        const uint32_t ctxs = 1 + rng() % kT1NumContexts;
+        MqEncoder e;
+        e.init(ref.data() + 1);
+        t1core::MqRegEncoder g{};
+        g.init(got.data(), 1);
+        for (size_t k = 0; k < n; ++k) {
+            const uint32_t ctx = rng() % ctxs;
+            const uint32_t bit = (rng() % 65536) < p1[ctx] ? 1u : 0u;
+            e.encode(bit, cx_ref[ctx]);
+            cx_got[ctx] = t1core::mq_encode_select(g, bit, cx_got[ctx], t1core::kMqWordTable.t[cx_got[ctx] & 0x7F]);
+            ASSERT_EQ(cx_got[ctx] & 0x7Fu, cx_ref[ctx]) << "trial " << trial << " decision " << k;
+            if (k % 997 == 0) {
+                const MqPassSnapshot a = mq_snapshot(e), b = g.snapshot();
+                ASSERT_EQ(a.a, b.a);
+                ASSERT_EQ(a.c, b.c);
+                ASSERT_EQ(a.ct, b.ct);
+                ASSERT_EQ(a.b_offset, b.b_offset);
+                ASSERT_EQ(a.b, b.b);
+            }
+        }
+        const uint32_t len_ref = predictable ? e.flush_predictable() : e.flush();
+        const uint32_t len_got = predictable ? g.flush_predictable() : g.flush();
+        ASSERT_EQ(len_ref, len_got) << "trial " << trial;
+        ASSERT_EQ(ref, got) << "trial " << trial;  // the scratch byte after the end too
+    }
+}
+
+// The warp coder's column-mask flag words (T1WColumnMasks) against the
+// neighbour-by-neighbour view (t1w_view) over random column neighbourhoods.
+TEST(Tier1WarpFlags, ColumnMasksMatchTheNeighbourView)
+{
+    std::mt19937 rng(402);
+    for (int it = 0; it < 200000; ++it) {
+        t1core::T1WarpLaneIn in{};
+        in.w = static_cast<uint16_t>(rng());
+        in.lw = static_cast<uint16_t>(rng());
+        in.rw = static_cast<uint16_t>(rng());
+        in.a_sig = static_cast<uint8_t>(rng() & 7);
+        in.a_sgn = static_cast<uint8_t>(rng() & 7);
+        in.b_sig = static_cast<uint8_t>(rng() & 7);
+        in.b_sgn = static_cast<uint8_t>(rng() & 7);
+        in.valid = 1;
+        const uint32_t own = rng() & 15, left = rng() & 15;
+        const bool vc = rng() & 1;
+        const t1core::T1WColumnMasks cm(in, left, vc);
+        for (uint32_t r = 0; r < 4; ++r)
+            ASSERT_EQ(cm.flags(own, r), t1core::t1w_view(in, own, left, static_cast<int>(r), vc).flags())
+                << "iteration " << it << " row " << r;
+    }
+}
+
 // -------------------------------------------------------------- GPU harness
 
 bool have_device(std::string &why)

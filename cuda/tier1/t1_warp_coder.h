@@ -199,6 +199,43 @@ J2KC_HD T1NeighbourView t1w_view(const T1WarpLaneIn &in, uint32_t own_sig, uint3
     return v;
 }
 
+/**
+ * The flag words of a column's rows as t1w_view(...).flags() gives them,
+ * from 6-row masks (bit 0: the row above the stripe, bits 1-4: rows 0-3,
+ * bit 5: the row below) of the left, own and right columns: the left and
+ * right masks are fixed for a column's call, the own one is rebuilt per row
+ * as its rows become significant, and each row's flags are a few shifts of
+ * them instead of twelve separate neighbour tests.
+ */
+struct T1WColumnMasks {
+    uint32_t l, r;        ///< left/right significance (left at visit time, right at pass start)
+    uint32_t ln, rn;      ///< their signs where significant (rows 0-3 only: W/E use nothing else)
+    uint32_t m_edge;      ///< own column's rows -1 and 4 (bits 0 and 5)
+    uint32_t m_sgn;       ///< own column's signs, rows -1..4 (masked by significance per row)
+
+    J2KC_HD T1WColumnMasks(const T1WarpLaneIn &in, uint32_t left_sig, bool vc)
+    {
+        const uint32_t b_sig = vc ? 0u : in.b_sig, b_sgn = vc ? 0u : in.b_sgn;
+        l = (in.a_sig & 1u) | ((left_sig & 0xFu) << 1) | ((b_sig & 1u) << 5);
+        r = ((in.a_sig >> 2) & 1u) | ((in.rw & 0xFu) << 1) | (((b_sig >> 2) & 1u) << 5);
+        ln = l & (((in.lw >> 4) & 0xFu) << 1);
+        rn = r & (((in.rw >> 4) & 0xFu) << 1);
+        m_edge = ((in.a_sig >> 1) & 1u) | (((b_sig >> 1) & 1u) << 5);
+        m_sgn = ((in.a_sgn >> 1) & 1u) | (((in.w >> 4) & 0xFu) << 1) | (((b_sgn >> 1) & 1u) << 5);
+    }
+
+    /** Flag word of row r with the own column's rows 0-3 significant as `own_sig`. */
+    J2KC_HD uint32_t flags(uint32_t own_sig, uint32_t r) const
+    {
+        const uint32_t m_all = m_edge | ((own_sig & 0xFu) << 1);
+        const uint32_t m = m_all >> r, mn = (m_all & m_sgn) >> r;
+        const uint32_t lw = l >> r, rw = this->r >> r, lnw = ln >> r, rnw = rn >> r;
+        return (m & 1u) | ((m >> 1) & 2u) | ((lw & 2u) << 1) | ((rw & 2u) << 2) | ((mn & 1u) << 4) |
+               ((mn & 4u) << 3) | ((lnw & 2u) << 5) | ((rnw & 2u) << 6) | ((lw & 1u) << 8) | ((rw & 1u) << 9) |
+               ((lw & 4u) << 8) | ((rw & 4u) << 9);
+    }
+};
+
 /** Appends decision (ctx, bit) to a lane's list. */
 J2KC_HD void t1w_push(T1WarpShared &sh, uint32_t lane, uint32_t ctx, uint32_t bit)
 {
@@ -206,13 +243,13 @@ J2KC_HD void t1w_push(T1WarpShared &sh, uint32_t lane, uint32_t ctx, uint32_t bi
 }
 
 /** Sign decision of row r becoming significant (context and XOR of D.3.2). */
-J2KC_HD void t1w_sign(T1WarpShared &sh, uint32_t lane, const T1NeighbourView &v, uint32_t neg, bool raw)
+J2KC_HD void t1w_sign(T1WarpShared &sh, uint32_t lane, uint32_t flags, uint32_t neg, bool raw)
 {
     if (raw) {
         t1w_push(sh, lane, 0, neg);
         return;
     }
-    const uint32_t e = t1_sc_lookup(v.flags());
+    const uint32_t e = t1_sc_lookup(flags);
     t1w_push(sh, lane, e & 0x1Fu, neg ^ (e >> 7));
 }
 
@@ -230,18 +267,18 @@ J2KC_HD uint32_t t1w_spp_column(T1WarpShared &sh, uint32_t lane, uint32_t left_n
     if (!in.valid) return 0;
     const uint32_t sig0 = in.w & 0xFu;
     const uint32_t left_sig = (in.lw & 0xFu) | left_new;
+    const T1WColumnMasks cm(in, left_sig, vc);
     uint32_t n = 0, vis = 0;
     for (uint32_t r = 0; r < rows; ++r) {
         if ((sig0 >> r) & 1u) continue;
-        const T1NeighbourView v = t1w_view(in, sig0 | n, left_sig, static_cast<int>(r), vc);
-        const uint32_t fl = v.flags();
+        const uint32_t fl = cm.flags(sig0 | n, r);
         if ((fl & t1_flag::kNeighbours) == 0) continue;
         vis |= 1u << r;
         const uint32_t bit = (in.mag[r] >> p) & 1u;
         if (emit) t1w_push(sh, lane, raw ? 0u : t1_zc_context(orientation, fl), bit);
         if (bit) {
             if (emit) {
-                t1w_sign(sh, lane, v, (in.w >> (4 + r)) & 1u, raw);
+                t1w_sign(sh, lane, fl, (in.w >> (4 + r)) & 1u, raw);
                 dist += t1_dist_significance(in.mag[r], p);
             }
             n |= 1u << r;
@@ -364,10 +401,10 @@ J2KC_HD void t1w_pass(T1WarpShared &sh, uint16_t *words, const uint32_t *mags, u
                     if (in.valid) {
                         const uint32_t sig = in.w & 0xFu;
                         const uint32_t coded = sig & ~(in.w >> 12) & ((1u << rows) - 1u);
+                        const T1WColumnMasks cm(in, in.lw & 0xFu, vc);
                         for (uint32_t r = 0; r < rows; ++r) {
                             if (!((coded >> r) & 1u)) continue;
-                            const T1NeighbourView v = t1w_view(in, sig, in.lw & 0xFu, static_cast<int>(r), vc);
-                            const uint32_t fl = v.flags() | (((in.w >> (8 + r)) & 1u) ? t1_flag::kRefined : 0u);
+                            const uint32_t fl = cm.flags(sig, r) | (((in.w >> (8 + r)) & 1u) ? t1_flag::kRefined : 0u);
                             const uint32_t bit = (in.mag[r] >> p) & 1u;
                             t1w_push(sh, l, raw ? 0u : t1_mr_context(fl), bit);
                             sh.dist[l] += t1_dist_refinement(in.mag[r], p);
@@ -390,6 +427,7 @@ J2KC_HD void t1w_pass(T1WarpShared &sh, uint16_t *words, const uint32_t *mags, u
                     if (in.valid) {
                         const uint32_t sig0 = in.w & 0xFu;
                         const uint32_t left_sig = (in.lw & 0xFu) | (l > 0 ? sh.cup_new[l - 1] : 0u);
+                        const T1WColumnMasks cm(in, left_sig, vc);
                         const uint32_t skip = (sig0 | (in.w >> 12)) & 0xFu;
                         uint32_t n = 0;
                         uint32_t from = 0;
@@ -405,8 +443,7 @@ J2KC_HD void t1w_pass(T1WarpShared &sh, uint16_t *words, const uint32_t *mags, u
                                 while (!((bits >> first) & 1u)) ++first;
                                 t1w_push(sh, l, kT1CtxUni, first >> 1);
                                 t1w_push(sh, l, kT1CtxUni, first & 1u);
-                                const T1NeighbourView v = t1w_view(in, 0, left_sig, static_cast<int>(first), vc);
-                                t1w_sign(sh, l, v, (in.w >> (4 + first)) & 1u, false);
+                                t1w_sign(sh, l, cm.flags(0, first), (in.w >> (4 + first)) & 1u, false);
                                 sh.dist[l] += t1_dist_significance(in.mag[first], p);
                                 n |= 1u << first;
                                 from = first + 1;
@@ -414,12 +451,11 @@ J2KC_HD void t1w_pass(T1WarpShared &sh, uint16_t *words, const uint32_t *mags, u
                         }
                         for (uint32_t r = from; r < rows; ++r) {
                             if ((skip >> r) & 1u) continue;
-                            const T1NeighbourView v = t1w_view(in, sig0 | n, left_sig, static_cast<int>(r), vc);
-                            const uint32_t fl = v.flags();
+                            const uint32_t fl = cm.flags(sig0 | n, r);
                             const uint32_t bit = (in.mag[r] >> p) & 1u;
                             t1w_push(sh, l, t1_zc_context(orientation, fl), bit);
                             if (bit) {
-                                t1w_sign(sh, l, v, (in.w >> (4 + r)) & 1u, false);
+                                t1w_sign(sh, l, fl, (in.w >> (4 + r)) & 1u, false);
                                 sh.dist[l] += t1_dist_significance(in.mag[r], p);
                                 n |= 1u << r;
                             }

@@ -112,6 +112,7 @@ json.dump({
     "wheels": "$whl_versions".split(),
     "photos": {"package": "$PHOTO_DEB", "version": "$photo_version", "names": "$PHOTOS".split()},
     "core_lib": "$CORE_LIB",
+    "core_lib_time": "$(date -u -r "$CORE_LIB" '+%Y-%m-%d %H:%M UTC')",
     "commit": "$(git -C "$top" rev-parse --short HEAD)",
 }, open(sys.argv[1], "w"), indent=1)
 EOF

@@ -3,7 +3,7 @@
 
     python3 scripts/bench/readme.py build/bench-out/results.json README.md
 
-Replaces what lies between the markers `<!-- bench:begin -->` and
+BENCH_NOTE (environment) adds a sentence under the heading line. Replaces what lies between the markers `<!-- bench:begin -->` and
 `<!-- bench:end -->` (added at the end of the "## Performance" section's
 heading when missing); the rest of README is left as it is.
 """
@@ -18,12 +18,14 @@ BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"
 
 
 def _fps(r):
-    if not r or "fps" not in r:
+    if not r:
+        return "-"
+    if "fps" not in r:
         return "n/a"
     return "%.1f" % r["fps"] if r["fps"] >= 1 else "%.2f" % r["fps"]
 
 
-def section(res):
+def section(res, note=""):
     m = res["meta"]
     cases = [(cid, c) for cid, c in res["cases"].items() if not c.get("skipped")]
     lines = [BEGIN, "",
@@ -35,7 +37,7 @@ def section(res):
                            if d.startswith(("libopenjp2-tools", "grokj2k-tools")))
                  + ("; " + m["manifest"]["ffmpeg"].split(" Copyright")[0] if m.get("manifest", {}).get("ffmpeg")
                     else "")),
-             "",
+             "", note or None, "" if note else None,
              "Frames: crops of Debian's plasma-workspace-wallpapers photographs at their own resolution "
              "(mosaics of 2048x1080 or 1920x1080 crops for the larger formats) turned into DCI X'Y'Z' 12-bit, "
              "BT.709 Y'CbCr 10-bit 4:2:2 or 10-bit RGB, plus flat and white-noise frames. Encode and decode "
@@ -66,7 +68,7 @@ def section(res):
                 q = r.get("psnr")
                 lines.append("| %s | {:,} | %s | %s |".format(int(sum(b) / len(b))) % (
                     n, "-" if q is None else ("lossless" if math.isinf(q) else "%.2f" % q),
-                    "%.0f" % r["gpu_mem_mib"] if r.get("gpu_mem_mib", -1) >= 0 else "-"))
+                    "%.0f" % r["gpu_mem_mib"] if r.get("gpu_mem_mib", -1) > 0 else "-"))
         lines.append("")
     st = res.get("stages") or {}
     for k, v in st.items():
@@ -83,17 +85,21 @@ def section(res):
             good = [p for p in pts if "psnr" in p]
             lines.append("- %s: %s" % (n, "; ".join("{:,}: {:.2f}".format(p["bytes"], p["psnr"]) for p in good)
                                        or "n/a"))
+    skipped = [cid for cid, c in res["cases"].items() if c.get("skipped")]
+    if skipped:
+        lines += ["", "Not run in this run (%s): %s." % (
+            "time budget" if not m.get("quick") else "quick pass", ", ".join(skipped))]
     lines += ["", "The full tables (every case with ratios, decode of each tool's own stream, notes) and the "
               "charts are in `%s` of the run (results.md, encode_fps.png, decode_fps.png, "
               "rate_distortion.png, stages.png, gpu_memory.png)." % "BENCH_OUT", "", END]
-    return "\n".join(lines)
+    return "\n".join(x for x in lines if x is not None)
 
 
 def main():
     res = json.load(open(sys.argv[1]))
     path = sys.argv[2] if len(sys.argv) > 2 else "README.md"
     text = open(path).read()
-    new = section(res)
+    new = section(res, os.environ.get("BENCH_NOTE", ""))
     if BEGIN in text and END in text:
         text = text[:text.index(BEGIN)] + new + text[text.index(END) + len(END):]
     else:

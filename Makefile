@@ -243,7 +243,8 @@ BENCH_DIR ?= $(BUILD)/bench
 BENCH_OUT ?= $(BUILD)/bench-out
 BENCH_ARGS ?=
 
-bench-prep: all
+# BENCH_NO_BUILD=1 takes J2KC_LIB and FFMPEG as they are (no `make all` first).
+bench-prep: $(if $(BENCH_NO_BUILD),,all)
 	BENCH_DIR=$(BENCH_DIR) BENCH_CACHE=$(B)/bench-cache CORE_LIB=$(J2KC_LIB) FFMPEG=$(FFMPEG) \
 	  NVCC=$(NVCC) CUDA_LIBDIR=$(CUDA_LIBDIR) scripts/bench/prep.sh
 

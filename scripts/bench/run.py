@@ -329,7 +329,8 @@ def enc_j2kc(backend, device_input=False):
         if device_input:
             cmd += ["--device-input"]
         # GPU: 48 timed frames (about a second); CPU: each distinct frame once.
-        n = 1 if mode == "sweep" or bench.quick else (48 if backend == "cuda" else fs.d)
+        big = fs.w * fs.h > 4096 * 2160
+        n = 1 if mode == "sweep" or bench.quick else ((16 if big else 48) if backend == "cuda" else fs.d)
         _, so, _ = bench.run(cmd + ["--frames", str(n)])
         r = json.loads(so.strip().splitlines()[-1])
         r["files"] = [os.path.join(out, "%03d.j2c" % i) for i in range(fs.d)]
@@ -595,7 +596,7 @@ def dec_j2kc(backend):
         dst = os.path.join(out, "dec.raw")
         cmd = [bench.tool("j2kc_bench"), "decode", "--backend", backend, "--threads", str(THREADS),
                "--warmup", str(len(files) if backend == "cuda" else 1), "--out", dst] + files
-        n = len(files) if bench.quick or backend != "cuda" else 32
+        n = len(files) if bench.quick or backend != "cuda" else (8 if fs.w * fs.h > 4096 * 2160 else 32)
         _, so, _ = bench.run(cmd + ["--frames", str(n)])
         r = json.loads(so.strip().splitlines()[-1])
         r["psnr"] = psnr(fs.frames[0], read_planar(dst, fs.fmt, 0), fs.prec)

@@ -252,8 +252,9 @@ bench:
 	@test -x $(BENCH_DIR)/bin/j2kc_bench || { echo "$(BENCH_DIR) is empty: run 'make bench-prep' first"; exit 1; }
 	PYTHONUNBUFFERED=1 python3 scripts/bench/run.py --dir $(BENCH_DIR) --out $(BENCH_OUT) $(BENCH_ARGS)
 
+# BENCH_CHARTS=docs/bench also copies the charts and results.md there and shows them in README.
 bench-readme:
-	python3 scripts/bench/readme.py $(BENCH_OUT)/results.json README.md
+	BENCH_CHARTS=$(BENCH_CHARTS) python3 scripts/bench/readme.py $(BENCH_OUT)/results.json README.md
 
 # ---------------------------------------------------------------------------
 install: all

@@ -3,6 +3,8 @@
 
     python3 scripts/bench/readme.py build/bench-out/results.json README.md
 
+BENCH_CHARTS=DIR (environment) copies the run's PNG charts and results.md
+into DIR (relative to README) and shows the charts in the section.
 BENCH_NOTE (environment) adds a sentence under the heading line. Replaces what lies between the markers `<!-- bench:begin -->` and
 `<!-- bench:end -->` (added at the end of the "## Performance" section's
 heading when missing); the rest of README is left as it is.
@@ -15,6 +17,7 @@ import sys
 
 
 BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"
+CHARTS = ["encode_fps.png", "decode_fps.png", "rate_distortion.png", "stages.png", "gpu_memory.png"]
 
 
 def _fps(r):
@@ -89,6 +92,10 @@ def section(res, note=""):
     if skipped:
         lines += ["", "Not run in this run (%s): %s." % (
             "time budget" if not m.get("quick") else "quick pass", ", ".join(skipped))]
+    charts = os.environ.get("BENCH_CHARTS", "")
+    if charts:  # copied next to README by main(): show them
+        lines += [""] + ["![%s](%s/%s)" % (c[:-4].replace("_", " "), charts, c) for c in CHARTS
+                         if os.path.exists(os.path.join(charts, c))]
     lines += ["", "The full tables (every case with ratios, decode of each tool's own stream, notes) and the "
               "charts are in `%s` of the run (results.md, encode_fps.png, decode_fps.png, "
               "rate_distortion.png, stages.png, gpu_memory.png)." % "BENCH_OUT", "", END]
@@ -99,6 +106,14 @@ def main():
     res = json.load(open(sys.argv[1]))
     path = sys.argv[2] if len(sys.argv) > 2 else "README.md"
     text = open(path).read()
+    charts = os.environ.get("BENCH_CHARTS", "")
+    if charts:  # BENCH_CHARTS=docs/bench: the run's charts and results.md go there, beside README
+        import shutil
+        os.makedirs(charts, exist_ok=True)
+        src = os.path.dirname(os.path.abspath(sys.argv[1]))
+        for c in CHARTS + ["results.md"]:
+            if os.path.exists(os.path.join(src, c)):
+                shutil.copyfile(os.path.join(src, c), os.path.join(charts, c))
     new = section(res, os.environ.get("BENCH_NOTE", ""))
     if BEGIN in text and END in text:
         text = text[:text.index(BEGIN)] + new + text[text.index(END) + len(END):]

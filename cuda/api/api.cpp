@@ -231,4 +231,35 @@ int j2kc_decode(j2kc_decoder *decoder, const uint8_t *data, size_t size, const j
     return guarded(decoder->log, "decode", [&] { decoder->impl->decode(data, size, *output); });
 }
 
+int j2kc_decoder_submit(j2kc_decoder *decoder, const uint8_t *data, size_t size, int64_t tag)
+{
+    if (!decoder || !data || size == 0) return J2KC_ERR_INVALID_ARG;
+    return guarded(decoder->log, "decode", [&] {
+        if (!decoder->impl->submit(data, size, tag)) throw j2kc::Error(J2KC_ERR_AGAIN, "queue full");
+    });
+}
+
+int j2kc_decoder_receive(j2kc_decoder *decoder, const j2kc_image *output, int64_t *tag, int flush)
+{
+    if (!decoder || !tag || (output && !struct_ok(output->struct_size, sizeof(*output))))
+        return J2KC_ERR_INVALID_ARG;
+    return guarded(decoder->log, "decode", [&] {
+        if (!decoder->impl->receive(output, *tag, flush != 0))
+            throw j2kc::Error(flush ? J2KC_ERR_EOF : J2KC_ERR_AGAIN, "no frame");
+    });
+}
+
+int j2kc_decoder_reset(j2kc_decoder *decoder)
+{
+    if (!decoder) return J2KC_ERR_INVALID_ARG;
+    return guarded(decoder->log, "decoder reset", [&] { decoder->impl->reset(); });
+}
+
+int j2kc_decoder_stage_times(const j2kc_decoder *decoder, j2kc_stage_times *times)
+{
+    if (!decoder || !times) return J2KC_ERR_INVALID_ARG;
+    *times = decoder->impl->stage_times();
+    return J2KC_OK;
+}
+
 }  // extern "C"

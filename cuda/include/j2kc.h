@@ -239,6 +239,7 @@ typedef struct j2kc_decoder_config {
     uint32_t     max_components;  /**< default 16384 */
     uint32_t     max_tiles;       /**< default 65535 */
     uint64_t     max_memory;      /**< bytes of working memory, default 16 GiB */
+    int          frames_in_flight; /**< frames j2kc_decoder_submit queues before receive, 0 = 3 */
 } j2kc_decoder_config;
 
 typedef struct j2kc_decoder j2kc_decoder;
@@ -296,6 +297,65 @@ int j2kc_decoder_parse(j2kc_decoder *decoder, const uint8_t *data, size_t size,
  */
 int j2kc_decode(j2kc_decoder *decoder, const uint8_t *data, size_t size,
                 const j2kc_image *output);
+
+/*
+ * Asynchronous decoding, in the style of the encoder's submit/receive: up to
+ * frames_in_flight codestreams are decoded at once (on the CUDA backend,
+ * Tier-1 of the next frames on the CPU workers while the GPU reconstructs the
+ * earlier ones) and come out in submit order. Typical loop:
+ *
+ *     while (have input) {
+ *         while (j2kc_decoder_submit(d, data, size, tag) == J2KC_ERR_AGAIN)
+ *             take(j2kc_decoder_receive(d, &image, &tag, 0));   // waits: queue full
+ *         ...
+ *     }
+ *     while ((st = j2kc_decoder_receive(d, &image, &tag, 1)) != J2KC_ERR_EOF)
+ *         take(st);
+ *
+ * The caller learns each frame's shape (to allocate `image`) from
+ * j2kc_decoder_parse on the same bytes before submitting them.
+ * j2kc_decode is the synchronous path and needs an empty queue.
+ */
+
+/**
+ * @brief Queues one codestream (raw or JP2) for decoding. The bytes are copied:
+ * the caller may release them once this returns. Returns J2KC_ERR_AGAIN when
+ * frames_in_flight frames are queued (receive one first), J2KC_ERR_INVALID_ARG
+ * for NULL or empty data; whatever is wrong with the data itself is reported
+ * by the receive that returns this tag.
+ */
+int j2kc_decoder_submit(j2kc_decoder *decoder, const uint8_t *data, size_t size, int64_t tag);
+
+/**
+ * @brief Writes the oldest queued frame into the caller's planes (as
+ * j2kc_decode does: sizes as j2kc_decoder_parse reported for its bytes).
+ *
+ * Without flush: the oldest frame if it is finished; if it is not, waits for
+ * it when the queue is full (so that a submit/receive loop never spins), else
+ * returns J2KC_ERR_AGAIN. With flush: waits for the oldest frame, and returns
+ * J2KC_ERR_EOF once the queue is empty.
+ *
+ * Any other return consumes exactly one frame and sets *tag to the tag it was
+ * submitted with: J2KC_OK, or that frame's error (invalid data, an output that
+ * does not fit it, ...); the frames after it are unaffected. With output NULL
+ * the frame is dropped unwritten (its status may then be J2KC_OK even for bad
+ * data). Calls on one decoder must not overlap (one thread at a time).
+ */
+int j2kc_decoder_receive(j2kc_decoder *decoder, const j2kc_image *output, int64_t *tag, int flush);
+
+/** @brief Drops every queued frame, for a seek: work in progress is stopped or waited for. */
+int j2kc_decoder_reset(j2kc_decoder *decoder);
+
+/**
+ * @brief Milliseconds summed over the frames received since the decoder was
+ * created or reset. CUDA backend: tier2 and tier1 are CPU time summed over
+ * the worker threads; upload, dwt (dequantisation and inverse DWT), color
+ * (inverse MCT, clip and pack) and download are GPU time from events. CPU
+ * backend: wall times, tier2 the headers, tier1 Tier-2 and Tier-1 of the
+ * tiles, dwt every sample stage. total: wall time from submit to the end of
+ * receive, summed. Divide by the frame count for per-frame figures.
+ */
+int j2kc_decoder_stage_times(const j2kc_decoder *decoder, j2kc_stage_times *times);
 
 #ifdef __cplusplus
 }

@@ -25,6 +25,12 @@ struct ParsedStream {
     uint32_t max_layers = 0;
 };
 
+/** Frames a decoder queues before submit says AGAIN (config 0 = 3). */
+inline size_t decoder_queue_depth(const j2kc_decoder_config &config)
+{
+    return config.frames_in_flight > 0 ? static_cast<size_t>(config.frames_in_flight) : 3;
+}
+
 ParsedStream parse_stream(const uint8_t *data, size_t size, const j2kc_decoder_config &config);
 void describe_stream(const ParsedStream &s, j2kc_stream_info &info);
 OutputPlacement check_output(const ParsedStream &s, const j2kc_image &out);

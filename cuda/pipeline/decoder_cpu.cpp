@@ -2,10 +2,14 @@
  * @file decoder_cpu.cpp
  * @brief The decoder: codestream or JP2 in, the caller's planes out. Tier-2
  * and Tier-1 always run on the CPU (tile_decoder); the sample stages run on
- * the CPU here, or on the GPU in decoder_cuda.cu.
+ * the CPU here, or on the GPU in decoder_cuda.cu. The CPU backend keeps the
+ * asynchronous API's queue but decodes each frame when it is received.
  */
 #include <algorithm>
+#include <chrono>
+#include <deque>
 #include <memory>
+#include <vector>
 
 #include "codestream/jp2.h"
 #include "codestream/reader.h"
@@ -136,10 +140,16 @@ void for_each_tile(const ParsedStream &s, const std::function<void(const Tile &)
 
 namespace {
 
+/**
+ * The reference backend. Its queue only keeps the bytes: each frame is decoded
+ * when it is received (tile by tile, Tier-1 on the pool), so the frames come
+ * out exactly as the synchronous path makes them.
+ */
 class CpuDecoder final : public Decoder {
 public:
     CpuDecoder(const j2kc_decoder_config &config, const Logger &log)
-        : config_(config), log_(log), pool_(config.threads > 0 ? unsigned(config.threads) : 0u)
+        : config_(config), log_(log), pool_(config.threads > 0 ? unsigned(config.threads) : 0u),
+          depth_(decoder_queue_depth(config))
     {
     }
 
@@ -150,28 +160,86 @@ public:
         describe_stream(parse_stream(data, size, config_), info);
     }
 
+    bool submit(const uint8_t *data, size_t size, int64_t tag) override
+    {
+        if (queue_.size() >= depth_) return false;
+        queue_.push_back({std::vector<uint8_t>(data, data + size), tag, Clock::now()});
+        return true;
+    }
+
+    bool receive(const j2kc_image *output, int64_t &tag, bool) override
+    {
+        if (queue_.empty()) return false;
+        Queued frame = std::move(queue_.front());
+        queue_.pop_front();
+        tag = frame.tag;
+        if (!output) return true;  // dropped: nothing to decode it for
+        decode_frame(frame.data.data(), frame.data.size(), *output);
+        times_.total += ms_since(frame.submitted);
+        return true;
+    }
+
+    void reset() override
+    {
+        queue_.clear();
+        times_ = {};
+    }
+
     void decode(const uint8_t *data, size_t size, const j2kc_image &output) override
+    {
+        J2KC_CHECK_ARG(queue_.empty(), "%zu frames are queued: receive them before a synchronous decode",
+                       queue_.size());
+        const auto start = Clock::now();
+        decode_frame(data, size, output);
+        times_.total += ms_since(start);
+    }
+
+    j2kc_stage_times stage_times() const override { return times_; }
+
+private:
+    using Clock = std::chrono::steady_clock;
+    static double ms_since(Clock::time_point t)
+    {
+        return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+    }
+
+    struct Queued {
+        std::vector<uint8_t> data;
+        int64_t tag;
+        Clock::time_point submitted;
+    };
+
+    void decode_frame(const uint8_t *data, size_t size, const j2kc_image &output)
     {
         J2KC_CHECK_ARG(output.memory == J2KC_MEMORY_HOST,
                        "the CPU backend writes host memory only: ask for backend cuda");
+        auto t0 = Clock::now();
         const ParsedStream s = parse_stream(data, size, config_);
         for (const std::string &w : s.cs.warnings) log_.log(J2KC_LOG_WARNING, "%s", w.c_str());
         const OutputPlacement placement = check_output(s, output);
+        times_.tier2 += ms_since(t0);
         TileDecodeOptions options{s.reduce, s.max_layers};
-        TileCoefficients tile_coefficients;
         for_each_tile(s, [&](const Tile &tile) {
-            decode_tile_coefficients(s.cs, tile, options, pool_, tile_coefficients);
-            if (tile_coefficients.corrupt_code_blocks)
+            t0 = Clock::now();
+            decode_tile_coefficients(s.cs, tile, options, pool_, storage_, tile_coefficients_);
+            times_.tier1 += ms_since(t0);
+            if (tile_coefficients_.corrupt_code_blocks)
                 log_.log(J2KC_LOG_WARNING, "tile %u: %u corrupt code-blocks decoded as zero", tile.index,
-                         tile_coefficients.corrupt_code_blocks);
-            reconstruct_tile_cpu(tile_coefficients, placement);
+                         tile_coefficients_.corrupt_code_blocks);
+            t0 = Clock::now();
+            reconstruct_tile_cpu(tile_coefficients_, placement);
+            times_.dwt += ms_since(t0);
         });
     }
 
-private:
     j2kc_decoder_config config_;
     Logger log_;
     ThreadPool pool_;
+    size_t depth_;
+    std::deque<Queued> queue_;
+    std::vector<std::vector<int32_t>> storage_;  ///< tile-component planes, reused from tile to tile
+    TileCoefficients tile_coefficients_;
+    j2kc_stage_times times_{};
 };
 
 }  // namespace
@@ -185,6 +253,7 @@ std::unique_ptr<Decoder> create_decoder(const j2kc_decoder_config &config, const
 {
     J2KC_CHECK_ARG(config.reduce >= 0 && config.reduce <= 32, "reduce must be 0..32");
     J2KC_CHECK_ARG(config.layers >= 0 && config.layers <= 65535, "layers must be 0..65535");
+    J2KC_CHECK_ARG(config.frames_in_flight >= 0 && config.frames_in_flight <= 64, "frames_in_flight must be 0..64");
     switch (config.backend) {
     case J2KC_BACKEND_CPU: return create_cpu_decoder(config, log);
     case J2KC_BACKEND_CUDA:

@@ -1,22 +1,40 @@
 /**
  * @file decoder_cuda.cu
- * @brief The CUDA decoder (paper 002): Tier-2 and Tier-1 on the CPU cores,
- * then per tile the coefficients go up through pinned memory and the GPU
- * dequantises, inverse transforms, applies the inverse MCT, clips and packs
- * straight into the output layout, in device memory (CUDA frames) or staged
- * back to host memory. The kernels are the same stages' .cu twins of the
- * CPU reference, so the pixels are identical.
+ * @brief The CUDA decoder (paper 002), pipelined over frames. Tier-2 and
+ * Tier-1 run on the decoder's CPU workers, which take code-blocks from the
+ * oldest unfinished frame first, so the blocks of the next frame fill the
+ * cores while the last blocks of one frame finish, and several frames' Tier-2
+ * run at once. Each frame in flight owns a slot: a pinned buffer Tier-1
+ * writes the coefficients straight into, device planes and a stream, on which
+ * the coefficients go up and the GPU dequantises and inverse transforms them
+ * (Annex E, F) while the workers go on with the next frames. receive() then
+ * applies the inverse MCT, clips and packs (Annex G) straight into the
+ * caller's planes, in device memory (CUDA frames) or staged back to host
+ * memory. The kernels are the same stages' .cu twins of the CPU reference, so
+ * the pixels are identical.
+ *
+ * Ordering (what keeps the slots race-free): a slot is handed to a frame at
+ * submit and taken back at the end of its receive, after the output stream,
+ * which waited on the slot's "reconstructed" event, was synchronised; so the
+ * next frame's workers never write a pinned buffer an upload still reads, nor
+ * does its reconstruction overwrite planes a pack still reads.
  */
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstring>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <thread>
 #include <vector>
 
 #include "color/color.h"
 #include "common/cuda_util.cuh"
 #include "common/status.h"
-#include "common/thread_pool.h"
 #include "dwt/dwt.h"
 #include "pipeline/decoder_common.h"
 #include "pipeline/tile_decoder.h"
@@ -27,8 +45,10 @@ namespace {
 
 /**
  * Host output planes mirrored in device memory. Components whose byte ranges
- * overlap (packed formats) share one mirror, which starts as a copy of the
- * host bytes so that whatever lies between our samples survives the round trip.
+ * overlap (packed formats) share one mirror. When a group's samples fill its
+ * rows without gaps (planar planes, xyz12 and the like) only those row bytes
+ * come back and nothing goes up first; otherwise the mirror starts as a copy
+ * of the host bytes so that whatever lies between our samples survives.
  */
 class HostOutputMirror {
 public:
@@ -47,17 +67,19 @@ public:
                 groups_.back().end = std::max(groups_.back().end, end);
                 groups_.back().members.push_back(c);
             } else {
-                groups_.push_back({begin, end, {c}});
+                groups_.push_back({begin, end, {c}, false, 0, 0, 0});
             }
         }
         if (buffers_.size() < groups_.size()) buffers_.resize(groups_.size());
         for (size_t g = 0; g < groups_.size(); ++g) {
             Group &grp = groups_[g];
+            describe_rows(host, grp);
             const size_t bytes = grp.end - grp.begin;
             auto *dev = static_cast<uint8_t *>(buffers_[g].reserve(std::max<size_t>(bytes, 1)));
-            check_cuda(cudaMemcpyAsync(dev, reinterpret_cast<const void *>(grp.begin), bytes,
-                                       cudaMemcpyHostToDevice, stream),
-                       "upload of the output planes");
+            if (!grp.dense && bytes)
+                check_cuda(cudaMemcpyAsync(dev, reinterpret_cast<const void *>(grp.begin), bytes,
+                                           cudaMemcpyHostToDevice, stream),
+                           "upload of the output planes");
             for (uint32_t c : grp.members)
                 device_components_[c].data = reinterpret_cast<uint64_t>(dev) + (host.components[c].data - grp.begin);
         }
@@ -67,34 +89,114 @@ public:
 
     void download(cudaStream_t stream)
     {
-        for (size_t g = 0; g < groups_.size(); ++g)
-            check_cuda(cudaMemcpyAsync(reinterpret_cast<void *>(groups_[g].begin), buffers_[g].as<void>(),
-                                       groups_[g].end - groups_[g].begin, cudaMemcpyDeviceToHost, stream),
-                       "download of the output planes");
+        for (size_t g = 0; g < groups_.size(); ++g) {
+            const Group &grp = groups_[g];
+            if (grp.end == grp.begin) continue;
+            if (grp.dense && grp.pitch != grp.row_bytes)
+                check_cuda(cudaMemcpy2DAsync(reinterpret_cast<void *>(grp.begin), grp.pitch, buffers_[g].as<void>(),
+                                             grp.pitch, grp.row_bytes, grp.rows, cudaMemcpyDeviceToHost, stream),
+                           "download of the output planes");
+            else
+                check_cuda(cudaMemcpyAsync(reinterpret_cast<void *>(grp.begin), buffers_[g].as<void>(),
+                                           grp.end - grp.begin, cudaMemcpyDeviceToHost, stream),
+                           "download of the output planes");
+        }
     }
 
 private:
     struct Group {
         uint64_t begin, end;
         std::vector<uint32_t> members;
+        bool dense;        ///< samples fill each row span: no upload, rows only back
+        size_t pitch;      ///< row stride of the members
+        size_t row_bytes;  ///< bytes of samples in a row
+        size_t rows;
     };
+
+    /** Whether the group's samples cover its rows contiguously, as one interleaved or planar plane. */
+    static void describe_rows(const j2kc_image &host, Group &grp)
+    {
+        grp.dense = false;
+        const j2kc_component &k0 = host.components[grp.members[0]];
+        if (k0.row_stride <= 0 || k0.width == 0 || k0.height == 0) return;
+        uint64_t covered = 0;
+        for (uint32_t c : grp.members) {  // members are sorted by address
+            const j2kc_component &k = host.components[c];
+            if (k.row_stride != k0.row_stride || k.sample_stride != k0.sample_stride || k.width != k0.width ||
+                k.height != k0.height || k.data - grp.begin != covered)
+                return;
+            covered += k.bytes_per_sample;
+        }
+        if (covered != k0.sample_stride) return;
+        const uint64_t row_bytes = uint64_t{k0.width} * k0.sample_stride;
+        if (row_bytes > uint64_t(k0.row_stride)) return;
+        grp.dense = true;
+        grp.pitch = size_t(k0.row_stride);
+        grp.row_bytes = size_t(row_bytes);
+        grp.rows = k0.height;
+    }
+
     std::vector<Group> groups_;
     std::vector<DeviceBuffer> buffers_;
     std::vector<j2kc_component> device_components_;
 };
 
+/** A CUDA event that lives as long as its owner (created in the decoder's context). */
+class Event {
+public:
+    Event() { check_cuda(cudaEventCreate(&event_), "cudaEventCreate"); }
+    ~Event() { cudaEventDestroy(event_); }
+    Event(const Event &) = delete;
+    Event &operator=(const Event &) = delete;
+    cudaEvent_t get() const { return event_; }
+
+private:
+    cudaEvent_t event_ = nullptr;
+};
+
+float elapsed_ms(const Event &from, const Event &to)
+{
+    float ms = 0;
+    return cudaEventElapsedTime(&ms, from.get(), to.get()) == cudaSuccess ? ms : 0.0f;
+}
+
+/** What one frame in flight holds on the GPU side: buffers sized by the largest geometry seen. */
+struct Slot {
+    explicit Slot(void *context, int device) : stream(nullptr, context, device) {}
+    StreamHolder stream;  ///< always our own: uploads and reconstruction of this slot's frame
+    Event start, uploaded, reconstructed;
+    PinnedBuffer pinned;  ///< Tier-1 output of every tile, tile after tile, component after component
+    DeviceBuffer raw, planes, scratch;
+    bool busy = false;
+};
+
 class CudaDecoder final : public Decoder {
 public:
     CudaDecoder(const j2kc_decoder_config &config, const Logger &log)
-        : config_(config), log_(log), pool_(config.threads > 0 ? unsigned(config.threads) : 0u),
-          gpu_(std::make_unique<GpuState>(config))
+        : config_(config), log_(log), depth_(decoder_queue_depth(config)),
+          workers_(config.threads > 0 ? unsigned(config.threads) : std::max(1u, std::thread::hardware_concurrency()))
     {
+        ContextScope scope(config_.cuda_context, config_.device);
+        gpu_ = std::make_unique<GpuState>(config_, depth_);
+        scratch_.resize(workers_);
+        threads_.reserve(workers_);
+        try {
+            for (unsigned w = 0; w < workers_; ++w) threads_.emplace_back([this, w] { worker_loop(w); });
+        } catch (...) {
+            stop_workers();
+            gpu_.reset();
+            throw;
+        }
     }
 
     ~CudaDecoder() override
     {
-        // Device memory goes back in the context it came from.
+        stop_workers();
+        // Device memory goes back in the context it came from, once nothing runs on it.
         ContextScope scope(config_.cuda_context, config_.device);
+        for (auto &slot : gpu_->slots) cudaStreamSynchronize(slot->stream.get());
+        cudaStreamSynchronize(gpu_->out.get());
+        frames_.clear();
         gpu_.reset();
     }
 
@@ -105,120 +207,481 @@ public:
         describe_stream(parse_stream(data, size, config_), info);
     }
 
+    bool submit(const uint8_t *data, size_t size, int64_t tag) override
+    {
+        return enqueue(data, size, tag, /*copy=*/true);
+    }
+
+    bool receive(const j2kc_image *output, int64_t &tag, bool flush) override
+    {
+        std::unique_ptr<Frame> frame;
+        {
+            std::unique_lock<std::mutex> lock(mutex_);
+            if (frames_.empty()) return false;
+            Frame *oldest = frames_.front().get();
+            if (oldest->state != Frame::kDone) {
+                if (!flush && frames_.size() < depth_) return false;
+                done_.wait(lock, [&] { return oldest->state == Frame::kDone; });
+            }
+            frame = std::move(frames_.front());
+            frames_.pop_front();
+        }
+        tag = frame->tag;
+        // The slot comes back however this ends, once its stream is idle.
+        struct SlotReturn {
+            CudaDecoder *self;
+            Frame *frame;
+            ~SlotReturn() { self->release_slot(*frame); }
+        } slot_return{this, frame.get()};
+        for (const std::string &w : frame->warnings) log_.log(J2KC_LOG_WARNING, "%s", w.c_str());
+        if (frame->error) std::rethrow_exception(frame->error);
+        for (size_t t = 0; t < frame->tiles.size(); ++t) {
+            const uint32_t corrupt = frame->corrupt[t].load();
+            if (corrupt)
+                log_.log(J2KC_LOG_WARNING, "tile %u: %u corrupt code-blocks decoded as zero", frame->tiles[t]->index,
+                         corrupt);
+        }
+        if (!output) return true;  // dropped
+        write_output(*frame, *output);
+        std::lock_guard<std::mutex> lock(mutex_);
+        times_.total += ms_since(frame->submitted);
+        times_.tier2 += frame->tier2_ms;
+        times_.tier1 += double(frame->tier1_ns.load()) / 1e6;
+        return true;
+    }
+
+    void reset() override
+    {
+        std::vector<std::unique_ptr<Frame>> dropped;
+        {
+            std::unique_lock<std::mutex> lock(mutex_);
+            for (auto &f : frames_) f->cancelled.store(true);
+            work_.notify_all();
+            done_.wait(lock, [&] {
+                for (auto &f : frames_)
+                    if (f->state != Frame::kDone) return false;
+                return true;
+            });
+            for (auto &f : frames_) dropped.push_back(std::move(f));
+            frames_.clear();
+            times_ = {};
+        }
+        for (auto &f : dropped) release_slot(*f);
+    }
+
     void decode(const uint8_t *data, size_t size, const j2kc_image &output) override
     {
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            J2KC_CHECK_ARG(frames_.empty(), "%zu frames are queued: receive them before a synchronous decode",
+                           frames_.size());
+        }
+        // The bytes outlive the call, so the frame borrows them.
+        enqueue(data, size, 0, /*copy=*/false);
+        int64_t tag;
+        receive(&output, tag, true);
+    }
+
+    j2kc_stage_times stage_times() const override
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        return times_;
+    }
+
+private:
+    using Clock = std::chrono::steady_clock;
+    static double ms_since(Clock::time_point t)
+    {
+        return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+    }
+
+    /** One codestream on its way through the pipeline. */
+    struct Frame {
+        enum State { kQueued, kTier2, kTier1, kDone };
+        std::vector<uint8_t> owned;  ///< the bytes, unless borrowed by the synchronous path
+        const uint8_t *data = nullptr;
+        size_t size = 0;
+        int64_t tag = 0;
+        Slot *slot = nullptr;
+        Clock::time_point submitted;
+
+        State state = kQueued;             ///< guarded by the decoder's mutex
+        size_t next_block = 0;             ///< first code-block not yet handed out (mutex)
+        std::atomic<size_t> remaining{0};  ///< code-blocks handed out or not, not yet finished
+        std::atomic<bool> cancelled{false};
+        std::atomic<bool> failed{false};
+        std::exception_ptr error;          ///< first error; written once, before `failed`
+        std::mutex error_mutex;
+
+        ParsedStream stream;
+        std::deque<Tile> absent;                  ///< tiles the codestream lacks (zero coefficients)
+        std::vector<const Tile *> tiles;          ///< every tile of the grid, in index order
+        std::vector<TileBlocks> blocks;           ///< Tier-2 per tile
+        std::vector<TileCoefficients> planes;     ///< per tile; data points into the slot's pinned buffer
+        std::vector<std::vector<size_t>> offset;  ///< [tile][component] element offset in the slot's buffers
+        std::vector<size_t> block_start;          ///< first flat code-block index of each tile, then the total
+        std::unique_ptr<std::atomic<uint32_t>[]> corrupt;  ///< per tile
+        size_t samples = 0;
+        std::vector<std::string> warnings;
+        double tier2_ms = 0;
+        std::atomic<int64_t> tier1_ns{0};
+
+        void fail_with(std::exception_ptr e)
+        {
+            std::lock_guard<std::mutex> lock(error_mutex);
+            if (!error) error = e;
+            failed.store(true);
+        }
+    };
+
+    struct Task {
+        Frame *frame = nullptr;
+        bool tier2 = false;
+        size_t begin = 0, end = 0;  ///< flat code-block range
+    };
+
+    bool enqueue(const uint8_t *data, size_t size, int64_t tag, bool copy)
+    {
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            if (frames_.size() >= depth_) return false;
+        }
+        // Only the caller's thread adds frames, so the room seen above is still there.
+        auto frame = std::make_unique<Frame>();
+        if (copy) {
+            frame->owned.assign(data, data + size);
+            frame->data = frame->owned.data();
+        } else {
+            frame->data = data;
+        }
+        frame->size = size;
+        frame->tag = tag;
+        frame->submitted = Clock::now();
+        std::lock_guard<std::mutex> lock(mutex_);
+        for (auto &slot : gpu_->slots)
+            if (!slot->busy) {
+                frame->slot = slot.get();
+                break;
+            }
+        if (!frame->slot) fail(J2KC_ERR_INTERNAL, "no free slot with %zu frames queued", frames_.size());
+        frame->slot->busy = true;
+        frames_.push_back(std::move(frame));
+        work_.notify_one();
+        return true;
+    }
+
+    /** Waits for the slot's stream, then lets the next frame have it. */
+    void release_slot(Frame &frame) noexcept
+    {
+        if (!frame.slot) return;
+        try {
+            ContextScope scope(config_.cuda_context, config_.device);
+            cudaStreamSynchronize(frame.slot->stream.get());
+        } catch (...) {
+            // The context is gone: nothing can still run on the stream.
+        }
+        std::lock_guard<std::mutex> lock(mutex_);
+        frame.slot->busy = false;
+        frame.slot = nullptr;
+    }
+
+    void stop_workers()
+    {
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            stop_ = true;
+        }
+        work_.notify_all();
+        for (std::thread &t : threads_) t.join();
+        threads_.clear();
+    }
+
+    /**
+     * The next piece of work (mutex held). Tier-2 of a newly queued frame
+     * comes first: it is one worker's sequential job, and started early it
+     * overlaps the Tier-1 of the frames before it instead of leaving the
+     * workers idle when their blocks run out. Then code-blocks, oldest frame
+     * first, in batches that shrink as a frame's blocks run out, so that its
+     * last blocks spread over the workers and the next frame's fill the rest.
+     */
+    bool next_task(Task &task)
+    {
+        for (auto &f : frames_)
+            if (f->state == Frame::kQueued) {
+                f->state = Frame::kTier2;
+                task = {f.get(), true, 0, 0};
+                return true;
+            }
+        for (auto &f : frames_) {
+            Frame &frame = *f;
+            if (frame.state != Frame::kTier1) continue;
+            const size_t total = frame.block_start.back();
+            if (frame.next_block >= total) continue;
+            const size_t left = total - frame.next_block;
+            const size_t batch = frame.cancelled.load() || frame.failed.load()
+                                     ? left
+                                     : std::clamp<size_t>(left / (4 * size_t{workers_}), 1, 32);
+            task = {&frame, false, frame.next_block, frame.next_block + batch};
+            frame.next_block += batch;
+            return true;
+        }
+        return false;
+    }
+
+    void worker_loop(unsigned worker)
+    {
+        for (;;) {
+            Task task;
+            {
+                std::unique_lock<std::mutex> lock(mutex_);
+                work_.wait(lock, [&] { return stop_ || next_task(task); });
+                if (stop_) return;
+            }
+            if (task.tier2) run_tier2(*task.frame);
+            else run_blocks(*task.frame, task.begin, task.end, worker);
+        }
+    }
+
+    /** Headers, Tier-2 of every tile, and the frame's place in its slot's pinned buffer. */
+    void run_tier2(Frame &frame)
+    {
+        const auto t0 = Clock::now();
+        try {
+            if (!frame.cancelled.load()) prepare_frame(frame);
+        } catch (...) {
+            frame.fail_with(std::current_exception());
+        }
+        frame.tier2_ms = ms_since(t0);
+        const bool nothing = frame.failed.load() || frame.cancelled.load() || frame.block_start.empty();
+        if (nothing) frame.block_start.assign(1, 0);
+        const size_t total = frame.block_start.back();
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            frame.remaining.store(total);
+            frame.next_block = 0;
+            frame.state = Frame::kTier1;
+        }
+        work_.notify_all();
+        if (total == 0) finish_frame(frame);
+    }
+
+    void prepare_frame(Frame &frame)
+    {
+        frame.stream = parse_stream(frame.data, frame.size, config_);
+        const ParsedStream &s = frame.stream;
+        frame.warnings = s.cs.warnings;
+        for_each_tile(s, [&](const Tile &tile) {
+            if (&tile >= s.cs.tiles.data() && &tile < s.cs.tiles.data() + s.cs.tiles.size()) {
+                frame.tiles.push_back(&tile);
+            } else {
+                frame.absent.push_back(tile);
+                frame.tiles.push_back(&frame.absent.back());
+            }
+        });
+        const size_t n = frame.tiles.size();
+        const TileDecodeOptions options{s.reduce, s.max_layers};
+        frame.blocks.resize(n);
+        frame.planes.resize(n);
+        frame.offset.resize(n);
+        frame.block_start.assign(n + 1, 0);
+        frame.corrupt = std::make_unique<std::atomic<uint32_t>[]>(n);
+        size_t samples = 0;
+        for (size_t t = 0; t < n; ++t) {
+            prepare_tile(s.cs, *frame.tiles[t], options, frame.blocks[t], frame.planes[t]);
+            frame.block_start[t + 1] = frame.block_start[t] + frame.blocks[t].layout.code_blocks.size();
+            for (const ComponentPlane &p : frame.planes[t].components) {
+                frame.offset[t].push_back(samples);
+                samples += p.samples();
+            }
+        }
+        // The parser bounds the samples by max_memory already; all of them sit in one buffer.
+        frame.samples = samples;
+        {
+            ContextScope scope(config_.cuda_context, config_.device);
+            auto *pinned = static_cast<int32_t *>(frame.slot->pinned.reserve(std::max<size_t>(samples, 1) * 4));
+            for (size_t t = 0; t < n; ++t)
+                for (size_t c = 0; c < frame.planes[t].components.size(); ++c)
+                    frame.planes[t].components[c].data = pinned + frame.offset[t][c];
+        }
+    }
+
+    void run_blocks(Frame &frame, size_t begin, size_t end, unsigned worker)
+    {
+        const auto t0 = Clock::now();
+        if (!frame.cancelled.load() && !frame.failed.load()) {
+            const ParsedStream &s = frame.stream;
+            const TileDecodeOptions options{s.reduce, s.max_layers};
+            size_t t = std::upper_bound(frame.block_start.begin(), frame.block_start.end(), begin) -
+                       frame.block_start.begin() - 1;
+            try {
+                for (size_t i = begin; i < end && !frame.failed.load(); ++i) {
+                    while (i >= frame.block_start[t + 1]) ++t;
+                    if (!decode_code_block(s.cs, *frame.tiles[t], options, frame.blocks[t], i - frame.block_start[t],
+                                           frame.planes[t], scratch_[worker]))
+                        frame.corrupt[t].fetch_add(1, std::memory_order_relaxed);
+                }
+            } catch (...) {
+                frame.fail_with(std::current_exception());
+            }
+            frame.tier1_ns.fetch_add(
+                std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count());
+        }
+        const size_t count = end - begin;
+        if (frame.remaining.fetch_sub(count) == count) finish_frame(frame);
+    }
+
+    /** The frame's last code-block is done: up go the coefficients, and the GPU reconstructs. */
+    void finish_frame(Frame &frame)
+    {
+        if (!frame.failed.load() && !frame.cancelled.load()) {
+            try {
+                ContextScope scope(config_.cuda_context, config_.device);
+                reconstruct(frame);
+            } catch (...) {
+                frame.fail_with(std::current_exception());
+            }
+        }
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            frame.state = Frame::kDone;
+        }
+        done_.notify_all();
+    }
+
+    /** Enqueues on the slot's stream: upload, dequantisation and inverse DWT of every tile-component. */
+    void reconstruct(Frame &frame)
+    {
+        Slot &slot = *frame.slot;
+        cudaStream_t st = slot.stream.get();
+        const size_t bytes = std::max<size_t>(frame.samples, 1) * 4;
+        size_t scratch_bytes = 4;
+        for (const TileCoefficients &tile : frame.planes)
+            for (const ComponentPlane &p : tile.components)
+                if (!p.out_rect.empty()) scratch_bytes = std::max(scratch_bytes, dwt_gpu_scratch_bytes(p.tc_rect));
+        // Grow-only: allocation happens when the geometry grows, not per frame.
+        auto *raw = static_cast<int32_t *>(slot.raw.reserve(bytes));
+        auto *planes = static_cast<int32_t *>(slot.planes.reserve(bytes));
+        void *scratch = slot.scratch.reserve(scratch_bytes);
+        check_cuda(cudaEventRecord(slot.start.get(), st), "cudaEventRecord");
+        if (frame.samples)
+            check_cuda(cudaMemcpyAsync(raw, slot.pinned.as<int32_t>(), frame.samples * 4, cudaMemcpyHostToDevice, st),
+                       "coefficient upload");
+        check_cuda(cudaEventRecord(slot.uploaded.get(), st), "cudaEventRecord");
+        for (size_t t = 0; t < frame.planes.size(); ++t) {
+            const TileCoefficients &tile = frame.planes[t];
+            for (size_t c = 0; c < tile.components.size(); ++c) {
+                const ComponentPlane &p = tile.components[c];
+                if (p.out_rect.empty()) continue;
+                int32_t *in = raw + frame.offset[t][c];
+                if (p.wavelet == Wavelet::kReversible53) {
+                    int32_t *out = planes + frame.offset[t][c];
+                    dequantize_gpu(in, p.stride, out, p.stride, p.dequant, st);
+                    dwt53_inverse_gpu(out, p.stride, p.tc_rect, p.levels, p.levels_to_skip, scratch, st);
+                } else {
+                    float *out = reinterpret_cast<float *>(planes + frame.offset[t][c]);
+                    dequantize_gpu(in, p.stride, out, p.stride, p.dequant, st);
+                    dwt97_inverse_gpu(out, p.stride, p.tc_rect, p.levels, p.levels_to_skip, scratch, st);
+                }
+            }
+        }
+        check_cuda(cudaEventRecord(slot.reconstructed.get(), st), "cudaEventRecord");
+    }
+
+    /** Inverse MCT, clip and pack of a reconstructed frame into the caller's planes (caller's thread). */
+    void write_output(Frame &frame, const j2kc_image &output)
+    {
         ContextScope scope(config_.cuda_context, config_.device);
-        const ParsedStream s = parse_stream(data, size, config_);
-        for (const std::string &w : s.cs.warnings) log_.log(J2KC_LOG_WARNING, "%s", w.c_str());
+        const ParsedStream &s = frame.stream;
         OutputPlacement placement = check_output(s, output);
+        const uint32_t n = output.num_components;
+        std::vector<bool> mct(frame.planes.size());
+        for (size_t t = 0; t < frame.planes.size(); ++t) mct[t] = tile_uses_mct(frame.planes[t], n);
+
+        Slot &slot = *frame.slot;
+        cudaStream_t os = gpu_->out.get();
+        check_cuda(cudaStreamWaitEvent(os, slot.reconstructed.get(), 0), "cudaStreamWaitEvent");
+        check_cuda(cudaEventRecord(gpu_->pack_start.get(), os), "cudaEventRecord");
         j2kc_image device_image = output;
         if (output.memory == J2KC_MEMORY_HOST) {
-            gpu_->mirror.prepare(output, gpu_->stream.get());
+            gpu_->mirror.prepare(output, os);
             device_image.components = const_cast<j2kc_component *>(gpu_->mirror.components());
             device_image.memory = J2KC_MEMORY_CUDA;
         }
         placement.image = &device_image;
-        const TileDecodeOptions options{s.reduce, s.max_layers};
-        for_each_tile(s, [&](const Tile &tile) {
-            decode_tile_coefficients(s.cs, tile, options, pool_, coefficients_);
-            if (coefficients_.corrupt_code_blocks)
-                log_.log(J2KC_LOG_WARNING, "tile %u: %u corrupt code-blocks decoded as zero", tile.index,
-                         coefficients_.corrupt_code_blocks);
-            reconstruct_tile_gpu(placement);
-        });
-        if (output.memory == J2KC_MEMORY_HOST) gpu_->mirror.download(gpu_->stream.get());
-        gpu_->stream.sync();
-    }
-
-private:
-    /** Uploads the tile's coefficients and runs the sample stages on the GPU. */
-    void reconstruct_tile_gpu(const OutputPlacement &placement)
-    {
-        TileCoefficients &tile = coefficients_;
-        const j2kc_image &image = *placement.image;
-        const uint32_t n = image.num_components;
-        // The previous tile's kernels may still read the staging buffers.
-        gpu_->stream.sync();
-        size_t total = 0;
-        for (uint32_t c = 0; c < n; ++c) total += tile.components[c].coefficients.size();
-        auto *pinned = static_cast<int32_t *>(gpu_->pinned.reserve(std::max<size_t>(total, 1) * sizeof(int32_t)));
-        auto *raw = static_cast<int32_t *>(gpu_->raw.reserve(std::max<size_t>(total, 1) * sizeof(int32_t)));
-        auto *planes = static_cast<int32_t *>(gpu_->planes.reserve(std::max<size_t>(total, 1) * sizeof(int32_t)));
-        size_t scratch_bytes = 0;
-        for (uint32_t c = 0; c < n; ++c) scratch_bytes = std::max(scratch_bytes, dwt_gpu_scratch_bytes(tile.components[c].tc_rect));
-        void *scratch = gpu_->scratch.reserve(std::max<size_t>(scratch_bytes, 4));
-
-        std::vector<size_t> offset(n);
-        size_t at = 0;
-        for (uint32_t c = 0; c < n; ++c) {
-            const auto &coef = tile.components[c].coefficients;
-            std::memcpy(pinned + at, coef.data(), coef.size() * sizeof(int32_t));
-            offset[c] = at;
-            at += coef.size();
-        }
-        check_cuda(cudaMemcpyAsync(raw, pinned, at * sizeof(int32_t), cudaMemcpyHostToDevice, gpu_->stream.get()),
-                   "coefficient upload");
-        for (uint32_t c = 0; c < n; ++c) {
-            const ComponentPlane &p = tile.components[c];
-            if (p.out_rect.empty()) continue;
-            int32_t *in = raw + offset[c];
-            if (p.wavelet == Wavelet::kReversible53) {
-                int32_t *out = planes + offset[c];
-                dequantize_gpu(in, p.stride, out, p.stride, p.dequant, gpu_->stream.get());
-                dwt53_inverse_gpu(out, p.stride, p.tc_rect, p.levels, p.levels_to_skip, scratch, gpu_->stream.get());
-            } else {
-                float *out = reinterpret_cast<float *>(planes + offset[c]);
-                dequantize_gpu(in, p.stride, out, p.stride, p.dequant, gpu_->stream.get());
-                dwt97_inverse_gpu(out, p.stride, p.tc_rect, p.levels, p.levels_to_skip, scratch, gpu_->stream.get());
+        auto *planes = slot.planes.as<int32_t>();
+        for (size_t t = 0; t < frame.planes.size(); ++t) {
+            const TileCoefficients &tile = frame.planes[t];
+            auto emit = [&](uint32_t first, uint32_t count, bool with_mct) {
+                const ComponentPlane &p0 = tile.components[first];
+                if (p0.out_rect.empty()) return;
+                std::vector<j2kc_component> outs;
+                std::vector<size_t> strides;
+                std::vector<SampleFormat> formats;
+                std::vector<int32_t *> ptrs;
+                for (uint32_t c = first; c < first + count; ++c) {
+                    const ComponentPlane &p = tile.components[c];
+                    outs.push_back(
+                        tile_view(device_image.components[c], p.out_rect, placement.origin_x[c], placement.origin_y[c]));
+                    strides.push_back(p.stride);
+                    formats.push_back({p.precision, p.is_signed});
+                    ptrs.push_back(planes + frame.offset[t][c]);
+                }
+                if (p0.wavelet == Wavelet::kReversible53) {
+                    std::vector<const int32_t *> in(ptrs.begin(), ptrs.end());
+                    color_inverse_gpu(in.data(), strides.data(), formats.data(), count, with_mct, outs.data(), os);
+                } else {
+                    std::vector<const float *> in;
+                    for (int32_t *q : ptrs) in.push_back(reinterpret_cast<const float *>(q));
+                    color_inverse_gpu(in.data(), strides.data(), formats.data(), count, with_mct, outs.data(), os);
+                }
+            };
+            uint32_t c = 0;
+            if (mct[t]) {
+                emit(0, 3, true);
+                c = 3;
             }
+            for (; c < n; ++c) emit(c, 1, false);
         }
+        check_cuda(cudaEventRecord(gpu_->packed.get(), os), "cudaEventRecord");
+        if (output.memory == J2KC_MEMORY_HOST) gpu_->mirror.download(os);
+        check_cuda(cudaEventRecord(gpu_->downloaded.get(), os), "cudaEventRecord");
+        gpu_->out.sync();
 
-        const bool mct = tile.mct && n >= 3;
-        auto emit = [&](uint32_t first, uint32_t count, bool with_mct) {
-            const ComponentPlane &p0 = tile.components[first];
-            if (p0.out_rect.empty()) return;
-            std::vector<j2kc_component> outs;
-            std::vector<size_t> strides;
-            std::vector<SampleFormat> formats;
-            std::vector<int32_t *> ptrs;
-            for (uint32_t c = first; c < first + count; ++c) {
-                const ComponentPlane &p = tile.components[c];
-                outs.push_back(tile_view(image.components[c], p.out_rect, placement.origin_x[c], placement.origin_y[c]));
-                strides.push_back(p.stride);
-                formats.push_back({p.precision, p.is_signed});
-                ptrs.push_back(planes + offset[c]);
-            }
-            if (p0.wavelet == Wavelet::kReversible53) {
-                std::vector<const int32_t *> in(ptrs.begin(), ptrs.end());
-                color_inverse_gpu(in.data(), strides.data(), formats.data(), count, with_mct, outs.data(), gpu_->stream.get());
-            } else {
-                std::vector<const float *> in;
-                for (int32_t *q : ptrs) in.push_back(reinterpret_cast<const float *>(q));
-                color_inverse_gpu(in.data(), strides.data(), formats.data(), count, with_mct, outs.data(), gpu_->stream.get());
-            }
-        };
-        uint32_t c = 0;
-        if (mct) {
-            emit(0, 3, true);
-            c = 3;
-        }
-        for (; c < n; ++c) emit(c, 1, false);
+        std::lock_guard<std::mutex> lock(mutex_);
+        times_.upload += elapsed_ms(slot.start, slot.uploaded);
+        times_.dwt += elapsed_ms(slot.uploaded, slot.reconstructed);
+        times_.color += elapsed_ms(gpu_->pack_start, gpu_->packed);
+        times_.download += elapsed_ms(gpu_->packed, gpu_->downloaded);
     }
 
     /** Everything that lives in the GPU's context. */
     struct GpuState {
-        explicit GpuState(const j2kc_decoder_config &c) : stream(c.cuda_stream, c.cuda_context, c.device) {}
-        StreamHolder stream;
-        PinnedBuffer pinned;
-        DeviceBuffer raw, planes, scratch;
+        GpuState(const j2kc_decoder_config &c, size_t slots)
+            : out(c.cuda_stream, c.cuda_context, c.device)
+        {
+            for (size_t i = 0; i < slots; ++i)
+                this->slots.push_back(std::make_unique<Slot>(c.cuda_context, c.device));
+        }
+        StreamHolder out;  ///< the caller's stream (or ours): packing into the caller's planes
+        Event pack_start, packed, downloaded;
         HostOutputMirror mirror;
+        std::vector<std::unique_ptr<Slot>> slots;
     };
 
     j2kc_decoder_config config_;
     Logger log_;
-    ThreadPool pool_;
-    TileCoefficients coefficients_;
+    size_t depth_;
+    unsigned workers_;
     std::unique_ptr<GpuState> gpu_;
+    std::vector<Tier1Scratch> scratch_;  ///< per worker
+
+    mutable std::mutex mutex_;
+    std::condition_variable work_;  ///< workers: a frame was queued or a frame's blocks became available
+    std::condition_variable done_;  ///< receive/reset: a frame finished
+    std::deque<std::unique_ptr<Frame>> frames_;  ///< in submit order, until received
+    bool stop_ = false;
+    std::vector<std::thread> threads_;
+    j2kc_stage_times times_{};
 };
 
 }  // namespace

@@ -21,6 +21,13 @@ struct OutputPlacement {
     std::vector<uint32_t> origin_x, origin_y;
 };
 
+/**
+ * Whether the inverse MCT applies to the first three of the n output
+ * components; throws INVALID_DATA when the stream asks for it over components
+ * of different filters or sizes (both backends check here, before any kernel).
+ */
+bool tile_uses_mct(const TileCoefficients &tile, uint32_t n);
+
 /** CPU: reconstructs the tile in place (the coefficients are consumed) and packs it. */
 void reconstruct_tile_cpu(TileCoefficients &tile, const OutputPlacement &placement);
 

@@ -24,6 +24,19 @@ j2kc_component tile_view(const j2kc_component &out, const Rect &rect, uint32_t o
     return v;
 }
 
+bool tile_uses_mct(const TileCoefficients &tile, uint32_t n)
+{
+    if (!tile.mct || n < 3) return false;
+    const auto &k = tile.components;
+    J2KC_CHECK_DATA(k[0].wavelet == k[1].wavelet && k[0].wavelet == k[2].wavelet &&
+                        k[0].out_rect.width() == k[1].out_rect.width() &&
+                        k[0].out_rect.width() == k[2].out_rect.width() &&
+                        k[0].out_rect.height() == k[1].out_rect.height() &&
+                        k[0].out_rect.height() == k[2].out_rect.height(),
+                    "MCT over components of different filters or sizes");
+    return true;
+}
+
 namespace {
 
 /** Runs the inverse DWT of one plane, leaving its samples at out_rect's size. */
@@ -48,17 +61,17 @@ void reconstruct_tile_cpu(TileCoefficients &tile, const OutputPlacement &placeme
         ComponentPlane &p = tile.components[c];
         if (p.out_rect.empty()) continue;
         if (p.wavelet == Wavelet::kReversible53) {
-            dequantize_ref(p.coefficients.data(), p.stride, p.coefficients.data(), p.stride, p.dequant);
-            inverse_dwt(p, p.coefficients.data());
+            dequantize_ref(p.data, p.stride, p.data, p.stride, p.dequant);
+            inverse_dwt(p, p.data);
         } else {
-            floats[c].assign(p.coefficients.size(), 0.0f);
-            dequantize_ref(p.coefficients.data(), p.stride, floats[c].data(), p.stride, p.dequant);
+            floats[c].assign(p.samples(), 0.0f);
+            dequantize_ref(p.data, p.stride, floats[c].data(), p.stride, p.dequant);
             inverse_dwt(p, floats[c].data());
         }
     }
 
     // The MCT group first (components 0..2 share a filter and size), then each other component alone.
-    const bool mct = tile.mct && n >= 3;
+    const bool mct = tile_uses_mct(tile, n);
     auto emit = [&](uint32_t first, uint32_t count, bool with_mct) {
         const ComponentPlane &p0 = tile.components[first];
         if (p0.out_rect.empty()) return;
@@ -73,7 +86,7 @@ void reconstruct_tile_cpu(TileCoefficients &tile, const OutputPlacement &placeme
         }
         if (p0.wavelet == Wavelet::kReversible53) {
             std::vector<const int32_t *> planes;
-            for (uint32_t c = first; c < first + count; ++c) planes.push_back(tile.components[c].coefficients.data());
+            for (uint32_t c = first; c < first + count; ++c) planes.push_back(tile.components[c].data);
             color_inverse_ref(planes.data(), strides.data(), formats.data(), count, with_mct, outs.data());
         } else {
             std::vector<const float *> planes;
@@ -83,13 +96,6 @@ void reconstruct_tile_cpu(TileCoefficients &tile, const OutputPlacement &placeme
     };
     uint32_t c = 0;
     if (mct) {
-        const auto &k = tile.components;
-        J2KC_CHECK_DATA(k[0].wavelet == k[1].wavelet && k[0].wavelet == k[2].wavelet &&
-                            k[0].out_rect.width() == k[1].out_rect.width() &&
-                            k[0].out_rect.width() == k[2].out_rect.width() &&
-                            k[0].out_rect.height() == k[1].out_rect.height() &&
-                            k[0].out_rect.height() == k[2].out_rect.height(),
-                        "MCT over components of different filters or sizes");
         emit(0, 3, true);
         c = 3;
     }

@@ -22,13 +22,17 @@ struct ComponentPlane {
     uint8_t levels_to_skip = 0;   ///< reduce: top levels not reconstructed
     Wavelet wavelet = Wavelet::kReversible53;
     Rect out_rect;                ///< the kept resolution's rect (ceil(tc_rect / 2^skip))
-    size_t stride = 0;            ///< elements per row of `coefficients`
-    /// Tier-1 output (sign * (2M + r), see tier1.h), out_rect.width() x height();
-    /// bands that were not coded stay zero.
-    std::vector<int32_t> coefficients;
+    size_t stride = 0;            ///< elements per row of `data`
+    /// Tier-1 output (sign * (2M + r), see tier1.h), out_rect.width() x height(),
+    /// in memory the caller places (a reused host vector, or a pinned upload
+    /// buffer shared by the frame's planes); code-blocks that were not coded
+    /// are written as zero, so the memory need not be cleared beforehand.
+    int32_t *data = nullptr;
     DequantizeParams dequant;     ///< per-band steps and ROI shift over the kept resolutions
     uint8_t precision = 8;
     bool is_signed = false;
+
+    size_t samples() const { return stride * out_rect.height(); }
 };
 
 struct TileCoefficients {

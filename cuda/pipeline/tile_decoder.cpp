@@ -1,8 +1,9 @@
 /**
  * @file tile_decoder.cpp
- * @brief Tier-2 then Tier-1 for one tile (ISO/IEC 15444-1 Annex B, C, D),
- * with Tier-1 multi-threaded over code-blocks. Each worker keeps its own
- * Tier-1 scratch and segment buffer, so no code-block allocates.
+ * @brief Tier-2 then Tier-1 for one tile (ISO/IEC 15444-1 Annex B, C, D).
+ * Tier-2 runs once per tile; Tier-1 per code-block on whichever worker takes
+ * it, each worker with its own scratch, writing straight into the plane
+ * memory the caller placed (for the CUDA backend: the pinned upload buffer).
  */
 #include "pipeline/tile_decoder.h"
 
@@ -14,17 +15,9 @@
 #include "common/status.h"
 #include "pipeline/band_layout.h"
 #include "quant/quant.h"
-#include "tier1/tier1.h"
-#include "tier2/packet_decoder.h"
-#include "tier2/partition.h"
 
 namespace j2kc {
 namespace {
-
-struct WorkerScratch {
-    Tier1Decoder tier1;
-    std::vector<uint8_t> bytes;  // the code-block's chunks back to back
-};
 
 void prepare_planes(const Codestream &cs, const Tile &tile, const TileLayout &layout,
                     const TileDecodeOptions &options, TileCoefficients &out)
@@ -50,7 +43,7 @@ void prepare_planes(const Codestream &cs, const Tile &tile, const TileLayout &la
         const uint8_t kept = static_cast<uint8_t>(tc.levels - options.reduce);
         plane.out_rect = tc.resolutions[kept].rect;
         plane.stride = plane.out_rect.width();
-        plane.coefficients.assign(plane.out_rect.area(), 0);
+        plane.data = nullptr;
         plane.dequant = make_dequantize_params(quant, coding.wavelet, size.precision, tc.rect, tc.levels,
                                                options.reduce, cs.roi_shift(tile, c));
     }
@@ -77,61 +70,86 @@ uint64_t tile_working_memory(const Codestream &cs, const Tile &tile)
            n.precincts * per_precinct;
 }
 
-void decode_tile_coefficients(const Codestream &cs, const Tile &tile, const TileDecodeOptions &options,
-                              ThreadPool &pool, TileCoefficients &out)
+void prepare_tile(const Codestream &cs, const Tile &tile, const TileDecodeOptions &options, TileBlocks &blocks,
+                  TileCoefficients &out)
 {
-    const TileLayout layout = build_partition(cs.siz, cs, tile);
-    prepare_planes(cs, tile, layout, options, out);
+    blocks.layout = build_partition(cs.siz, cs, tile);
+    prepare_planes(cs, tile, blocks.layout, options, out);
+    out.corrupt_code_blocks = 0;
+    decode_tile_packets(cs, tile, blocks.layout, options.max_layers, blocks.codewords);
+}
 
-    std::vector<CodeBlockCodewords> codewords;
-    decode_tile_packets(cs, tile, layout, options.max_layers, codewords);
+bool decode_code_block(const Codestream &cs, const Tile &tile, const TileDecodeOptions &options,
+                       const TileBlocks &blocks, size_t index, TileCoefficients &out, Tier1Scratch &scratch)
+{
+    const TileLayout &layout = blocks.layout;
+    const CodeBlock &cb = layout.code_blocks[index];
+    const CodeBlockCodewords &cw = blocks.codewords[index];
+    const TileComponent &tc = layout.components[cb.component];
+    if (cb.resolution > tc.levels - options.reduce) return true;  // discarded: no place in the planes
+    ComponentPlane &plane = out.components[cb.component];
+    uint32_t x, y;
+    code_block_origin(tc, cb, x, y);
+    int32_t *block = plane.data + size_t{y} * plane.stride + x;
+    const auto clear = [&] {
+        for (uint32_t r = 0; r < cb.rect.height(); ++r) std::fill_n(block + size_t{r} * plane.stride, cb.rect.width(), 0);
+    };
+    if (!cw.included || cw.num_passes == 0) {
+        clear();
+        return true;
+    }
+    const Resolution &res = tc.resolutions[cb.resolution];
+    const Band &band = res.bands[cb.band];
+    const Quantization &quant = cs.quantization(tile, cb.component);
+    const QuantStep step = quant.step(band.quant_index, tc.levels);
+    const int mb = int{quant.guard_bits} + step.exponent - 1;
+    J2KC_CHECK_DATA(mb >= 0 && mb <= 37, "tile %u: %d magnitude bit-planes", tile.index, mb);
 
-    std::vector<WorkerScratch> scratch(pool.size());
+    size_t total = 0;
+    for (const CodeBlockChunk &chunk : cw.chunks) total += chunk.length;
+    scratch.bytes.resize(total);
+    size_t at = 0;
+    for (const CodeBlockChunk &chunk : cw.chunks) {
+        std::memcpy(scratch.bytes.data() + at, chunk.data, chunk.length);
+        at += chunk.length;
+    }
+
+    Tier1DecodeParams params;
+    params.orientation = band.orientation;
+    params.style = cs.component_coding(tile, cb.component).cblk_style;
+    params.num_bitplanes = static_cast<uint8_t>(mb);
+    params.zero_bitplanes = cw.zero_bitplanes;
+    params.roi_shift = cs.roi_shift(tile, cb.component);
+    try {
+        scratch.tier1.decode(scratch.bytes.data(), cw.segments.data(), cw.segments.size(), cb.rect.width(),
+                             cb.rect.height(), params, block, plane.stride);
+    } catch (const Error &e) {
+        // A corrupt code-block spoils only its own samples, as in mature
+        // decoders: it decodes as zero and the frame goes on (with a warning).
+        if (e.status() != J2KC_ERR_INVALID_DATA) throw;
+        clear();
+        return false;
+    }
+    return true;
+}
+
+void decode_tile_coefficients(const Codestream &cs, const Tile &tile, const TileDecodeOptions &options,
+                              ThreadPool &pool, std::vector<std::vector<int32_t>> &storage, TileCoefficients &out)
+{
+    TileBlocks blocks;
+    prepare_tile(cs, tile, options, blocks, out);
+    if (storage.size() < out.components.size()) storage.resize(out.components.size());
+    for (size_t c = 0; c < out.components.size(); ++c) {
+        ComponentPlane &plane = out.components[c];
+        // Grown, never cleared: every sample is written by its code-block.
+        if (storage[c].size() < plane.samples()) storage[c].resize(plane.samples());
+        plane.data = storage[c].data();
+    }
+    std::vector<Tier1Scratch> scratch(pool.size());
     std::atomic<uint32_t> corrupt{0};
-    pool.parallel_for(layout.code_blocks.size(), [&](size_t i, unsigned worker) {
-        const CodeBlock &cb = layout.code_blocks[i];
-        const CodeBlockCodewords &cw = codewords[i];
-        const TileComponent &tc = layout.components[cb.component];
-        if (!cw.included || cw.num_passes == 0) return;
-        if (cb.resolution > tc.levels - options.reduce) return;
-        const Resolution &res = tc.resolutions[cb.resolution];
-        const Band &band = res.bands[cb.band];
-        const Quantization &quant = cs.quantization(tile, cb.component);
-        const QuantStep step = quant.step(band.quant_index, tc.levels);
-        const int mb = int{quant.guard_bits} + step.exponent - 1;
-        J2KC_CHECK_DATA(mb >= 0 && mb <= 37, "tile %u: %d magnitude bit-planes", tile.index, mb);
-
-        WorkerScratch &ws = scratch[worker];
-        size_t total = 0;
-        for (const CodeBlockChunk &chunk : cw.chunks) total += chunk.length;
-        ws.bytes.resize(total);
-        size_t at = 0;
-        for (const CodeBlockChunk &chunk : cw.chunks) {
-            std::memcpy(ws.bytes.data() + at, chunk.data, chunk.length);
-            at += chunk.length;
-        }
-
-        ComponentPlane &plane = out.components[cb.component];
-        uint32_t x, y;
-        code_block_origin(tc, cb, x, y);
-        Tier1DecodeParams params;
-        params.orientation = band.orientation;
-        params.style = cs.component_coding(tile, cb.component).cblk_style;
-        params.num_bitplanes = static_cast<uint8_t>(mb);
-        params.zero_bitplanes = cw.zero_bitplanes;
-        params.roi_shift = cs.roi_shift(tile, cb.component);
-        int32_t *block = plane.coefficients.data() + size_t{y} * plane.stride + x;
-        try {
-            ws.tier1.decode(ws.bytes.data(), cw.segments.data(), cw.segments.size(), cb.rect.width(),
-                            cb.rect.height(), params, block, plane.stride);
-        } catch (const Error &e) {
-            // A corrupt code-block spoils only its own samples, as in mature
-            // decoders: it decodes as zero and the frame goes on (with a warning).
-            if (e.status() != J2KC_ERR_INVALID_DATA) throw;
-            for (uint32_t r = 0; r < cb.rect.height(); ++r)
-                std::fill_n(block + size_t{r} * plane.stride, cb.rect.width(), 0);
+    pool.parallel_for(blocks.layout.code_blocks.size(), [&](size_t i, unsigned worker) {
+        if (!decode_code_block(cs, tile, options, blocks, i, out, scratch[worker]))
             corrupt.fetch_add(1, std::memory_order_relaxed);
-        }
     });
     out.corrupt_code_blocks = corrupt.load();
 }

@@ -1,16 +1,23 @@
 /**
  * @file tile_decoder.h
- * @brief The decoder's CPU half for one tile: Tier-2 (packet headers) and
- * Tier-1 (code-block decoding, spread over the thread pool), producing the
- * tile's coefficients for the sample stages.
+ * @brief The decoder's CPU half for one tile: Tier-2 (packet headers, Annex B
+ * and C) and Tier-1 (code-block decoding, Annex D), producing the tile's
+ * coefficients for the sample stages. Split in two steps so that a scheduler
+ * can run the code-blocks of several tiles and frames on one set of workers:
+ * prepare_tile() (Tier-2, sequential per tile) then decode_code_block() for
+ * each block, in any order, on any thread.
  */
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "codestream/markers.h"
 #include "common/thread_pool.h"
 #include "pipeline/tile_coefficients.h"
+#include "tier1/tier1.h"
+#include "tier2/packet_decoder.h"
+#include "tier2/partition.h"
 
 namespace j2kc {
 
@@ -19,12 +26,42 @@ struct TileDecodeOptions {
     uint32_t max_layers = 0;  ///< 0 = all
 };
 
+/** What Tier-2 found for one tile: the partition and each code-block's codewords. */
+struct TileBlocks {
+    TileLayout layout;
+    std::vector<CodeBlockCodewords> codewords;  ///< per code-block of layout; chunks point into Tile::data
+};
+
+/** One worker's Tier-1 state, reused from block to block so that no code-block allocates. */
+struct Tier1Scratch {
+    Tier1Decoder tier1;
+    std::vector<uint8_t> bytes;  ///< the code-block's chunks back to back
+};
+
 /**
- * Decodes Tier-2 and Tier-1 of `tile` into `out` (buffers reused when their
- * sizes fit). Code-blocks of discarded resolutions are not decoded.
+ * Tier-2 of `tile` into `blocks`, and the geometry of its planes into `out`
+ * (every field but ComponentPlane::data, which the caller places: each plane
+ * needs samples() elements, which need not be cleared).
+ */
+void prepare_tile(const Codestream &cs, const Tile &tile, const TileDecodeOptions &options, TileBlocks &blocks,
+                  TileCoefficients &out);
+
+/**
+ * Tier-1 of code-block `index` into its place in out's planes; blocks that
+ * carry no passes (or lie in discarded resolutions' bands, which have no place)
+ * are written as zero. Returns false when the block's codewords are corrupt:
+ * it is then zero too, as in mature decoders, and the frame goes on. Other
+ * errors (unsupported coding styles, impossible parameters) throw.
+ */
+bool decode_code_block(const Codestream &cs, const Tile &tile, const TileDecodeOptions &options,
+                       const TileBlocks &blocks, size_t index, TileCoefficients &out, Tier1Scratch &scratch);
+
+/**
+ * prepare_tile, planes in `storage` (one reused vector per component, grown
+ * as needed), then every code-block on the pool.
  */
 void decode_tile_coefficients(const Codestream &cs, const Tile &tile, const TileDecodeOptions &options,
-                              ThreadPool &pool, TileCoefficients &out);
+                              ThreadPool &pool, std::vector<std::vector<int32_t>> &storage, TileCoefficients &out);
 
 /**
  * Bytes of working memory decode_tile_coefficients and the CPU sample stages

@@ -1,0 +1,560 @@
+// The asynchronous decoder API (j2kc_decoder_submit / j2kc_decoder_receive):
+// frames come out in submit order with their tags, equal to the synchronous
+// path's; AGAIN/EOF, errors of one frame between good ones, reset, reused
+// buffers; and the CUDA backend's pipeline pixel for pixel against the CPU.
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "j2kc.h"
+
+namespace {
+
+void quiet(void *, int level, const char *msg)
+{
+    if (level <= J2KC_LOG_ERROR && std::getenv("J2KC_TEST_VERBOSE")) std::fprintf(stderr, "j2kc: %s\n", msg);
+}
+
+bool have_gpu()
+{
+    int n = 0;
+    return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+}
+
+/** An image in caller memory: planar 16-bit planes, or interleaved with room around the samples. */
+struct Image {
+    std::vector<uint8_t> bytes;
+    std::vector<j2kc_component> comps;
+    j2kc_image image{};
+
+    static Image planar(const j2kc_stream_info &info, const j2kc_component_info *ci)
+    {
+        Image m;
+        size_t total = 0;
+        std::vector<size_t> at;
+        for (uint32_t c = 0; c < info.num_components; ++c) {
+            at.push_back(total);
+            total += size_t{ci[c].width} * ci[c].height * 2 + 7;  // odd gap between planes
+        }
+        m.bytes.assign(total + 1, 0x5A);
+        for (uint32_t c = 0; c < info.num_components; ++c) {
+            j2kc_component k{};
+            k.data = reinterpret_cast<uint64_t>(m.bytes.data() + at[c]);
+            k.row_stride = ptrdiff_t(ci[c].width) * 2;
+            k.sample_stride = 2;
+            k.bytes_per_sample = 2;
+            k.precision = ci[c].precision;
+            k.dx = ci[c].dx;
+            k.dy = ci[c].dy;
+            k.width = ci[c].width;
+            k.height = ci[c].height;
+            m.comps.push_back(k);
+        }
+        m.finish(info);
+        return m;
+    }
+
+    /** n components of bytes_per_sample each, sample_stride apart, rows padded by `pad` bytes. */
+    static Image interleaved(const j2kc_stream_info &info, const j2kc_component_info *ci, uint32_t n,
+                             uint8_t bytes_per_sample, uint32_t sample_stride, uint32_t pad, uint8_t shift)
+    {
+        Image m;
+        const uint32_t w = ci[0].width, h = ci[0].height;
+        const size_t row = size_t{w} * sample_stride + pad;
+        m.bytes.assign(row * h + 1, 0xA5);
+        for (uint32_t c = 0; c < n; ++c) {
+            j2kc_component k{};
+            k.data = reinterpret_cast<uint64_t>(m.bytes.data() + c * bytes_per_sample);
+            k.row_stride = ptrdiff_t(row);
+            k.sample_stride = sample_stride;
+            k.bytes_per_sample = bytes_per_sample;
+            k.shift = shift;
+            k.precision = ci[c].precision;
+            k.dx = k.dy = 1;
+            k.width = w;
+            k.height = h;
+            m.comps.push_back(k);
+        }
+        m.finish(info);
+        m.image.num_components = n;
+        return m;
+    }
+
+    void finish(const j2kc_stream_info &info)
+    {
+        image.struct_size = sizeof(image);
+        image.memory = J2KC_MEMORY_HOST;
+        image.width = info.width;
+        image.height = info.height;
+        image.num_components = uint32_t(comps.size());
+        image.components = comps.data();
+    }
+};
+
+struct Source {
+    uint32_t w, h, n;
+    uint8_t prec;
+    bool lossless;
+    uint32_t tile;      // 0 = one tile
+    uint64_t budget;    // 0 = none
+    uint32_t seed;
+};
+
+std::vector<uint8_t> make_stream(const Source &s)
+{
+    std::vector<std::vector<uint16_t>> planes(s.n);
+    std::vector<j2kc_component> comps(s.n);
+    std::mt19937 rng(s.seed);
+    const uint32_t top = (1u << s.prec) - 1;
+    for (uint32_t c = 0; c < s.n; ++c) {
+        planes[c].resize(size_t{s.w} * s.h);
+        const double fx = 0.01 + 0.05 * (rng() % 100) / 100.0, fy = 0.01 + 0.07 * (rng() % 100) / 100.0;
+        for (uint32_t y = 0; y < s.h; ++y)
+            for (uint32_t x = 0; x < s.w; ++x) {
+                double v = 0.5 + 0.3 * std::sin(fx * x + 0.4 * c) * std::cos(fy * y) + 0.1 * ((x / 9 + y / 4) % 2) +
+                           0.04 * (int(rng() % 200) - 100) / 100.0;
+                v = std::min(1.0, std::max(0.0, v));
+                planes[c][size_t{y} * s.w + x] = static_cast<uint16_t>(v * top);
+            }
+        j2kc_component &k = comps[c];
+        std::memset(&k, 0, sizeof(k));
+        k.data = reinterpret_cast<uint64_t>(planes[c].data());
+        k.row_stride = ptrdiff_t(s.w) * 2;
+        k.sample_stride = 2;
+        k.bytes_per_sample = 2;
+        k.precision = s.prec;
+        k.dx = k.dy = 1;
+        k.width = s.w;
+        k.height = s.h;
+    }
+    j2kc_image image{};
+    image.struct_size = sizeof(image);
+    image.memory = J2KC_MEMORY_HOST;
+    image.width = s.w;
+    image.height = s.h;
+    image.num_components = s.n;
+    image.components = comps.data();
+    j2kc_encoder_config cfg;
+    j2kc_encoder_config_default(&cfg);
+    cfg.backend = J2KC_BACKEND_CPU;
+    cfg.log = quiet;
+    cfg.threads = 2;
+    cfg.lossless = s.lossless;
+    cfg.tile_width = cfg.tile_height = s.tile;
+    cfg.frame_bytes = s.budget;
+    cfg.cblk_width_log2 = cfg.cblk_height_log2 = 5;
+    j2kc_encoder *enc = nullptr;
+    EXPECT_EQ(j2kc_encoder_create(&enc, &cfg, &image), J2KC_OK);
+    if (!enc) return {};
+    j2kc_packet pkt{};
+    EXPECT_EQ(j2kc_encode(enc, &image, &pkt), J2KC_OK);
+    std::vector<uint8_t> out(pkt.data, pkt.data + pkt.size);
+    j2kc_encoder_free(&enc);
+    return out;
+}
+
+/** Streams of varied shapes: sizes, tiles, lossless and lossy, a starved budget (blocks left out). */
+std::vector<std::vector<uint8_t>> sample_streams()
+{
+    static const std::vector<std::vector<uint8_t>> streams = [] {
+        const Source sources[] = {
+            {97, 61, 3, 8, false, 0, 0, 1},     {97, 61, 3, 8, true, 0, 0, 2},   {130, 77, 3, 12, false, 64, 0, 3},
+            {45, 130, 1, 10, true, 32, 0, 4},   {97, 61, 3, 8, false, 0, 300, 5}, {200, 150, 4, 8, false, 0, 0, 6},
+            {33, 17, 3, 16, true, 0, 0, 7},
+        };
+        std::vector<std::vector<uint8_t>> v;
+        for (const Source &s : sources) v.push_back(make_stream(s));
+        return v;
+    }();
+    return streams;
+}
+
+j2kc_decoder *make_decoder(j2kc_backend backend, int frames_in_flight = 0, int threads = 3, int reduce = 0)
+{
+    j2kc_decoder_config cfg;
+    j2kc_decoder_config_default(&cfg);
+    cfg.backend = backend;
+    cfg.log = quiet;
+    cfg.threads = threads;
+    cfg.reduce = reduce;
+    cfg.frames_in_flight = frames_in_flight;
+    j2kc_decoder *dec = nullptr;
+    EXPECT_EQ(j2kc_decoder_create(&dec, &cfg), J2KC_OK);
+    return dec;
+}
+
+struct Shape {
+    j2kc_stream_info info{};
+    std::vector<j2kc_component_info> ci = std::vector<j2kc_component_info>(16);
+};
+
+Shape parse(j2kc_decoder *dec, const std::vector<uint8_t> &cs, bool expect_ok = true)
+{
+    Shape s;
+    s.info.struct_size = sizeof(s.info);
+    s.info.components = s.ci.data();
+    s.info.components_capacity = 16;
+    const int st = j2kc_decoder_parse(dec, cs.data(), cs.size(), &s.info);
+    if (expect_ok) {
+        EXPECT_EQ(st, J2KC_OK);
+    }
+    if (st != J2KC_OK) s.info.num_components = 0;
+    return s;
+}
+
+/** The synchronous path on a fresh decoder: the reference every queued frame must equal. */
+Image decode_sync(const std::vector<uint8_t> &cs, j2kc_backend backend, int reduce = 0)
+{
+    j2kc_decoder *dec = make_decoder(backend, 0, 2, reduce);
+    const Shape s = parse(dec, cs);
+    Image out = Image::planar(s.info, s.ci.data());
+    EXPECT_EQ(j2kc_decode(dec, cs.data(), cs.size(), &out.image), J2KC_OK);
+    j2kc_decoder_free(&dec);
+    return out;
+}
+
+/**
+ * Submits every stream (receiving whenever the queue is full), then drains.
+ * Frames come back in order with their tags; statuses per frame.
+ */
+struct Received {
+    int64_t tag;
+    int status;
+    Image image;
+};
+
+std::vector<Received> run_queue(j2kc_decoder *dec, const std::vector<std::vector<uint8_t>> &streams)
+{
+    std::vector<Shape> shapes;
+    std::vector<Image> images;
+    for (const auto &cs : streams) {
+        Shape s = parse(dec, cs, false);
+        if (s.info.num_components == 0) {  // unparsable: any small image, the receive reports the error
+            s.info.num_components = 1;
+            s.info.width = s.info.height = 1;
+            s.ci[0] = {1, 1, 8, 0, 1, 1};
+        }
+        images.push_back(Image::planar(s.info, s.ci.data()));
+        shapes.push_back(s);
+    }
+    std::vector<Received> got;
+    size_t next_out = 0;
+    auto take = [&](int flush) -> int {
+        if (next_out >= images.size()) return J2KC_ERR_EOF;
+        int64_t tag = -1;
+        const int st = j2kc_decoder_receive(dec, &images[next_out].image, &tag, flush);
+        if (st == J2KC_ERR_AGAIN || st == J2KC_ERR_EOF) return st;
+        got.push_back({tag, st, images[next_out]});
+        ++next_out;
+        return st;
+    };
+    for (size_t i = 0; i < streams.size(); ++i) {
+        int st;
+        while ((st = j2kc_decoder_submit(dec, streams[i].data(), streams[i].size(), int64_t(1000 + i))) ==
+               J2KC_ERR_AGAIN) {
+            const int r = take(0);  // the queue is full: this waits rather than saying AGAIN
+            EXPECT_NE(r, J2KC_ERR_AGAIN);
+            if (r == J2KC_ERR_AGAIN || r == J2KC_ERR_EOF) return got;
+        }
+        EXPECT_EQ(st, J2KC_OK);
+    }
+    while (take(1) != J2KC_ERR_EOF) {
+    }
+    int64_t tag;
+    EXPECT_EQ(j2kc_decoder_receive(dec, &images[0].image, &tag, 1), J2KC_ERR_EOF);
+    return got;
+}
+
+void expect_same(const Image &a, const Image &b, const char *what, size_t index)
+{
+    ASSERT_EQ(a.bytes.size(), b.bytes.size()) << what << " frame " << index;
+    EXPECT_TRUE(a.bytes == b.bytes) << what << " frame " << index;
+}
+
+void check_queue(j2kc_backend backend, int frames_in_flight, int threads)
+{
+    const auto streams = sample_streams();
+    std::vector<Image> refs;
+    for (const auto &cs : streams) refs.push_back(decode_sync(cs, J2KC_BACKEND_CPU));
+    j2kc_decoder *dec = make_decoder(backend, frames_in_flight, threads);
+    ASSERT_NE(dec, nullptr);
+    // Twice through: the second pass runs on buffers grown and used by every shape.
+    for (int pass = 0; pass < 2; ++pass) {
+        const std::vector<Received> got = run_queue(dec, streams);
+        ASSERT_EQ(got.size(), streams.size());
+        for (size_t i = 0; i < got.size(); ++i) {
+            EXPECT_EQ(got[i].tag, int64_t(1000 + i));
+            EXPECT_EQ(got[i].status, J2KC_OK) << "frame " << i;
+            expect_same(got[i].image, refs[i], "queued vs synchronous CPU", i);
+        }
+    }
+    j2kc_stage_times t{};
+    EXPECT_EQ(j2kc_decoder_stage_times(dec, &t), J2KC_OK);
+    EXPECT_GE(t.total, t.download);
+    j2kc_decoder_free(&dec);
+    EXPECT_EQ(dec, nullptr);
+}
+
+TEST(AsyncDecoder, FramesComeOutInSubmitOrderEqualToSynchronous)
+{
+    check_queue(J2KC_BACKEND_CPU, 0, 2);
+    check_queue(J2KC_BACKEND_CPU, 1, 1);
+}
+
+TEST(AsyncDecoder, AgainAndEof)
+{
+    const auto streams = sample_streams();
+    j2kc_decoder *dec = make_decoder(J2KC_BACKEND_CPU, 2);
+    const Shape s = parse(dec, streams[0]);
+    Image out = Image::planar(s.info, s.ci.data());
+    int64_t tag = 77;
+    EXPECT_EQ(j2kc_decoder_receive(dec, &out.image, &tag, 0), J2KC_ERR_AGAIN);
+    EXPECT_EQ(j2kc_decoder_receive(dec, &out.image, &tag, 1), J2KC_ERR_EOF);
+    EXPECT_EQ(tag, 77);
+    EXPECT_EQ(j2kc_decoder_submit(dec, streams[0].data(), streams[0].size(), 1), J2KC_OK);
+    EXPECT_EQ(j2kc_decoder_submit(dec, streams[0].data(), streams[0].size(), 2), J2KC_OK);
+    EXPECT_EQ(j2kc_decoder_submit(dec, streams[0].data(), streams[0].size(), 3), J2KC_ERR_AGAIN);
+    EXPECT_EQ(j2kc_decoder_submit(dec, nullptr, 10, 3), J2KC_ERR_INVALID_ARG);
+    EXPECT_EQ(j2kc_decoder_submit(dec, streams[0].data(), 0, 3), J2KC_ERR_INVALID_ARG);
+    EXPECT_EQ(j2kc_decoder_receive(dec, &out.image, nullptr, 0), J2KC_ERR_INVALID_ARG);
+    EXPECT_EQ(j2kc_decoder_receive(nullptr, &out.image, &tag, 0), J2KC_ERR_INVALID_ARG);
+    // The synchronous path wants an empty queue.
+    EXPECT_EQ(j2kc_decode(dec, streams[0].data(), streams[0].size(), &out.image), J2KC_ERR_INVALID_ARG);
+    EXPECT_EQ(j2kc_decoder_receive(dec, &out.image, &tag, 0), J2KC_OK);
+    EXPECT_EQ(tag, 1);
+    EXPECT_EQ(j2kc_decoder_receive(dec, &out.image, &tag, 1), J2KC_OK);
+    EXPECT_EQ(tag, 2);
+    EXPECT_EQ(j2kc_decoder_receive(dec, &out.image, &tag, 1), J2KC_ERR_EOF);
+    EXPECT_EQ(j2kc_decode(dec, streams[0].data(), streams[0].size(), &out.image), J2KC_OK);
+    // A NULL output drops the oldest frame; the next one is unaffected.
+    EXPECT_EQ(j2kc_decoder_submit(dec, streams[1].data(), streams[1].size(), 8), J2KC_OK);
+    EXPECT_EQ(j2kc_decoder_submit(dec, streams[0].data(), streams[0].size(), 9), J2KC_OK);
+    EXPECT_EQ(j2kc_decoder_receive(dec, nullptr, &tag, 1), J2KC_OK);
+    EXPECT_EQ(tag, 8);
+    Image again = Image::planar(s.info, s.ci.data());
+    EXPECT_EQ(j2kc_decoder_receive(dec, &again.image, &tag, 1), J2KC_OK);
+    EXPECT_EQ(tag, 9);
+    expect_same(again, decode_sync(streams[0], J2KC_BACKEND_CPU), "after a drop", 0);
+    j2kc_decoder_free(&dec);
+}
+
+/** Good, corrupt, good: the corrupt one fails with its tag, the rest decode as if it were not there. */
+void check_errors_mid_stream(j2kc_backend backend)
+{
+    const auto streams = sample_streams();
+    std::vector<uint8_t> garbage(streams[1].size());
+    std::mt19937 rng(99);
+    for (auto &b : garbage) b = uint8_t(rng());
+    std::vector<uint8_t> cut(streams[2].begin(), streams[2].begin() + 30);  // ends inside the main header
+    std::vector<uint8_t> bad_marker = streams[0];
+    bad_marker[2] = 0x12;  // SIZ's marker code: not a marker any more
+    const std::vector<std::vector<uint8_t>> sequence = {streams[0], garbage, streams[1], cut, streams[2],
+                                                        bad_marker, streams[3]};
+    j2kc_decoder *dec = make_decoder(backend, 2, 2);
+    const std::vector<Received> got = run_queue(dec, sequence);
+    ASSERT_EQ(got.size(), sequence.size());
+    const size_t good[] = {0, 2, 4, 6}, bad[] = {1, 3, 5};
+    for (size_t i : bad) {
+        EXPECT_EQ(got[i].tag, int64_t(1000 + i));
+        EXPECT_EQ(got[i].status, J2KC_ERR_INVALID_DATA) << "frame " << i;
+    }
+    for (size_t i : good) {
+        EXPECT_EQ(got[i].tag, int64_t(1000 + i));
+        EXPECT_EQ(got[i].status, J2KC_OK) << "frame " << i;
+        expect_same(got[i].image, decode_sync(sequence[i], J2KC_BACKEND_CPU), "after an error", i);
+    }
+
+    // An output that does not fit its frame is that frame's error, and consumes it.
+    Shape s0 = parse(dec, streams[0]);
+    const Shape s1 = parse(dec, streams[1]);
+    Image wrong = Image::planar(s1.info, s1.ci.data());
+    Image right = Image::planar(s0.info, s0.ci.data());
+    EXPECT_EQ(j2kc_decoder_submit(dec, streams[2].data(), streams[2].size(), 5), J2KC_OK);
+    EXPECT_EQ(j2kc_decoder_submit(dec, streams[0].data(), streams[0].size(), 6), J2KC_OK);
+    int64_t tag = 0;
+    EXPECT_EQ(j2kc_decoder_receive(dec, &wrong.image, &tag, 1), J2KC_ERR_INVALID_ARG);
+    EXPECT_EQ(tag, 5);
+    EXPECT_EQ(j2kc_decoder_receive(dec, &right.image, &tag, 1), J2KC_OK);
+    EXPECT_EQ(tag, 6);
+    expect_same(right, decode_sync(streams[0], J2KC_BACKEND_CPU), "after a wrong output", 0);
+    j2kc_decoder_free(&dec);
+}
+
+TEST(AsyncDecoder, ErrorsMidStreamStayWithTheirFrame) { check_errors_mid_stream(J2KC_BACKEND_CPU); }
+
+void check_reset(j2kc_backend backend)
+{
+    const auto streams = sample_streams();
+    j2kc_decoder *dec = make_decoder(backend, 3, 2);
+    for (int i = 0; i < 3; ++i)
+        EXPECT_EQ(j2kc_decoder_submit(dec, streams[i].data(), streams[i].size(), i), J2KC_OK);
+    EXPECT_EQ(j2kc_decoder_reset(dec), J2KC_OK);
+    const Shape s = parse(dec, streams[5]);
+    Image out = Image::planar(s.info, s.ci.data());
+    int64_t tag = -1;
+    EXPECT_EQ(j2kc_decoder_receive(dec, &out.image, &tag, 1), J2KC_ERR_EOF);
+    EXPECT_EQ(j2kc_decoder_submit(dec, streams[5].data(), streams[5].size(), 42), J2KC_OK);
+    EXPECT_EQ(j2kc_decoder_receive(dec, &out.image, &tag, 1), J2KC_OK);
+    EXPECT_EQ(tag, 42);
+    expect_same(out, decode_sync(streams[5], J2KC_BACKEND_CPU), "after reset", 5);
+    // A reset right after submit, while the workers are busy, then freeing with frames queued.
+    for (int i = 0; i < 3; ++i)
+        EXPECT_EQ(j2kc_decoder_submit(dec, streams[5].data(), streams[5].size(), i), J2KC_OK);
+    EXPECT_EQ(j2kc_decoder_reset(dec), J2KC_OK);
+    for (int i = 0; i < 2; ++i)
+        EXPECT_EQ(j2kc_decoder_submit(dec, streams[5].data(), streams[5].size(), i), J2KC_OK);
+    j2kc_decoder_free(&dec);
+}
+
+TEST(AsyncDecoder, ResetDropsQueuedFrames) { check_reset(J2KC_BACKEND_CPU); }
+
+/**
+ * A starved stream after a rich one on the same decoder: code-blocks left out
+ * must decode as zero, not as what the reused buffers held.
+ */
+TEST(AsyncDecoder, ReusedBuffersLeaveNoTrace)
+{
+    const Source rich{97, 61, 3, 8, true, 0, 0, 11}, starved{97, 61, 3, 8, false, 0, 350, 12};
+    const std::vector<uint8_t> a = make_stream(rich), b = make_stream(starved);
+    const Image ref = decode_sync(b, J2KC_BACKEND_CPU);
+    j2kc_decoder *dec = make_decoder(J2KC_BACKEND_CPU, 2, 2);
+    const std::vector<Received> got = run_queue(dec, {a, b, a, b});
+    ASSERT_EQ(got.size(), 4u);
+    expect_same(got[1].image, ref, "starved after rich", 1);
+    expect_same(got[3].image, ref, "starved after rich", 3);
+    j2kc_decoder_free(&dec);
+}
+
+TEST(AsyncDecoder, InterleavedOutputKeepsTheBytesAround)
+{
+    const std::vector<uint8_t> cs = make_stream({61, 37, 3, 12, false, 0, 0, 21});
+    j2kc_decoder *dec = make_decoder(J2KC_BACKEND_CPU);
+    const Shape s = parse(dec, cs);
+    // 12-bit samples in 16-bit words shifted up by 4, 3 of 4 words used (a gap), rows padded.
+    Image out = Image::interleaved(s.info, s.ci.data(), 3, 2, 8, 10, 4);
+    const std::vector<uint8_t> before = out.bytes;
+    EXPECT_EQ(j2kc_decode(dec, cs.data(), cs.size(), &out.image), J2KC_OK);
+    const size_t row = size_t{s.ci[0].width} * 8 + 10;
+    for (size_t i = 0; i < out.bytes.size(); ++i) {
+        const size_t in_row = i % row;
+        if (i / row < s.ci[0].height && in_row < size_t{s.ci[0].width} * 8 && in_row % 8 < 6) continue;
+        ASSERT_EQ(out.bytes[i], before[i]) << "byte " << i << " outside the samples changed";
+    }
+    j2kc_decoder_free(&dec);
+}
+
+// ---------------------------------------------------------------------------
+// CUDA backend: the pipeline against the CPU reference.
+
+TEST(GpuAsyncDecoder, QueueMatchesCpuPixelForPixel)
+{
+    if (!have_gpu()) GTEST_SKIP() << "no usable CUDA device";
+    check_queue(J2KC_BACKEND_CUDA, 0, 3);
+    check_queue(J2KC_BACKEND_CUDA, 4, 8);
+    check_queue(J2KC_BACKEND_CUDA, 1, 1);
+}
+
+TEST(GpuAsyncDecoder, ErrorsMidStreamStayWithTheirFrame)
+{
+    if (!have_gpu()) GTEST_SKIP() << "no usable CUDA device";
+    check_errors_mid_stream(J2KC_BACKEND_CUDA);
+}
+
+TEST(GpuAsyncDecoder, ResetDropsQueuedFrames)
+{
+    if (!have_gpu()) GTEST_SKIP() << "no usable CUDA device";
+    check_reset(J2KC_BACKEND_CUDA);
+}
+
+TEST(GpuAsyncDecoder, ReducedAndInterleavedOutputsMatchCpu)
+{
+    if (!have_gpu()) GTEST_SKIP() << "no usable CUDA device";
+    const auto streams = sample_streams();
+    for (int reduce : {0, 1}) {
+        for (size_t i = 0; i < streams.size(); ++i) {
+            const auto &cs = streams[i];
+            j2kc_decoder *cpu = make_decoder(J2KC_BACKEND_CPU, 0, 2, reduce);
+            j2kc_decoder *gpu = make_decoder(J2KC_BACKEND_CUDA, 0, 2, reduce);
+            const Shape s = parse(cpu, cs);
+            if (s.info.num_components < 3) {
+                j2kc_decoder_free(&cpu);
+                j2kc_decoder_free(&gpu);
+                continue;
+            }
+            // Dense interleaved (16-bit, 3 x 2 bytes, padded rows) and gapped (4 words a pixel).
+            for (uint32_t stride : {6u, 8u}) {
+                Image a = Image::interleaved(s.info, s.ci.data(), 3, 2, stride, 6, s.ci[0].precision <= 12 ? 4 : 0);
+                Image b = Image::interleaved(s.info, s.ci.data(), 3, 2, stride, 6, s.ci[0].precision <= 12 ? 4 : 0);
+                EXPECT_EQ(j2kc_decode(cpu, cs.data(), cs.size(), &a.image), J2KC_OK);
+                EXPECT_EQ(j2kc_decoder_submit(gpu, cs.data(), cs.size(), 9), J2KC_OK);
+                int64_t tag = 0;
+                EXPECT_EQ(j2kc_decoder_receive(gpu, &b.image, &tag, 1), J2KC_OK);
+                expect_same(a, b, "interleaved CPU vs CUDA", i);
+            }
+            j2kc_decoder_free(&cpu);
+            j2kc_decoder_free(&gpu);
+        }
+    }
+}
+
+TEST(GpuAsyncDecoder, DeviceOutputMatchesCpu)
+{
+    if (!have_gpu()) GTEST_SKIP() << "no usable CUDA device";
+    const auto streams = sample_streams();
+    j2kc_decoder *gpu = make_decoder(J2KC_BACKEND_CUDA, 3, 4);
+    std::vector<void *> device(streams.size(), nullptr);
+    std::vector<Image> host;
+    // Everything queued first: several frames in flight, each into its own device planes.
+    for (size_t i = 0; i < streams.size(); ++i) {
+        const Shape s = parse(gpu, streams[i]);
+        host.push_back(Image::planar(s.info, s.ci.data()));
+    }
+    std::vector<Image> dev_images;
+    for (size_t i = 0; i < streams.size(); ++i) {
+        ASSERT_EQ(cudaMalloc(&device[i], host[i].bytes.size()), cudaSuccess);
+        Image d = host[i];
+        d.image.components = d.comps.data();
+        for (j2kc_component &k : d.comps)
+            k.data = reinterpret_cast<uint64_t>(device[i]) +
+                     (k.data - reinterpret_cast<uint64_t>(host[i].bytes.data()));
+        d.image.memory = J2KC_MEMORY_CUDA;
+        dev_images.push_back(std::move(d));
+        dev_images.back().image.components = dev_images.back().comps.data();
+    }
+    size_t out = 0;
+    for (size_t i = 0; i < streams.size(); ++i) {
+        int64_t tag;
+        while (j2kc_decoder_submit(gpu, streams[i].data(), streams[i].size(), int64_t(i)) == J2KC_ERR_AGAIN) {
+            ASSERT_EQ(j2kc_decoder_receive(gpu, &dev_images[out].image, &tag, 0), J2KC_OK);
+            EXPECT_EQ(tag, int64_t(out));
+            ++out;
+        }
+    }
+    for (; out < streams.size(); ++out) {
+        int64_t tag;
+        ASSERT_EQ(j2kc_decoder_receive(gpu, &dev_images[out].image, &tag, 1), J2KC_OK);
+        EXPECT_EQ(tag, int64_t(out));
+    }
+    for (size_t i = 0; i < streams.size(); ++i) {
+        Image back = host[i];
+        ASSERT_EQ(cudaMemcpy(back.bytes.data(), device[i], back.bytes.size(), cudaMemcpyDeviceToHost), cudaSuccess);
+        // Only the samples are compared: the device planes' gaps were never written.
+        const Image ref = decode_sync(streams[i], J2KC_BACKEND_CPU);
+        for (size_t c = 0; c < ref.comps.size(); ++c) {
+            const j2kc_component &k = ref.comps[c];
+            const size_t at = k.data - reinterpret_cast<uint64_t>(ref.bytes.data());
+            const size_t n = size_t{k.width} * k.height * 2;
+            EXPECT_EQ(0, std::memcmp(ref.bytes.data() + at, back.bytes.data() + at, n)) << "frame " << i << " c" << c;
+        }
+        cudaFree(device[i]);
+    }
+    j2kc_decoder_free(&gpu);
+}
+
+}  // namespace

@@ -362,9 +362,16 @@ struct RawEncoder {
 };
 
 /**
- * MQ decoder (C.3). Reads only [data, data + length): past the end it sees
- * 0xFF bytes, which after a 0xFF count as a marker, so 1-bits are fed
+ * MQ decoder (C.3), the one definition the CPU decoder, the shared coder core
+ * and the tests all use. Reads only [data, data + length): past the end it
+ * sees 0xFF bytes, which after a 0xFF count as a marker, so 1-bits are fed
  * forever (the convention of C.3.4 for a terminated segment).
+ *
+ * Speed: a hot loop copies the struct into a local (so A, C, CT and the
+ * pointers live in registers) and copies it back when it is done. BYTEIN
+ * runs once per 8 bits; its common case (a byte that is not 0xFF with one
+ * more byte after it) is one test, the end of data and 0xFF go to a cold
+ * path, so no padding copy of the segment is needed.
  */
 struct MqDecoder {
     uint32_t a;
@@ -373,9 +380,9 @@ struct MqDecoder {
     const uint8_t *bp;
     const uint8_t *end;
 
-    /** BYTEIN (C.3.4). BP never passes `end`: it only advances past a byte
-     *  that exists. */
-    J2KC_MQ_HD void byte_in()
+    /** BYTEIN (C.3.4), cold cases: at or past the last byte, or after 0xFF.
+     *  BP never passes `end`: it only advances past a byte that exists. */
+    J2KC_HD void byte_in_slow()
     {
         const int64_t left = end - bp;
         if (left <= 0 || *bp == 0xFF) {
@@ -395,6 +402,18 @@ struct MqDecoder {
         }
     }
 
+    /** BYTEIN (C.3.4). */
+    J2KC_MQ_HD void byte_in()
+    {
+        if (end - bp > 1 && *bp != 0xFF) {
+            ++bp;
+            c += static_cast<uint32_t>(*bp) << 8;
+            ct = 8;
+        } else {
+            byte_in_slow();
+        }
+    }
+
     /** INITDEC (C.3.5). */
     J2KC_MQ_HD void init(const uint8_t *data, uint32_t length)
     {
@@ -407,15 +426,11 @@ struct MqDecoder {
         a = 0x8000;
     }
 
-    /** RENORMD (C.3.3), all shifts at once: the same as shifting one bit at
-     *  a time and calling BYTEIN whenever CT reaches 0 before a shift. */
-    J2KC_MQ_HD void renorm()
+    /** RENORMD (C.3.3) for a shift of n bits (0 allowed), all at once: the
+     *  same as shifting one bit at a time and calling BYTEIN whenever CT
+     *  reaches 0 before a shift. */
+    J2KC_MQ_HD void shift(int32_t n)
     {
-#if defined(__CUDA_ARCH__)
-        int32_t n = __clz(a) - 16;
-#else
-        int32_t n = __builtin_clz(a) - 16;
-#endif
         a <<= n;
         while (n > ct) {
             c <<= ct;
@@ -426,7 +441,25 @@ struct MqDecoder {
         ct -= n;
     }
 
-    /** DECODE (C.3.2) with MPS_EXCHANGE and LPS_EXCHANGE. */
+    /** Leading zeros of A in its 16 bits: the RENORMD shift. */
+    J2KC_MQ_HD static int32_t renorm_bits(uint32_t a16)
+    {
+#if defined(__CUDA_ARCH__)
+        return __clz(a16) - 16;
+#else
+        return __builtin_clz(a16) - 16;
+#endif
+    }
+
+    /** RENORMD (C.3.3). */
+    J2KC_MQ_HD void renorm() { shift(renorm_bits(a)); }
+
+    /**
+     * DECODE (C.3.2) with MPS_EXCHANGE and LPS_EXCHANGE. The common case, an
+     * MPS without renormalisation (the context does not change then), takes
+     * one well-predicted branch in skewed contexts (zero coding without
+     * neighbours, run-length): the choice for those.
+     */
     J2KC_MQ_HD uint32_t decode(uint8_t &cx)
     {
         const MqTransition &t = mq_transition(cx);
@@ -455,6 +488,32 @@ struct MqDecoder {
             }
         }
         return d;
+    }
+
+    /**
+     * The same decision as decode(), written as selects. In contexts that sit
+     * near even odds (sign coding, magnitude refinement, zero coding with
+     * significant neighbours) whether a decision is an MPS, an LPS or
+     * renormalises is what a branch predictor cannot learn, so branches there
+     * cost a misprediction about every other decision; this costs some twenty
+     * instructions instead. Masks (all ones or zero) rather than ternaries,
+     * which compilers turn back into branches.
+     */
+    J2KC_MQ_HD uint32_t decode_even(uint8_t &cx)
+    {
+        const MqTransition &t = mq_transition(cx);
+        const uint32_t qe = t.qe;
+        const uint32_t mps = cx & 1u;
+        a -= qe;
+        const uint32_t lps_exchange = 0u - static_cast<uint32_t>((c >> 16) < qe);
+        c -= (qe << 16) & ~lps_exchange;
+        const uint32_t is_lps = (lps_exchange ^ (0u - static_cast<uint32_t>(a < qe))) & 1u;  // 0 unless renormalising
+        const uint32_t renorm_mask = lps_exchange | (0u - static_cast<uint32_t>(a < 0x8000u));
+        a = (qe & lps_exchange) | (a & ~lps_exchange);
+        const uint32_t next = t.next_mps ^ ((t.next_mps ^ t.next_lps) & (0u - is_lps));
+        cx = static_cast<uint8_t>(cx ^ ((cx ^ next) & renorm_mask));
+        shift(renorm_bits(a));  // 0 when A >= 0x8000
+        return mps ^ is_lps;
     }
 };
 

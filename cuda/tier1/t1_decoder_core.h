@@ -16,15 +16,13 @@
  * when a sign is decoded), "refined before" of rows 0..3 (24..27) and
  * "visited in this plane's significance pass" of rows 0..3 (28..31).
  *
- * Each pass keeps the MQ registers (A, C, CT, the byte pointer), the
- * contexts and the current column word in locals. The segment bytes are
- * copied behind the scenes with two 0xFF bytes appended, which reproduces
- * exactly what C.3 prescribes past the end of a segment (a marker, then
- * 1-bits forever) without testing for the end on each byte.
+ * Each pass keeps the MQ decoder (mq_coder.h's MqDecoder, copied into a
+ * local), the contexts and the current column word in locals.
  *
- * Values: the magnitude 2M + 2^p with the sign in bit 31, in raster order
- * inside the block; the output is written once when the block is done, by a
- * loop the compiler vectorises.
+ * Values go straight to the caller's output, in two's complement: zeroed
+ * first, +-(2^(p+1) + 2^p) when a sample becomes significant at plane p,
+ * +-2^p per refinement (the sign is in the column word), so no second copy
+ * of the block is made or converted.
  *
  * Host only; the CUDA decoder, if there is one, has its own layout.
  */
@@ -36,6 +34,10 @@
 
 #include "tier1/mq_coder.h"
 #include "tier1/t1_contexts.h"
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #if defined(__GNUC__)
 #define J2KC_T1D_INLINE inline __attribute__((always_inline))
@@ -74,175 +76,148 @@ constexpr ZcTable9 make_zc_table9()
 }
 inline constexpr ZcTable9 kZc9 = make_zc_table9();
 
-/** MQ decoder registers; a local of each pass so they stay in registers. The
- *  byte pointer runs over a copy of the segment followed by 0xFF 0xFF. */
-struct MqRegs {
-    uint32_t a, c;
-    int32_t ct;
-    const uint8_t *bp;
-
-    /** BYTEIN (C.3.4). With the two 0xFF bytes after the data this is the
-     *  end-checked version exactly: BP stops on the first of them. */
-    J2KC_T1D_INLINE void byte_in()
-    {
-        if (*bp == 0xFF) {
-            const uint32_t b1 = bp[1];
-            if (b1 > 0x8F) {
-                c += 0xFF00;
-                ct = 8;
-            } else {
-                ++bp;
-                c += b1 << 9;
-                ct = 7;
-            }
-        } else {
-            ++bp;
-            c += static_cast<uint32_t>(*bp) << 8;
-            ct = 8;
-        }
-    }
-
-    /** INITDEC (C.3.5). */
-    J2KC_T1D_INLINE void init(const uint8_t *padded)
-    {
-        bp = padded;
-        c = static_cast<uint32_t>(*bp) << 16;
-        byte_in();
-        c <<= 7;
-        ct -= 7;
-        a = 0x8000;
-    }
-
-    /** RENORMD (C.3.3) for a shift of n bits (0 allowed), all at once: the
-     *  same as shifting a bit at a time and calling BYTEIN whenever CT
-     *  reaches 0 before a shift. */
-    J2KC_T1D_INLINE void shift(int32_t n)
-    {
-        a <<= n;
-        if (__builtin_expect(n > ct, 0)) {
-            do {
-                c <<= ct;
-                n -= ct;
-                byte_in();
-            } while (n > ct);
-        }
-        c <<= n;
-        ct -= n;
-    }
-
-    /**
-     * DECODE (C.3.2). The common case, an MPS without renormalisation (the
-     * context state does not change then), takes one well-predicted branch
-     * in skewed contexts (zero coding, run-length): the choice for those.
-     */
-    J2KC_T1D_INLINE uint32_t decode(uint8_t &cx)
-    {
-        const MqTransition &t = kMqTransitions.t[cx];
-        const uint32_t qe = t.qe;
-        uint32_t d = cx & 1u;
-        a -= qe;
-        if ((c >> 16) < qe) {
-            if (a < qe) {
-                cx = t.next_mps;
-            } else {
-                d ^= 1u;
-                cx = t.next_lps;
-            }
-            a = qe;
-            shift(__builtin_clz(a) - 16);
-        } else {
-            c -= qe << 16;
-            if ((a & 0x8000) == 0) {
-                if (a < qe) {
-                    d ^= 1u;
-                    cx = t.next_lps;
-                } else {
-                    cx = t.next_mps;
-                }
-                shift(__builtin_clz(a) - 16);
-            }
-        }
-        return d;
-    }
-
-    /**
-     * The same decision as decode(), written as selects. In contexts that sit
-     * near even odds (sign coding, magnitude refinement, zero coding in the
-     * significance pass, where every sample has a significant neighbour;
-     * measured with cachegrind's branch simulation) whether a decision
-     * is an MPS, an LPS or renormalises is exactly what a branch predictor
-     * cannot learn, so branches there cost a misprediction about every
-     * other decision; this costs some twenty instructions instead. Masks
-     * (all ones or zero) rather than ternaries, which compilers turn back
-     * into branches.
-     */
-    J2KC_T1D_INLINE uint32_t decode_even(uint8_t &cx)
-    {
-        const MqTransition &t = kMqTransitions.t[cx];
-        const uint32_t qe = t.qe;
-        const uint32_t mps = cx & 1u;
-        a -= qe;
-        const uint32_t lps_exchange = 0u - static_cast<uint32_t>((c >> 16) < qe);
-        c -= (qe << 16) & ~lps_exchange;
-        const uint32_t is_lps = (lps_exchange ^ (0u - static_cast<uint32_t>(a < qe))) & 1u;  // 0 unless renormalising
-        const uint32_t renorm = lps_exchange | (0u - static_cast<uint32_t>(a < 0x8000u));
-        a = (qe & lps_exchange) | (a & ~lps_exchange);
-        const uint32_t next = t.next_mps ^ ((t.next_mps ^ t.next_lps) & (0u - is_lps));
-        cx = static_cast<uint8_t>(cx ^ ((cx ^ next) & renorm));
-        shift(__builtin_clz(a) - 16);  // 0 when A >= 0x8000
-        return mps ^ is_lps;
-    }
-};
-
 constexpr uint32_t min4(uint32_t rows) { return rows < 4 ? rows : 4; }
 
 /** Block state between passes. */
 struct BlockDec {
     uint32_t *flags;   ///< (stripes + 2) * fs words, zero border around
-    uint32_t *values;  ///< stripes * 4 * width, raster order
+    uint32_t *values;  ///< the caller's output (two's complement), zeroed first
+    size_t vs;         ///< its row stride
     uint32_t width, height, stripes, fs;
     uint32_t orientation;
     bool vc;
     uint8_t cx[kT1NumContexts];
-    MqRegs mq;
+    MqDecoder mq;
     RawDecoder raw;
 
     uint32_t *stripe_flags(uint32_t s) const { return flags + size_t{s + 1} * fs + 1; }
-    uint32_t *stripe_values(uint32_t s) const { return values + size_t{s} * width * 4; }
-    /** Converts the values of rows [0, height) into out (sign and magnitude
-     *  to two's complement). */
-    void write_output(int32_t *out, size_t out_stride) const
-    {
-        for (uint32_t y = 0; y < height; ++y) {
-            int32_t *row = out + y * out_stride;
-            const uint32_t *v = values + size_t{y} * width;
-            for (uint32_t x = 0; x < width; ++x) {
-                const uint32_t u = v[x];
-                const int32_t mag = static_cast<int32_t>(u & 0x7FFFFFFFu);
-                const int32_t neg = -static_cast<int32_t>(u >> 31);
-                row[x] = (mag ^ neg) - neg;
-            }
-        }
+    uint32_t *stripe_values(uint32_t s) const { return values + size_t{s} * 4 * vs; }
+};
+
+/** Bits 0..3: which of the rows 0..3 of a column word are significant. */
+J2KC_T1D_INLINE uint32_t sig_rows(uint32_t w)
+{
+    return ((w >> 4) & 1u) | ((w >> 6) & 2u) | ((w >> 8) & 4u) | ((w >> 10) & 8u);
+}
+/** Bits 0..3: which rows were visited by this plane's significance pass. */
+J2KC_T1D_INLINE uint32_t pi_rows(uint32_t w) { return w >> 28; }
+
+/** Bits 0..3: the rows the significance pass codes (D.3.1): not significant,
+ *  with at least one significant neighbour. */
+J2KC_T1D_INLINE uint32_t spp_rows(uint32_t w)
+{
+    const uint32_t n = static_cast<uint32_t>((w & 0x1EFu) != 0) |
+                       (static_cast<uint32_t>(((w >> 3) & 0x1EFu) != 0) << 1) |
+                       (static_cast<uint32_t>(((w >> 6) & 0x1EFu) != 0) << 2) |
+                       (static_cast<uint32_t>(((w >> 9) & 0x1EFu) != 0) << 3);
+    return n & ~sig_rows(w);
+}
+
+/** A column the significance pass may have to visit: something significant
+ *  around, and not all four rows significant already. */
+J2KC_T1D_INLINE uint32_t spp_candidate(uint32_t w)
+{
+    return static_cast<uint32_t>((w & kSigmaMask) != 0) & static_cast<uint32_t>((w & kCentres) != kCentres);
+}
+
+J2KC_T1D_INLINE uint32_t ctz32(uint32_t x) { return static_cast<uint32_t>(__builtin_ctz(x)); }
+J2KC_T1D_INLINE uint32_t ctz64(uint64_t x) { return static_cast<uint32_t>(__builtin_ctzll(x)); }
+
+/** Columns are visited in chunks of up to 64, each with a bit mask of the
+ *  columns a pass has work in, so runs of idle columns cost no branch each. */
+constexpr uint32_t kChunk = 64;
+
+/**
+ * Bit i (i < n <= 64) set where Op selects column word f[i]. Op has
+ * `scalar(word)` (0 or 1) and, with SSE2, `vec(4 words)` (lanes all ones
+ * where selected). The vector form reads up to 3 words past f[n - 1]: the
+ * flag array's east border and the border stripe below keep that inside it.
+ */
+template <typename Op>
+J2KC_T1D_INLINE uint64_t column_mask(const uint32_t *f, uint32_t n)
+{
+    uint64_t m = 0;
+#if defined(__SSE2__)
+    for (uint32_t i = 0; i < n; i += 4) {
+        const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i *>(f + i));
+        m |= uint64_t(static_cast<uint32_t>(_mm_movemask_ps(_mm_castsi128_ps(Op::vec(x))))) << i;
     }
+    return n < 64 ? m & ((uint64_t{1} << n) - 1) : m;
+#else
+    for (uint32_t i = 0; i < n; ++i) m |= uint64_t{Op::scalar(f[i])} << i;
+    return m;
+#endif
+}
+
+#if defined(__SSE2__)
+J2KC_T1D_INLINE __m128i lanes_eq(__m128i x, uint32_t and_mask, uint32_t value)
+{
+    return _mm_cmpeq_epi32(_mm_and_si128(x, _mm_set1_epi32(static_cast<int>(and_mask))),
+                           _mm_set1_epi32(static_cast<int>(value)));
+}
+#endif
+
+/** Significance pass candidates: spp_candidate. */
+struct SppOp {
+    static uint32_t scalar(uint32_t w) { return spp_candidate(w); }
+#if defined(__SSE2__)
+    static __m128i vec(__m128i x)
+    {
+        const __m128i idle = _mm_or_si128(lanes_eq(x, kSigmaMask, 0), lanes_eq(x, kCentres, kCentres));
+        return _mm_andnot_si128(idle, _mm_set1_epi32(-1));
+    }
+#endif
+};
+/** Refinement candidates: some row significant (rows past the block's
+ *  height never are); whether one was not just visited is checked after. */
+struct MrpOp {
+    static uint32_t scalar(uint32_t w) { return (w & kCentres) != 0; }
+#if defined(__SSE2__)
+    static __m128i vec(__m128i x) { return _mm_andnot_si128(lanes_eq(x, kCentres, 0), _mm_set1_epi32(-1)); }
+#endif
+};
+/** Cleanup run-length columns: nothing significant in the neighbourhood. */
+struct RlOp {
+    static uint32_t scalar(uint32_t w) { return (w & kSigmaMask) == 0; }
+#if defined(__SSE2__)
+    static __m128i vec(__m128i x) { return lanes_eq(x, kSigmaMask, 0); }
+#endif
+};
+/** Cleanup columns with a row (of the first `Rows`) neither significant nor
+ *  visited by the significance pass. */
+template <uint32_t Rows>
+struct CupOp {
+    static uint32_t scalar(uint32_t w) { return (~(sig_rows(w) | pi_rows(w)) & ((1u << Rows) - 1u)) != 0; }
+#if defined(__SSE2__)
+    static __m128i vec(__m128i x)
+    {
+        __m128i any = lanes_eq(x, sig_bit(0) | pi_bit(0), 0);
+        if (Rows > 1) any = _mm_or_si128(any, lanes_eq(x, sig_bit(1) | pi_bit(1), 0));
+        if (Rows > 2) any = _mm_or_si128(any, lanes_eq(x, sig_bit(2) | pi_bit(2), 0));
+        if (Rows > 3) any = _mm_or_si128(any, lanes_eq(x, sig_bit(3) | pi_bit(3), 0));
+        return any;
+    }
+#endif
 };
 
 /**
- * One pass over a block: decisions come from the MQ registers (kRaw false)
- * or the raw reader, and the current column word lives in `w0`.
+ * One pass over a block: decisions come from the MQ decoder (kRaw false)
+ * or the raw reader, and the current column word lives in `w0`. Rows are
+ * template arguments so every shift and neighbour offset is a constant.
  */
 template <bool kRaw>
 struct PassDec {
-    MqRegs mq;
+    MqDecoder mq;
     RawDecoder raw;
     uint8_t cx[kT1NumContexts];
     const uint8_t *zc;
     ptrdiff_t fs;
-    size_t vs;  ///< value row stride (the block width)
+    size_t vs;  ///< value row stride
     bool vc;
     int p;
 
     J2KC_T1D_INLINE explicit PassDec(BlockDec &b, int plane)
-        : mq(b.mq), raw(b.raw), zc(kZc9.t[b.orientation]), fs(b.fs), vs(b.width), vc(b.vc), p(plane)
+        : mq(b.mq), raw(b.raw), zc(kZc9.t[b.orientation]), fs(b.fs), vs(b.vs), vc(b.vc), p(plane)
     {
         std::memcpy(cx, b.cx, sizeof cx);
     }
@@ -296,7 +271,7 @@ struct PassDec {
             d[0] |= (1u << 1) | (neg << chi_shift(-1));
             d[1] |= 1u;
         }
-        v[R * vs] = (neg << 31) | (3u << p);
+        v[R * vs] = ((3u << p) ^ (0u - neg)) + neg;  // +-(2^(p+1) + 2^p)
     }
 
     template <int R>
@@ -321,7 +296,9 @@ struct PassDec {
         if constexpr (kRaw) b = raw.get();
         else b = mq.decode_even(cx[ctx]);
         w0 |= mu_bit(R);
-        v[R * vs] += (b << (p + 1)) - (1u << p);
+        // The magnitude gains 2^p (bit 1) or loses 2^p (bit 0), mid-point kept.
+        const uint32_t neg = 0u - ((w0 >> chi_shift(R)) & 1u);
+        v[R * vs] += (((b << (p + 1)) - (1u << p)) ^ neg) - neg;
     }
 
     template <int R>
@@ -339,28 +316,28 @@ inline void pass_spp(BlockDec &b, int p)
     PassDec<kRaw> r(b, p);
     const uint32_t w = b.width;
     for (uint32_t s = 0; s < b.stripes; ++s) {
-        uint32_t *f = b.stripe_flags(s);
-        uint32_t *v = b.stripe_values(s);
+        uint32_t *const fstripe = b.stripe_flags(s);
+        uint32_t *const vstripe = b.stripe_values(s);
         const uint32_t rows = min4(b.height - 4 * s);
-        if (rows == 4) {
-            for (uint32_t x = 0; x < w; ++x, ++f, ++v) {
+        for (uint32_t x0 = 0; x0 < w; x0 += kChunk) {
+            uint32_t *const f0 = fstripe + x0;
+            uint32_t *const v0 = vstripe + x0;
+            const uint32_t n = w - x0 < kChunk ? w - x0 : kChunk;
+            uint64_t m = column_mask<SppOp>(f0, n);
+            while (m) {
+                const uint32_t i = ctz64(m);
+                m &= m - 1;
+                uint32_t *const f = f0 + i;
+                uint32_t *const v = v0 + i;
                 uint32_t w0 = *f;
-                // Nothing significant around, or all four significant already.
-                if ((w0 & kSigmaMask) == 0 || (w0 & kCentres) == kCentres) continue;
-                r.template spp_row<0>(f, w0, v);
-                r.template spp_row<1>(f, w0, v);
-                r.template spp_row<2>(f, w0, v);
-                r.template spp_row<3>(f, w0, v);
-                *f = w0;
-            }
-        } else {
-            for (uint32_t x = 0; x < w; ++x, ++f, ++v) {
-                uint32_t w0 = *f;
-                if ((w0 & kSigmaMask) == 0) continue;
+                const uint32_t before = w0;
                 r.template spp_row<0>(f, w0, v);
                 if (rows > 1) r.template spp_row<1>(f, w0, v);
                 if (rows > 2) r.template spp_row<2>(f, w0, v);
+                if (rows > 3) r.template spp_row<3>(f, w0, v);
                 *f = w0;
+                // A new significance can make the east column a candidate.
+                if (((w0 ^ before) & kCentres) && i + 1 < n) m |= uint64_t{spp_candidate(f[1])} << (i + 1);
             }
         }
     }
@@ -374,17 +351,24 @@ inline void pass_mrp(BlockDec &b, int p)
     PassDec<kRaw> r(b, p);
     const uint32_t w = b.width;
     for (uint32_t s = 0; s < b.stripes; ++s) {
-        uint32_t *f = b.stripe_flags(s);
-        uint32_t *v = b.stripe_values(s);
-        for (uint32_t x = 0; x < w; ++x, ++f, ++v) {
-            uint32_t w0 = *f;
-            if ((w0 & kCentres) == 0) continue;
-            // Rows past the block's height are never significant.
-            r.template mrp_row<0>(w0, v);
-            r.template mrp_row<1>(w0, v);
-            r.template mrp_row<2>(w0, v);
-            r.template mrp_row<3>(w0, v);
-            *f = w0;
+        uint32_t *const fstripe = b.stripe_flags(s);
+        uint32_t *const vstripe = b.stripe_values(s);
+        for (uint32_t x0 = 0; x0 < w; x0 += kChunk) {
+            uint32_t *const f0 = fstripe + x0;
+            uint32_t *const v0 = vstripe + x0;
+            const uint32_t n = w - x0 < kChunk ? w - x0 : kChunk;
+            uint64_t m = column_mask<MrpOp>(f0, n);
+            while (m) {
+                const uint32_t i = ctz64(m);
+                m &= m - 1;
+                uint32_t w0 = f0[i];
+                // Rows past the block's height are never significant.
+                r.template mrp_row<0>(w0, v0 + i);
+                r.template mrp_row<1>(w0, v0 + i);
+                r.template mrp_row<2>(w0, v0 + i);
+                r.template mrp_row<3>(w0, v0 + i);
+                f0[i] = w0;
+            }
         }
     }
     r.finish(b);

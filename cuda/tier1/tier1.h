@@ -126,8 +126,6 @@ public:
 
 private:
     std::vector<uint32_t> flags_;   ///< one word per stripe column (t1_decoder_core.h)
-    std::vector<uint32_t> values_;
-    std::vector<uint8_t> bytes_;    ///< the segment being decoded, 0xFF 0xFF appended
 };
 
 /** Largest code-block the coder accepts: 2^12 samples, sides up to 1024. */

@@ -441,7 +441,7 @@ def enc_ffmpeg_native(bench, fs, mode, target, out):
         # three times the asked one for three components): asked 3x to land on
         # the target. The table's bytes column shows where it lands.
         a += ["-layer_rates", "%d" % int(np.ceil(3 * fs.raw_bytes() / tb))]
-    return _ffmpeg_clip(bench, fs, pix, a, out, once=mode == "sweep")
+    return _ffmpeg_clip(bench, fs, pix, a, out, once=mode == "sweep", frame_threads=True)
 
 
 def enc_ffmpeg_libopenjpeg(bench, fs, mode, target, out):

@@ -938,6 +938,40 @@ TEST(GpuPcrd, SelectionMatchesReference)
     }
 }
 
+// Slack filling on the device takes the same segments as the reference, from
+// tiny budgets to most of the frame, with caps and layers (issue #2).
+TEST(GpuPcrd, SlackFillingMatchesReference)
+{
+    SKIP_WITHOUT_GPU();
+    PcrdCuda cuda;
+    const Frame f = realistic_frame(211, 2500, 3, 2.0);
+    DeviceFrame d(f);
+    PcrdParams base;
+    base.num_components = 3;
+    const uint64_t everything =
+        simulated_tier2(f, pcrd_select_ref(f.view(), base).passes.data(), 1, 3).total;
+    uint32_t filled = 0;
+    for (int config = 0; config < 8; ++config) {
+        PcrdParams p = base;
+        p.budget = 300 + everything * (config % 4 == 0 ? 1 : config % 4 == 1 ? 8 : config % 4 == 2 ? 120 : 700) / 1000;
+        if (config >= 4) p.component_budgets = {p.budget * 4 / 10, p.budget / 2, 0};
+        if (config == 7) p.num_layers = 3;
+        const uint32_t L = p.num_layers;
+        SCOPED_TRACE(testing::Message() << "config " << config << " budget " << p.budget);
+        const PcrdResult ref = pcrd_select_ref(
+            f.view(), p, [&](const uint16_t *x) { return simulated_tier2(f, x, L, 3); });
+        const PcrdResult gpu = cuda.select(d.blocks, p, [&](const uint16_t *x) {
+            std::vector<uint16_t> h(size_t{f.blocks()} * L);
+            EXPECT_EQ(cudaMemcpy(h.data(), x, h.size() * 2, cudaMemcpyDeviceToHost), cudaSuccess);
+            return simulated_tier2(f, h.data(), L, 3);
+        });
+        expect_same(ref, gpu);
+        EXPECT_LE(gpu.exact.total, p.budget);
+        filled += gpu.fill_segments;
+    }
+    EXPECT_GT(filled, 0u) << "no configuration exercised the filling";
+}
+
 TEST(GpuPcrd, EdgeCasesMatchReference)
 {
     SKIP_WITHOUT_GPU();

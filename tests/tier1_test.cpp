@@ -670,6 +670,57 @@ TEST(Tier1Differential, RandomBlocksStylesAndTruncationsMatchTheOracle)
     EXPECT_GT(decoded, 8000);
 }
 
+/** The fast decoder's column masks work on chunks of 64 columns and fix up
+ *  the east neighbour when a column gains a significant sample: shapes
+ *  around and across chunk edges, short and partial stripes, every style,
+ *  with coefficients clustered on the chunk edges. */
+TEST(Tier1Differential, ChunkEdgesShortStripesAndEveryStyleMatchTheOracle)
+{
+    std::mt19937 rng(4242);
+    Tier1Decoder dec;
+    t1oracle::OracleDecoder oracle;
+    const uint32_t shapes[][2] = {{64, 64}, {63, 65}, {65, 63}, {128, 32}, {127, 32}, {129, 31}, {1024, 4},
+                                  {1024, 3}, {1024, 2}, {1024, 1}, {4, 1024}, {1, 1024}, {2, 1024}, {200, 7},
+                                  {66, 6}, {192, 21}, {5, 5}, {4, 4}};
+    int decoded = 0;
+    for (const auto &shape : shapes) {
+        const uint32_t w = shape[0], h = shape[1];
+        for (uint32_t style = 0; style < 64; ++style) {
+            const int depth = 1 + static_cast<int>(rng() % 12);
+            const int kind = static_cast<int>(rng() % 5);
+            std::vector<int32_t> q;
+            if (kind < 4) {
+                q = make_block(rng, w, h, kind, depth);
+            } else {  // sparse, on the columns next to chunk edges (multiples of 64)
+                q.assign(size_t{w} * h, 0);
+                const int32_t lim = (int32_t{1} << depth) - 1;
+                for (uint32_t y = 0; y < h; ++y)
+                    for (uint32_t x = 0; x < w; ++x) {
+                        const uint32_t m = x % 64;
+                        if ((m == 0 || m >= 62) && rng() % 3 == 0)
+                            q[size_t{y} * w + x] = static_cast<int32_t>(rng() % (lim + 1)) * ((rng() & 1) ? -1 : 1);
+                    }
+            }
+            const BandOrientation orient = kOrients[rng() % 4];
+            EncodedCodeBlock enc;
+            encode_code_block(q.data(), w, w, h, Tier1EncodeParams{orient, uint8_t(style), uint8_t(depth)}, enc);
+            if (enc.passes.empty()) continue;
+            const Tier1DecodeParams dp{orient, uint8_t(style), uint8_t(depth), enc.zero_bitplanes, 0};
+            const std::string what = std::to_string(w) + "x" + std::to_string(h) + " style " +
+                                     std::to_string(style) + " kind " + std::to_string(kind);
+            for (int cut = 0; cut < 2; ++cut) {
+                const size_t k = cut == 0 ? enc.passes.size() - 1 : rng() % enc.passes.size();
+                const std::vector<CodewordSegment> segs = segments_up_to(enc, k);
+                const std::vector<uint8_t> bytes(enc.data.begin(), enc.data.begin() + enc.passes[k].end);
+                expect_same_as_oracle(dec, oracle, bytes, segs, w, h, dp, what + " pass " + std::to_string(k));
+                if (HasFatalFailure()) return;
+                ++decoded;
+            }
+        }
+    }
+    EXPECT_GT(decoded, 2000);
+}
+
 TEST(Tier1Differential, GarbageMatchesTheOracle)
 {
     std::mt19937 rng(99);

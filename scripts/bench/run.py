@@ -500,8 +500,9 @@ def enc_nvjpeg2k(bench, fs, mode, target, out, psnr_target=None):
     f = FORMATS[fs.fmt]
     if f["sub"][1] != (1, 1):
         raise Skip("4:2:2 planes: nvimgcodec takes full-size components only")
-    free0 = _gpu_free()
     imgs_dev = [cupy.asarray(np.stack(p)) for p in fs.frames]  # planar C x H x W, uint16
+    cupy.cuda.runtime.deviceSynchronize()
+    free0 = _gpu_free()  # after the input frames, as j2kc_bench counts
     imgs = [nvc.as_image(a, sample_format=nvc.SampleFormat.P_RGB, precision=fs.prec) for a in imgs_dev]
     jp = nvc.Jpeg2kEncodeParams()
     jp.bitstream_type = nvc.Jpeg2kBitstreamType.J2K

@@ -68,16 +68,19 @@ __global__ void encoder_gather_results_kernel(const GpuCodeBlockJob *jobs, const
     if (r.status != kGpuTier1Ok) atomicMax(worst_status, (uint32_t(r.status) << 24) | b);
 }
 
+/** Warps per CTA of the compaction (a warp per code-block: up to 3 * 30 - 2 passes each). */
+constexpr uint32_t kCompactWarps = 8;
+
 /** Packs each block's passes from its reserved slots into the contiguous table PCRD-opt reads. */
 __global__ void encoder_compact_passes_kernel(const GpuCodeBlockJob *jobs, const uint32_t *pass_offset,
                                               uint32_t n, const uint32_t *end_in, const uint64_t *dist_in,
                                               const uint8_t *term_in, uint32_t *end_out, uint64_t *dist_out,
                                               uint8_t *term_out)
 {
-    const uint32_t b = blockIdx.x;
+    const uint32_t b = blockIdx.x * kCompactWarps + threadIdx.x / 32;
     if (b >= n) return;
     const uint32_t from = jobs[b].pass_offset, to = pass_offset[b], count = pass_offset[b + 1] - to;
-    for (uint32_t i = threadIdx.x; i < count; i += blockDim.x) {
+    for (uint32_t i = threadIdx.x % 32; i < count; i += 32) {
         end_out[to + i] = end_in[from + i];
         dist_out[to + i] = dist_in[from + i];
         term_out[to + i] = term_in[from + i];
@@ -651,7 +654,7 @@ private:
                    "pass count download");
         check_cuda(cudaMemcpyAsync(small + 1, status, 4, cudaMemcpyDeviceToHost, mn), "status download");
         if (blocks_) {
-            encoder_compact_passes_kernel<<<blocks_, 32, 0, mn>>>(
+            encoder_compact_passes_kernel<<<(blocks_ + kCompactWarps - 1) / kCompactWarps, kCompactWarps * 32, 0, mn>>>(
                 s.jobs.as<GpuCodeBlockJob>(), s.pass_offset.as<uint32_t>(), blocks_, s.sparse_end.as<uint32_t>(),
                 s.sparse_dist.as<uint64_t>(), s.sparse_term.as<uint8_t>(), s.pass_end.as<uint32_t>(),
                 s.pass_dist.as<uint64_t>(), s.pass_term.as<uint8_t>());

@@ -21,7 +21,8 @@
  *   (PassInfo::distortion) and pass_terminated (PassInfo::terminated, 0/1);
  *   reserve tier1_gpu_max_passes(num_bitplanes) entries per job;
  * - a per-job scratch area (coder state: flags, magnitudes, pass snapshots)
- *   of tier1_gpu_scratch_bound(width, height) bytes, 16-byte aligned.
+ *   of tier1_gpu_scratch_bound(width, height) bytes (or the smaller
+ *   tier1_gpu_scratch_bound(width, height, num_bitplanes)), 16-byte aligned.
  *
  * Errors: a job the CPU encoder would reject (geometry, > 30 bit-planes, the
  * HT style bit, a coefficient needing more planes than num_bitplanes) or one

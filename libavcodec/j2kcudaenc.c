@@ -59,9 +59,11 @@ typedef struct J2KCudaEncContext {
     j2kc_memory    memory;
     AVFrame       *frame;      ///< taken from the queue, not yet accepted by the core
     /**
-     * AVFrame * of every submitted frame, in order. The core reads the planes
-     * in place, possibly after submit returns, so each frame stays referenced
-     * until its codestream is out; its pts, duration and opaque go to the packet.
+     * AVFrame * of every submitted frame, in order; its pts, duration and
+     * opaque go to the packet. The core copies system-memory frames before
+     * submit returns and reads CUDA frames in stream order, but each frame
+     * stays referenced until its codestream is out all the same (a lent
+     * stream lets the core read a CUDA frame after submit returns).
      */
     AVFifo        *in_flight;
     int64_t        next_tag;

@@ -24,12 +24,19 @@
  * decoded straight into the planes of frames from ff_get_buffer(): system
  * memory, or AV_PIX_FMT_CUDA frames when get_format picks them (with a
  * hw_device_ctx or hw_frames_ctx, as cuviddec does).
+ *
+ * Several packets are in flight (receive_frame API): each packet is parsed
+ * and handed to j2kc_decoder_submit() as soon as the core has room, so the
+ * core decodes the next frames on its CPU workers while the GPU finishes the
+ * oldest; frames come back in packet order and take their timestamps and
+ * side data from their own packet.
  */
 
 #include "config.h"
 
 #include "libavutil/buffer.h"
 #include "libavutil/common.h"
+#include "libavutil/fifo.h"
 #include "libavutil/hwcontext.h"
 #include "libavutil/opt.h"
 #include "libavutil/pixdesc.h"
@@ -40,6 +47,16 @@
 #include "hwconfig.h"
 #include "j2kcuda.h"
 
+/** A packet handed to the core, waiting for its frame. */
+typedef struct J2KCudaDecEntry {
+    AVPacket          *pkt;       ///< the packet: its data (for a resubmit) and its frame properties
+    int64_t            tag;
+    enum AVPixelFormat sw_format;
+    int                width, height;
+    int                profile;
+    int                bits;
+} J2KCudaDecEntry;
+
 typedef struct J2KCudaDecContext {
     const AVClass *class;
     FFJ2KCudaLog   log;
@@ -49,10 +66,17 @@ typedef struct J2KCudaDecContext {
     enum AVPixelFormat sw_format; ///< format of the current sequence
     int            width, height;
 
+    AVFifo        *in_flight;     ///< J2KCudaDecEntry, in submit order
+    J2KCudaDecEntry pending;      ///< parsed, but the core's queue was full
+    AVPacket      *pkt;
+    int64_t        next_tag;
+    int            eof;           ///< ff_decode_get_packet() said EOF: drain
+
     /* options */
     int            layers;
     int            gpu;
     int            backend;
+    int            frames_in_flight;
 } J2KCudaDecContext;
 
 static int create_decoder(AVCodecContext *avctx, AVBufferRef *device_ref)
@@ -70,6 +94,7 @@ static int create_decoder(AVCodecContext *avctx, AVBufferRef *device_ref)
     config.threads    = avctx->thread_count;
     config.reduce     = avctx->lowres;
     config.layers     = ctx->layers;
+    config.frames_in_flight = ctx->frames_in_flight;
     ret = ff_j2kcuda_device_handles(device_ref, &config.cuda_context, &config.cuda_stream);
     if (ret < 0) {
         av_log(avctx, AV_LOG_ERROR, "The hardware device is not a CUDA device\n");
@@ -91,7 +116,26 @@ static av_cold int j2kcuda_decode_init(AVCodecContext *avctx)
 
     ctx->log.log_ctx = avctx;
     ctx->sw_format   = AV_PIX_FMT_NONE;
+    ctx->in_flight   = av_fifo_alloc2(4, sizeof(J2KCudaDecEntry), AV_FIFO_FLAG_AUTO_GROW);
+    ctx->pkt         = av_packet_alloc();
+    if (!ctx->in_flight || !ctx->pkt)
+        return AVERROR(ENOMEM);
     return create_decoder(avctx, avctx->hw_device_ctx);
+}
+
+/* A decoder made anew (another CUDA context) gets the packets in flight again. */
+static int resubmit_in_flight(AVCodecContext *avctx)
+{
+    J2KCudaDecContext *ctx = avctx->priv_data;
+    J2KCudaDecEntry entry;
+    int ret;
+
+    for (size_t i = 0; av_fifo_peek(ctx->in_flight, &entry, 1, i) >= 0; i++) {
+        ret = j2kc_decoder_submit(ctx->decoder, entry.pkt->data, entry.pkt->size, entry.tag);
+        if (ret < 0)
+            return ff_j2kcuda_error(&ctx->log, ret, "Cannot queue the codestream again");
+    }
+    return 0;
 }
 
 /* Negotiate the output format for a new sequence shape: CUDA frames when
@@ -103,7 +147,13 @@ static int configure_output(AVCodecContext *avctx, enum AVPixelFormat sw_format,
     enum AVPixelFormat pix_fmts[3] = { AV_PIX_FMT_NONE, AV_PIX_FMT_NONE, AV_PIX_FMT_NONE };
     int ret, i = 0;
 
-    if ((ret = ff_set_dimensions(avctx, width, height)) < 0)
+    /* width x height is the reduced size already; ff_set_dimensions() takes
+     * the full one and reduces it by lowres itself (as jpeg2000dec does). */
+    if (((int64_t)width << avctx->lowres) > INT_MAX || ((int64_t)height << avctx->lowres) > INT_MAX) {
+        av_log(avctx, AV_LOG_ERROR, "lowres %d is too large for %dx%d\n", avctx->lowres, width, height);
+        return AVERROR(EINVAL);
+    }
+    if ((ret = ff_set_dimensions(avctx, width << avctx->lowres, height << avctx->lowres)) < 0)
         return ret;
 #if CONFIG_CUDA
     pix_fmts[i++] = AV_PIX_FMT_CUDA;
@@ -159,7 +209,8 @@ static int configure_output(AVCodecContext *avctx, enum AVPixelFormat sw_format,
             if (ret < 0)
                 return ret;
             if (cuda_context != ctx->cuda_context &&
-                (ret = create_decoder(avctx, frames->device_ref)) < 0)
+                ((ret = create_decoder(avctx, frames->device_ref)) < 0 ||
+                 (ret = resubmit_in_flight(avctx)) < 0))
                 return ret;
         }
     }
@@ -170,63 +221,178 @@ static int configure_output(AVCodecContext *avctx, enum AVPixelFormat sw_format,
     return 0;
 }
 
-static int j2kcuda_decode_frame(AVCodecContext *avctx, AVFrame *frame,
-                                int *got_frame, AVPacket *avpkt)
+/* Parse a packet: the shape and format of its frame, before the core gets it. */
+static int parse_packet(AVCodecContext *avctx, AVPacket *pkt, J2KCudaDecEntry *entry)
 {
     J2KCudaDecContext *ctx = avctx->priv_data;
-    j2kc_component comps[J2KCUDA_MAX_COMPONENTS];
     j2kc_stream_info info = {
         .struct_size         = sizeof(info),
         .components          = ctx->comp_info,
         .components_capacity = J2KCUDA_MAX_COMPONENTS,
     };
-    enum AVPixelFormat sw_format;
-    j2kc_image output;
     int ret;
 
-    ret = j2kc_decoder_parse(ctx->decoder, avpkt->data, avpkt->size, &info);
+    ret = j2kc_decoder_parse(ctx->decoder, pkt->data, pkt->size, &info);
     if (ret < 0)
         return ff_j2kcuda_error(&ctx->log, ret, "Cannot parse the codestream");
 
-    sw_format = ff_j2kcuda_output_format(&info, avctx->colorspace, avctx->color_trc);
-    if (sw_format == AV_PIX_FMT_NONE) {
+    entry->sw_format = ff_j2kcuda_output_format(&info, avctx->colorspace, avctx->color_trc);
+    if (entry->sw_format == AV_PIX_FMT_NONE) {
         av_log(avctx, AV_LOG_ERROR, "Unsupported image: %u components, first of %d bits%s\n",
                info.num_components, ctx->comp_info[0].precision,
                ctx->comp_info[0].is_signed ? " signed" : "");
         return AVERROR_PATCHWELCOME;
     }
-    if (sw_format != ctx->sw_format || info.width != ctx->width || info.height != ctx->height) {
-        if ((ret = configure_output(avctx, sw_format, info.width, info.height)) < 0)
+    entry->width   = info.width;
+    entry->height  = info.height;
+    entry->profile = info.rsiz == 3 ? AV_PROFILE_JPEG2000_DCINEMA_2K :
+                     info.rsiz == 4 ? AV_PROFILE_JPEG2000_DCINEMA_4K : AV_PROFILE_UNKNOWN;
+    entry->bits    = ctx->comp_info[0].precision;
+    entry->tag     = ctx->next_tag++;
+    entry->pkt     = av_packet_alloc();
+    if (!entry->pkt)
+        return AVERROR(ENOMEM);
+    av_packet_move_ref(entry->pkt, pkt);
+    return 0;
+}
+
+static void entry_free(J2KCudaDecEntry *entry)
+{
+    av_packet_free(&entry->pkt);
+}
+
+/* Hand packets to the core while it has room and FFmpeg has packets. */
+static int feed(AVCodecContext *avctx)
+{
+    J2KCudaDecContext *ctx = avctx->priv_data;
+    int ret;
+
+    for (;;) {
+        if (!ctx->pending.pkt) {
+            if (ctx->eof)
+                return 0;
+            ret = ff_decode_get_packet(avctx, ctx->pkt);
+            if (ret == AVERROR_EOF) {
+                ctx->eof = 1;
+                return 0;
+            }
+            if (ret == AVERROR(EAGAIN))
+                return 0;
+            if (ret < 0)
+                return ret;
+            ret = parse_packet(avctx, ctx->pkt, &ctx->pending);
+            av_packet_unref(ctx->pkt);
+            if (ret < 0)
+                return ret;  /* this packet's error; the next call goes on */
+        }
+        ret = j2kc_decoder_submit(ctx->decoder, ctx->pending.pkt->data, ctx->pending.pkt->size,
+                                  ctx->pending.tag);
+        if (ret == J2KC_ERR_AGAIN)
+            return 0;  /* full: the oldest frame must come out first */
+        if (ret < 0) {
+            entry_free(&ctx->pending);
+            return ff_j2kcuda_error(&ctx->log, ret, "Cannot queue the codestream");
+        }
+        ret = av_fifo_write(ctx->in_flight, &ctx->pending, 1);
+        if (ret < 0) {
+            entry_free(&ctx->pending);
             return ret;
+        }
+        ctx->pending.pkt = NULL;
     }
-    if (info.rsiz == 3)
-        avctx->profile = AV_PROFILE_JPEG2000_DCINEMA_2K;
-    else if (info.rsiz == 4)
-        avctx->profile = AV_PROFILE_JPEG2000_DCINEMA_4K;
-    avctx->bits_per_raw_sample = ctx->comp_info[0].precision;
+}
+
+static int j2kcuda_receive_frame(AVCodecContext *avctx, AVFrame *frame)
+{
+    J2KCudaDecContext *ctx = avctx->priv_data;
+    j2kc_component comps[J2KCUDA_MAX_COMPONENTS];
+    J2KCudaDecEntry entry;
+    j2kc_image output;
+    int64_t tag;
+    int ret;
+
+    ret = feed(avctx);
+    if (ret < 0)
+        return ret;
+    if (av_fifo_peek(ctx->in_flight, &entry, 1, 0) < 0)
+        return ctx->eof ? AVERROR_EOF : AVERROR(EAGAIN);
+
+    if (entry.sw_format != ctx->sw_format || entry.width != ctx->width || entry.height != ctx->height) {
+        if ((ret = configure_output(avctx, entry.sw_format, entry.width, entry.height)) < 0)
+            goto drop;
+    }
 
     if ((ret = ff_get_buffer(avctx, frame, 0)) < 0)
-        return ret;
-    ret = ff_j2kcuda_describe(&output, comps, sw_format, info.width, info.height,
+        goto drop;
+    ret = ff_j2kcuda_describe(&output, comps, entry.sw_format, entry.width, entry.height,
                               frame->data, frame->linesize,
                               frame->format == AV_PIX_FMT_CUDA ? J2KC_MEMORY_CUDA : J2KC_MEMORY_HOST);
     if (ret < 0)
-        return ret;
-    ret = j2kc_decode(ctx->decoder, avpkt->data, avpkt->size, &output);
-    if (ret < 0)
-        return ff_j2kcuda_error(&ctx->log, ret, "Cannot decode the codestream");
+        goto drop;
 
+    /* Without more input to give (draining), wait for the oldest frame; the
+     * core also waits by itself when its queue is full. */
+    ret = j2kc_decoder_receive(ctx->decoder, &output, &tag, ctx->eof);
+    if (ret == J2KC_ERR_AGAIN) {
+        av_frame_unref(frame);
+        return AVERROR(EAGAIN);
+    }
+    av_fifo_drain2(ctx->in_flight, 1);
+    if (ret == J2KC_ERR_EOF || (ret == J2KC_OK && tag != entry.tag)) {
+        av_log(avctx, AV_LOG_ERROR, "The core returned frame %"PRId64" for packet %"PRId64"\n",
+               ret == J2KC_OK ? tag : -1, entry.tag);
+        ret = AVERROR_BUG;
+        goto fail;
+    }
+    if (ret < 0) {
+        ret = ff_j2kcuda_error(&ctx->log, ret, "Cannot decode the codestream");
+        goto fail;
+    }
+
+    ret = ff_decode_frame_props_from_pkt(avctx, frame, entry.pkt);
+    if (ret < 0)
+        goto fail;
+    frame->pkt_dts   = entry.pkt->dts;
     frame->pict_type = AV_PICTURE_TYPE_I;
     frame->flags    |= AV_FRAME_FLAG_KEY;
-    *got_frame = 1;
-    return avpkt->size;
+    if (entry.profile != AV_PROFILE_UNKNOWN)
+        avctx->profile = entry.profile;
+    avctx->bits_per_raw_sample = entry.bits;
+    entry_free(&entry);
+    return 0;
+
+drop:
+    /* No buffer for this frame: the core drops it too, so the next ones keep their order. */
+    j2kc_decoder_receive(ctx->decoder, NULL, &tag, 1);
+    av_fifo_drain2(ctx->in_flight, 1);
+fail:
+    entry_free(&entry);
+    av_frame_unref(frame);
+    return ret;
+}
+
+static void j2kcuda_decode_flush(AVCodecContext *avctx)
+{
+    J2KCudaDecContext *ctx = avctx->priv_data;
+    J2KCudaDecEntry entry;
+
+    if (ctx->decoder)
+        j2kc_decoder_reset(ctx->decoder);
+    while (ctx->in_flight && av_fifo_read(ctx->in_flight, &entry, 1) >= 0)
+        entry_free(&entry);
+    entry_free(&ctx->pending);
+    av_packet_unref(ctx->pkt);
+    ctx->eof = 0;
 }
 
 static av_cold int j2kcuda_decode_close(AVCodecContext *avctx)
 {
     J2KCudaDecContext *ctx = avctx->priv_data;
 
+    j2kcuda_decode_flush(avctx);
     j2kc_decoder_free(&ctx->decoder);
+    av_fifo_freep2(&ctx->in_flight);
+    av_packet_free(&ctx->pkt);
     return 0;
 }
 
@@ -235,6 +401,7 @@ static av_cold int j2kcuda_decode_close(AVCodecContext *avctx)
 static const AVOption options[] = {
     { "layers",  "Decode the first N quality layers (0: all)", OFFSET(layers), AV_OPT_TYPE_INT, { .i64 = 0 }, 0, 65535, VD },
     { "gpu",     "CUDA device index when no device is given", OFFSET(gpu), AV_OPT_TYPE_INT, { .i64 = 0 }, 0, INT_MAX, VD },
+    { "frames_in_flight", "Frames decoded at once (0: the library's default)", OFFSET(frames_in_flight), AV_OPT_TYPE_INT, { .i64 = 0 }, 0, 64, VD },
     { "backend", "Where to decode", OFFSET(backend), AV_OPT_TYPE_INT, { .i64 = J2KC_BACKEND_CUDA }, J2KC_BACKEND_AUTO, J2KC_BACKEND_CPU, VD, .unit = "backend" },
         { "auto", "CUDA when a GPU is usable, else CPU",  0, AV_OPT_TYPE_CONST, { .i64 = J2KC_BACKEND_AUTO }, 0, 0, VD, .unit = "backend" },
         { "cuda", "CUDA GPU",                             0, AV_OPT_TYPE_CONST, { .i64 = J2KC_BACKEND_CUDA }, 0, 0, VD, .unit = "backend" },
@@ -270,13 +437,15 @@ const FFCodec ff_j2k_cuda_decoder = {
     CODEC_LONG_NAME("JPEG 2000 on NVIDIA GPUs (libj2kcuda)"),
     .p.type         = AVMEDIA_TYPE_VIDEO,
     .p.id           = AV_CODEC_ID_JPEG2000,
-    .p.capabilities = AV_CODEC_CAP_DR1 | AV_CODEC_CAP_HARDWARE |
+    .p.capabilities = AV_CODEC_CAP_DR1 | AV_CODEC_CAP_DELAY | AV_CODEC_CAP_HARDWARE |
                       AV_CODEC_CAP_OTHER_THREADS,
-    .caps_internal  = FF_CODEC_CAP_NOT_INIT_THREADSAFE | FF_CODEC_CAP_INIT_CLEANUP,
+    .caps_internal  = FF_CODEC_CAP_NOT_INIT_THREADSAFE | FF_CODEC_CAP_INIT_CLEANUP |
+                      FF_CODEC_CAP_SETS_FRAME_PROPS,
     .p.max_lowres   = 32,
     .priv_data_size = sizeof(J2KCudaDecContext),
     .init           = j2kcuda_decode_init,
-    FF_CODEC_DECODE_CB(j2kcuda_decode_frame),
+    FF_CODEC_RECEIVE_FRAME_CB(j2kcuda_receive_frame),
+    .flush          = j2kcuda_decode_flush,
     .close          = j2kcuda_decode_close,
     .p.priv_class   = &j2kcuda_decoder_class,
     .hw_configs     = j2kcuda_hw_configs,

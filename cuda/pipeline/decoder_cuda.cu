@@ -192,12 +192,16 @@ public:
     ~CudaDecoder() override
     {
         stop_workers();
-        // Device memory goes back in the context it came from, once nothing runs on it.
-        ContextScope scope(config_.cuda_context, config_.device);
-        for (auto &slot : gpu_->slots) cudaStreamSynchronize(slot->stream.get());
-        cudaStreamSynchronize(gpu_->out.get());
         frames_.clear();
-        gpu_.reset();
+        // Device memory goes back in the context it came from, once nothing runs on it.
+        try {
+            ContextScope scope(config_.cuda_context, config_.device);
+            for (auto &slot : gpu_->slots) cudaStreamSynchronize(slot->stream.get());
+            cudaStreamSynchronize(gpu_->out.get());
+            gpu_.reset();
+        } catch (...) {
+            gpu_.reset();  // the context is gone: nothing runs on it any more
+        }
     }
 
     j2kc_backend backend() const override { return J2KC_BACKEND_CUDA; }

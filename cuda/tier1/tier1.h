@@ -126,6 +126,7 @@ public:
 
 private:
     std::vector<uint32_t> flags_;   ///< one word per stripe column (t1_decoder_core.h)
+    std::vector<uint32_t> values_;  ///< the block's values before conversion
 };
 
 /** Largest code-block the coder accepts: 2^12 samples, sides up to 1024. */

@@ -129,24 +129,6 @@ void Tier1Decoder::decode(const uint8_t *data, const CodewordSegment *segments, 
                         static_cast<unsigned long long>(max_passes));
     }
 
-    const uint8_t style = params.style;
-    // Every check before the first output write: a rejected block leaves
-    // out as it was.
-    {
-        uint32_t pass = 0;
-        for (size_t k = 0; k < num_segments; ++k) {
-            const uint32_t passes = segments[k].passes;
-            if (passes == 0) continue;
-            const bool raw = t1_pass_is_raw(pass, style);
-            for (uint32_t n = 0; n < passes; ++n, ++pass) {
-                J2KC_CHECK_DATA(t1_pass_is_raw(pass, style) == raw,
-                                "codeword segment mixes raw and arithmetic passes (pass %u)", pass);
-                J2KC_CHECK_DATA(n + 1 == passes || !t1_pass_is_terminated(pass, style),
-                                "codeword segment runs past terminated pass %u", pass);
-            }
-        }
-    }
-
     t1dec::BlockDec b;
     b.width = width;
     b.height = height;
@@ -154,16 +136,15 @@ void Tier1Decoder::decode(const uint8_t *data, const CodewordSegment *segments, 
     b.fs = width + 2;
     const size_t num_flags = size_t{b.stripes + 2} * b.fs;
     b.flags = at_least(flags_, num_flags);
+    const size_t num_values = size_t{b.stripes} * width * 4;
+    b.values = at_least(values_, num_values);
     std::memset(b.flags, 0, num_flags * sizeof(uint32_t));
-    // The passes write the output in place (two's complement, see
-    // t1_decoder_core.h); int32_t and uint32_t may alias.
-    b.values = reinterpret_cast<uint32_t *>(out);
-    b.vs = out_stride;
-    for (uint32_t y = 0; y < height; ++y) std::memset(out + y * out_stride, 0, size_t{width} * sizeof(int32_t));
+    std::memset(b.values, 0, num_values * sizeof(uint32_t));
     b.orientation = static_cast<uint32_t>(params.orientation) & 3u;
     b.vc = (params.style & cblk_style::kVerticallyCausal) != 0;
     t1_reset_contexts(b.cx);
     const int nbp = static_cast<int>(planes) - params.zero_bitplanes;
+    const uint8_t style = params.style;
     const bool segmentation = (style & cblk_style::kSegmentationSymbols) != 0;
 
     uint32_t pass = 0;
@@ -178,6 +159,10 @@ void Tier1Decoder::decode(const uint8_t *data, const CodewordSegment *segments, 
                 b.mq.init(seg, segment.length);
             }
             for (uint32_t n = 0; n < segment.passes; ++n, ++pass) {
+                J2KC_CHECK_DATA(t1_pass_is_raw(pass, style) == raw,
+                                "codeword segment mixes raw and arithmetic passes (pass %u)", pass);
+                J2KC_CHECK_DATA(n + 1 == segment.passes || !t1_pass_is_terminated(pass, style),
+                                "codeword segment runs past terminated pass %u", pass);
                 const int p = t1_pass_bitplane(pass, nbp);
                 if ((style & cblk_style::kReset) && pass > 0) t1_reset_contexts(b.cx);
                 switch (t1_pass_type(pass)) {
@@ -193,6 +178,8 @@ void Tier1Decoder::decode(const uint8_t *data, const CodewordSegment *segments, 
         }
         seg += segment.length;
     }
+
+    b.write_output(out, out_stride);
 }
 
 }  // namespace j2kc

@@ -142,8 +142,9 @@ namespace {
 
 /**
  * The reference backend. Its queue only keeps the bytes: each frame is decoded
- * when it is received (tile by tile, Tier-1 on the pool), so the frames come
- * out exactly as the synchronous path makes them.
+ * when it has to come out (the queue is full, or the caller flushes), tile by
+ * tile with Tier-1 on the pool, so the frames come out exactly as the
+ * synchronous path makes them.
  */
 class CpuDecoder final : public Decoder {
 public:
@@ -167,9 +168,11 @@ public:
         return true;
     }
 
-    bool receive(const j2kc_image *output, int64_t &tag, bool) override
+    bool receive(const j2kc_image *output, int64_t &tag, bool flush) override
     {
-        if (queue_.empty()) return false;
+        // Frames are decoded lazily, so none is finished before it must be:
+        // a caller's in-flight handling runs here as it does on the CUDA backend.
+        if (queue_.empty() || (!flush && queue_.size() < depth_)) return false;
         Queued frame = std::move(queue_.front());
         queue_.pop_front();
         tag = frame.tag;

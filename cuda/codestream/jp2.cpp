@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 
 #include "common/byte_io.h"
 #include "common/status.h"
@@ -460,10 +461,19 @@ int64_t load_sample(const j2kc_component &c, uint32_t x, uint32_t y)
 {
     const uint8_t *at = reinterpret_cast<const uint8_t *>(static_cast<uintptr_t>(c.data)) +
                         static_cast<ptrdiff_t>(y) * c.row_stride + size_t{x} * c.sample_stride;
+    // Planes may be unaligned (any stride): copy the bytes (host order, as the decoder writes).
     uint64_t raw = 0;
-    if (c.bytes_per_sample == 1) raw = *at;
-    else if (c.bytes_per_sample == 2) raw = *reinterpret_cast<const uint16_t *>(at);
-    else raw = *reinterpret_cast<const uint32_t *>(at);
+    if (c.bytes_per_sample == 1) {
+        raw = *at;
+    } else if (c.bytes_per_sample == 2) {
+        uint16_t v;
+        std::memcpy(&v, at, 2);
+        raw = v;
+    } else {
+        uint32_t v;
+        std::memcpy(&v, at, 4);
+        raw = v;
+    }
     const unsigned bits = c.bytes_per_sample * 8u - c.shift;
     raw >>= c.shift;
     if (c.is_signed && bits < 64 && ((raw >> (bits - 1)) & 1))
@@ -476,9 +486,15 @@ void store_sample(const j2kc_component &c, uint32_t x, uint32_t y, int64_t v)
     uint8_t *at = reinterpret_cast<uint8_t *>(static_cast<uintptr_t>(c.data)) +
                   static_cast<ptrdiff_t>(y) * c.row_stride + size_t{x} * c.sample_stride;
     const uint64_t raw = static_cast<uint64_t>(v) << c.shift;
-    if (c.bytes_per_sample == 1) *at = static_cast<uint8_t>(raw);
-    else if (c.bytes_per_sample == 2) *reinterpret_cast<uint16_t *>(at) = static_cast<uint16_t>(raw);
-    else *reinterpret_cast<uint32_t *>(at) = static_cast<uint32_t>(raw);
+    if (c.bytes_per_sample == 1) {
+        *at = static_cast<uint8_t>(raw);
+    } else if (c.bytes_per_sample == 2) {
+        const uint16_t v = static_cast<uint16_t>(raw);
+        std::memcpy(at, &v, 2);
+    } else {
+        const uint32_t v = static_cast<uint32_t>(raw);
+        std::memcpy(at, &v, 4);
+    }
 }
 
 void check_plane(const j2kc_component &c, const char *which, uint32_t i)

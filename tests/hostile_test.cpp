@@ -362,6 +362,7 @@ Bytes one_block_header(uint32_t zero, uint32_t passes, uint32_t lblock_up, uint3
 struct Limits {
     uint64_t max_pixels = 0, max_memory = 0;
     uint32_t max_components = 0, max_tiles = 0;
+    uint64_t max_tile_components = 0;
     int reduce = 0, layers = 0;
 };
 
@@ -383,6 +384,7 @@ Result decode(const Bytes &data, const Limits &limits = {}, size_t size = SIZE_M
     cfg.max_memory = limits.max_memory;
     cfg.max_components = limits.max_components;
     cfg.max_tiles = limits.max_tiles;
+    cfg.max_tile_components = limits.max_tile_components;
     cfg.reduce = limits.reduce;
     cfg.layers = limits.layers;
     Result r;
@@ -512,6 +514,48 @@ TEST(HostileLimits, TooManyTilesForIsot)
     h.width = h.height = 1024;
     h.tile_w = h.tile_h = 2;  // 262144 tiles: more than Isot can number
     EXPECT_EQ(status_of(finish(main_header(h))), J2KC_ERR_INVALID_DATA);
+}
+
+TEST(HostileLimits, MaxTileComponents)
+{
+    j2kc_encoder_config cfg = enc_config();
+    cfg.levels = 2;
+    cfg.tile_width = 16;
+    cfg.tile_height = 16;
+    const Bytes cs = encode({40, 33, 3, 8}, cfg);  // 3 x 3 tiles of 3 components
+    Limits l;
+    l.max_tile_components = 27;
+    EXPECT_EQ(status_of(cs, l), J2KC_OK);
+    l.max_tile_components = 26;
+    EXPECT_EQ(status_of(cs, l), J2KC_ERR_LIMIT);
+    // The tile and component limits on their own let it through.
+    l.max_tiles = 9;
+    l.max_components = 3;
+    EXPECT_EQ(status_of(cs, l), J2KC_ERR_LIMIT);
+}
+
+TEST(HostileLimits, ManyTilesOfManyComponentsDefaults)
+{
+    // 255 x 257 = 65535 tiles of 1 x 1 sample, each with 16384 components:
+    // a ~49 KB main header within every other default limit (65535 pixels,
+    // 65535 tiles, 16384 components, 2^30 samples = 4 GiB < 16 GiB) that
+    // would make the decoder walk a billion tile-components. Refused by the
+    // default tile-component limit (2^20) before anything is built.
+    Hand h;
+    h.width = 255;
+    h.height = 257;
+    h.tile_w = h.tile_h = 1;
+    h.components = 16384;
+    const Bytes many = finish(main_header(h));
+    EXPECT_EQ(status_of(many), J2KC_ERR_LIMIT);
+    // Just over the default with 17 components; just under it with 16
+    // (1,048,560 tile-components), which is refused only when asked to be.
+    h.components = 17;
+    EXPECT_EQ(status_of(finish(main_header(h))), J2KC_ERR_LIMIT);
+    h.components = 16;
+    Limits l;
+    l.max_tile_components = 65535u * 16 - 1;
+    EXPECT_EQ(status_of(finish(main_header(h)), l), J2KC_ERR_LIMIT);
 }
 
 // A 4096 x 4096 image declared by a file of a few hundred bytes: whatever the

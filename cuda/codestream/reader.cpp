@@ -275,6 +275,10 @@ void Parser::parse_siz(ByteReader &r)
                     static_cast<unsigned long long>(tx), static_cast<unsigned long long>(ty));
     J2KC_CHECK_LIMIT(tiles <= limits_.max_tiles, "%llu tiles exceed the limit of %u",
                      static_cast<unsigned long long>(tiles), limits_.max_tiles);
+    J2KC_CHECK_LIMIT(tiles * csiz <= limits_.max_tile_components,
+                     "%llu tiles x %u components exceed the limit of %llu tile-components",
+                     static_cast<unsigned long long>(tiles), csiz,
+                     static_cast<unsigned long long>(limits_.max_tile_components));
 
     s.components.resize(csiz);
     uint64_t samples = 0;

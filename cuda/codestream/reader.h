@@ -21,7 +21,15 @@ struct ParseLimits {
     uint32_t max_components = 16384;       ///< Csiz
     uint32_t max_tiles = 65535;            ///< tiles in the SIZ grid
     uint64_t max_memory = 16ull << 30;     ///< 4 bytes per decoded sample, all components
+    /// Tiles x Csiz. The parser's own work follows the header bytes, so it
+    /// sets no bound; the decoder, whose work is per tile-component
+    /// (partitions, packet walks), sets kDecoderMaxTileComponents: a stream of
+    /// 65535 tiles x 16384 components is small in samples but hours to decode.
+    uint64_t max_tile_components = UINT64_MAX;
 };
+
+/// The decoder's default for ParseLimits::max_tile_components (j2kc_decoder_config).
+constexpr uint64_t kDecoderMaxTileComponents = 1ull << 20;
 
 /**
  * @brief Parses a raw codestream (SOC .. EOC).

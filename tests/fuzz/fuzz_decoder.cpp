@@ -42,6 +42,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     cfg.max_components = 16;
     cfg.max_tiles = 256;
     cfg.max_memory = 64u << 20;
+    cfg.max_tile_components = 1024;
     j2kc_decoder *dec = nullptr;
     if (j2kc_decoder_create(&dec, &cfg) != J2KC_OK) __builtin_trap();
 

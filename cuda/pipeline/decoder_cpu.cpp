@@ -31,7 +31,6 @@ ParsedStream parse_stream(const uint8_t *data, size_t size, const j2kc_decoder_c
     size_t cs_size = size;
     if (is_jp2(data, size)) {
         s.jp2 = parse_jp2(data, size);
-        J2KC_CHECK_SUPPORTED(!s.jp2->palette, "JP2 palettes (pclr/cmap) are not supported");
         cs_data = s.jp2->codestream;
         cs_size = s.jp2->codestream_size;
     }
@@ -83,6 +82,24 @@ void describe_stream(const ParsedStream &s, j2kc_stream_info &info)
     else if (siz.components.size() < 3) info.color_space = J2KC_COLOR_GRAY;
     else if (cod.mct) info.color_space = J2KC_COLOR_SRGB;
     else info.color_space = J2KC_COLOR_UNKNOWN;
+    if (s.jp2 && s.jp2->palette) {
+        // pclr/cmap (I.5.3.4-5): the output channels in cmap order, palette
+        // channels with the palette column's depth and signedness.
+        const std::vector<Jp2PaletteOutput> outs = jp2_palette_outputs(*s.jp2, siz);
+        info.num_components = static_cast<uint32_t>(outs.size());
+        const uint32_t n = info.components ? std::min(info.components_capacity, info.num_components) : 0;
+        for (uint32_t c = 0; c < n; ++c) {
+            const ComponentSize &k = siz.components[outs[c].component];
+            j2kc_component_info &ci = info.components[c];
+            ci.width = reduced_origin(siz.width, k.dx, s.reduce) - reduced_origin(siz.x0, k.dx, s.reduce);
+            ci.height = reduced_origin(siz.height, k.dy, s.reduce) - reduced_origin(siz.y0, k.dy, s.reduce);
+            ci.precision = outs[c].precision;
+            ci.is_signed = outs[c].is_signed;
+            ci.dx = k.dx;
+            ci.dy = k.dy;
+        }
+        return;
+    }
     if (info.components) {
         const uint32_t n = std::min(info.components_capacity, info.num_components);
         for (uint32_t c = 0; c < n; ++c) {
@@ -220,7 +237,36 @@ private:
         auto t0 = Clock::now();
         const ParsedStream s = parse_stream(data, size, config_);
         for (const std::string &w : s.cs.warnings) log_.log(J2KC_LOG_WARNING, "%s", w.c_str());
-        const OutputPlacement placement = check_output(s, output);
+        // A palette: decode the codestream components (32-bit planes) here,
+        // then map them into the caller's channels.
+        const bool palette = s.jp2 && s.jp2->palette;
+        std::vector<Jp2PaletteOutput> outs;
+        std::vector<std::vector<int32_t>> index_planes;
+        std::vector<j2kc_component> index_components;
+        j2kc_image indices = output;
+        if (palette) {
+            outs = jp2_palette_outputs(*s.jp2, s.cs.siz);
+            const ImageSize &siz = s.cs.siz;
+            for (size_t c = 0; c < siz.components.size(); ++c) {
+                const ComponentSize &k = siz.components[c];
+                j2kc_component ic{};
+                ic.width = reduced_origin(siz.width, k.dx, s.reduce) - reduced_origin(siz.x0, k.dx, s.reduce);
+                ic.height = reduced_origin(siz.height, k.dy, s.reduce) - reduced_origin(siz.y0, k.dy, s.reduce);
+                index_planes.emplace_back(size_t{ic.width} * ic.height);
+                ic.data = reinterpret_cast<uint64_t>(index_planes.back().data());
+                ic.row_stride = static_cast<ptrdiff_t>(ic.width) * 4;
+                ic.sample_stride = 4;
+                ic.bytes_per_sample = 4;
+                ic.precision = k.precision;
+                ic.is_signed = k.is_signed;
+                ic.dx = k.dx;
+                ic.dy = k.dy;
+                index_components.push_back(ic);
+            }
+            indices.num_components = static_cast<uint32_t>(index_components.size());
+            indices.components = index_components.data();
+        }
+        const OutputPlacement placement = check_output(s, palette ? indices : output);
         times_.tier2 += ms_since(t0);
         TileDecodeOptions options{s.reduce, s.max_layers};
         for_each_tile(s, [&](const Tile &tile) {
@@ -234,6 +280,7 @@ private:
             reconstruct_tile_cpu(tile_coefficients_, placement);
             times_.dwt += ms_since(t0);
         });
+        if (palette) jp2_apply_palette(*s.jp2, outs, indices, output);
     }
 
     j2kc_decoder_config config_;

@@ -473,6 +473,9 @@ private:
     {
         frame.stream = parse_stream(frame.data, frame.size, config_);
         const ParsedStream &s = frame.stream;
+        // The palette mapping (I.5.3.4) runs on host planes: the CPU backend has it.
+        J2KC_CHECK_SUPPORTED(!(s.jp2 && s.jp2->palette),
+                             "JP2 palettes (pclr/cmap) are decoded by the CPU backend only (backend=cpu)");
         frame.warnings = s.cs.warnings;
         for_each_tile(s, [&](const Tile &tile) {
             if (&tile >= s.cs.tiles.data() && &tile < s.cs.tiles.data() + s.cs.tiles.size()) {

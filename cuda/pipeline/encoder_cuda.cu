@@ -345,7 +345,7 @@ private:
                 j.scratch = scratch;
                 arena += j.out_capacity;
                 slots += tier1_gpu_max_passes(j.num_bitplanes);
-                scratch += tier1_gpu_scratch_bound(j.width, j.height);
+                scratch += tier1_gpu_scratch_bound(j.width, j.height, j.num_bitplanes);
                 jobs_.push_back(j);
                 weight.push_back(block_weight(plan_, l, cb));
                 component.push_back(cb.component);

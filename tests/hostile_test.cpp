@@ -1184,15 +1184,18 @@ TEST(HostileJp2, BoxStructure)
         }
         h.insert(h.end(), inner.begin(), inner.end());
     }))));
-    // A palette: refused as unsupported, not misdecoded.
+    // A well-formed palette is decoded (I.5.3.4); a cmap naming a column the
+    // palette lacks is invalid data, not a read past the palette.
     EXPECT_EQ(status_of(jp2([](Bytes &h) {
-                  Bytes pclr = {0, 2, 1, 7};
-                  pclr.push_back(0);
-                  pclr.push_back(255);
-                  box(h, "pclr", pclr);
+                  box(h, "pclr", {0, 2, 1, 7, 0, 255});
                   box(h, "cmap", {0, 0, 1, 0});
               })),
-              J2KC_ERR_UNSUPPORTED);
+              J2KC_OK);
+    EXPECT_EQ(status_of(jp2([](Bytes &h) {
+                  box(h, "pclr", {0, 2, 1, 7, 0, 255});
+                  box(h, "cmap", {0, 0, 1, 5});
+              })),
+              J2KC_ERR_INVALID_DATA);
     // Palette without cmap; cdef naming a channel the codestream lacks.
     EXPECT_EQ(status_of(jp2([](Bytes &h) { box(h, "pclr", {0, 2, 1, 7, 0, 255}); })), J2KC_ERR_INVALID_DATA);
     EXPECT_TRUE(graceful(status_of(jp2([](Bytes &h) { box(h, "cdef", {0, 1, 0, 40, 0, 0, 0, 1}); }))));

@@ -634,7 +634,7 @@ class EncodeCase:
         return Result(self, 'pass', '', worst, ndiff, True)
 
 
-def read_pnm(path):
+def read_pnm_planes(path):
     """Planes, width, height, precision of a binary PGM/PPM."""
     with open(path, 'rb') as f:
         data = f.read()
@@ -671,7 +671,7 @@ class FileSource:
 
     def make(self, root):
         if self.planes is None:
-            self.planes, self.w, self.h, self.prec = read_pnm(self.path)
+            self.planes, self.w, self.h, self.prec = read_pnm_planes(self.path)
             self.comps = len(self.planes)
         return self
 

@@ -207,9 +207,9 @@ TEST(GpuResource, ManyCodecsAliveAtOnceAllReturned)
 {
     if (visible_devices() == 0) GTEST_SKIP() << "no usable CUDA device";
     const Frame frame(320, 240, 3, 10, 3);
-    one_round(frame, true, 1);
-    const size_t baseline = free_bytes();
-    for (int round = 0; round < 2; ++round) {
+    // Four encoders and four decoders alive at once, freed in another order
+    // than created.
+    const auto many_alive = [&frame] {
         std::vector<j2kc_encoder *> encs(4, nullptr);
         std::vector<j2kc_decoder *> decs(4, nullptr);
         std::vector<uint8_t> cs;
@@ -229,9 +229,16 @@ TEST(GpuResource, ManyCodecsAliveAtOnceAllReturned)
             Frame out(320, 240, 3, 10, 0);
             ASSERT_EQ(j2kc_decode(decs[i], cs.data(), cs.size(), &out.image), J2KC_OK) << g_last_error;
         }
-        // Freed in another order than created.
         for (size_t i = decs.size(); i-- > 0;) j2kc_decoder_free(&decs[i]);
         for (j2kc_encoder *&e : encs) j2kc_encoder_free(&e);
+    };
+    // The warm-up is the same round: the driver keeps what it grows the first
+    // time this many streams are alive at once (seen on an H200: 20 MiB, once,
+    // not per round); what the codecs take must come back every round after.
+    many_alive();
+    const size_t baseline = free_bytes();
+    for (int round = 0; round < 3; ++round) {
+        many_alive();
         const size_t after = free_bytes();
         EXPECT_GE(after + 2 * kMiB, baseline)
             << "round " << round << ": " << (baseline - after) / double(kMiB) << " MiB not returned";

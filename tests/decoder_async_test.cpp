@@ -518,6 +518,8 @@ TEST(GpuAsyncDecoder, DeviceOutputMatchesCpu)
     std::vector<Image> dev_images;
     for (size_t i = 0; i < streams.size(); ++i) {
         ASSERT_EQ(cudaMalloc(&device[i], host[i].bytes.size()), cudaSuccess);
+        // The planes' gaps are never written; zeroed, the whole copy back is defined.
+        ASSERT_EQ(cudaMemset(device[i], 0, host[i].bytes.size()), cudaSuccess);
         Image d = host[i];
         d.image.components = d.comps.data();
         for (j2kc_component &k : d.comps)

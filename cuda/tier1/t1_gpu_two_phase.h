@@ -99,6 +99,12 @@ J2KC_HD uint32_t t1w_model_block(T1WarpShared &sh, const int32_t *coeffs, size_t
         }
         // The next pass's first phase rewrites sh.dist only after a sync.
     }
+    // Phase 2 reads the stream a 4-byte word at a time: zero the last word's
+    // tail so no byte it loads is uninitialised (compute-sanitizer initcheck).
+    T1W_SERIAL
+    {
+        for (uint32_t p = em.pos; (p & 3u) != 0 && p < dec_cap; ++p) dec[p] = 0;
+    }
     T1W_SYNC();
     if (em.overflow) return kT1EncodeOverflow;
     out.num_passes = num_passes;

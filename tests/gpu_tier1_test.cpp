@@ -362,7 +362,13 @@ struct DevMem {
     ~DevMem() { if (p) cudaFree(p); }
     DevMem(const DevMem &) = delete;
     DevMem &operator=(const DevMem &) = delete;
-    cudaError_t alloc(size_t bytes) { return cudaMalloc(&p, bytes ? bytes : 1); }
+    /// Zeroed, so the tests' whole-buffer copies back read no uninitialised
+    /// byte (initcheck); the checks look only at what the kernels report written.
+    cudaError_t alloc(size_t bytes)
+    {
+        const cudaError_t e = cudaMalloc(&p, bytes ? bytes : 1);
+        return e == cudaSuccess ? cudaMemset(p, 0, bytes ? bytes : 1) : e;
+    }
     template <typename T>
     T *as() const { return static_cast<T *>(p); }
 };

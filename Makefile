@@ -83,7 +83,7 @@ WRAPPER_FILES := $(wildcard libavcodec/*.c libavcodec/*.h fate/*.mak fate/ref/* 
 
 .PHONY: FORCE all core ffmpeg ffmpeg-fetch ffmpeg-configure demo test test-core test-fate test-ffmpeg \
         test-gpu test-gpu-core fate-gpu fate-gen fate-bundle bench bench-prep bench-readme install help clean distclean \
-        test-sanitize test-fuzz
+        test-sanitize test-fuzz check-archs
 
 all: core ffmpeg
 
@@ -257,6 +257,16 @@ bench-readme:
 	BENCH_CHARTS=$(BENCH_CHARTS) python3 scripts/bench/readme.py $(BENCH_OUT)/results.json README.md
 
 # ---------------------------------------------------------------------------
+# Every kernel must also build for the oldest architecture of CUDA_ARCHS (CI
+# builds sm_90 only, and sm_80+ intrinsics need a fallback): compiles each
+# .cu file of the core for CHECK_ARCH, without linking.
+CHECK_ARCH ?= $(firstword $(subst ;, ,$(CUDA_ARCHS)))
+check-archs:
+	cmake -S . -B $(B)/archs -G Ninja -DCMAKE_CUDA_ARCHITECTURES="$(CHECK_ARCH)" $(CMAKE_FLAGS) > /dev/null
+	ninja -C $(B)/archs -j$(JOBS) $$(ninja -C $(B)/archs -t targets all | grep -o '^cuda/[^:]*\.cu\.o' | sort -u)
+	@echo "check-archs: every .cu file compiles for $(CHECK_ARCH)"
+
+# ---------------------------------------------------------------------------
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include
 	install -m 755 $(FFMPEG) $(FFPROBE) $(DESTDIR)$(PREFIX)/bin/
@@ -289,6 +299,7 @@ help:
 	@echo "  make bench         on a CUDA machine: j2k_cuda against nvJPEG2000, OpenJPEG, Grok and FFmpeg on the"
 	@echo "                     same frames; table, results.json and PNG charts in BENCH_OUT=$(BENCH_OUT) (< 10 min)"
 	@echo "  make bench-readme  README's Performance section from BENCH_OUT/results.json"
+	@echo "  make check-archs   compile every .cu file for the oldest CUDA_ARCHS entry ($(CHECK_ARCH)); CI runs it"
 	@echo "  make install       install ffmpeg, ffprobe, j2kc, libj2kcuda.a, j2kc.h, j2kcuda.pc into PREFIX"
 	@echo "  make clean         remove $(BUILD)/ (distclean: the same)"
 	@echo "outputs: $(FFMPEG) $(FFPROBE) $(J2KC_TOOL) $(CORE_DIR)/cuda/libj2kcuda.a"

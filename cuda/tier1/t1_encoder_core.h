@@ -496,6 +496,38 @@ struct T1EncodeOutput {
 };
 
 /**
+ * The checks every block encoder (serial, warp, two-phase) starts with, in
+ * one order, after resetting the outputs it owns. kT1EncodeOk with *empty
+ * set: a block without samples, nothing to code.
+ */
+J2KC_HD uint32_t t1_encode_check(uint32_t width, uint32_t height, uint8_t style, uint32_t num_bitplanes,
+                                 T1EncodeOutput &out, bool *empty)
+{
+    out.num_passes = 0;
+    out.bytes = 0;
+    out.zero_bitplanes = static_cast<uint8_t>(num_bitplanes);
+    out.data_bitplanes = 0;
+    *empty = false;
+    if (width > kMaxSide || height > kMaxSide || uint64_t{width} * height > kMaxSamples)
+        return kT1EncodeBadGeometry;
+    if (num_bitplanes > kMaxBitplanes) return kT1EncodeBadBitplanes;
+    if (style & kStyleHighThroughput) return kT1EncodeUnsupported;
+    *empty = width == 0 || height == 0;
+    return kT1EncodeOk;
+}
+
+/** Bit-planes the largest magnitude needs, in *nbp and out.data_bitplanes;
+ *  kT1EncodeDataTooDeep beyond num_bitplanes. */
+J2KC_HD uint32_t t1_data_bitplanes(uint32_t max_mag, uint32_t num_bitplanes, T1EncodeOutput &out, int *nbp)
+{
+    int n = 0;
+    while (n < 32 && (max_mag >> n) != 0) ++n;
+    *nbp = n;
+    out.data_bitplanes = static_cast<uint8_t>(n);
+    return n > static_cast<int>(num_bitplanes) ? kT1EncodeDataTooDeep : kT1EncodeOk;
+}
+
+/**
  * Codes one code-block: the body of encode_code_block (tier1.h gives the
  * contract) for any memory the caller chooses. On a status other than
  * kT1EncodeOk the outputs are unspecified except data_bitplanes.
@@ -504,15 +536,9 @@ J2KC_HD uint32_t t1_encode_block(const int32_t *coeffs, size_t stride, uint32_t 
                                  uint32_t orientation, uint8_t style, uint32_t num_bitplanes,
                                  const T1EncodeScratch &scratch, T1EncodeOutput &out)
 {
-    out.num_passes = 0;
-    out.bytes = 0;
-    out.zero_bitplanes = static_cast<uint8_t>(num_bitplanes);
-    out.data_bitplanes = 0;
-    if (width > kMaxSide || height > kMaxSide || uint64_t{width} * height > kMaxSamples)
-        return kT1EncodeBadGeometry;
-    if (num_bitplanes > kMaxBitplanes) return kT1EncodeBadBitplanes;
-    if (style & kStyleHighThroughput) return kT1EncodeUnsupported;
-    if (width == 0 || height == 0) return kT1EncodeOk;
+    bool empty = false;
+    const uint32_t check = t1_encode_check(width, height, style, num_bitplanes, out, &empty);
+    if (check != kT1EncodeOk || empty) return check;
 
     BlockState<true> st;
     prepare_block(st, scratch.flags, scratch.values, width, height, orientation, style);
@@ -531,9 +557,7 @@ J2KC_HD uint32_t t1_encode_block(const int32_t *coeffs, size_t stride, uint32_t 
     }
     if (max_mag == 0) return kT1EncodeOk;
     int nbp = 0;
-    while (nbp < 32 && (max_mag >> nbp) != 0) ++nbp;
-    out.data_bitplanes = static_cast<uint8_t>(nbp);
-    if (nbp > static_cast<int>(num_bitplanes)) return kT1EncodeDataTooDeep;
+    if (const uint32_t deep = t1_data_bitplanes(max_mag, num_bitplanes, out, &nbp)) return deep;
     out.zero_bitplanes = static_cast<uint8_t>(num_bitplanes - static_cast<uint32_t>(nbp));
     const uint32_t num_passes = 3 * static_cast<uint32_t>(nbp) - 2;
 

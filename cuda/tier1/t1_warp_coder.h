@@ -575,23 +575,15 @@ J2KC_HD uint32_t t1_warp_encode_block(T1WarpShared &sh, const int32_t *coeffs, s
                                       uint16_t *words, uint32_t *mags, const T1EncodeScratch &scratch,
                                       T1EncodeOutput &out)
 {
-    out.num_passes = 0;
-    out.bytes = 0;
-    out.zero_bitplanes = static_cast<uint8_t>(num_bitplanes);
-    out.data_bitplanes = 0;
-    if (width > kMaxSide || height > kMaxSide || uint64_t{width} * height > kMaxSamples)
-        return kT1EncodeBadGeometry;
-    if (num_bitplanes > kMaxBitplanes) return kT1EncodeBadBitplanes;
-    if (style & kStyleHighThroughput) return kT1EncodeUnsupported;
-    if (width == 0 || height == 0) return kT1EncodeOk;
+    bool empty = false;
+    const uint32_t check = t1_encode_check(width, height, style, num_bitplanes, out, &empty);
+    if (check != kT1EncodeOk || empty) return check;
     orientation &= 3u;
 
     const uint32_t max_mag = t1w_load_block(sh, coeffs, stride, width, height, words, mags);
     if (max_mag == 0) return kT1EncodeOk;
     int nbp = 0;
-    while (nbp < 32 && (max_mag >> nbp) != 0) ++nbp;
-    out.data_bitplanes = static_cast<uint8_t>(nbp);
-    if (nbp > static_cast<int>(num_bitplanes)) return kT1EncodeDataTooDeep;
+    if (const uint32_t deep = t1_data_bitplanes(max_mag, num_bitplanes, out, &nbp)) return deep;
     const uint32_t num_passes = 3 * static_cast<uint32_t>(nbp) - 2;
     const bool predictable = (style & kStylePredictable) != 0;
     const size_t pass_bound = t1_pass_byte_bound(width, height);

@@ -277,7 +277,7 @@ private:
                 log_.log(J2KC_LOG_WARNING, "tile %u: %u corrupt code-blocks decoded as zero", tile.index,
                          tile_coefficients_.corrupt_code_blocks);
             t0 = Clock::now();
-            reconstruct_tile_cpu(tile_coefficients_, placement);
+            reconstruct_tile_cpu(tile_coefficients_, placement, pool_);
             times_.dwt += ms_since(t0);
         });
         if (palette) jp2_apply_palette(*s.jp2, outs, indices, output);

@@ -7,6 +7,7 @@
  */
 #pragma once
 
+#include "common/thread_pool.h"
 #include "j2kc.h"
 #include "pipeline/tile_coefficients.h"
 
@@ -28,8 +29,9 @@ struct OutputPlacement {
  */
 bool tile_uses_mct(const TileCoefficients &tile, uint32_t n);
 
-/** CPU: reconstructs the tile in place (the coefficients are consumed) and packs it. */
-void reconstruct_tile_cpu(TileCoefficients &tile, const OutputPlacement &placement);
+/** CPU: reconstructs the tile in place (the coefficients are consumed) and packs it;
+ *  components (and the MCT group) run in parallel on `pool`. */
+void reconstruct_tile_cpu(TileCoefficients &tile, const OutputPlacement &placement, ThreadPool &pool);
 
 /** Bytes a component's samples span from its data pointer (what a copy of it must move). */
 inline uint64_t component_span(const j2kc_component &c)

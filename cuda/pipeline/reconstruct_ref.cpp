@@ -4,6 +4,7 @@
  * dequantise (Annex E, H), inverse DWT (Annex F), inverse MCT, level shift,
  * clip and pack (Annex G).
  */
+#include <algorithm>
 #include <vector>
 
 #include "color/color.h"
@@ -51,15 +52,17 @@ void inverse_dwt(ComponentPlane &p, T *data)
 
 }  // namespace
 
-void reconstruct_tile_cpu(TileCoefficients &tile, const OutputPlacement &placement)
+void reconstruct_tile_cpu(TileCoefficients &tile, const OutputPlacement &placement, ThreadPool &pool)
 {
     const j2kc_image &image = *placement.image;
     const uint32_t n = image.num_components;
-    // Reversible planes are dequantised in place; irreversible ones into floats.
+    // Reversible planes are dequantised in place; irreversible ones into
+    // floats. Each component only touches its own plane, so they run side by
+    // side (the same arithmetic, so the same samples, in any order).
     std::vector<std::vector<float>> floats(n);
-    for (uint32_t c = 0; c < n; ++c) {
+    pool.parallel_for(n, [&](size_t c, unsigned) {
         ComponentPlane &p = tile.components[c];
-        if (p.out_rect.empty()) continue;
+        if (p.out_rect.empty()) return;
         if (p.wavelet == Wavelet::kReversible53) {
             dequantize_ref(p.data, p.stride, p.data, p.stride, p.dequant);
             inverse_dwt(p, p.data);
@@ -68,38 +71,57 @@ void reconstruct_tile_cpu(TileCoefficients &tile, const OutputPlacement &placeme
             dequantize_ref(p.data, p.stride, floats[c].data(), p.stride, p.dequant);
             inverse_dwt(p, floats[c].data());
         }
-    }
+    });
 
-    // The MCT group first (components 0..2 share a filter and size), then each other component alone.
+    // Packing in bands of rows: the MCT group (components 0..2 share a filter
+    // and size) as one, every other component alone. A band reads its own
+    // plane rows and writes its own output rows, so the bands run in parallel.
     const bool mct = tile_uses_mct(tile, n);
-    auto emit = [&](uint32_t first, uint32_t count, bool with_mct) {
-        const ComponentPlane &p0 = tile.components[first];
-        if (p0.out_rect.empty()) return;
-        std::vector<j2kc_component> outs;
-        std::vector<size_t> strides;
-        std::vector<SampleFormat> formats;
-        for (uint32_t c = first; c < first + count; ++c) {
-            const ComponentPlane &p = tile.components[c];
-            outs.push_back(tile_view(image.components[c], p.out_rect, placement.origin_x[c], placement.origin_y[c]));
-            strides.push_back(p.stride);
-            formats.push_back({p.precision, p.is_signed});
-        }
-        if (p0.wavelet == Wavelet::kReversible53) {
-            std::vector<const int32_t *> planes;
-            for (uint32_t c = first; c < first + count; ++c) planes.push_back(tile.components[c].data);
-            color_inverse_ref(planes.data(), strides.data(), formats.data(), count, with_mct, outs.data());
-        } else {
-            std::vector<const float *> planes;
-            for (uint32_t c = first; c < first + count; ++c) planes.push_back(floats[c].data());
-            color_inverse_ref(planes.data(), strides.data(), formats.data(), count, with_mct, outs.data());
-        }
+    struct Band {
+        uint32_t first, count;
+        bool with_mct;
+        uint32_t y0, y1;  ///< rows of out_rect
     };
-    uint32_t c = 0;
+    constexpr uint32_t kBandRows = 64;
+    std::vector<Band> bands;
+    auto add = [&](uint32_t first, uint32_t count, bool with_mct) {
+        const Rect &r = tile.components[first].out_rect;
+        if (r.empty()) return;
+        for (uint32_t y = 0; y < r.height(); y += kBandRows)
+            bands.push_back({first, count, with_mct, y, std::min(r.height(), y + kBandRows)});
+    };
+    uint32_t c0 = 0;
     if (mct) {
-        emit(0, 3, true);
-        c = 3;
+        add(0, 3, true);
+        c0 = 3;
     }
-    for (; c < n; ++c) emit(c, 1, false);
+    for (uint32_t c = c0; c < n; ++c) add(c, 1, false);
+
+    pool.parallel_for(bands.size(), [&](size_t k, unsigned) {
+        const Band &b = bands[k];
+        j2kc_component outs[3];
+        size_t strides[3];
+        SampleFormat formats[3];
+        const int32_t *ints[3];
+        const float *reals[3];
+        for (uint32_t i = 0; i < b.count; ++i) {
+            const uint32_t c = b.first + i;
+            const ComponentPlane &p = tile.components[c];
+            outs[i] = tile_view(image.components[c], p.out_rect, placement.origin_x[c], placement.origin_y[c]);
+            outs[i].data += static_cast<uint64_t>(int64_t{b.y0} * outs[i].row_stride);
+            outs[i].height = b.y1 - b.y0;
+            strides[i] = p.stride;
+            formats[i] = {p.precision, p.is_signed};
+            const size_t offset = size_t{b.y0} * p.stride;
+            const bool reversible = p.wavelet == Wavelet::kReversible53;
+            ints[i] = reversible ? p.data + offset : nullptr;
+            reals[i] = reversible ? nullptr : floats[c].data() + offset;
+        }
+        if (tile.components[b.first].wavelet == Wavelet::kReversible53)
+            color_inverse_ref(ints, strides, formats, b.count, b.with_mct, outs);
+        else
+            color_inverse_ref(reals, strides, formats, b.count, b.with_mct, outs);
+    });
 }
 
 }  // namespace j2kc

@@ -45,34 +45,46 @@ J2KC_HD T1ScratchLayout t1_scratch_layout(uint32_t width, uint32_t height, uint3
 }
 
 /**
- * Codes one job: reads its coefficients, uses its scratch, writes its output
- * region and pass entries, and returns the result. A job with bad geometry
- * touches nothing (its scratch layout would be meaningless).
+ * A fresh result for `job`, or the geometry verdict before any scratch is
+ * touched (the scratch layout assumes a block the encoders accept).
+ * Returns false when the job is rejected (res says why).
  */
-J2KC_HD GpuCodeBlockResult t1_encode_job(const GpuCodeBlockJob &job, uint8_t *out_bytes, uint32_t *pass_end,
-                                         uint64_t *pass_distortion, uint8_t *pass_terminated)
+J2KC_HD bool t1_job_begin(const GpuCodeBlockJob &job, GpuCodeBlockResult &res)
 {
-    GpuCodeBlockResult res{};
+    res = GpuCodeBlockResult{};
     res.zero_bitplanes = job.num_bitplanes;
     if (job.width > kMaxSide || job.height > kMaxSide || uint32_t{job.width} * job.height > kMaxSamples) {
         res.status = kGpuTier1BadGeometry;
-        return res;
+        return false;
     }
-    uint8_t *const scratch = reinterpret_cast<uint8_t *>(static_cast<uintptr_t>(job.scratch));
-    const T1ScratchLayout l = t1_scratch_layout(job.width, job.height);
-    const T1EncodeScratch ws{reinterpret_cast<uint16_t *>(scratch + l.flags),
-                             reinterpret_cast<uint32_t *>(scratch + l.values),
-                             reinterpret_cast<MqPassSnapshot *>(scratch + l.snapshots),
-                             reinterpret_cast<uint32_t *>(scratch + l.raw_ends)};
+    return true;
+}
+
+/** The coder scratch regions of a job's scratch for layout `l`. */
+J2KC_HD T1EncodeScratch t1_job_scratch(uint8_t *scratch, const T1ScratchLayout &l)
+{
+    return T1EncodeScratch{reinterpret_cast<uint16_t *>(scratch + l.flags),
+                           reinterpret_cast<uint32_t *>(scratch + l.values),
+                           reinterpret_cast<MqPassSnapshot *>(scratch + l.snapshots),
+                           reinterpret_cast<uint32_t *>(scratch + l.raw_ends)};
+}
+
+/** The job's windows of the batch's output arrays (null arrays stay null). */
+J2KC_HD T1EncodeOutput t1_job_output(const GpuCodeBlockJob &job, uint8_t *out_bytes, uint32_t *pass_end,
+                                     uint64_t *pass_distortion, uint8_t *pass_terminated)
+{
     T1EncodeOutput out{};
-    out.buf = out_bytes + job.out_offset;
+    out.buf = out_bytes ? out_bytes + job.out_offset : nullptr;
     out.capacity = job.out_capacity;
-    out.pass_end = pass_end + job.pass_offset;
-    out.pass_distortion = pass_distortion + job.pass_offset;
-    out.pass_terminated = pass_terminated + job.pass_offset;
-    const uint32_t status =
-        t1_encode_block(reinterpret_cast<const int32_t *>(static_cast<uintptr_t>(job.coeffs)), job.stride,
-                        job.width, job.height, job.orientation, job.style, job.num_bitplanes, ws, out);
+    out.pass_end = pass_end ? pass_end + job.pass_offset : nullptr;
+    out.pass_distortion = pass_distortion ? pass_distortion + job.pass_offset : nullptr;
+    out.pass_terminated = pass_terminated ? pass_terminated + job.pass_offset : nullptr;
+    return out;
+}
+
+/** Completes `res` from an encoder's status and outputs. */
+J2KC_HD void t1_job_finish(GpuCodeBlockResult &res, uint32_t status, const T1EncodeOutput &out)
+{
     res.status = static_cast<uint8_t>(status);
     res.data_bitplanes = out.data_bitplanes;
     if (status == kT1EncodeOk) {
@@ -80,6 +92,25 @@ J2KC_HD GpuCodeBlockResult t1_encode_job(const GpuCodeBlockJob &job, uint8_t *ou
         res.bytes = out.bytes;
         res.zero_bitplanes = out.zero_bitplanes;
     }
+}
+
+/**
+ * Codes one job: reads its coefficients, uses its scratch, writes its output
+ * region and pass entries, and returns the result. A job with bad geometry
+ * touches nothing (its scratch layout would be meaningless).
+ */
+J2KC_HD GpuCodeBlockResult t1_encode_job(const GpuCodeBlockJob &job, uint8_t *out_bytes, uint32_t *pass_end,
+                                         uint64_t *pass_distortion, uint8_t *pass_terminated)
+{
+    GpuCodeBlockResult res;
+    if (!t1_job_begin(job, res)) return res;
+    const T1EncodeScratch ws = t1_job_scratch(reinterpret_cast<uint8_t *>(static_cast<uintptr_t>(job.scratch)),
+                                              t1_scratch_layout(job.width, job.height));
+    T1EncodeOutput out = t1_job_output(job, out_bytes, pass_end, pass_distortion, pass_terminated);
+    const uint32_t status =
+        t1_encode_block(reinterpret_cast<const int32_t *>(static_cast<uintptr_t>(job.coeffs)), job.stride,
+                        job.width, job.height, job.orientation, job.style, job.num_bitplanes, ws, out);
+    t1_job_finish(res, status, out);
     return res;
 }
 
@@ -91,36 +122,17 @@ J2KC_HD GpuCodeBlockResult t1_warp_encode_job(T1WarpShared &sh, const GpuCodeBlo
                                               uint32_t *pass_end, uint64_t *pass_distortion,
                                               uint8_t *pass_terminated)
 {
-    GpuCodeBlockResult res{};
-    res.zero_bitplanes = job.num_bitplanes;
-    if (job.width > kMaxSide || job.height > kMaxSide || uint32_t{job.width} * job.height > kMaxSamples) {
-        res.status = kGpuTier1BadGeometry;
-        return res;
-    }
-    uint8_t *const scratch = reinterpret_cast<uint8_t *>(static_cast<uintptr_t>(job.scratch));
-    const T1ScratchLayout l = t1_scratch_layout(job.width, job.height);
-    const T1EncodeScratch ws{reinterpret_cast<uint16_t *>(scratch + l.flags),
-                             reinterpret_cast<uint32_t *>(scratch + l.values),
-                             reinterpret_cast<MqPassSnapshot *>(scratch + l.snapshots),
-                             reinterpret_cast<uint32_t *>(scratch + l.raw_ends)};
-    T1EncodeOutput out{};
-    out.buf = out_bytes + job.out_offset;
-    out.capacity = job.out_capacity;
-    out.pass_end = pass_end + job.pass_offset;
-    out.pass_distortion = pass_distortion + job.pass_offset;
-    out.pass_terminated = pass_terminated + job.pass_offset;
+    GpuCodeBlockResult res;
+    if (!t1_job_begin(job, res)) return res;
+    const T1EncodeScratch ws = t1_job_scratch(reinterpret_cast<uint8_t *>(static_cast<uintptr_t>(job.scratch)),
+                                              t1_scratch_layout(job.width, job.height));
+    T1EncodeOutput out = t1_job_output(job, out_bytes, pass_end, pass_distortion, pass_terminated);
     // Column words and magnitudes (t1_stripes(h) * w and 4x that entries)
     // fit in the flag and value regions of the scratch layout.
     const uint32_t status = t1_warp_encode_block(
         sh, reinterpret_cast<const int32_t *>(static_cast<uintptr_t>(job.coeffs)), job.stride, job.width,
         job.height, job.orientation, job.style, job.num_bitplanes, ws.flags, ws.values, ws, out);
-    res.status = static_cast<uint8_t>(status);
-    res.data_bitplanes = out.data_bitplanes;
-    if (status == kT1EncodeOk) {
-        res.num_passes = out.num_passes;
-        res.bytes = out.bytes;
-        res.zero_bitplanes = out.zero_bitplanes;
-    }
+    t1_job_finish(res, status, out);
     return res;
 }
 
@@ -139,10 +151,7 @@ J2KC_HD T1TwoPhaseJobView t1_two_phase_view(const GpuCodeBlockJob &job)
     uint8_t *const scratch = reinterpret_cast<uint8_t *>(static_cast<uintptr_t>(job.scratch));
     const T1ScratchLayout l = t1_scratch_layout(job.width, job.height, job.num_bitplanes);
     T1TwoPhaseJobView v{};
-    v.ws = T1EncodeScratch{reinterpret_cast<uint16_t *>(scratch + l.flags),
-                           reinterpret_cast<uint32_t *>(scratch + l.values),
-                           reinterpret_cast<MqPassSnapshot *>(scratch + l.snapshots),
-                           reinterpret_cast<uint32_t *>(scratch + l.raw_ends)};
+    v.ws = t1_job_scratch(scratch, l);
     v.words = v.ws.flags;
     v.mags = v.ws.values;
     v.pass_dec_end = reinterpret_cast<uint32_t *>(scratch + l.pass_dec_end);
@@ -161,29 +170,16 @@ J2KC_HD T1TwoPhaseJobView t1_two_phase_view(const GpuCodeBlockJob &job)
 J2KC_HD GpuCodeBlockResult t1_model_job(T1WarpShared &sh, const GpuCodeBlockJob &job, uint64_t *pass_distortion,
                                         uint8_t *pass_terminated)
 {
-    GpuCodeBlockResult res{};
-    res.zero_bitplanes = job.num_bitplanes;
-    if (job.width > kMaxSide || job.height > kMaxSide || uint32_t{job.width} * job.height > kMaxSamples) {
-        res.status = kGpuTier1BadGeometry;
-        return res;
-    }
+    GpuCodeBlockResult res;
+    if (!t1_job_begin(job, res)) return res;
     const T1TwoPhaseJobView v = t1_two_phase_view(job);
-    T1EncodeOutput out{};
-    out.buf = nullptr;  // phase 1 writes no codeword bytes
-    out.capacity = job.out_capacity;
-    out.pass_end = nullptr;
-    out.pass_distortion = pass_distortion + job.pass_offset;
-    out.pass_terminated = pass_terminated + job.pass_offset;
+    // Phase 1 writes no codeword bytes and no pass ends.
+    T1EncodeOutput out = t1_job_output(job, nullptr, nullptr, pass_distortion, pass_terminated);
     const uint32_t status = t1w_model_block(sh, reinterpret_cast<const int32_t *>(static_cast<uintptr_t>(job.coeffs)),
                                             job.stride, job.width, job.height, job.orientation, job.style,
                                             job.num_bitplanes, v.words, v.mags, v.decisions, v.decision_cap,
                                             v.pass_dec_end, out);
-    res.status = static_cast<uint8_t>(status);
-    res.data_bitplanes = out.data_bitplanes;
-    if (status == kT1EncodeOk) {
-        res.num_passes = out.num_passes;
-        res.zero_bitplanes = out.zero_bitplanes;
-    }
+    t1_job_finish(res, status, out);  // out.bytes is 0: phase 2 sets the bytes
     return res;
 }
 
@@ -197,10 +193,7 @@ J2KC_HD void t1_code_job(const GpuCodeBlockJob &job, GpuCodeBlockResult &res, ui
 {
     if (res.status != kGpuTier1Ok || res.num_passes == 0) return;
     const T1TwoPhaseJobView v = t1_two_phase_view(job);
-    T1EncodeOutput out{};
-    out.buf = out_bytes + job.out_offset;
-    out.capacity = job.out_capacity;
-    out.pass_end = pass_end + job.pass_offset;
+    T1EncodeOutput out = t1_job_output(job, out_bytes, pass_end, nullptr, nullptr);
     out.num_passes = res.num_passes;
     const uint32_t status = t1_code_block_decisions(v.decisions, v.pass_dec_end, job.width, job.height, job.style,
                                                     v.ws, out, cx, cx_stride, table);

@@ -66,7 +66,7 @@ FF_COMPONENTS := \
   --enable-muxer=image2,image2pipe,mxf,mov,matroska,nut,rawvideo,framecrc,framemd5,md5,crc,null \
   --enable-protocol=file,pipe,fd \
   --enable-indev=lavfi \
-  --enable-filter=testsrc,testsrc2,color,null,format,scale,fps,trim,setpts,split,crop,psnr,setsar,setparams,hwupload_cuda,hwdownload,scale_cuda,anull,aformat,aresample,atrim
+  --enable-filter=testsrc,testsrc2,color,null,format,scale,fps,trim,setpts,split,crop,psnr,loop,setsar,setparams,hwupload_cuda,hwdownload,scale_cuda,anull,aformat,aresample,atrim
 FF_CONFIGURE_FLAGS := \
   --disable-everything --disable-autodetect --disable-doc --disable-debug \
   --disable-network --disable-x86asm --disable-ffplay --enable-ffmpeg --enable-ffprobe \

@@ -105,8 +105,8 @@ static int create_decoder(AVCodecContext *avctx, AVBufferRef *device_ref)
     ret = j2kc_decoder_create(&ctx->decoder, &config);
     if (ret < 0)
         return ff_j2kcuda_error(&ctx->log, ret, "Cannot open the j2k_cuda decoder");
-    av_log(avctx, AV_LOG_VERBOSE, "Decoding on the %s backend\n",
-           j2kc_decoder_backend(ctx->decoder) == J2KC_BACKEND_CUDA ? "CUDA" : "CPU");
+    av_log(avctx, AV_LOG_VERBOSE, "Decoding on the %s backend, %d CPU threads (0: one per core)\n",
+           j2kc_decoder_backend(ctx->decoder) == J2KC_BACKEND_CUDA ? "CUDA" : "CPU", avctx->thread_count);
     return 0;
 }
 
@@ -440,7 +440,7 @@ const FFCodec ff_j2k_cuda_decoder = {
     .p.capabilities = AV_CODEC_CAP_DR1 | AV_CODEC_CAP_DELAY | AV_CODEC_CAP_HARDWARE |
                       AV_CODEC_CAP_OTHER_THREADS,
     .caps_internal  = FF_CODEC_CAP_NOT_INIT_THREADSAFE | FF_CODEC_CAP_INIT_CLEANUP |
-                      FF_CODEC_CAP_SETS_FRAME_PROPS,
+                      FF_CODEC_CAP_SETS_FRAME_PROPS | FF_CODEC_CAP_AUTO_THREADS,
     .p.max_lowres   = 32,
     .priv_data_size = sizeof(J2KCudaDecContext),
     .init           = j2kcuda_decode_init,

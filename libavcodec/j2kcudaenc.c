@@ -254,9 +254,9 @@ static av_cold int j2kcuda_encode_init(AVCodecContext *avctx)
     if (ret < 0)
         return ff_j2kcuda_error(&ctx->log, ret, "Cannot open the j2k_cuda encoder");
 
-    av_log(avctx, AV_LOG_VERBOSE, "Encoding %s %dx%d on the %s backend\n",
+    av_log(avctx, AV_LOG_VERBOSE, "Encoding %s %dx%d on the %s backend, %d CPU threads (0: one per core)\n",
            av_get_pix_fmt_name(ctx->sw_format), avctx->width, avctx->height,
-           j2kc_encoder_backend(ctx->encoder) == J2KC_BACKEND_CUDA ? "CUDA" : "CPU");
+           j2kc_encoder_backend(ctx->encoder) == J2KC_BACKEND_CUDA ? "CUDA" : "CPU", avctx->thread_count);
 
     if (ctx->profile == J2KC_PROFILE_DCI_2K)
         avctx->profile = AV_PROFILE_JPEG2000_DCINEMA_2K;
@@ -483,7 +483,8 @@ const FFCodec ff_j2k_cuda_encoder = {
     .p.capabilities = AV_CODEC_CAP_DELAY | AV_CODEC_CAP_HARDWARE |
                       AV_CODEC_CAP_OTHER_THREADS |
                       AV_CODEC_CAP_ENCODER_REORDERED_OPAQUE,
-    .caps_internal  = FF_CODEC_CAP_NOT_INIT_THREADSAFE | FF_CODEC_CAP_INIT_CLEANUP,
+    .caps_internal  = FF_CODEC_CAP_NOT_INIT_THREADSAFE | FF_CODEC_CAP_INIT_CLEANUP |
+                      FF_CODEC_CAP_AUTO_THREADS,
     .priv_data_size = sizeof(J2KCudaEncContext),
     .init           = j2kcuda_encode_init,
     FF_CODEC_RECEIVE_PACKET_CB(j2kcuda_receive_packet),

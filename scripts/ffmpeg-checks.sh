@@ -55,6 +55,21 @@ check_no_device() {
     if echo "$err" | grep -qi 'GPU'; then pass no-device; else fail no-device "no clear message: $err"; fi
 }
 
+# ffmpeg's default thread count ("auto") must reach the core: libavcodec turns it into 1 for codecs without
+# FF_CODEC_CAP_AUTO_THREADS, which ran Tier-1 decoding and the staging copies on one core.
+check_threads() {
+    local log=$OUT/threads.log
+    "$FFMPEG" -nostdin -hide_banner -loglevel verbose -y -f lavfi -i testsrc2=s=64x48:d=0.04 \
+        -c:v j2k_cuda -backend "$BACKEND" "$OUT/threads.j2c" > "$log" 2>&1 &&
+    "$FFMPEG" -nostdin -hide_banner -loglevel verbose -c:v j2k_cuda -backend "$BACKEND" -i "$OUT/threads.j2c" \
+        -f null - >> "$log" 2>&1 || { fail threads "ffmpeg failed: $(tail -n 1 "$log")"; return; }
+    grep -q "Encoding .*, 0 CPU threads" "$log" && grep -q "Decoding .*, 0 CPU threads" "$log" ||
+        { fail threads-auto "$(grep -E 'CPU threads' "$log" | tr '\n' ' ')"; return; }
+    "$FFMPEG" -nostdin -hide_banner -loglevel verbose -y -f lavfi -i testsrc2=s=64x48:d=0.04 \
+        -c:v j2k_cuda -backend "$BACKEND" -threads 3 -f null - 2>&1 | grep -q "Encoding .*, 3 CPU threads" &&
+        pass threads || fail threads-manual "-threads 3 did not reach the encoder"
+}
+
 # The issue's DCI 4K command, then ffprobe and opj_decompress on an extracted frame.
 check_dci_4k() {
     local mxf=$OUT/dci4k.mxf
@@ -324,6 +339,7 @@ check_encoder_rejects() {
 
 check_start
 check_help
+check_threads
 check_no_device
 check_lossless
 check_peers

@@ -89,7 +89,9 @@ J2KC_HD uint32_t t1w_model_block(T1WarpShared &sh, const int32_t *coeffs, size_t
             out.pass_terminated[pass] = terminated ? 1 : 0;
             pass_dec_end[pass] = em.pos;
         }
-        // The next pass's first phase rewrites sh.dist only after a sync.
+        // Lane 0 has read every lane's sh.dist before the next pass zeroes
+        // them (lanes of a warp need not run in step: racecheck).
+        T1W_SYNC();
     }
     // Phase 2 reads the stream a 4-byte word at a time: zero the last word's
     // tail so no byte it loads is uninitialised (compute-sanitizer initcheck).

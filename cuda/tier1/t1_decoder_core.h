@@ -24,7 +24,14 @@
  * often 16 KiB apart and would fight over a few L1 sets); the output is
  * written once when the block is done, by a loop the compiler vectorises.
  *
- * Host only; the CUDA decoder, if there is one, has its own layout.
+ * The same code runs on the device (J2KC_T1D_FN / J2KC_T1D_INLINE are
+ * __host__ __device__ under nvcc): the SSE2 column masks are host-only, the
+ * device scans words one by one, and the tables have __device__ copies.
+ * t1_decode_block() is the whole block driver without exceptions or
+ * allocation (status codes instead), shared by Tier1Decoder::decode
+ * (tier1_ref.cpp) and the CUDA kernel of t1_decode.cu, so both produce the
+ * same values. `values` may have a row stride other than the width
+ * (BlockDec::vstride): the kernel decodes straight into the coefficient plane.
  */
 #pragma once
 
@@ -35,14 +42,28 @@
 #include "tier1/mq_coder.h"
 #include "tier1/t1_contexts.h"
 
-#if defined(__SSE2__)
+#include "common/host_device.h"
+#include "tier1/codeword_segment.h"
+
+/** SSE2 column masks: host compilers only (nvcc's device pass sees the
+ *  host's macros too and rejects vector types; its host pass runs no hot
+ *  Tier-1 loop, so it takes the scalar masks as well). */
+#if defined(__SSE2__) && !defined(__CUDACC__)
 #include <emmintrin.h>
+#define J2KC_T1D_SSE2 1
+#else
+#define J2KC_T1D_SSE2 0
 #endif
 
-#if defined(__GNUC__)
+#if defined(__CUDACC__)
+#define J2KC_T1D_INLINE __host__ __device__ __forceinline__
+#define J2KC_T1D_FN __host__ __device__ inline
+#elif defined(__GNUC__)
 #define J2KC_T1D_INLINE inline __attribute__((always_inline))
+#define J2KC_T1D_FN inline
 #else
 #define J2KC_T1D_INLINE inline
+#define J2KC_T1D_FN inline
 #endif
 
 namespace j2kc {
@@ -52,17 +73,17 @@ constexpr uint32_t kSigmaMask = 0x3FFFFu;  ///< all 18 significance bits
 constexpr uint32_t kCentres = (1u << 4) | (1u << 7) | (1u << 10) | (1u << 13);
 constexpr uint32_t kPiAll = 0xF0000000u;
 
-constexpr uint32_t sig_bit(int r) { return 1u << (3 * r + 4); }
-constexpr uint32_t mu_bit(int r) { return 1u << (24 + r); }
-constexpr uint32_t pi_bit(int r) { return 1u << (28 + r); }
-constexpr int chi_shift(int r) { return 19 + r; }  ///< r in -1..4
+J2KC_HD constexpr uint32_t sig_bit(int r) { return 1u << (3 * r + 4); }
+J2KC_HD constexpr uint32_t mu_bit(int r) { return 1u << (24 + r); }
+J2KC_HD constexpr uint32_t pi_bit(int r) { return 1u << (28 + r); }
+J2KC_HD constexpr int chi_shift(int r) { return 19 + r; }  ///< r in -1..4
 
 /** Zero-coding labels (Table D.1) by orientation and 9-bit neighbourhood
  *  (bit 0 NW, 1 N, 2 NE, 3 W, 4 the sample, 5 E, 6 SW, 7 S, 8 SE). */
 struct ZcTable9 {
     uint8_t t[4][512];
 };
-constexpr ZcTable9 make_zc_table9()
+J2KC_HD constexpr ZcTable9 make_zc_table9()
 {
     ZcTable9 z{};
     for (uint32_t o = 0; o < 4; ++o)
@@ -75,29 +96,55 @@ constexpr ZcTable9 make_zc_table9()
     return z;
 }
 inline constexpr ZcTable9 kZc9 = make_zc_table9();
+#if defined(__CUDACC__)
+// Global (not __constant__) memory: the threads of a warp decode different
+// blocks and look up different entries, which the constant cache serialises.
+static __device__ const ZcTable9 kZc9Device = make_zc_table9();
+static __device__ const T1ScTable kScDevice = make_t1_sc_table();
+#endif
 
-constexpr uint32_t min4(uint32_t rows) { return rows < 4 ? rows : 4; }
+/** The zero-coding row of an orientation, from the table of the side running. */
+J2KC_T1D_INLINE const uint8_t *zc_table(uint32_t orientation)
+{
+#if defined(__CUDA_ARCH__)
+    return kZc9Device.t[orientation];
+#else
+    return kZc9.t[orientation];
+#endif
+}
+/** Sign-coding entry (Tables D.2, D.3) of an 8-bit neighbourhood index. */
+J2KC_T1D_INLINE uint32_t sc_entry(uint32_t idx)
+{
+#if defined(__CUDA_ARCH__)
+    return kScDevice.t[idx];
+#else
+    return kT1ScTable.t[idx];
+#endif
+}
+
+J2KC_HD constexpr uint32_t min4(uint32_t rows) { return rows < 4 ? rows : 4; }
 
 /** Block state between passes. */
 struct BlockDec {
     uint32_t *flags;   ///< (stripes + 2) * fs words, zero border around
-    uint32_t *values;  ///< stripes * 4 * width, raster order
+    uint32_t *values;  ///< stripes * 4 rows of width, raster order, rows vstride apart
     uint32_t width, height, stripes, fs;
+    size_t vstride;    ///< elements between rows of `values` (the width on the host)
     uint32_t orientation;
     bool vc;
     uint8_t cx[kT1NumContexts];
     MqDecoder mq;
     RawDecoder raw;
 
-    uint32_t *stripe_flags(uint32_t s) const { return flags + size_t{s + 1} * fs + 1; }
-    uint32_t *stripe_values(uint32_t s) const { return values + size_t{s} * width * 4; }
+    J2KC_T1D_INLINE uint32_t *stripe_flags(uint32_t s) const { return flags + size_t{s + 1} * fs + 1; }
+    J2KC_T1D_INLINE uint32_t *stripe_values(uint32_t s) const { return values + size_t{s} * vstride * 4; }
     /** Converts the values of rows [0, height) into out (sign and magnitude
      *  to two's complement). */
-    void write_output(int32_t *out, size_t out_stride) const
+    J2KC_T1D_FN void write_output(int32_t *out, size_t out_stride) const
     {
         for (uint32_t y = 0; y < height; ++y) {
             int32_t *row = out + y * out_stride;
-            const uint32_t *v = values + size_t{y} * width;
+            const uint32_t *v = values + size_t{y} * vstride;
             for (uint32_t x = 0; x < width; ++x) {
                 const uint32_t u = v[x];
                 const int32_t mag = static_cast<int32_t>(u & 0x7FFFFFFFu);
@@ -134,8 +181,13 @@ J2KC_T1D_INLINE uint32_t spp_candidate(uint32_t w)
     return static_cast<uint32_t>((w & kSigmaMask) != 0) & static_cast<uint32_t>((w & kCentres) != kCentres);
 }
 
+#if defined(__CUDA_ARCH__)
+J2KC_T1D_INLINE uint32_t ctz32(uint32_t x) { return static_cast<uint32_t>(__ffs(static_cast<int>(x)) - 1); }
+J2KC_T1D_INLINE uint32_t ctz64(uint64_t x) { return static_cast<uint32_t>(__ffsll(static_cast<long long>(x)) - 1); }
+#else
 J2KC_T1D_INLINE uint32_t ctz32(uint32_t x) { return static_cast<uint32_t>(__builtin_ctz(x)); }
 J2KC_T1D_INLINE uint32_t ctz64(uint64_t x) { return static_cast<uint32_t>(__builtin_ctzll(x)); }
+#endif
 
 /** Columns are visited in chunks of up to 64, each with a bit mask of the
  *  columns a pass has work in, so runs of idle columns cost no branch each. */
@@ -151,7 +203,7 @@ template <typename Op>
 J2KC_T1D_INLINE uint64_t column_mask(const uint32_t *f, uint32_t n)
 {
     uint64_t m = 0;
-#if defined(__SSE2__)
+#if J2KC_T1D_SSE2
     for (uint32_t i = 0; i < n; i += 4) {
         const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i *>(f + i));
         m |= uint64_t(static_cast<uint32_t>(_mm_movemask_ps(_mm_castsi128_ps(Op::vec(x))))) << i;
@@ -163,7 +215,7 @@ J2KC_T1D_INLINE uint64_t column_mask(const uint32_t *f, uint32_t n)
 #endif
 }
 
-#if defined(__SSE2__)
+#if J2KC_T1D_SSE2
 J2KC_T1D_INLINE __m128i lanes_eq(__m128i x, uint32_t and_mask, uint32_t value)
 {
     return _mm_cmpeq_epi32(_mm_and_si128(x, _mm_set1_epi32(static_cast<int>(and_mask))),
@@ -173,8 +225,8 @@ J2KC_T1D_INLINE __m128i lanes_eq(__m128i x, uint32_t and_mask, uint32_t value)
 
 /** Significance pass candidates: spp_candidate. */
 struct SppOp {
-    static uint32_t scalar(uint32_t w) { return spp_candidate(w); }
-#if defined(__SSE2__)
+    J2KC_T1D_INLINE static uint32_t scalar(uint32_t w) { return spp_candidate(w); }
+#if J2KC_T1D_SSE2
     static __m128i vec(__m128i x)
     {
         const __m128i idle = _mm_or_si128(lanes_eq(x, kSigmaMask, 0), lanes_eq(x, kCentres, kCentres));
@@ -185,15 +237,15 @@ struct SppOp {
 /** Refinement candidates: some row significant (rows past the block's
  *  height never are); whether one was not just visited is checked after. */
 struct MrpOp {
-    static uint32_t scalar(uint32_t w) { return (w & kCentres) != 0; }
-#if defined(__SSE2__)
+    J2KC_T1D_INLINE static uint32_t scalar(uint32_t w) { return (w & kCentres) != 0; }
+#if J2KC_T1D_SSE2
     static __m128i vec(__m128i x) { return _mm_andnot_si128(lanes_eq(x, kCentres, 0), _mm_set1_epi32(-1)); }
 #endif
 };
 /** Cleanup run-length columns: nothing significant in the neighbourhood. */
 struct RlOp {
-    static uint32_t scalar(uint32_t w) { return (w & kSigmaMask) == 0; }
-#if defined(__SSE2__)
+    J2KC_T1D_INLINE static uint32_t scalar(uint32_t w) { return (w & kSigmaMask) == 0; }
+#if J2KC_T1D_SSE2
     static __m128i vec(__m128i x) { return lanes_eq(x, kSigmaMask, 0); }
 #endif
 };
@@ -201,8 +253,8 @@ struct RlOp {
  *  visited by the significance pass. */
 template <uint32_t Rows>
 struct CupOp {
-    static uint32_t scalar(uint32_t w) { return (~(sig_rows(w) | pi_rows(w)) & ((1u << Rows) - 1u)) != 0; }
-#if defined(__SSE2__)
+    J2KC_T1D_INLINE static uint32_t scalar(uint32_t w) { return (~(sig_rows(w) | pi_rows(w)) & ((1u << Rows) - 1u)) != 0; }
+#if J2KC_T1D_SSE2
     static __m128i vec(__m128i x)
     {
         __m128i any = lanes_eq(x, sig_bit(0) | pi_bit(0), 0);
@@ -231,15 +283,15 @@ struct PassDec {
     int p;
 
     J2KC_T1D_INLINE explicit PassDec(BlockDec &b, int plane)
-        : mq(b.mq), raw(b.raw), zc(kZc9.t[b.orientation]), fs(b.fs), vs(b.width), vc(b.vc), p(plane)
+        : mq(b.mq), raw(b.raw), zc(zc_table(b.orientation)), fs(b.fs), vs(b.vstride), vc(b.vc), p(plane)
     {
-        std::memcpy(cx, b.cx, sizeof cx);
+        for (int i = 0; i < kT1NumContexts; ++i) cx[i] = b.cx[i];
     }
     J2KC_T1D_INLINE void finish(BlockDec &b)
     {
         b.mq = mq;
         b.raw = raw;
-        std::memcpy(b.cx, cx, sizeof cx);
+        for (int i = 0; i < kT1NumContexts; ++i) b.cx[i] = cx[i];
     }
 
     J2KC_T1D_INLINE uint32_t bit(uint32_t ctx)
@@ -267,7 +319,7 @@ struct PassDec {
                                  (((w0 >> chi_shift(R - 1)) & 1u) << 4) |
                                  (((w0 >> chi_shift(R + 1)) & 1u) << 5) |
                                  (((we >> chi_shift(R)) & 1u) << 6) | (((ea >> chi_shift(R)) & 1u) << 7);
-            const uint32_t e = kT1ScTable.t[idx];
+            const uint32_t e = sc_entry(idx);
             neg = mq.decode_even(cx[e & 0x1Fu]) ^ (e >> 7);
         }
         w0 |= sig_bit(R) | (neg << chi_shift(R));
@@ -338,7 +390,7 @@ struct PassDec {
 
 /** Significance propagation (D.3.1) at plane p. */
 template <bool kRaw>
-inline void pass_spp(BlockDec &b, int p)
+J2KC_T1D_FN void pass_spp(BlockDec &b, int p)
 {
     PassDec<kRaw> r(b, p);
     const uint32_t w = b.width;
@@ -373,7 +425,7 @@ inline void pass_spp(BlockDec &b, int p)
 
 /** Magnitude refinement (D.3.3) at plane p. */
 template <bool kRaw>
-inline void pass_mrp(BlockDec &b, int p)
+J2KC_T1D_FN void pass_mrp(BlockDec &b, int p)
 {
     PassDec<kRaw> r(b, p);
     const uint32_t w = b.width;
@@ -417,7 +469,7 @@ inline void pass_mrp(BlockDec &b, int p)
 }
 
 /** Cleanup (D.3.4) at plane p, with the segmentation symbols of D.5. */
-inline void pass_cup(BlockDec &b, int p, bool segmentation_symbols)
+J2KC_T1D_FN void pass_cup(BlockDec &b, int p, bool segmentation_symbols)
 {
     PassDec<false> r(b, p);
     const uint32_t w = b.width;
@@ -476,6 +528,74 @@ inline void pass_cup(BlockDec &b, int p, bool segmentation_symbols)
         for (int k = 0; k < 4; ++k) r.mq.decode(r.cx[kT1CtxUni]);
     }
     r.finish(b);
+}
+
+/** Words of flag state t1_decode_block needs for a width x height block:
+ *  the stripe-column words with a zero border all round. */
+J2KC_HD constexpr size_t flag_words(uint32_t width, uint32_t height)
+{
+    return size_t{(height + 3) / 4 + 2} * (width + 2);
+}
+
+/** What t1_decode_block found wrong with a block's codewords (tier1.h's
+ *  INVALID_DATA cases; the block's values are then meaningless). */
+enum DecodeStatus : uint32_t {
+    kDecodeOk = 0,
+    kDecodeMixedSegment = 1,   ///< a segment mixes raw and arithmetic passes
+    kDecodePastTermination = 2 ///< a segment runs past a terminating pass
+};
+
+/**
+ * Decodes the passes of `segments` (bytes back to back from `data`) into
+ * a prepared block: flags zeroed (flag_words), values zeroed over rows
+ * [0, height), contexts reset, width/height/stripes/fs/vstride/orientation/vc
+ * set. nbp is the count of coded planes (Mb + s - P >= 1); the caller has
+ * checked that the passes number at most 3 * nbp - 2. Returns kDecodeOk or
+ * the problem, with the pass at which it was found in `bad_pass`. Reads only
+ * [data, data + sum of lengths); every loop is bounded by the pass count
+ * and the block's size.
+ */
+J2KC_T1D_FN uint32_t t1_decode_block(BlockDec &b, const uint8_t *data, const CodewordSegment *segments,
+                                     size_t num_segments, uint8_t style, int nbp, uint32_t &bad_pass)
+{
+    const bool segmentation = (style & 0x20) != 0;  // cblk_style::kSegmentationSymbols
+    const bool reset = (style & 0x02) != 0;         // cblk_style::kReset
+    uint32_t pass = 0;
+    const uint8_t *seg = data;
+    for (size_t k = 0; k < num_segments; ++k) {
+        const CodewordSegment segment = segments[k];
+        if (segment.passes > 0) {
+            const bool raw = t1_pass_is_raw(pass, style);
+            if (raw) {
+                b.raw.init(seg, segment.length);
+            } else {
+                b.mq.init(seg, segment.length);
+            }
+            for (uint32_t n = 0; n < segment.passes; ++n, ++pass) {
+                if (t1_pass_is_raw(pass, style) != raw) {
+                    bad_pass = pass;
+                    return kDecodeMixedSegment;
+                }
+                if (n + 1 != segment.passes && t1_pass_is_terminated(pass, style)) {
+                    bad_pass = pass;
+                    return kDecodePastTermination;
+                }
+                const int p = t1_pass_bitplane(pass, nbp);
+                if (reset && pass > 0) t1_reset_contexts(b.cx);
+                switch (t1_pass_type(pass)) {
+                case 0:
+                    if (raw) pass_spp<true>(b, p); else pass_spp<false>(b, p);
+                    break;
+                case 1:
+                    if (raw) pass_mrp<true>(b, p); else pass_mrp<false>(b, p);
+                    break;
+                default: pass_cup(b, p, segmentation); break;
+                }
+            }
+        }
+        seg += segment.length;
+    }
+    return kDecodeOk;
 }
 
 }  // namespace t1dec

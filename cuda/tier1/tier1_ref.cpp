@@ -134,7 +134,8 @@ void Tier1Decoder::decode(const uint8_t *data, const CodewordSegment *segments, 
     b.height = height;
     b.stripes = (height + 3) / 4;
     b.fs = width + 2;
-    const size_t num_flags = size_t{b.stripes + 2} * b.fs;
+    b.vstride = width;
+    const size_t num_flags = t1dec::flag_words(width, height);
     b.flags = at_least(flags_, num_flags);
     const size_t num_values = size_t{b.stripes} * width * 4;
     b.values = at_least(values_, num_values);
@@ -144,40 +145,12 @@ void Tier1Decoder::decode(const uint8_t *data, const CodewordSegment *segments, 
     b.vc = (params.style & cblk_style::kVerticallyCausal) != 0;
     t1_reset_contexts(b.cx);
     const int nbp = static_cast<int>(planes) - params.zero_bitplanes;
-    const uint8_t style = params.style;
-    const bool segmentation = (style & cblk_style::kSegmentationSymbols) != 0;
-
-    uint32_t pass = 0;
-    const uint8_t *seg = data;
-    for (size_t k = 0; k < num_segments; ++k) {
-        const CodewordSegment &segment = segments[k];
-        if (segment.passes > 0) {
-            const bool raw = t1_pass_is_raw(pass, style);
-            if (raw) {
-                b.raw.init(seg, segment.length);
-            } else {
-                b.mq.init(seg, segment.length);
-            }
-            for (uint32_t n = 0; n < segment.passes; ++n, ++pass) {
-                J2KC_CHECK_DATA(t1_pass_is_raw(pass, style) == raw,
-                                "codeword segment mixes raw and arithmetic passes (pass %u)", pass);
-                J2KC_CHECK_DATA(n + 1 == segment.passes || !t1_pass_is_terminated(pass, style),
-                                "codeword segment runs past terminated pass %u", pass);
-                const int p = t1_pass_bitplane(pass, nbp);
-                if ((style & cblk_style::kReset) && pass > 0) t1_reset_contexts(b.cx);
-                switch (t1_pass_type(pass)) {
-                case 0:
-                    if (raw) t1dec::pass_spp<true>(b, p); else t1dec::pass_spp<false>(b, p);
-                    break;
-                case 1:
-                    if (raw) t1dec::pass_mrp<true>(b, p); else t1dec::pass_mrp<false>(b, p);
-                    break;
-                default: t1dec::pass_cup(b, p, segmentation); break;
-                }
-            }
-        }
-        seg += segment.length;
-    }
+    uint32_t bad_pass = 0;
+    const uint32_t status = t1dec::t1_decode_block(b, data, segments, num_segments, params.style, nbp, bad_pass);
+    J2KC_CHECK_DATA(status != t1dec::kDecodeMixedSegment,
+                    "codeword segment mixes raw and arithmetic passes (pass %u)", bad_pass);
+    J2KC_CHECK_DATA(status != t1dec::kDecodePastTermination, "codeword segment runs past terminated pass %u",
+                    bad_pass);
 
     b.write_output(out, out_stride);
 }

@@ -1,0 +1,63 @@
+/**
+ * @file t1_decode.cu
+ * @brief CUDA Tier-1 decoder (ISO/IEC 15444-1 Annex D over the MQ decoder of
+ * Annex C.3): a thread per code-block running t1_decode_job(), the very
+ * J2KC_HD block decoder of t1_decoder_core.h that the CPU decoder runs, so
+ * the coefficients are the CPU's bit for bit.
+ *
+ * Why a thread per block: the MQ decoder is one serial chain per block, and
+ * a frame has thousands of blocks (a DCI 4K frame about 6 500 of 64x64), as
+ * many as the GPU keeps resident at once. Flags live in a per-thread
+ * scratch in global memory (cached), values are built in place in the
+ * coefficient plane. A block's loops are bounded by its pass count (at most
+ * 88) and its size, so a hostile stream cannot hang the kernel.
+ */
+#include <cuda_runtime.h>
+
+#include <algorithm>
+
+#include "common/cuda_util.cuh"
+#include "tier1/t1_decode_job.h"
+#include "tier1/tier1_decode_gpu.h"
+
+namespace j2kc {
+namespace {
+
+/// Small CTAs spread the few thousand threads of a frame over every SM.
+constexpr uint32_t kThreadsPerCta = 32;
+/// Enough threads to fill an H200 several times over; bounds the scratch.
+constexpr uint32_t kMaxThreads = 1u << 16;
+
+__global__ void tier1_decode_kernel(const T1DecodeJob *jobs, uint32_t num_jobs, const uint8_t *bytes,
+                                    const CodewordSegment *segments, int32_t *out, uint32_t *scratch,
+                                    size_t scratch_words, uint8_t *status)
+{
+    const uint32_t thread = blockIdx.x * blockDim.x + threadIdx.x;
+    const uint32_t threads = gridDim.x * blockDim.x;
+    uint32_t *mine = scratch + size_t{thread} * scratch_words;
+    for (uint32_t j = thread; j < num_jobs; j += threads) {
+        const T1DecodeJob job = jobs[j];
+        status[j] = t1_decode_job(job, bytes, segments, out, mine, scratch_words);
+    }
+}
+
+}  // namespace
+
+uint32_t tier1_decode_gpu_threads(uint32_t num_jobs)
+{
+    const uint32_t n = std::min(std::max(num_jobs, 1u), kMaxThreads);
+    return (n + kThreadsPerCta - 1) / kThreadsPerCta * kThreadsPerCta;
+}
+
+void tier1_decode_gpu(const T1DecodeJob *jobs, uint32_t num_jobs, const uint8_t *bytes,
+                      const CodewordSegment *segments, int32_t *out, uint32_t *scratch, size_t scratch_words,
+                      uint8_t *status, void *stream)
+{
+    if (num_jobs == 0) return;
+    const uint32_t ctas = tier1_decode_gpu_threads(num_jobs) / kThreadsPerCta;
+    tier1_decode_kernel<<<ctas, kThreadsPerCta, 0, static_cast<cudaStream_t>(stream)>>>(
+        jobs, num_jobs, bytes, segments, out, scratch, scratch_words, status);
+    check_cuda(cudaGetLastError(), "tier1 decode kernel launch");
+}
+
+}  // namespace j2kc

@@ -7,7 +7,8 @@
 //       [--backend cuda|cpu] [--threads N] [--profile none|dci_2k|dci_4k|imf]
 //       [--lossless] [--bytes B] [--quality Q] [--device-input] [--out-dir DIR]
 //   j2kc_bench decode [--frames N] [--warmup N] [--backend cuda|cpu]
-//       [--threads N] [--out FILE] [--sync] CODESTREAM...
+//       [--threads N] [--tier1 auto|cpu|gpu] [--out FILE] [--sync] CODESTREAM...
+//   j2kc_bench caps      what this build can set: {"decoder_tier1": true|false}
 //
 // FILE holds N frames, each component after the other (planar), samples as
 // 16-bit little-endian integers (8-bit and up alike). Encode times --frames
@@ -42,6 +43,20 @@ extern "C" int j2kc_decoder_submit(j2kc_decoder *, const uint8_t *, size_t, int6
 extern "C" int j2kc_decoder_receive(j2kc_decoder *, const j2kc_image *, int64_t *, int) __attribute__((weak));
 extern "C" int j2kc_decoder_reset(j2kc_decoder *) __attribute__((weak));
 
+// Where the CUDA decoder runs Tier-1 (auto/cpu/gpu), for cores whose
+// j2kc_decoder_config has that field: found at compile time, so this driver
+// builds against cores with and without it, and `caps` tells run.py. If the
+// core names the field or its values otherwise, one line here (or
+// -DJ2KC_BENCH_TIER1_FIELD=... in prep.sh's J2KC_BENCH_FLAGS) enables it.
+#ifndef J2KC_BENCH_TIER1_FIELD
+#define J2KC_BENCH_TIER1_FIELD tier1
+#endif
+#ifndef J2KC_BENCH_TIER1_AUTO
+#define J2KC_BENCH_TIER1_AUTO 0
+#define J2KC_BENCH_TIER1_CPU 1
+#define J2KC_BENCH_TIER1_GPU 2
+#endif
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -52,8 +67,22 @@ struct Args {
     int distinct = 1, frames = 10, warmup = 2, threads = 0, lossless = 0, device_input = 0, sync = 0;
     uint64_t bytes = 0;
     double quality = 0;
+    std::string tier1;  // empty: the config's default
     std::vector<std::string> files;
 };
+
+template <class Config>
+auto set_tier1(Config &c, int v, int)
+    -> decltype((void)(c.J2KC_BENCH_TIER1_FIELD = static_cast<decltype(c.J2KC_BENCH_TIER1_FIELD)>(v)), bool())
+{
+    c.J2KC_BENCH_TIER1_FIELD = static_cast<decltype(c.J2KC_BENCH_TIER1_FIELD)>(v);
+    return true;
+}
+template <class Config>
+bool set_tier1(Config &, int, long)
+{
+    return false;  // this core's decoder config has no Tier-1 placement
+}
 
 [[noreturn]] void die(const std::string &msg)
 {
@@ -93,6 +122,7 @@ Args parse(int argc, char **argv)
         else if (k == "--threads") a.threads = std::stoi(val());
         else if (k == "--bytes") a.bytes = std::stoull(val());
         else if (k == "--quality") a.quality = std::stod(val());
+        else if (k == "--tier1") a.tier1 = val();
         else if (k == "--lossless") a.lossless = 1;
         else if (k == "--device-input") a.device_input = 1;
         else if (k == "--sync") a.sync = 1;
@@ -304,6 +334,14 @@ int decode(const Args &a)
     j2kc_decoder_config_default(&cfg);
     cfg.backend = backend_of(a.backend);
     cfg.threads = a.threads;
+    if (!a.tier1.empty()) {
+        const int v = a.tier1 == "auto" ? J2KC_BENCH_TIER1_AUTO
+                    : a.tier1 == "cpu"  ? J2KC_BENCH_TIER1_CPU
+                    : a.tier1 == "gpu"  ? J2KC_BENCH_TIER1_GPU
+                                        : -1;
+        if (v < 0) die("--tier1 takes auto, cpu or gpu");
+        if (!set_tier1(cfg, v, 0)) die("--tier1: this core's j2kc_decoder_config has no Tier-1 placement field");
+    }
     GpuMemory mem;
     mem.begin();
     j2kc_decoder *dec = nullptr;
@@ -404,6 +442,7 @@ int decode(const Args &a)
     std::printf("{\"fps\": %.4f, \"frames\": %d, \"seconds\": %.6f, \"backend\": \"%s\", \"gpu_mem_mib\": %.1f, "
                 "\"api\": \"%s\"",
                 a.frames / secs, a.frames, secs, backend, mem.used_mib(), async ? "submit/receive" : "j2kc_decode");
+    if (!a.tier1.empty()) std::printf(", \"tier1\": \"%s\"", a.tier1.c_str());
     if (have_stages) print_stages(stages, a.frames);
     std::printf("}\n");
     return 0;
@@ -417,6 +456,12 @@ int main(int argc, char **argv)
         const Args a = parse(argc, argv);
         if (a.cmd == "encode") return encode(a);
         if (a.cmd == "decode") return decode(a);
+        if (a.cmd == "caps") {
+            j2kc_decoder_config cfg;
+            j2kc_decoder_config_default(&cfg);
+            std::printf("{\"decoder_tier1\": %s}\n", set_tier1(cfg, J2KC_BENCH_TIER1_AUTO, 0) ? "true" : "false");
+            return 0;
+        }
         die("unknown command " + a.cmd);
     } catch (const std::exception &e) {
         die(e.what());

@@ -34,7 +34,9 @@ rm -rf "$out/bin" "$out/lib" "$out/site" "$out/photos"
 mkdir -p "$out/bin" "$out/lib" "$out/site" "$out/photos"
 
 echo "bench-prep: j2kc_bench"
-g++ -O2 -std=c++17 -I"$top/cuda/include" -I"$CUDA_HOME/include" "$here/j2kc_bench.cpp" "$CORE_LIB" \
+# J2KC_BENCH_FLAGS: extra compiler flags, e.g. -DJ2KC_BENCH_TIER1_FIELD=<name>
+# when the core's decoder config names its Tier-1 placement field otherwise.
+g++ -O2 -std=c++17 ${J2KC_BENCH_FLAGS:-} -I"$top/cuda/include" -I"$CUDA_HOME/include" "$here/j2kc_bench.cpp" "$CORE_LIB" \
     -L"$CUDA_LIBDIR" -lcudart_static -lpthread -ldl -lrt -o "$out/bin/j2kc_bench"
 cp "$FFMPEG" "$out/bin/ffmpeg"
 strip "$out/bin/j2kc_bench" "$out/bin/ffmpeg"

@@ -364,26 +364,23 @@ def _cli_loop(bench, fs, make_cmd, out, ext, once=False):
                 bytes=[os.path.getsize(p) for p in files], note="process per frame, files in tmpfs")
 
 
-def enc_opj(bench, fs, mode, target, out):
-    def cmd(src, dst):
-        c = [bench.tool("opj_compress"), "-i", src, "-o", dst, "-F", fs.opj_raw_spec(), "-threads", str(THREADS)]
-        if mode == "cap":
-            c += ["-r", "%.3f" % (fs.raw_bytes() / (DCI_CAP * 0.985)), "-I"]
-        elif mode == "sweep":
-            c += ["-r", "%.3f" % (fs.raw_bytes() / target), "-I"]
-        return c
-    return _cli_loop(bench, fs, cmd, out, "j2k", once=mode == "sweep")
+def enc_cli(tool, threads_flag):
+    """OpenJPEG's opj_compress or Grok's grk_compress (same options but the
+    thread count's flag), one process a frame."""
+    def run(bench, fs, mode, target, out):
+        def cmd(src, dst):
+            c = [bench.tool(tool), "-i", src, "-o", dst, "-F", fs.opj_raw_spec(), threads_flag, str(THREADS)]
+            if mode == "cap":
+                c += ["-r", "%.3f" % (fs.raw_bytes() / (DCI_CAP * 0.985)), "-I"]
+            elif mode == "sweep":
+                c += ["-r", "%.3f" % (fs.raw_bytes() / target), "-I"]
+            return c
+        return _cli_loop(bench, fs, cmd, out, "j2k", once=mode == "sweep")
+    return run
 
 
-def enc_grk(bench, fs, mode, target, out):
-    def cmd(src, dst):
-        c = [bench.tool("grk_compress"), "-i", src, "-o", dst, "-F", fs.opj_raw_spec(), "-H", str(THREADS)]
-        if mode == "cap":
-            c += ["-r", "%.3f" % (fs.raw_bytes() / (DCI_CAP * 0.985)), "-I"]
-        elif mode == "sweep":
-            c += ["-r", "%.3f" % (fs.raw_bytes() / target), "-I"]
-        return c
-    return _cli_loop(bench, fs, cmd, out, "j2k", once=mode == "sweep")
+enc_opj = enc_cli("opj_compress", "-threads")
+enc_grk = enc_cli("grk_compress", "-H")
 
 
 def _ffmpeg_clip(bench, fs, pix, codec_args, out, ext="j2c", once=False, frame_threads=False):
@@ -635,14 +632,16 @@ def _cli_dec(bench, fs, files, out, make_cmd):
                 note="process per frame, files in tmpfs")
 
 
-def dec_opj(bench, fs, files, out):
-    return _cli_dec(bench, fs, files, out, lambda s, d: [bench.tool("opj_decompress"), "-i", s, "-o", d,
-                                                         "-threads", str(THREADS)])
+def dec_cli(tool, threads_flag):
+    """opj_decompress or grk_decompress, one process a frame."""
+    def run(bench, fs, files, out):
+        return _cli_dec(bench, fs, files, out, lambda s, d: [bench.tool(tool), "-i", s, "-o", d,
+                                                             threads_flag, str(THREADS)])
+    return run
 
 
-def dec_grk(bench, fs, files, out):
-    return _cli_dec(bench, fs, files, out, lambda s, d: [bench.tool("grk_decompress"), "-i", s, "-o", d,
-                                                         "-H", str(THREADS)])
+dec_opj = dec_cli("opj_decompress", "-threads")
+dec_grk = dec_cli("grk_decompress", "-H")
 
 
 def _dec_ffmpeg(codec):

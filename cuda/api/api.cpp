@@ -183,6 +183,7 @@ void j2kc_decoder_config_default(j2kc_decoder_config *c)
     std::memset(c, 0, sizeof(*c));
     c->struct_size = sizeof(*c);
     c->backend = J2KC_BACKEND_AUTO;
+    c->tier1_on_gpu = -1;
 }
 
 int j2kc_decoder_create(j2kc_decoder **decoder, const j2kc_decoder_config *config)

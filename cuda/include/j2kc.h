@@ -241,6 +241,13 @@ typedef struct j2kc_decoder_config {
     uint64_t     max_memory;      /**< bytes of working memory, default 16 GiB */
     int          frames_in_flight; /**< frames j2kc_decoder_submit queues before receive, 0 = 3 */
     uint64_t     max_tile_components; /**< limit on tiles x components (decode time), default 2^20 */
+    /**
+     * Where the CUDA backend runs Tier-1 (code-block decoding): -1 auto (the
+     * GPU; j2kc_decoder_config_default sets it), 0 the CPU worker threads
+     * (zero-initialised configs keep this), 1 the GPU. Either way the pixels
+     * are the same; the CPU backend ignores it.
+     */
+    int          tier1_on_gpu;
 } j2kc_decoder_config;
 
 typedef struct j2kc_decoder j2kc_decoder;
@@ -350,7 +357,8 @@ int j2kc_decoder_reset(j2kc_decoder *decoder);
 /**
  * @brief Milliseconds summed over the frames received since the decoder was
  * created or reset. CUDA backend: tier2 and tier1 are CPU time summed over
- * the worker threads; upload, dwt (dequantisation and inverse DWT), color
+ * the worker threads (with tier1_on_gpu, tier1 is GPU time of the Tier-1
+ * kernel from events, and upload the code-block bytes); upload, dwt (dequantisation and inverse DWT), color
  * (inverse MCT, clip and pack) and download are GPU time from events. CPU
  * backend: wall times, tier2 the headers, tier1 Tier-2 and Tier-1 of the
  * tiles, dwt every sample stage. total: wall time from submit to the end of

@@ -13,6 +13,15 @@
  * memory. The kernels are the same stages' .cu twins of the CPU reference, so
  * the pixels are identical.
  *
+ * With Tier-1 on the GPU (j2kc_decoder_config::tier1_on_gpu, the default),
+ * the workers run Tier-2 only and gather each frame's code-block bytes,
+ * segments and jobs (tile_decoder.h's Tier1JobTable) into the slot's pinned
+ * buffer: about the codestream's size instead of 4 bytes a sample. They go
+ * up, tier1_decode_gpu (t1_decode.cu, the CPU's block decoder run a thread
+ * per block) writes the coefficients into the slot's device buffer, and the
+ * reconstruction follows on the same stream. Per-block statuses come back
+ * for the corrupt-block count.
+ *
  * Ordering (what keeps the slots race-free): a slot is handed to a frame at
  * submit and taken back at the end of its receive, after the output stream,
  * which waited on the slot's "reconstructed" event, was synchronised; so the
@@ -39,6 +48,7 @@
 #include "pipeline/decoder_common.h"
 #include "pipeline/tile_decoder.h"
 #include "quant/quant.h"
+#include "tier1/tier1_decode_gpu.h"
 
 namespace j2kc {
 namespace {
@@ -165,15 +175,22 @@ struct Slot {
     explicit Slot(void *context, int device) : stream(nullptr, context, device) {}
     StreamHolder stream;  ///< always our own: uploads and reconstruction of this slot's frame
     Event start, uploaded, reconstructed;
+    Event tier1_done;     ///< GPU Tier-1 finished (right after `uploaded` with CPU Tier-1)
     PinnedBuffer pinned;  ///< Tier-1 output of every tile, tile after tile, component after component
     DeviceBuffer raw, planes, scratch;
+    // GPU Tier-1: the gathered inputs (host, then pinned as jobs | segments |
+    // bytes), their device copy, the kernel's scratch and per-job statuses.
+    Tier1JobTable jobs;
+    PinnedBuffer t1_pinned, t1_status_host;
+    DeviceBuffer t1_input, t1_scratch, t1_status;
+    size_t t1_segments_at = 0, t1_bytes_at = 0, t1_input_bytes = 0;
     bool busy = false;
 };
 
 class CudaDecoder final : public Decoder {
 public:
     CudaDecoder(const j2kc_decoder_config &config, const Logger &log)
-        : config_(config), log_(log), depth_(decoder_queue_depth(config)),
+        : config_(config), log_(log), depth_(decoder_queue_depth(config)), gpu_tier1_(config.tier1_on_gpu != 0),
           workers_(config.threads > 0 ? unsigned(config.threads) : std::max(1u, std::thread::hardware_concurrency()))
     {
         ContextScope scope(config_.cuda_context, config_.device);
@@ -239,6 +256,7 @@ public:
         } slot_return{this, frame.get()};
         for (const std::string &w : frame->warnings) log_.log(J2KC_LOG_WARNING, "%s", w.c_str());
         if (frame->error) std::rethrow_exception(frame->error);
+        if (gpu_tier1_) count_gpu_corrupt(*frame);
         for (size_t t = 0; t < frame->tiles.size(); ++t) {
             const uint32_t corrupt = frame->corrupt[t].load();
             if (corrupt)
@@ -250,7 +268,7 @@ public:
         std::lock_guard<std::mutex> lock(mutex_);
         times_.total += ms_since(frame->submitted);
         times_.tier2 += frame->tier2_ms;
-        times_.tier1 += double(frame->tier1_ns.load()) / 1e6;
+        if (!gpu_tier1_) times_.tier1 += double(frame->tier1_ns.load()) / 1e6;  // else GPU time, write_output
         return true;
     }
 
@@ -324,6 +342,8 @@ private:
         std::vector<TileCoefficients> planes;     ///< per tile; data points into the slot's pinned buffer
         std::vector<std::vector<size_t>> offset;  ///< [tile][component] element offset in the slot's buffers
         std::vector<size_t> block_start;          ///< first flat code-block index of each tile, then the total
+                                                  ///< (all zero with GPU Tier-1: the workers decode no block)
+        std::vector<size_t> job_start;            ///< GPU Tier-1: first job of each tile, then the total
         std::unique_ptr<std::atomic<uint32_t>[]> corrupt;  ///< per tile
         size_t samples = 0;
         std::vector<std::string> warnings;
@@ -503,12 +523,61 @@ private:
         }
         // The parser bounds the samples by max_memory already; all of them sit in one buffer.
         frame.samples = samples;
+        if (gpu_tier1_) {
+            gather_jobs(frame, options);
+            return;
+        }
         {
             ContextScope scope(config_.cuda_context, config_.device);
             auto *pinned = static_cast<int32_t *>(frame.slot->pinned.reserve(std::max<size_t>(samples, 1) * 4));
             for (size_t t = 0; t < n; ++t)
                 for (size_t c = 0; c < frame.planes[t].components.size(); ++c)
                     frame.planes[t].components[c].data = pinned + frame.offset[t][c];
+        }
+    }
+
+    /** GPU Tier-1: every tile's jobs into the slot's table, then into its pinned buffer. */
+    void gather_jobs(Frame &frame, const TileDecodeOptions &options)
+    {
+        const ParsedStream &s = frame.stream;
+        Slot &slot = *frame.slot;
+        Tier1JobTable &table = slot.jobs;
+        table.clear();
+        const size_t n = frame.tiles.size();
+        frame.job_start.assign(n + 1, 0);
+        for (size_t t = 0; t < n; ++t) {
+            append_tier1_jobs(s.cs, *frame.tiles[t], options, frame.blocks[t], frame.planes[t],
+                              frame.offset[t].data(), table);
+            frame.job_start[t + 1] = table.jobs.size();
+        }
+        J2KC_CHECK_LIMIT(table.jobs.size() <= UINT32_MAX, "%zu code-blocks in a frame", table.jobs.size());
+        frame.block_start.assign(n + 1, 0);  // nothing left for the workers' Tier-1 phase
+        const auto align = [](size_t v) { return (v + 15) & ~size_t{15}; };
+        const size_t jobs_bytes = table.jobs.size() * sizeof(T1DecodeJob);
+        slot.t1_segments_at = align(jobs_bytes);
+        slot.t1_bytes_at = align(slot.t1_segments_at + table.segments.size() * sizeof(CodewordSegment));
+        slot.t1_input_bytes = slot.t1_bytes_at + table.bytes.size();
+        ContextScope scope(config_.cuda_context, config_.device);
+        auto *pinned = static_cast<uint8_t *>(slot.t1_pinned.reserve(std::max<size_t>(slot.t1_input_bytes, 16)));
+        if (jobs_bytes) std::memcpy(pinned, table.jobs.data(), jobs_bytes);
+        if (!table.segments.empty())
+            std::memcpy(pinned + slot.t1_segments_at, table.segments.data(),
+                        table.segments.size() * sizeof(CodewordSegment));
+        if (!table.bytes.empty()) std::memcpy(pinned + slot.t1_bytes_at, table.bytes.data(), table.bytes.size());
+        slot.t1_status_host.reserve(std::max<size_t>(table.jobs.size(), 1));
+    }
+
+    /** GPU Tier-1: the per-job statuses (back once tier1_done is) into the per-tile corrupt counts. */
+    void count_gpu_corrupt(Frame &frame)
+    {
+        if (frame.job_start.empty() || frame.job_start.back() == 0) return;
+        ContextScope scope(config_.cuda_context, config_.device);
+        check_cuda(cudaEventSynchronize(frame.slot->tier1_done.get()), "cudaEventSynchronize");
+        const uint8_t *status = frame.slot->t1_status_host.as<uint8_t>();
+        for (size_t t = 0; t + 1 < frame.job_start.size(); ++t) {
+            uint32_t bad = 0;
+            for (size_t j = frame.job_start[t]; j < frame.job_start[t + 1]; ++j) bad += status[j] != kT1JobOk;
+            frame.corrupt[t].store(bad);
         }
     }
 
@@ -570,10 +639,34 @@ private:
         auto *planes = static_cast<int32_t *>(slot.planes.reserve(bytes));
         void *scratch = slot.scratch.reserve(scratch_bytes);
         check_cuda(cudaEventRecord(slot.start.get(), st), "cudaEventRecord");
-        if (frame.samples)
-            check_cuda(cudaMemcpyAsync(raw, slot.pinned.as<int32_t>(), frame.samples * 4, cudaMemcpyHostToDevice, st),
-                       "coefficient upload");
-        check_cuda(cudaEventRecord(slot.uploaded.get(), st), "cudaEventRecord");
+        if (gpu_tier1_) {
+            const Tier1JobTable &table = slot.jobs;
+            const auto num_jobs = static_cast<uint32_t>(table.jobs.size());
+            auto *input = static_cast<uint8_t *>(slot.t1_input.reserve(std::max<size_t>(slot.t1_input_bytes, 16)));
+            const size_t scratch_words = std::max<size_t>(table.max_scratch_words, 1);
+            auto *t1_scratch = static_cast<uint32_t *>(
+                slot.t1_scratch.reserve(size_t{tier1_decode_gpu_threads(num_jobs)} * scratch_words * 4));
+            auto *status = static_cast<uint8_t *>(slot.t1_status.reserve(std::max<size_t>(num_jobs, 1)));
+            if (slot.t1_input_bytes)
+                check_cuda(cudaMemcpyAsync(input, slot.t1_pinned.as<uint8_t>(), slot.t1_input_bytes,
+                                           cudaMemcpyHostToDevice, st),
+                           "code-block upload");
+            check_cuda(cudaEventRecord(slot.uploaded.get(), st), "cudaEventRecord");
+            tier1_decode_gpu(reinterpret_cast<const T1DecodeJob *>(input), num_jobs, input + slot.t1_bytes_at,
+                             reinterpret_cast<const CodewordSegment *>(input + slot.t1_segments_at), raw,
+                             t1_scratch, scratch_words, status, st);
+            if (num_jobs)
+                check_cuda(cudaMemcpyAsync(slot.t1_status_host.as<uint8_t>(), status, num_jobs,
+                                           cudaMemcpyDeviceToHost, st),
+                           "Tier-1 status download");
+        } else {
+            if (frame.samples)
+                check_cuda(cudaMemcpyAsync(raw, slot.pinned.as<int32_t>(), frame.samples * 4,
+                                           cudaMemcpyHostToDevice, st),
+                           "coefficient upload");
+            check_cuda(cudaEventRecord(slot.uploaded.get(), st), "cudaEventRecord");
+        }
+        check_cuda(cudaEventRecord(slot.tier1_done.get(), st), "cudaEventRecord");
         for (size_t t = 0; t < frame.planes.size(); ++t) {
             const TileCoefficients &tile = frame.planes[t];
             for (size_t c = 0; c < tile.components.size(); ++c) {
@@ -656,7 +749,8 @@ private:
 
         std::lock_guard<std::mutex> lock(mutex_);
         times_.upload += elapsed_ms(slot.start, slot.uploaded);
-        times_.dwt += elapsed_ms(slot.uploaded, slot.reconstructed);
+        times_.dwt += elapsed_ms(slot.tier1_done, slot.reconstructed);
+        if (gpu_tier1_) times_.tier1 += elapsed_ms(slot.uploaded, slot.tier1_done);
         times_.color += elapsed_ms(gpu_->pack_start, gpu_->packed);
         times_.download += elapsed_ms(gpu_->packed, gpu_->downloaded);
     }
@@ -678,6 +772,7 @@ private:
     j2kc_decoder_config config_;
     Logger log_;
     size_t depth_;
+    bool gpu_tier1_;  ///< Tier-1 on the GPU (tier1_on_gpu), else on the workers
     unsigned workers_;
     std::unique_ptr<GpuState> gpu_;
     std::vector<Tier1Scratch> scratch_;  ///< per worker

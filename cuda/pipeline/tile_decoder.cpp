@@ -133,6 +133,67 @@ bool decode_code_block(const Codestream &cs, const Tile &tile, const TileDecodeO
     return true;
 }
 
+void append_tier1_jobs(const Codestream &cs, const Tile &tile, const TileDecodeOptions &options,
+                       const TileBlocks &blocks, const TileCoefficients &out, const size_t *plane_offset,
+                       Tier1JobTable &table)
+{
+    const TileLayout &layout = blocks.layout;
+    for (size_t index = 0; index < layout.code_blocks.size(); ++index) {
+        const CodeBlock &cb = layout.code_blocks[index];
+        const CodeBlockCodewords &cw = blocks.codewords[index];
+        const TileComponent &tc = layout.components[cb.component];
+        if (cb.resolution > tc.levels - options.reduce) continue;  // discarded: no place in the planes
+        const ComponentPlane &plane = out.components[cb.component];
+        uint32_t x, y;
+        code_block_origin(tc, cb, x, y);
+        T1DecodeJob job{};
+        job.out_offset = plane_offset[cb.component] + size_t{y} * plane.stride + x;
+        J2KC_CHECK_LIMIT(plane.stride <= UINT32_MAX, "plane stride %zu", plane.stride);
+        job.out_stride = static_cast<uint32_t>(plane.stride);
+        job.width = static_cast<uint16_t>(cb.rect.width());
+        job.height = static_cast<uint16_t>(cb.rect.height());
+        job.data_offset = table.bytes.size();
+        job.segment_offset = static_cast<uint32_t>(table.segments.size());
+        if (cw.included && cw.num_passes > 0) {
+            // The checks decode_code_block and Tier1Decoder make by throwing.
+            const Resolution &res = tc.resolutions[cb.resolution];
+            const Band &band = res.bands[cb.band];
+            const Quantization &quant = cs.quantization(tile, cb.component);
+            const QuantStep step = quant.step(band.quant_index, tc.levels);
+            const int mb = int{quant.guard_bits} + step.exponent - 1;
+            J2KC_CHECK_DATA(mb >= 0 && mb <= 37, "tile %u: %d magnitude bit-planes", tile.index, mb);
+            const uint8_t style = cs.component_coding(tile, cb.component).cblk_style;
+            J2KC_CHECK_SUPPORTED(!(style & cblk_style::kHighThroughput), "HT code-blocks are not supported");
+            J2KC_CHECK_ARG(cb.rect.width() <= kTier1MaxSide && cb.rect.height() <= kTier1MaxSide &&
+                               uint64_t{cb.rect.width()} * cb.rect.height() <= kTier1MaxSamples,
+                           "code-block %ux%u exceeds 1024 per side or 4096 samples", cb.rect.width(),
+                           cb.rect.height());
+            const uint32_t roi = cs.roi_shift(tile, cb.component);
+            const uint32_t planes = uint32_t(mb) + roi;
+            J2KC_CHECK_SUPPORTED(cb.rect.empty() || planes <= kTier1MaxBitplanes, "%u bit-planes exceed %u",
+                                 planes, kTier1MaxBitplanes);
+            job.orientation = static_cast<uint8_t>(band.orientation);
+            job.style = style;
+            job.num_bitplanes = static_cast<uint8_t>(mb);
+            job.zero_bitplanes = cw.zero_bitplanes;
+            job.roi_shift = static_cast<uint8_t>(roi);
+            size_t total = 0;
+            for (const CodeBlockChunk &chunk : cw.chunks) {
+                table.bytes.insert(table.bytes.end(), chunk.data, chunk.data + chunk.length);
+                total += chunk.length;
+            }
+            J2KC_CHECK_LIMIT(total <= UINT32_MAX && table.segments.size() + cw.segments.size() <= UINT32_MAX,
+                             "code-block data too large");
+            job.data_length = static_cast<uint32_t>(total);
+            table.segments.insert(table.segments.end(), cw.segments.begin(), cw.segments.end());
+            job.num_segments = static_cast<uint32_t>(cw.segments.size());
+        }
+        table.max_scratch_words =
+            std::max(table.max_scratch_words, t1_decode_job_scratch_words(job.width, job.height));
+        table.jobs.push_back(job);
+    }
+}
+
 void decode_tile_coefficients(const Codestream &cs, const Tile &tile, const TileDecodeOptions &options,
                               ThreadPool &pool, std::vector<std::vector<int32_t>> &storage, TileCoefficients &out)
 {

@@ -15,6 +15,7 @@
 #include "codestream/markers.h"
 #include "common/thread_pool.h"
 #include "pipeline/tile_coefficients.h"
+#include "tier1/t1_decode_job.h"
 #include "tier1/tier1.h"
 #include "tier2/packet_decoder.h"
 #include "tier2/partition.h"
@@ -55,6 +56,40 @@ void prepare_tile(const Codestream &cs, const Tile &tile, const TileDecodeOption
  */
 bool decode_code_block(const Codestream &cs, const Tile &tile, const TileDecodeOptions &options,
                        const TileBlocks &blocks, size_t index, TileCoefficients &out, Tier1Scratch &scratch);
+
+/**
+ * Tier-1 inputs gathered for the GPU decoder (tier1_decode_gpu.h): every
+ * code-block's bytes back to back, its segments, and a job saying where its
+ * values go in one buffer that holds all planes.
+ */
+struct Tier1JobTable {
+    std::vector<uint8_t> bytes;
+    std::vector<CodewordSegment> segments;
+    std::vector<T1DecodeJob> jobs;
+    size_t max_scratch_words = 0;  ///< t1_decode_job_scratch_words of the largest block
+
+    void clear()
+    {
+        bytes.clear();
+        segments.clear();
+        jobs.clear();
+        max_scratch_words = 0;
+    }
+};
+
+/**
+ * Appends a job for each code-block of the tile that decode_code_block would
+ * write (discarded resolutions have none; blocks without passes get a job
+ * with no segments, which writes zeros). Component c's plane starts at
+ * element plane_offset[c] of the jobs' output buffer (out's planes give the
+ * strides). Throws what decode_code_block throws for the tile's parameters
+ * (impossible Mb, the HT style, more than 30 planes); invalid codewords are
+ * left to the job, which reports them (kT1JobCorrupt) and writes zeros, as
+ * decode_code_block returns false.
+ */
+void append_tier1_jobs(const Codestream &cs, const Tile &tile, const TileDecodeOptions &options,
+                       const TileBlocks &blocks, const TileCoefficients &out, const size_t *plane_offset,
+                       Tier1JobTable &table);
 
 /**
  * prepare_tile, planes in `storage` (one reused vector per component, grown

@@ -28,6 +28,35 @@ def _fps(r):
     return "%.1f" % r["fps"] if r["fps"] >= 1 else "%.2f" % r["fps"]
 
 
+def ffmpeg_lines(res):
+    """The FFmpeg paths of issues 3 and 4 (rates and share of the target; the
+    commands are in results.md) and j2k_cuda's decode split."""
+    import report
+    enc, dec = report.ffmpeg_path_rows(res)
+    fp = res.get("ffmpeg_paths") or {}
+    lines = []
+    if enc or dec:
+        lines += ["FFmpeg paths at %s (%s; exact commands in results.md): encode from host frames against "
+                  "issue 3's %.0f fps, decode through `ffmpeg -f null` against issue 4's %.0f fps:" % (
+                      res["formats"].get((res["cases"].get(fp.get("case")) or {}).get("fmt"), "DCI 4K"),
+                      fp.get("case"), fp.get("enc_target", 0), fp.get("dec_target", 0)), "",
+                  "| FFmpeg path | fps | of target | vs FFmpeg native |", "|---|---|---|---|"]
+        for kind, rows in (("encode", enc), ("decode", dec)):
+            for r in rows:
+                lines.append("| %s: %s | %s | %s | %s |" % (kind, r["label"], _fps(r), report._share(r),
+                                                            "%.1fx" % r["vs_native"] if r.get("vs_native") else "-"))
+        lines.append("")
+    for r in report.decode_split(res):
+        lines.append("%s decode split at %s, ms a frame (j2kc_decoder_stage_times): %.1f fps = %.2f ms wall; CPU "
+                     "Tier-2 %.2f + Tier-1 %.2f thread-ms (%.2f ms over %d threads); GPU upload %.2f, dequant+IDWT "
+                     "%.2f, MCT+pack %.2f, download %.2f (%.2f ms)." % (
+                         r["name"], fp.get("case"), r["fps"], r["wall"], r["tier2"], r["tier1"], r["cpu_wall"],
+                         res["meta"]["threads"], r["upload"], r["dwt"], r["color"], r["download"], r["gpu"]))
+    if report.decode_split(res):
+        lines.append("")
+    return lines
+
+
 def section(res, note=""):
     m = res["meta"]
     cases = [(cid, c) for cid, c in res["cases"].items() if not c.get("skipped")]
@@ -60,6 +89,7 @@ def section(res, note=""):
         lines.append("| %s | %s |" % (n, " | ".join(_fps((c["decode"].get(n) or {}).get("common"))
                                                      for _, c in cases)))
     lines.append("")
+    lines += ffmpeg_lines(res)
     # Bytes and PSNR at the cap.
     main = res["cases"].get("dci4k-cap-natural")
     if main and not main.get("skipped"):
@@ -127,4 +157,5 @@ def main():
 
 
 if __name__ == "__main__":
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     main()

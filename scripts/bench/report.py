@@ -36,6 +36,103 @@ def _ratio(ref, r):
     return "%.1fx" % (ref["fps"] / r["fps"])
 
 
+def decode_split(res):
+    """Rows of j2k_cuda's decode split at FF_CASE, from j2kc_decoder_stage_times
+    as j2kc_bench reports it (ms a frame): CUDA backend, tier2 and tier1 are CPU
+    time summed over the worker threads, upload/dwt/color/download GPU time."""
+    fp = res.get("ffmpeg_paths") or {}
+    case = res["cases"].get(fp.get("case") or "dci4k-cap-natural") or {}
+    threads = res["meta"].get("threads") or 1
+    rows = []
+    for name, entry in (case.get("decode") or {}).items():
+        r = (entry or {}).get("common") or {}
+        s = r.get("stages_ms")
+        if not name.startswith("j2k_cuda") or "FFmpeg" in name or "CPU backend" in name or not s or not r.get("fps"):
+            continue
+        cpu = s.get("tier1", 0) + s.get("tier2", 0)
+        gpu = sum(s.get(k, 0) for k in ("upload", "dwt", "color", "download"))
+        rows.append(dict(name=name, fps=r["fps"], wall=1000.0 / r["fps"], tier2=s.get("tier2", 0),
+                         tier1=s.get("tier1", 0), cpu=cpu, cpu_wall=cpu / threads, upload=s.get("upload", 0),
+                         dwt=s.get("dwt", 0), color=s.get("color", 0), download=s.get("download", 0), gpu=gpu,
+                         latency=s.get("total", 0)))
+    return rows
+
+
+def ffmpeg_path_rows(res):
+    """(encode rows, decode rows) of the FFmpeg paths, each with fps or error,
+    share of the issue's target, and (decode) the ratio to FFmpeg's own decoder."""
+    fp = res.get("ffmpeg_paths") or {}
+    enc = [dict(r, target=fp.get("enc_target")) for r in fp.get("encode", [])]
+    dec = [dict(r, target=fp.get("dec_target")) for r in fp.get("decode", [])]
+    native = next((r for r in dec if r["label"].startswith("FFmpeg jpeg2000") and r.get("fps")), None)
+    for r in dec:
+        if native and r.get("fps") and r is not native:
+            r["vs_native"] = r["fps"] / native["fps"]
+    return enc, dec
+
+
+def _share(r):
+    if not r.get("fps") or not r.get("target"):
+        return "-"
+    return "%.0f%%" % (100.0 * r["fps"] / r["target"])
+
+
+def _cmd(r):
+    c = r.get("command")
+    return "`%s`" % c.replace("|", "\\|") if c else "-"
+
+
+def ffmpeg_markdown(res):
+    fp = res.get("ffmpeg_paths") or {}
+    if not fp.get("encode") and not fp.get("decode"):
+        return []
+    case = res["cases"].get(fp.get("case")) or {}
+    out = ["## FFmpeg paths (issues 3 and 4): %s, %s content, %s" % (
+        res["formats"].get(case.get("fmt"), case.get("fmt")), case.get("content"),
+        CASE_TITLES.get(case.get("mode"), case.get("mode"))), ""]
+    if fp.get("note"):
+        out += [fp["note"] + ".", ""]
+    enc, dec = ffmpeg_path_rows(res)
+    if enc:
+        out += ["Encode through ffmpeg from host frames (issue 3 target: %.0f fps). Input ceiling: the same command "
+                "with no encoder; frames in memory: the clip's distinct frames read once and replayed as references "
+                "(loop filter), so no file is read while timed; glibc env: the malloc settings that keep FFmpeg's "
+                "rawvideo packets off a fresh mmap each." % fp.get("enc_target", 0), "",
+                "| path | fps | of target | frames timed | command |", "|---|---|---|---|---|"]
+        for r in enc:
+            fps = _f(r["fps"], 1) if "fps" in r else "n/a (%s)" % _err(r)
+            out.append("| %s | %s | %s | %s | %s |" % (r["label"], fps, _share(r), r.get("frames", "-"), _cmd(r)))
+        out.append("")
+    if dec:
+        out += ["Decode (issue 4 target: %.0f fps through `ffmpeg -f null`), j2k_cuda's codestreams of the case; "
+                "FFmpeg reads them from an MXF clip (`-c copy` of the codestreams, looped); j2kc_bench is the "
+                "library through its C API, for the wrapper's share. Ratio: fps over FFmpeg's native jpeg2000 "
+                "decoder's (%d threads, frame threads) on the same clip." % (fp.get("dec_target", 0),
+                                                                             res["meta"]["threads"]), "",
+                "| decoder | fps | of target | vs FFmpeg native | PSNR dB | command |", "|---|---|---|---|---|---|"]
+        for r in dec:
+            fps = _f(r["fps"], 1) if "fps" in r else "n/a (%s)" % _err(r)
+            ratio = "%.1fx" % r["vs_native"] if r.get("vs_native") else "-"
+            out.append("| %s | %s | %s | %s | %s | %s |" % (r["label"], fps, _share(r), ratio,
+                                                            _f(r.get("psnr"), 2), _cmd(r)))
+        out.append("")
+    split = decode_split(res)
+    if split:
+        out += ["j2k_cuda's decode split (j2kc_decoder_stage_times through j2kc_bench, ms a frame, frames in "
+                "flight overlapping): CPU Tier-2 and Tier-1 are thread-ms summed over the workers (CPU / %d: the "
+                "wall time if they kept every thread busy); GPU stages from CUDA events; latency: submit to "
+                "receive." % res["meta"]["threads"], "",
+                "| decoder | fps | wall ms/frame | CPU Tier-2 | CPU Tier-1 | CPU sum | CPU / %d | GPU upload | "
+                "GPU dequant+IDWT | GPU MCT+pack | GPU download | GPU sum | latency |" % res["meta"]["threads"],
+                "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+        for r in split:
+            out.append("| %s | %s |" % (r["name"], " | ".join(_f(r[k], 2) for k in (
+                "fps", "wall", "tier2", "tier1", "cpu", "cpu_wall", "upload", "dwt", "color", "download", "gpu",
+                "latency"))))
+        out.append("")
+    return out
+
+
 def markdown(res):
     m = res["meta"]
     out = ["# make bench: j2k_cuda against its peers", "",
@@ -96,6 +193,7 @@ def markdown(res):
             cells.append("; ".join(notes))
             out.append("| " + " | ".join(cells) + " |")
         out.append("")
+    out += ffmpeg_markdown(res)
     st = res.get("stages") or {}
     if any(k.startswith(("encode", "decode")) for k in st):
         out += ["## j2k_cuda per-stage milliseconds (DCI 4K natural, J2KC_TIMING=1: each stage synchronised)", "",

@@ -20,10 +20,14 @@ import argparse
 import datetime
 import json
 import os
+import queue
 import re
+import shlex
 import shutil
+import signal
 import subprocess
 import sys
+import threading
 import time
 
 import numpy as np
@@ -56,6 +60,29 @@ CASES = [
 SWEEP_FORMAT = "dci2k"
 SWEEP_BPP = [0.25, 0.5, 1.0, 2.0, 4.0]
 SWEEP_PSNR = [36, 40, 44, 48, 52, 56, 60]  # nvJPEG2000 has no byte target: PSNR targets instead
+
+# The FFmpeg paths of issues 3 (encode from host frames, 120 fps at DCI 4K)
+# and 4 (decode through `ffmpeg -f null`, 96 fps at DCI 4K), measured side by
+# side on this case.
+FF_CASE = "dci4k-cap-natural"
+FF_ENC_TARGET, FF_DEC_TARGET = 120.0, 96.0
+# glibc settings that keep FFmpeg's rawvideo packets (53 MB at DCI 4K) off a
+# fresh mmap each: the file-input rows run with and without them.
+MALLOC_ENV = {"MALLOC_MMAP_THRESHOLD_": "268435456", "MALLOC_TRIM_THRESHOLD_": "1073741824"}
+# FFmpeg rows timed from `-progress` reports: after WARM seconds of output, the
+# frames written over at least WINDOW seconds (and MIN_FRAMES frames, at most
+# MAX_WINDOW seconds); then the process is stopped.
+FF_WARM, FF_WINDOW, FF_MIN_FRAMES, FF_MAX_WINDOW = 0.75, 2.5, 12, 8.0
+FF_PROGRESS = ["-progress", "pipe:1", "-stats_period", "0.25"]
+# Where j2k_cuda's own rows run: "cuda", or "cpu" for a dry run off the GPU
+# machine (--cpu): the same commands on the reference backend.
+J2KC = {"backend": "cuda"}
+# What this build can set (found at start-up): the decoder's Tier-1 placement
+# in j2kc_bench (--tier1) and in FFmpeg (-tier1 on the j2k_cuda decoder).
+CAPS = {"bench_tier1": False, "ffmpeg_tier1": []}
+# HOOK for the lead: the Tier-1 placements the decode rows compare when the
+# core has them (empty: only the default). Set it to [] to leave them out.
+TIER1_VARIANTS = ["cpu", "gpu"]
 
 
 class Skip(Exception):
@@ -115,6 +142,79 @@ class Bench:
 
     def tool(self, name):
         return os.path.join(self.bin, name)
+
+    def cmd_text(self, cmd, env_extra=None):
+        """A command as results.md shows it: BENCH_DIR/bin tools by name."""
+        words = [os.path.basename(w) if w.startswith(self.bin + os.sep) else w for w in cmd]
+        pre = ["%s=%s" % kv for kv in (env_extra or {}).items()]
+        return " ".join(pre + [shlex.quote(w) for w in words])
+
+    def rate(self, cmd, env_extra=None):
+        """Output frames a second of an FFmpeg command carrying FF_PROGRESS:
+        the frame counts of its progress reports over a window after a
+        warm-up, then the process is stopped (SIGTERM). Start-up, the first
+        frames and the drain at the end are outside the window."""
+        env = dict(self.env, **(env_extra or {}))
+        err_path = os.path.join(self.work, "ffmpeg-stderr.txt")
+        err = open(err_path, "w")
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, stdin=subprocess.DEVNULL, text=True, env=env)
+        lines = queue.Queue()
+
+        def reader():
+            for line in p.stdout:
+                lines.put((time.monotonic(), line.strip()))
+            lines.put((time.monotonic(), None))
+        threading.Thread(target=reader, daemon=True).start()
+        t_start = time.monotonic()
+        first = s0 = last = None
+        frames, stopped, why = 0, False, None
+        try:
+            while True:
+                try:
+                    t, line = lines.get(timeout=max(1.0, min(60.0, self.left())))
+                except queue.Empty:
+                    why = "no progress report for %.0f s" % min(60.0, self.left())
+                    break
+                if line is None:
+                    break
+                if line.startswith("frame="):
+                    frames = int(line[6:] or 0)
+                elif line.startswith("progress="):
+                    if frames > 0 and first is None:
+                        first = t
+                    if first is not None and s0 is None and t >= first + FF_WARM:
+                        s0 = (t, frames)
+                    last = (t, frames)
+                    if s0 and (t - s0[0] >= FF_WINDOW and frames - s0[1] >= FF_MIN_FRAMES
+                               or t - s0[0] >= FF_MAX_WINDOW):
+                        stopped = True
+                        break
+                    if line == "progress=end":
+                        break
+                if time.monotonic() - t_start > max(5.0, self.left()):
+                    why = "time budget"
+                    break
+        finally:
+            # Stopped: SIGTERM, and SIGKILL after 2 s (the output is -f null,
+            # and FFmpeg 8 can wait on the endless loop filter's frames).
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM if stopped else signal.SIGKILL)
+            try:
+                p.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+            err.close()
+        tail = open(err_path, errors="replace").read()
+        self.log.write("rate %s: window %s..%s rc %s\n%s\n" % (" ".join(cmd), s0, last, p.returncode, tail[-1500:]))
+        if why:
+            raise Skip(why)
+        if not stopped and p.returncode != 0:
+            raise Skip("exit %d: %s" % (p.returncode, " | ".join(tail.strip().splitlines()[-3:])[:160]))
+        if not s0 or last[0] <= s0[0] or last[1] <= s0[1]:
+            raise Skip("too few progress reports (%d frames)" % frames)
+        n, dt = last[1] - s0[1], last[0] - s0[0]
+        return dict(fps=n / dt, frames=n, seconds=dt)
 
 
 # ---------------------------------------------------------------------------
@@ -316,13 +416,17 @@ def frames_for(bench, per_frame_s, lo=2, hi=24, seconds=6.0):
 
 def enc_j2kc(backend, device_input=False):
     def run(bench, fs, mode, target, out):
-        if device_input and backend != "cuda":
+        be = J2KC["backend"] if backend == "cuda" else backend
+        if device_input and be != "cuda":
             raise Skip("n/a")
         f = FORMATS[fs.fmt]
         sub = ":".join("%dx%d" % s for s in f["sub"])
+        # Warm-up: every distinct frame once on the GPU (each size class of
+        # the pipeline), one frame on the CPU backend (its thread pool).
         cmd = [bench.tool("j2kc_bench"), "encode", "--in", fs.planar, "--width", str(fs.w), "--height", str(fs.h),
                "--comps", "3", "--prec", str(fs.prec), "--sub", sub, "--distinct", str(fs.d),
-               "--backend", backend, "--threads", str(THREADS), "--warmup", str(fs.d), "--out-dir", out]
+               "--backend", be, "--threads", str(THREADS), "--warmup", str(fs.d if be == "cuda" else 1),
+               "--out-dir", out]
         if mode == "lossless":
             cmd += ["--lossless"]
         elif mode == "cap":
@@ -333,9 +437,11 @@ def enc_j2kc(backend, device_input=False):
             cmd += ["--device-input"]
         # GPU: 48 timed frames (about a second); CPU: each distinct frame once.
         big = fs.w * fs.h > 4096 * 2160
-        n = 1 if mode == "sweep" or bench.quick else ((16 if big else 48) if backend == "cuda" else fs.d)
-        _, so, _ = bench.run(cmd + ["--frames", str(n)])
+        n = 1 if mode == "sweep" or bench.quick else ((16 if big else 48) if be == "cuda" else fs.d)
+        cmd += ["--frames", str(n)]
+        _, so, _ = bench.run(cmd)
         r = json.loads(so.strip().splitlines()[-1])
+        r["command"] = bench.cmd_text(cmd)
         r["files"] = [os.path.join(out, "%03d.j2c" % i) for i in range(fs.d)]
         return r
     return run
@@ -412,17 +518,63 @@ def _ffmpeg_clip(bench, fs, pix, codec_args, out, ext="j2c", once=False, frame_t
     return dict(fps=fps, frames=n, files=files, bytes=[os.path.getsize(p) for p in files], note=note)
 
 
-def enc_ffmpeg_j2kcuda(bench, fs, mode, target, out):
+def _ff_pix(fs):
+    """FFmpeg's pixel format of the frames j2k_cuda encodes."""
+    kind = FORMATS[fs.fmt]["kind"]
+    return "xyz12le" if kind == "xyz" else ("gbrp10le" if kind == "rgb" else "yuv422p10le")
+
+
+def _ff_input(bench, fs, source):
+    """FFmpeg's input options for the clip of the frame set: "file" reads the
+    rawvideo file, looped (-stream_loop -1, a 53 MB packet a frame at DCI 4K);
+    "memory" reads its distinct frames once and replays them as references
+    (loop filter), so no file I/O is timed."""
+    pix = _ff_pix(fs)
+    a = [bench.tool("ffmpeg"), "-hide_banner", "-nostdin", "-y", "-loglevel", "error",
+         "-f", "rawvideo", "-pix_fmt", pix, "-s", "%dx%d" % (fs.w, fs.h), "-framerate", "24"]
+    if source == "file":
+        return a + ["-stream_loop", "-1", "-i", fs.ff[pix]]
+    return a + ["-i", fs.ff[pix], "-vf", "loop=loop=-1:size=%d" % fs.d]
+
+
+def _j2kcuda_enc_args(fs, mode, target):
     f = FORMATS[fs.fmt]
-    pix = "xyz12le" if f["kind"] == "xyz" else ("gbrp10le" if f["kind"] == "rgb" else "yuv422p10le")
     a = ["-c:v", "j2k_cuda", "-threads", str(THREADS)]
+    if J2KC["backend"] != "cuda":
+        a += ["-backend", J2KC["backend"]]
     if mode == "cap":
         a += ["-profile", f["profile"]]
     elif mode == "lossless":
         a += ["-lossless", "1"]
     else:
         a += ["-max_frame_bytes", str(int(target))]
-    return _ffmpeg_clip(bench, fs, pix, a, out, once=mode == "sweep")
+    return a
+
+
+def ff_path_rate(bench, fs, source, codec_args, env_extra=None):
+    """One FFmpeg path's rate: input (file or memory), codec (none: the input
+    alone), `-f null` output, timed from its progress reports."""
+    cmd = _ff_input(bench, fs, source) + codec_args + ["-frames:v", "100000"] + FF_PROGRESS + ["-f", "null", "-"]
+    r = bench.rate(cmd, env_extra)
+    r["command"] = bench.cmd_text(cmd, env_extra)
+    return r
+
+
+def enc_ffmpeg_j2kcuda(bench, fs, mode, target, out):
+    """j2k_cuda in FFmpeg from the rawvideo file, as users run it: the first
+    frames to files (bytes, PSNR), the rate with `-f null` (FFmpeg's muxing
+    of the packets is not timed, as no other row writes a file a frame)."""
+    a = _j2kcuda_enc_args(fs, mode, target)
+    pat = os.path.join(out, "%03d.j2c")
+    n = 1 if mode == "sweep" else fs.d
+    bench.run(_ff_input(bench, fs, "file") + a + ["-frames:v", str(n), "-start_number", "0", "-f", "image2", pat])
+    files = [pat % i for i in range(n)]
+    r = dict(files=files, bytes=[os.path.getsize(p) for p in files])
+    if mode == "sweep":
+        return dict(r, fps=0, frames=0, note="not timed")
+    r.update(ff_path_rate(bench, fs, "file", a))
+    r["note"] = "rawvideo file input, -f null; rate from -progress over %.1f s" % r["seconds"]
+    return r
 
 
 def enc_ffmpeg_native(bench, fs, mode, target, out):
@@ -596,15 +748,20 @@ SKIP = {("FFmpeg jpeg2000 (native)", c) for c in SLOW_CASES} | {("FFmpeg libopen
 # Decoders: (bench, frames, codestream files, out dir) -> dict(fps, psnr)
 
 
-def dec_j2kc(backend):
+def dec_j2kc(backend, tier1=None):
     def run(bench, fs, files, out):
+        be = J2KC["backend"] if backend == "cuda" else backend
         dst = os.path.join(out, "dec.raw")
-        cmd = [bench.tool("j2kc_bench"), "decode", "--backend", backend, "--threads", str(THREADS),
-               "--warmup", str(len(files) if backend == "cuda" else 1), "--out", dst] + files
-        n = len(files) if bench.quick or backend != "cuda" else (8 if fs.w * fs.h > 4096 * 2160 else 32)
-        _, so, _ = bench.run(cmd + ["--frames", str(n)])
+        cmd = [bench.tool("j2kc_bench"), "decode", "--backend", be, "--threads", str(THREADS),
+               "--warmup", str(len(files) if be == "cuda" else 1), "--out", dst]
+        if tier1:
+            cmd += ["--tier1", tier1]
+        n = len(files) if bench.quick or be != "cuda" else (8 if fs.w * fs.h > 4096 * 2160 else 32)
+        cmd += ["--frames", str(n)] + files
+        _, so, _ = bench.run(cmd)
         r = json.loads(so.strip().splitlines()[-1])
         r["psnr"] = psnr(fs.frames[0], read_planar(dst, fs.fmt, 0), fs.prec)
+        r["command"] = bench.cmd_text(cmd)
         return r
     return run
 
@@ -644,35 +801,73 @@ dec_opj = dec_cli("opj_decompress", "-threads")
 dec_grk = dec_cli("grk_decompress", "-H")
 
 
-def _dec_ffmpeg(codec):
-    def run(bench, fs, files, out):
-        # The codestreams as one clip (image2 demuxer), decoded to rawvideo.
-        lst = os.path.join(out, "in%03d.j2c")
+def _mxf_clip(bench, files):
+    """The codestreams as one MXF clip (`-c copy`, 24 fps), made once per
+    stream set: FFmpeg demuxes it as DCI players read it, a packet a frame."""
+    d = os.path.join(bench.work, "clips", os.path.relpath(os.path.dirname(files[0]), bench.work).replace(os.sep, "-"))
+    clip = os.path.join(d, "clip.mxf")
+    if not os.path.exists(clip):
+        os.makedirs(d, exist_ok=True)
+        pat = os.path.join(d, "in%03d.j2c")
         for i, p in enumerate(files):
-            shutil.copyfile(p, lst % i)
-        dst = os.path.join(out, "dec.raw")
-        reps = 1
+            shutil.copyfile(p, pat % i)
+        bench.run([bench.tool("ffmpeg"), "-hide_banner", "-nostdin", "-y", "-loglevel", "error", "-framerate", "24",
+                   "-start_number", "0", "-f", "image2", "-i", pat, "-c", "copy", "-f", "mxf", clip])
+    return clip
 
-        def clip(n):
-            cmd = [bench.tool("ffmpeg"), "-hide_banner", "-nostdin", "-y", "-threads", str(THREADS),
-                   "-c:v", codec, "-stream_loop", str(n - 1), "-f", "image2", "-start_number", "0",
-                   "-i", lst, "-f", "rawvideo", dst]
-            return bench.run(cmd)
-        t1, _, err1 = clip(1)
-        m = re.search(r"Output #0.*?Video: rawvideo[^,]*, (\w+)", err1, re.S)
-        pix = m.group(1) if m else "?"
-        try:
-            q = psnr(fs.frames[0], read_ffmpeg_output(dst, pix, fs.fmt), fs.prec)
-        except Skip:
-            q = None
-        # Frame threads: a round of at least one frame a thread after the first loop.
-        reps = 2 if bench.quick else 1 + max(1, -(-THREADS // len(files)))
-        tn = clip(reps)[0]
-        fps, note = (reps - 1) * len(files) / max(tn - t1, 1e-6), "FFmpeg clip, start-up subtracted"
-        if tn - t1 < 0.1 * t1:
-            fps, note = reps * len(files) / tn, "FFmpeg clip, start-up included"
-        return dict(fps=fps, frames=(reps - 1) * len(files), psnr=q, note="%s; output %s" % (note, pix))
+
+def _ff_dec_first(bench, fs, clip, head, out):
+    """The first frame decoded to rawvideo, against the source: (PSNR, pixel format)."""
+    dst = os.path.join(out, "first.raw")
+    _, _, err = bench.run(head + ["-i", clip, "-frames:v", "1", "-f", "rawvideo", dst])
+    m = re.search(r"Output #0.*?Video: rawvideo[^,]*, (\w+)", err, re.S)
+    pix = m.group(1) if m else "?"
+    try:
+        return psnr(fs.frames[0], read_ffmpeg_output(dst, pix, fs.fmt), fs.prec), pix
+    except Skip:
+        return None, pix
+
+
+def dec_ffmpeg_j2kcuda(tier1=None):
+    """`ffmpeg -c:v j2k_cuda -i clip.mxf -f null -` (issue 4's command), timed
+    from its progress reports; the clip loops (-stream_loop -1)."""
+    def run(bench, fs, files, out):
+        clip = _mxf_clip(bench, files)
+        head = [bench.tool("ffmpeg"), "-hide_banner", "-nostdin", "-y", "-threads", str(THREADS), "-c:v", "j2k_cuda"]
+        if J2KC["backend"] != "cuda":
+            head += ["-backend", J2KC["backend"]]
+        if tier1:
+            head += ["-tier1", tier1]
+        q, pix = _ff_dec_first(bench, fs, clip, head, out)
+        cmd = head[:4] + ["-loglevel", "error"] + head[4:] + ["-stream_loop", "-1", "-i", clip, "-frames:v", "100000"] \
+            + FF_PROGRESS + ["-f", "null", "-"]
+        r = bench.rate(cmd)
+        r.update(psnr=q, command=bench.cmd_text(cmd),
+                 note="MXF clip, -f null; rate from -progress over %.1f s; output %s" % (r["seconds"], pix))
+        return r
     return run
+
+
+def dec_ffmpeg_native(bench, fs, files, out):
+    """FFmpeg's jpeg2000 decoder on the same MXF clip to `-f null`. Frame
+    threads finish frames in bursts of one a thread, so its rate is whole
+    loops of the clip less a one-loop run (start-up and the first round)."""
+    clip = _mxf_clip(bench, files)
+    head = [bench.tool("ffmpeg"), "-hide_banner", "-nostdin", "-y", "-threads", str(THREADS), "-c:v", "jpeg2000"]
+    q, pix = _ff_dec_first(bench, fs, clip, head, out)
+
+    def cmd(loops):
+        return head[:4] + ["-loglevel", "error"] + head[4:] + ["-stream_loop", str(loops - 1), "-i", clip,
+                                                               "-f", "null", "-"]
+    # Frame threads: a round of at least one frame a thread after the first loop.
+    reps = 2 if bench.quick else 1 + max(1, -(-THREADS // len(files)))
+    t1 = bench.run(cmd(1))[0]
+    tn = bench.run(cmd(reps))[0]
+    fps, note = (reps - 1) * len(files) / max(tn - t1, 1e-6), "start-up subtracted"
+    if tn - t1 < 0.1 * t1:
+        fps, note = reps * len(files) / tn, "start-up included"
+    return dict(fps=fps, frames=(reps - 1) * len(files), psnr=q, command=bench.cmd_text(cmd(reps)),
+                note="MXF clip, -f null, %d loops less 1 (%s); output %s" % (reps, note, pix))
 
 
 def dec_nvjpeg2k(bench, fs, files, out):
@@ -711,18 +906,40 @@ def dec_nvjpeg2k(bench, fs, files, out):
                 gpu_mem_mib=(free0 - free_min) / 2 ** 20, note="batch of %d, output in CUDA memory" % len(streams))
 
 
-DECODERS = [
-    ("j2k_cuda", dec_j2kc("cuda")),
-    ("nvJPEG2000", dec_nvjpeg2k),
-    ("j2k_cuda CPU backend", dec_j2kc("cpu")),
-    ("Grok grk_decompress", dec_grk),
-    ("OpenJPEG opj_decompress", dec_opj),
-    ("FFmpeg jpeg2000 (native)", _dec_ffmpeg("jpeg2000")),
-]
-# Decoder -> the encoder whose output is its "own" stream.
-OWN = {"j2k_cuda": "j2k_cuda", "nvJPEG2000": "nvJPEG2000", "j2k_cuda CPU backend": "j2k_cuda CPU backend",
-       "Grok grk_decompress": "Grok grk_compress", "OpenJPEG opj_decompress": "OpenJPEG opj_compress",
-       "FFmpeg jpeg2000 (native)": "FFmpeg jpeg2000 (native)"}
+def decoders():
+    """The decode rows; the Tier-1 placement variants where this build has them."""
+    rows = [("j2k_cuda", dec_j2kc("cuda"))]
+    if CAPS["bench_tier1"]:
+        rows += [("j2k_cuda, Tier-1 %s" % v.upper(), dec_j2kc("cuda", v)) for v in TIER1_VARIANTS]
+    rows += [("nvJPEG2000", dec_nvjpeg2k)]
+    variants = [v for v in TIER1_VARIANTS if v in CAPS["ffmpeg_tier1"]]
+    if variants:
+        rows += [("j2k_cuda in FFmpeg, -tier1 %s" % v, dec_ffmpeg_j2kcuda(v)) for v in variants]
+    else:
+        rows += [("j2k_cuda in FFmpeg", dec_ffmpeg_j2kcuda())]
+    rows += [("j2k_cuda CPU backend", dec_j2kc("cpu")),
+             ("Grok grk_decompress", dec_grk),
+             ("OpenJPEG opj_decompress", dec_opj),
+             ("FFmpeg jpeg2000 (native)", dec_ffmpeg_native)]
+    return rows
+
+
+def decode_only_on(name):
+    """Cases a decode row is limited to (None: every case), for time: the
+    FFmpeg j2k_cuda rows on FF_CASE, the Tier-1 variants also on 4K lossless."""
+    if name.startswith("j2k_cuda in FFmpeg"):
+        return (FF_CASE,)
+    if name.startswith("j2k_cuda, Tier-1"):
+        return (FF_CASE, "dci4k-lossless-natural")
+    return None
+
+
+def own_encoder(name):
+    """Decoder -> the encoder whose output is its "own" stream."""
+    if name.startswith(("j2k_cuda in FFmpeg", "j2k_cuda, Tier-1")):
+        return "j2k_cuda"
+    return {"Grok grk_decompress": "Grok grk_compress", "OpenJPEG opj_decompress": "OpenJPEG opj_compress"}.get(
+        name, name)
 
 
 def reference_psnr(bench, fs, path):
@@ -744,6 +961,72 @@ def reference_psnr(bench, fs, path):
 
 
 # ---------------------------------------------------------------------------
+
+
+def detect_caps(bench):
+    """Whether j2kc_bench and FFmpeg's j2k_cuda decoder can place Tier-1."""
+    try:
+        _, so, _ = bench.run([bench.tool("j2kc_bench"), "caps"], timeout=20)
+        CAPS["bench_tier1"] = bool(json.loads(so.strip().splitlines()[-1]).get("decoder_tier1"))
+    except (Skip, ValueError, IndexError):
+        CAPS["bench_tier1"] = False  # an older j2kc_bench: no caps command
+    try:
+        _, so, _ = bench.run([bench.tool("ffmpeg"), "-hide_banner", "-h", "decoder=j2k_cuda"], timeout=20)
+        m = re.search(r"^\s*-tier1\s.*\n((?:\s{4,}\w+\s+\S+.*\n)*)", so, re.M)
+        CAPS["ffmpeg_tier1"] = re.findall(r"^\s+(\w+)\s", m.group(1), re.M) if m else []
+    except Skip:
+        CAPS["ffmpeg_tier1"] = []
+
+
+# FFmpeg encode paths of issue 3 beside the plain one (the case's "j2k_cuda in
+# FFmpeg" row): (label, frames from, j2k_cuda or the input alone, glibc env).
+FF_ENC_PATHS = [
+    ("rawvideo file, no encoder (input ceiling)", "file", False, False),
+    ("rawvideo file, no encoder, glibc env (input ceiling)", "file", False, True),
+    ("j2k_cuda, rawvideo file", "file", True, False),  # the case's own row
+    ("j2k_cuda, rawvideo file, glibc env", "file", True, True),
+    ("frames in memory (loop filter), no encoder", "memory", False, False),
+    ("j2k_cuda, frames in memory (loop filter)", "memory", True, False),
+]
+
+
+def run_ffmpeg_encode_paths(bench, fs, case, paths):
+    """Issue 3: where the FFmpeg encode path's limit lies, each path its own
+    row with its exact command."""
+    rows = paths.setdefault("encode", [])
+    paths.update(case=FF_CASE, enc_target=FF_ENC_TARGET, dec_target=FF_DEC_TARGET,
+                 note="Commands: ffmpeg and j2kc_bench are BENCH_DIR/bin's (LD_LIBRARY_PATH=BENCH_DIR/lib), the "
+                      "files are in the run's work folder; each FFmpeg rate is output frames a second from -progress reports over the window, "
+                      "after %.2f s of output, then the process is stopped" % FF_WARM)
+    for label, source, enc, glibc in FF_ENC_PATHS:
+        if enc and source == "file" and not glibc:
+            r = dict(case["encode"].get("j2k_cuda in FFmpeg") or dict(error="not run"))
+            r.pop("files", None)
+        else:
+            try:
+                if bench.left() < 15:
+                    raise Skip("time budget")
+                r = ff_path_rate(bench, fs, source, _j2kcuda_enc_args(fs, case["mode"], None) if enc else [],
+                                 MALLOC_ENV if glibc else None)
+            except Skip as e:
+                r = dict(error=str(e))
+            except Exception as e:  # noqa: BLE001
+                r = dict(error="%s: %s" % (type(e).__name__, e))
+        r["label"] = label
+        rows.append(r)
+        bench.say("ffmpeg path enc %-52s %s" % (label, "%8.2f fps" % r["fps"] if "fps" in r else r.get("error")))
+
+
+def ffmpeg_decode_paths(case, paths):
+    """Issue 4: FFmpeg's decode rows of the case (and j2kc_bench's for the
+    library's own rate), with the CPU/GPU split of j2k_cuda's decode."""
+    rows = paths.setdefault("decode", [])
+    for name, entry in case["decode"].items():
+        if name.startswith(("j2k_cuda in FFmpeg", "FFmpeg jpeg2000")) or name.startswith("j2k_cuda") and \
+                "CPU backend" not in name:
+            r = dict((entry or {}).get("common") or dict(error="not run"))
+            r["label"] = name if "FFmpeg" in name else name + " (C API: j2kc_bench, no FFmpeg)"
+            rows.append(r)
 
 
 def gpu_info(bench):
@@ -774,7 +1057,11 @@ def main():
     ap.add_argument("--cases", default="", help="comma-separated case ids (default: all)")
     ap.add_argument("--no-sweep", action="store_true")
     ap.add_argument("--small", type=int, default=1, help="divide frame sizes by this (debugging off the GPU machine)")
+    ap.add_argument("--cpu", action="store_true",
+                    help="j2k_cuda's rows on its CPU backend (a dry run of the commands off the GPU machine)")
     args = ap.parse_args()
+    if args.cpu:
+        J2KC["backend"] = "cpu"
     if args.small > 1:
         for f in FORMATS.values():
             f["w"] //= args.small
@@ -792,8 +1079,12 @@ def main():
                     os.path.relpath(a) if a.startswith("/") else a for a in sys.argv[1:]), quick=bench.quick,
                 manifest=manifest)
     bench.say("GPU: %s; CPU: %s x %d" % (meta["gpu"], meta["cpu"], THREADS))
+    detect_caps(bench)
+    meta["caps"] = dict(CAPS, j2kc_backend=J2KC["backend"])
+    bench.say("caps: %s" % meta["caps"])
     photos = load_photos(os.path.join(bench.dir, "photos"))
-    results = dict(meta=meta, cases={}, sweep={}, stages={}, formats={k: v["label"] for k, v in FORMATS.items()})
+    results = dict(meta=meta, cases={}, sweep={}, stages={}, formats={k: v["label"] for k, v in FORMATS.items()},
+                   ffmpeg_paths={})
     wanted = [c for c in CASES if not args.cases or c[0] in args.cases.split(",")]
     framesets = {}
 
@@ -842,19 +1133,22 @@ def main():
                 case["encode"][name] = dict(error="%s: %s" % (type(e).__name__, e))
                 bench.say("%s enc %-26s failed: %s: %s" % (case_id, name, type(e).__name__, e))
             save()
+        if case_id == FF_CASE:
+            run_ffmpeg_encode_paths(bench, fs, case, results["ffmpeg_paths"])
+            save()
         # The common stream: j2k_cuda's (the CPU backend writes the same bytes,
         # and stands in where no GPU ran).
         common = (case["encode"].get("j2k_cuda", {}).get("files")
                   or case["encode"].get("j2k_cuda CPU backend", {}).get("files"))
-        for name, fn in DECODERS:
-            if ("dec:" + name, case_id) in SKIP:
+        for name, fn in decoders():
+            if ("dec:" + name, case_id) in SKIP or case_id not in (decode_only_on(name) or (case_id,)):
                 continue
             entry = {}
-            own_enc = case["encode"].get(OWN.get(name, ""), {})
+            own_enc = case["encode"].get(own_encoder(name), {})
             for which, files in (("common", common), ("own", own_enc.get("files"))):
                 if which == "own" and (("own", case_id) in SKIP or ("own:" + name, case_id) in SKIP):
                     continue
-                if which == "own" and OWN.get(name) in ("j2k_cuda", "j2k_cuda CPU backend"):
+                if which == "own" and own_encoder(name) in ("j2k_cuda", "j2k_cuda CPU backend"):
                     entry["own"] = entry.get("common")
                     continue
                 if not files:
@@ -876,7 +1170,11 @@ def main():
                     bench.say("%s dec %-26s %-6s failed: %s: %s" % (case_id, name, which, type(e).__name__, e))
             case["decode"][name] = entry
             save()
+        if case_id == FF_CASE:
+            ffmpeg_decode_paths(case, results["ffmpeg_paths"])
+            save()
         shutil.rmtree(os.path.join(bench.work, "dec", case_id), ignore_errors=True)
+        shutil.rmtree(os.path.join(bench.work, "clips"), ignore_errors=True)
 
     def run_stages():
         # Per-stage breakdown of j2k_cuda (each stage synchronised: J2KC_TIMING=1).
@@ -885,7 +1183,7 @@ def main():
             env = dict(bench.env, J2KC_TIMING="1")
             out = os.path.join(bench.work, "stages")
             os.makedirs(out, exist_ok=True)
-            for backend in ("cuda",):
+            for backend in (J2KC["backend"],):
                 try:
                     _, so, _ = bench.run([bench.tool("j2kc_bench"), "encode", "--in", fs.planar, "--width", str(fs.w),
                                           "--height", str(fs.h), "--comps", "3", "--prec", "12", "--distinct",

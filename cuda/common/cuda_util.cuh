@@ -2,8 +2,9 @@
  * @file cuda_util.cuh
  * @brief CUDA plumbing for the backends: status checks that throw
  * J2KC_ERR_CUDA, grow-only device and pinned buffers (pools sized once per
- * geometry, so steady-state frames allocate nothing), a stream holder, and a
- * guard that makes the caller's device current for the duration of a call.
+ * geometry, so steady-state frames allocate nothing), owned streams and
+ * events, a lent-or-owned stream holder, and a guard that makes the caller's
+ * device current for the duration of a call.
  */
 #pragma once
 
@@ -193,7 +194,92 @@ private:
     std::optional<DeviceGuard> guard_;
 };
 
-/** The stream the caller lent, or one of our own on `device`. */
+/**
+ * A CUDA stream of our own: created with flags and a priority, destroyed with
+ * its owner. Destroy it in the context that made it (owners that outlive a
+ * call open a ContextScope in their destructor). Empty until create().
+ */
+class CudaStream {
+public:
+    CudaStream() = default;
+    explicit CudaStream(unsigned flags, int priority = 0) { create(flags, priority); }
+    ~CudaStream() { reset(); }
+    CudaStream(const CudaStream &) = delete;
+    CudaStream &operator=(const CudaStream &) = delete;
+    CudaStream(CudaStream &&o) noexcept : stream_(std::exchange(o.stream_, nullptr)) {}
+    CudaStream &operator=(CudaStream &&o) noexcept
+    {
+        if (this != &o) {
+            reset();
+            stream_ = std::exchange(o.stream_, nullptr);
+        }
+        return *this;
+    }
+
+    /** Makes a new stream (replacing any held one); priority 0 is the default priority. */
+    void create(unsigned flags = cudaStreamNonBlocking, int priority = 0)
+    {
+        cudaStream_t s = nullptr;
+        check_cuda(cudaStreamCreateWithPriority(&s, flags, priority), "cudaStreamCreate");
+        reset();
+        stream_ = s;
+    }
+    void reset()
+    {
+        if (stream_) cudaStreamDestroy(stream_);
+        stream_ = nullptr;
+    }
+    cudaStream_t get() const { return stream_; }
+    void sync() const { check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize"); }
+
+private:
+    cudaStream_t stream_ = nullptr;
+};
+
+/**
+ * A CUDA event of our own, created with flags (cudaEventDefault times it,
+ * cudaEventDisableTiming makes it cheaper for ordering only). Empty until
+ * create(), so events that only timing needs cost nothing otherwise.
+ */
+class CudaEvent {
+public:
+    CudaEvent() = default;
+    explicit CudaEvent(unsigned flags) { create(flags); }
+    ~CudaEvent() { reset(); }
+    CudaEvent(const CudaEvent &) = delete;
+    CudaEvent &operator=(const CudaEvent &) = delete;
+    CudaEvent(CudaEvent &&o) noexcept : event_(std::exchange(o.event_, nullptr)) {}
+    CudaEvent &operator=(CudaEvent &&o) noexcept
+    {
+        if (this != &o) {
+            reset();
+            event_ = std::exchange(o.event_, nullptr);
+        }
+        return *this;
+    }
+
+    /** Makes a new event (replacing any held one). */
+    void create(unsigned flags = cudaEventDefault)
+    {
+        cudaEvent_t e = nullptr;
+        check_cuda(cudaEventCreateWithFlags(&e, flags), "cudaEventCreate");
+        reset();
+        event_ = e;
+    }
+    void reset()
+    {
+        if (event_) cudaEventDestroy(event_);
+        event_ = nullptr;
+    }
+    cudaEvent_t get() const { return event_; }
+    void record(cudaStream_t stream) const { check_cuda(cudaEventRecord(event_, stream), "cudaEventRecord"); }
+    void sync() const { check_cuda(cudaEventSynchronize(event_), "cudaEventSynchronize"); }
+
+private:
+    cudaEvent_t event_ = nullptr;
+};
+
+/** The stream the caller lent, or one of our own (a CudaStream) on `device`. */
 class StreamHolder {
 public:
     StreamHolder(void *lent, void *context, int device)
@@ -202,13 +288,9 @@ public:
             stream_ = static_cast<cudaStream_t>(lent);
         } else {
             ContextScope scope(context, device);
-            check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
-            owned_ = true;
+            owned_.create(cudaStreamNonBlocking);
+            stream_ = owned_.get();
         }
-    }
-    ~StreamHolder()
-    {
-        if (owned_) cudaStreamDestroy(stream_);
     }
     StreamHolder(const StreamHolder &) = delete;
     StreamHolder &operator=(const StreamHolder &) = delete;
@@ -216,9 +298,8 @@ public:
     void sync() const { check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize"); }
 
 private:
+    CudaStream owned_;  ///< empty when the stream is lent
     cudaStream_t stream_ = nullptr;
-    bool owned_ = false;
 };
-
 
 }  // namespace j2kc

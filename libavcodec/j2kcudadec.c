@@ -77,6 +77,7 @@ typedef struct J2KCudaDecContext {
     int            gpu;
     int            backend;
     int            frames_in_flight;
+    int            tier1;
 } J2KCudaDecContext;
 
 static int create_decoder(AVCodecContext *avctx, AVBufferRef *device_ref)
@@ -95,6 +96,7 @@ static int create_decoder(AVCodecContext *avctx, AVBufferRef *device_ref)
     config.reduce     = avctx->lowres;
     config.layers     = ctx->layers;
     config.frames_in_flight = ctx->frames_in_flight;
+    config.tier1_on_gpu = ctx->tier1;
     ret = ff_j2kcuda_device_handles(device_ref, &config.cuda_context, &config.cuda_stream);
     if (ret < 0) {
         av_log(avctx, AV_LOG_ERROR, "The hardware device is not a CUDA device\n");
@@ -105,8 +107,9 @@ static int create_decoder(AVCodecContext *avctx, AVBufferRef *device_ref)
     ret = j2kc_decoder_create(&ctx->decoder, &config);
     if (ret < 0)
         return ff_j2kcuda_error(&ctx->log, ret, "Cannot open the j2k_cuda decoder");
-    av_log(avctx, AV_LOG_VERBOSE, "Decoding on the %s backend, %d CPU threads (0: one per core)\n",
-           j2kc_decoder_backend(ctx->decoder) == J2KC_BACKEND_CUDA ? "CUDA" : "CPU", avctx->thread_count);
+    av_log(avctx, AV_LOG_VERBOSE, "Decoding on the %s backend, %d CPU threads (0: one per core)%s\n",
+           j2kc_decoder_backend(ctx->decoder) == J2KC_BACKEND_CUDA ? "CUDA" : "CPU", avctx->thread_count,
+           j2kc_decoder_backend(ctx->decoder) == J2KC_BACKEND_CUDA && ctx->tier1 != 0 ? ", Tier-1 on the GPU" : "");
     return 0;
 }
 
@@ -406,6 +409,10 @@ static const AVOption options[] = {
         { "auto", "CUDA when a GPU is usable, else CPU",  0, AV_OPT_TYPE_CONST, { .i64 = J2KC_BACKEND_AUTO }, 0, 0, VD, .unit = "backend" },
         { "cuda", "CUDA GPU",                             0, AV_OPT_TYPE_CONST, { .i64 = J2KC_BACKEND_CUDA }, 0, 0, VD, .unit = "backend" },
         { "cpu",  "CPU reference path (same pixels)",     0, AV_OPT_TYPE_CONST, { .i64 = J2KC_BACKEND_CPU },  0, 0, VD, .unit = "backend" },
+    { "tier1",   "Where the CUDA backend decodes code-blocks (Tier-1)", OFFSET(tier1), AV_OPT_TYPE_INT, { .i64 = -1 }, -1, 1, VD, .unit = "tier1" },
+        { "auto", "The GPU",                              0, AV_OPT_TYPE_CONST, { .i64 = -1 }, 0, 0, VD, .unit = "tier1" },
+        { "cpu",  "The CPU threads (same pixels)",        0, AV_OPT_TYPE_CONST, { .i64 = 0 },  0, 0, VD, .unit = "tier1" },
+        { "gpu",  "The GPU (same pixels)",                0, AV_OPT_TYPE_CONST, { .i64 = 1 },  0, 0, VD, .unit = "tier1" },
     { NULL },
 };
 

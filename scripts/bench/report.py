@@ -143,8 +143,9 @@ def markdown(res):
                "peer's (>1: j2k_cuda faster). Bytes: mean codestream size. PSNR: OpenJPEG's decode of the "
                "encoder's first frame against the source. Decode: each decoder on j2k_cuda's stream (common) "
                "and on its own encoder's stream (own). CLI tools (opj_*, grk_*) run one process a frame, reading "
-               "and writing files in tmpfs; FFmpeg rows subtract a one-frame run (start-up); nvJPEG2000 gets "
-               "CUDA frames in batches through nvimgcodec. GPU MiB: device memory the codec took (drop of "
+               "and writing files in tmpfs; FFmpeg's j2k_cuda rows are timed from ffmpeg's -progress reports over a "
+               "window after warm-up (-f null output), FFmpeg's own codecs (frame threads, frames done in bursts) "
+               "subtract a one-frame run (start-up); nvJPEG2000 gets CUDA frames in batches through nvimgcodec. GPU MiB: device memory the codec took (drop of "
                "free memory).")
     out.append("")
     for cid, c in res["cases"].items():

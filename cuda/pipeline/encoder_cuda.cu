@@ -87,41 +87,6 @@ __global__ void encoder_compact_passes_kernel(const GpuCodeBlockJob *jobs, const
     }
 }
 
-/** A stream of our own (destroyed in the context that made it: see ~CudaEncoder). */
-class OwnedStream {
-public:
-    OwnedStream() = default;
-    ~OwnedStream() { if (s_) cudaStreamDestroy(s_); }
-    OwnedStream(const OwnedStream &) = delete;
-    OwnedStream &operator=(const OwnedStream &) = delete;
-    void create(int priority)
-    {
-        check_cuda(cudaStreamCreateWithPriority(&s_, cudaStreamNonBlocking, priority), "cudaStreamCreate");
-    }
-    cudaStream_t get() const { return s_; }
-
-private:
-    cudaStream_t s_ = nullptr;
-};
-
-class OwnedEvent {
-public:
-    OwnedEvent() = default;
-    ~OwnedEvent() { if (e_) cudaEventDestroy(e_); }
-    OwnedEvent(const OwnedEvent &) = delete;
-    OwnedEvent &operator=(const OwnedEvent &) = delete;
-    void create(bool timed)
-    {
-        check_cuda(cudaEventCreateWithFlags(&e_, timed ? cudaEventDefault : cudaEventDisableTiming),
-                   "cudaEventCreate");
-    }
-    cudaEvent_t get() const { return e_; }
-    void record(cudaStream_t s) const { check_cuda(cudaEventRecord(e_, s), "cudaEventRecord"); }
-
-private:
-    cudaEvent_t e_ = nullptr;
-};
-
 /**
  * Default number of frames in flight: one uploading and transforming, two or
  * three in Tier-1 (a 2K frame's Tier-1 grid does not fill an H100), one or two
@@ -249,9 +214,10 @@ private:
 
     /** Everything one frame in flight needs, on the device and in pinned host memory. */
     struct Slot {
-        OwnedStream urgent, bulk;  ///< high priority: upload, colour, rate control, Tier-2; low: DWT to Tier-1
-        OwnedEvent ready, consumed;  ///< frame produced (caller's stream); frame read (urgent stream)
-        OwnedEvent marks[kNumMarks];
+        // Streams and events are destroyed in the context that made them: see ~CudaEncoder.
+        CudaStream urgent, bulk;  ///< high priority: upload, colour, rate control, Tier-2; low: DWT to Tier-1
+        CudaEvent ready, consumed;  ///< frame produced (caller's stream); frame read (urgent stream)
+        CudaEvent marks[kNumMarks];
         DeviceBuffer frame, planes, indices, dwt_scratch;
         DeviceBuffer jobs, results, arena, t1_scratch, sparse_end, sparse_dist, sparse_term;
         DeviceBuffer num_passes, zero_bitplanes, byte_offset, pass_offset, pass_end, pass_dist, pass_term;
@@ -415,12 +381,12 @@ private:
         auto s = std::make_unique<Slot>();
         int least = 0, greatest = 0;
         check_cuda(cudaDeviceGetStreamPriorityRange(&least, &greatest), "cudaDeviceGetStreamPriorityRange");
-        s->urgent.create(greatest);
-        s->bulk.create(least);
-        s->ready.create(false);
-        s->consumed.create(timing());
+        s->urgent.create(cudaStreamNonBlocking, greatest);
+        s->bulk.create(cudaStreamNonBlocking, least);
+        s->ready.create(cudaEventDisableTiming);
+        s->consumed.create(timing() ? cudaEventDefault : cudaEventDisableTiming);
         if (timing())
-            for (OwnedEvent &e : s->marks) e.create(true);
+            for (CudaEvent &e : s->marks) e.create(cudaEventDefault);
 
         auto *indices = static_cast<int32_t *>(s->indices.reserve(samples_ * 4));
         if (!plan_.reversible()) s->planes.reserve(samples_ * 4);
@@ -718,7 +684,7 @@ private:
         }
     }
 
-    static double elapsed_ms(const OwnedEvent &a, const OwnedEvent &b)
+    static double elapsed_ms(const CudaEvent &a, const CudaEvent &b)
     {
         float ms = 0;
         check_cuda(cudaEventElapsedTime(&ms, a.get(), b.get()), "cudaEventElapsedTime");

@@ -15,7 +15,11 @@
  *       the coefficients of the decoded blocks and over all image samples)
  *       and frames/s on one core (thread CPU time). --oracle times the frozen straightforward
  *       decoder of tests/tier1_decoder_oracle.h on the same blocks; --check
- *       compares the two outputs block by block. --openjpeg times OpenJPEG's
+ *       compares the two outputs block by block. --jobs times the
+ *       job-table path (t1_decode_job.h, the code the GPU runs, decoding in
+ *       place) on the host; --gpu runs the same table through the CUDA kernel
+ *       (tier1_decode_gpu), reports its time from events (best of N) and
+ *       checks it against Tier1Decoder's output. --openjpeg times OpenJPEG's
  *       whole decode of IN on one thread (when built with libopenjp2.a; link
  *       it statically so that `perf record` names its Tier-1 functions).
  *
@@ -37,8 +41,12 @@
 #include "codestream/reader.h"
 #include "common/status.h"
 #include "pipeline/band_layout.h"
+#include "tier1/t1_decode_job.h"
 #include "tier1/tier1.h"
+#include "tier1/tier1_decode_gpu.h"
 #include "tier1_decoder_oracle.h"
+
+#include <cuda_runtime.h>
 #include "tier2/packet_decoder.h"
 #include "tier2/partition.h"
 
@@ -279,6 +287,118 @@ Blocks collect(const Codestream &cs)
     return b;
 }
 
+/** The blocks as a T1DecodeJob table over one buffer holding every plane. */
+struct JobTable {
+    std::vector<T1DecodeJob> jobs;
+    std::vector<size_t> plane_at;
+    size_t elements = 0, scratch_words = 1;
+};
+
+JobTable job_table(const Blocks &b)
+{
+    JobTable t;
+    for (const auto &p : b.planes) {
+        t.plane_at.push_back(t.elements);
+        t.elements += p.size();
+    }
+    for (const Job &j : b.jobs) {
+        T1DecodeJob job{};
+        job.data_offset = j.data_offset;
+        job.data_length = uint32_t(j.bytes);
+        job.segment_offset = uint32_t(j.first_segment);
+        job.num_segments = uint32_t(j.num_segments);
+        job.out_offset = t.plane_at[j.plane] + j.out_offset;
+        job.out_stride = uint32_t(j.out_stride);
+        job.width = uint16_t(j.width);
+        job.height = uint16_t(j.height);
+        job.orientation = uint8_t(j.params.orientation);
+        job.style = j.params.style;
+        job.num_bitplanes = j.params.num_bitplanes;
+        job.zero_bitplanes = j.params.zero_bitplanes;
+        job.roi_shift = j.params.roi_shift;
+        t.scratch_words = std::max(t.scratch_words, t1_decode_job_scratch_words(j.width, j.height));
+        t.jobs.push_back(job);
+    }
+    return t;
+}
+
+size_t count_diffs(const Blocks &b, const JobTable &t, const std::vector<int32_t> &all)
+{
+    size_t diffs = 0;
+    for (size_t p = 0; p < b.planes.size(); ++p)
+        for (size_t i = 0; i < b.planes[p].size(); ++i) diffs += b.planes[p][i] != all[t.plane_at[p] + i];
+    return diffs;
+}
+
+#define BENCH_CUDA(call)                                                                            \
+    do {                                                                                           \
+        const cudaError_t e_ = (call);                                                             \
+        if (e_ != cudaSuccess) {                                                                   \
+            std::fprintf(stderr, "%s: %s\n", #call, cudaGetErrorString(e_));                        \
+            return 3;                                                                              \
+        }                                                                                          \
+    } while (0)
+
+/** The table through the CUDA kernel: best kernel time of `reps` (events), checked against b.planes. */
+int bench_gpu(const Blocks &b, const JobTable &t, int reps)
+{
+    int devices = 0;
+    if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+        std::printf("gpu: no CUDA device\n");
+        return 0;
+    }
+    const uint32_t n = uint32_t(t.jobs.size());
+    T1DecodeJob *jobs;
+    uint8_t *bytes, *status;
+    CodewordSegment *segs;
+    int32_t *out;
+    uint32_t *scratch;
+    BENCH_CUDA(cudaMalloc(&jobs, std::max<size_t>(n, 1) * sizeof(T1DecodeJob)));
+    BENCH_CUDA(cudaMalloc(&bytes, std::max<size_t>(b.bytes.size(), 1)));
+    BENCH_CUDA(cudaMalloc(&segs, std::max<size_t>(b.segments.size(), 1) * sizeof(CodewordSegment)));
+    BENCH_CUDA(cudaMalloc(&out, std::max<size_t>(t.elements, 1) * 4));
+    BENCH_CUDA(cudaMalloc(&status, std::max<size_t>(n, 1)));
+    BENCH_CUDA(cudaMalloc(&scratch, size_t{tier1_decode_gpu_threads(n)} * t.scratch_words * 4));
+    BENCH_CUDA(cudaMemcpy(jobs, t.jobs.data(), n * sizeof(T1DecodeJob), cudaMemcpyHostToDevice));
+    BENCH_CUDA(cudaMemcpy(bytes, b.bytes.data(), b.bytes.size(), cudaMemcpyHostToDevice));
+    BENCH_CUDA(cudaMemcpy(segs, b.segments.data(), b.segments.size() * sizeof(CodewordSegment),
+                          cudaMemcpyHostToDevice));
+    // Blocks without data have no job: the buffer starts as zeros, as the planes do.
+    BENCH_CUDA(cudaMemset(out, 0, t.elements * 4));
+    cudaEvent_t e0, e1;
+    BENCH_CUDA(cudaEventCreate(&e0));
+    BENCH_CUDA(cudaEventCreate(&e1));
+    float best = 1e30f;
+    for (int r = 0; r < reps + 1; ++r) {  // the first run warms up
+        BENCH_CUDA(cudaEventRecord(e0));
+        tier1_decode_gpu(jobs, n, bytes, segs, out, scratch, t.scratch_words, status, nullptr);
+        BENCH_CUDA(cudaEventRecord(e1));
+        BENCH_CUDA(cudaEventSynchronize(e1));
+        float ms = 0;
+        BENCH_CUDA(cudaEventElapsedTime(&ms, e0, e1));
+        if (r) best = std::min(best, ms);
+    }
+    std::vector<int32_t> all(t.elements);
+    std::vector<uint8_t> st(n);
+    BENCH_CUDA(cudaMemcpy(all.data(), out, t.elements * 4, cudaMemcpyDeviceToHost));
+    BENCH_CUDA(cudaMemcpy(st.data(), status, n, cudaMemcpyDeviceToHost));
+    size_t bad = 0;
+    for (uint8_t v : st) bad += v != kT1JobOk;
+    const size_t diffs = count_diffs(b, t, all);
+    cudaDeviceProp prop{};
+    cudaGetDeviceProperties(&prop, 0);
+    std::printf("gpu        %8.3f ms/frame  kernel time (events, best of %d) on %s, %u jobs, %zu not ok; "
+                "check: %zu differing coefficients against Tier1Decoder\n",
+                double(best), reps, prop.name, n, bad, diffs);
+    cudaFree(jobs);
+    cudaFree(bytes);
+    cudaFree(segs);
+    cudaFree(out);
+    cudaFree(status);
+    cudaFree(scratch);
+    return diffs || bad ? 2 : 0;
+}
+
 template <typename F>
 double best_of(int reps, F &&run)
 {
@@ -299,7 +419,7 @@ void report(const char *name, double s, const Blocks &b, uint64_t bytes)
                 s * 1e9 / double(b.image_samples), 1.0 / s);
 }
 
-int bench(const char *path, int reps, bool oracle, bool check, bool opj)
+int bench(const char *path, int reps, bool oracle, bool check, bool opj, bool jobs, bool gpu)
 {
     FILE *f = std::fopen(path, "rb");
     if (!f) {
@@ -333,6 +453,30 @@ int bench(const char *path, int reps, bool oracle, bool check, bool opj)
     };
     run_new();  // warm-up: scratch sized, pages touched
     report("tier1", best_of(reps, run_new), b, bytes);
+
+    if (jobs || gpu) {
+        const JobTable t = job_table(b);
+        if (jobs) {
+            std::vector<int32_t> all(t.elements, 0);
+            std::vector<uint32_t> scratch(t.scratch_words);
+            size_t bad = 0;
+            auto run_jobs = [&] {
+                bad = 0;
+                for (const T1DecodeJob &job : t.jobs)
+                    bad += t1_decode_job(job, b.bytes.data(), b.segments.data(), all.data(), scratch.data(),
+                                         scratch.size()) != kT1JobOk;
+            };
+            run_jobs();
+            report("jobs", best_of(reps, run_jobs), b, bytes);
+            const size_t diffs = count_diffs(b, t, all);
+            std::printf("jobs check: %zu differing coefficients against Tier1Decoder, %zu jobs not ok\n", diffs, bad);
+            if (diffs || bad) return 2;
+        }
+        if (gpu) {
+            const int r = bench_gpu(b, t, reps);
+            if (r) return r;
+        }
+    }
 
 #if defined(J2KC_BENCH_OPENJPEG)
     if (opj) {
@@ -380,18 +524,20 @@ int main(int argc, char **argv)
         }
         if (argc < 2) {
             std::fprintf(stderr, "usage: tier1_bench gen OUT.ppm [W H [SEED]]\n"
-                                 "       tier1_bench IN.j2c [--reps N] [--oracle] [--check] [--openjpeg]\n");
+                                 "       tier1_bench IN.j2c [--reps N] [--oracle] [--check] [--openjpeg] [--jobs] [--gpu]\n");
             return 1;
         }
         int reps = 5;
-        bool oracle = false, check = false, opj = false;
+        bool oracle = false, check = false, opj = false, jobs = false, gpu = false;
         for (int i = 2; i < argc; ++i) {
             if (std::strcmp(argv[i], "--reps") == 0 && i + 1 < argc) reps = std::max(1, std::atoi(argv[++i]));
             else if (std::strcmp(argv[i], "--oracle") == 0) oracle = true;
             else if (std::strcmp(argv[i], "--check") == 0) check = true;
             else if (std::strcmp(argv[i], "--openjpeg") == 0) opj = true;
+            else if (std::strcmp(argv[i], "--jobs") == 0) jobs = true;
+            else if (std::strcmp(argv[i], "--gpu") == 0) gpu = true;
         }
-        return bench(argv[1], reps, oracle, check, opj);
+        return bench(argv[1], reps, oracle, check, opj, jobs, gpu);
     } catch (const std::exception &e) {
         std::fprintf(stderr, "tier1_bench: %s\n", e.what());
         return 1;

@@ -250,6 +250,12 @@ bench-prep: $(if $(BENCH_NO_BUILD),,all)
 	BENCH_DIR=$(BENCH_DIR) BENCH_CACHE=$(B)/bench-cache CORE_LIB=$(J2KC_LIB) FFMPEG=$(FFMPEG) \
 	  NVCC=$(NVCC) CUDA_LIBDIR=$(CUDA_LIBDIR) scripts/bench/prep.sh
 
+# Only bin/j2kc_bench and bin/ffmpeg of a filled BENCH_DIR, from this tree (no network).
+.PHONY: bench-bins
+bench-bins: $(if $(BENCH_NO_BUILD),,all)
+	BENCH_ONLY_BINS=1 BENCH_DIR=$(BENCH_DIR) CORE_LIB=$(J2KC_LIB) FFMPEG=$(FFMPEG) \
+	  NVCC=$(NVCC) CUDA_LIBDIR=$(CUDA_LIBDIR) scripts/bench/prep.sh
+
 bench:
 	@test -x $(BENCH_DIR)/bin/j2kc_bench || { echo "$(BENCH_DIR) is empty: run 'make bench-prep' first"; exit 1; }
 	PYTHONUNBUFFERED=1 python3 scripts/bench/run.py --dir $(BENCH_DIR) --out $(BENCH_OUT) $(BENCH_ARGS)

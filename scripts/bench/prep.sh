@@ -12,6 +12,9 @@
 #   manifest.json  versions and sources of all of the above
 #
 #   BENCH_DIR=... CORE_LIB=.../libj2kcuda.a FFMPEG=.../ffmpeg scripts/bench/prep.sh
+#
+# BENCH_ONLY_BINS=1 refreshes bin/j2kc_bench and bin/ffmpeg of a filled folder
+# from the current tree (no network) and their lines in manifest.json.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -29,9 +32,15 @@ PHOTO_DEB=plasma-workspace-wallpapers
 PHOTOS="BytheWater ColdRipple ColorfulCups DarkestHour EveningGlow FallenLeaf Grey Kite OneStandsOut Path summer_1am"
 cache=${BENCH_CACHE:-$top/build/bench-cache}
 
-mkdir -p "$out" "$cache/debs" "$cache/whl"
-rm -rf "$out/bin" "$out/lib" "$out/site" "$out/photos"
-mkdir -p "$out/bin" "$out/lib" "$out/site" "$out/photos"
+only_bins=${BENCH_ONLY_BINS:-0}
+if [ "$only_bins" = 1 ]; then
+    [ -f "$out/manifest.json" ] || { echo "bench-prep: $out is not filled: run it without BENCH_ONLY_BINS"; exit 1; }
+    mkdir -p "$out/bin"
+else
+    mkdir -p "$out" "$cache/debs" "$cache/whl"
+    rm -rf "$out/bin" "$out/lib" "$out/site" "$out/photos"
+    mkdir -p "$out/bin" "$out/lib" "$out/site" "$out/photos"
+fi
 
 echo "bench-prep: j2kc_bench"
 # J2KC_BENCH_FLAGS: extra compiler flags, e.g. -DJ2KC_BENCH_TIER1_FIELD=<name>
@@ -40,6 +49,19 @@ g++ -O2 -std=c++17 ${J2KC_BENCH_FLAGS:-} -I"$top/cuda/include" -I"$CUDA_HOME/inc
     -L"$CUDA_LIBDIR" -lcudart_static -lpthread -ldl -lrt -o "$out/bin/j2kc_bench"
 cp "$FFMPEG" "$out/bin/ffmpeg"
 strip "$out/bin/j2kc_bench" "$out/bin/ffmpeg"
+if [ "$only_bins" = 1 ]; then
+    ff_version=$("$out/bin/ffmpeg" -hide_banner -version | head -1)
+    python3 - "$out/manifest.json" <<EOF
+import json, sys
+m = json.load(open(sys.argv[1]))
+m.update(ffmpeg="$ff_version", core_lib="$CORE_LIB",
+         core_lib_time="$(date -u -r "$CORE_LIB" '+%Y-%m-%d %H:%M UTC')",
+         commit="$(git -C "$top" rev-parse --short HEAD)")
+json.dump(m, open(sys.argv[1], "w"), indent=1)
+EOF
+    echo "bench-prep: bin/j2kc_bench and bin/ffmpeg of $out refreshed ($("$out/bin/j2kc_bench" caps))"
+    exit 0
+fi
 
 # Debian packages: the peers and, for each library they load that is not
 # part of the C runtime, the package that holds it.

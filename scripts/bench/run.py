@@ -88,7 +88,7 @@ FF_DEC_CLIP = 600
 J2KC = {"backend": "cuda"}
 # What this build can set (found at start-up): the decoder's Tier-1 placement
 # in j2kc_bench (--tier1) and in FFmpeg (-tier1 on the j2k_cuda decoder).
-CAPS = {"bench_tier1": False, "ffmpeg_tier1": []}
+CAPS = {"bench_tier1": False, "ffmpeg_tier1": [], "ffmpeg_loop": False}
 # HOOK for the lead: the Tier-1 placements the decode rows compare when the
 # core has them (empty: only the default). Set it to [] to leave them out.
 TIER1_VARIANTS = ["cpu", "gpu"]
@@ -1003,6 +1003,11 @@ def detect_caps(bench):
         CAPS["ffmpeg_tier1"] = re.findall(r"^\s+(\w+)\s", m.group(1), re.M) if m else []
     except Skip:
         CAPS["ffmpeg_tier1"] = []
+    try:
+        _, so, _ = bench.run([bench.tool("ffmpeg"), "-hide_banner", "-filters"], timeout=20)
+        CAPS["ffmpeg_loop"] = bool(re.search(r"^\s*\S+\s+loop\s", so, re.M))
+    except Skip:
+        CAPS["ffmpeg_loop"] = False
 
 
 # FFmpeg encode paths of issue 3 beside the plain one (the case's "j2k_cuda in
@@ -1033,6 +1038,8 @@ def run_ffmpeg_encode_paths(bench, fs, case, paths):
             try:
                 if bench.left() < 15:
                     raise Skip("time budget")
+                if source == "memory" and not CAPS["ffmpeg_loop"]:
+                    raise Skip("this ffmpeg has no loop filter: make bench-bins refreshes BENCH_DIR/bin/ffmpeg")
                 r = ff_path_rate(bench, fs, source, _j2kcuda_enc_args(fs, case["mode"], None) if enc else [],
                                  MALLOC_ENV if glibc else None)
             except Skip as e:

@@ -1,7 +1,8 @@
 // The asynchronous decoder API (j2kc_decoder_submit / j2kc_decoder_receive):
 // frames come out in submit order with their tags, equal to the synchronous
 // path's; AGAIN/EOF, errors of one frame between good ones, reset, reused
-// buffers; and the CUDA backend's pipeline pixel for pixel against the CPU.
+// buffers; and the CUDA backend's pipeline pixel for pixel against the CPU,
+// with Tier-1 on the GPU (the default) and on the CPU workers.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
@@ -175,10 +176,20 @@ std::vector<std::vector<uint8_t>> sample_streams()
     return streams;
 }
 
+/** tier1_on_gpu of the decoders make_decoder creates (the default: auto). */
+int g_tier1_on_gpu = -1;
+
+/** Runs the CUDA tests of a scope with Tier-1 on the CPU workers. */
+struct CpuTier1Scope {
+    CpuTier1Scope() { g_tier1_on_gpu = 0; }
+    ~CpuTier1Scope() { g_tier1_on_gpu = -1; }
+};
+
 j2kc_decoder *make_decoder(j2kc_backend backend, int frames_in_flight = 0, int threads = 3, int reduce = 0)
 {
     j2kc_decoder_config cfg;
     j2kc_decoder_config_default(&cfg);
+    cfg.tier1_on_gpu = g_tier1_on_gpu;
     cfg.backend = backend;
     cfg.log = quiet;
     cfg.threads = threads;
@@ -458,6 +469,22 @@ TEST(GpuAsyncDecoder, QueueMatchesCpuPixelForPixel)
     check_queue(J2KC_BACKEND_CUDA, 0, 3);
     check_queue(J2KC_BACKEND_CUDA, 4, 8);
     check_queue(J2KC_BACKEND_CUDA, 1, 1);
+}
+
+TEST(GpuAsyncDecoder, CpuTier1QueueMatchesCpuPixelForPixel)
+{
+    if (!have_gpu()) GTEST_SKIP() << "no usable CUDA device";
+    CpuTier1Scope cpu_tier1;
+    check_queue(J2KC_BACKEND_CUDA, 0, 3);
+    check_queue(J2KC_BACKEND_CUDA, 1, 1);
+}
+
+TEST(GpuAsyncDecoder, CpuTier1ErrorsAndResets)
+{
+    if (!have_gpu()) GTEST_SKIP() << "no usable CUDA device";
+    CpuTier1Scope cpu_tier1;
+    check_errors_mid_stream(J2KC_BACKEND_CUDA);
+    check_reset(J2KC_BACKEND_CUDA);
 }
 
 TEST(GpuAsyncDecoder, ErrorsMidStreamStayWithTheirFrame)

@@ -43,18 +43,18 @@ extern "C" int j2kc_decoder_submit(j2kc_decoder *, const uint8_t *, size_t, int6
 extern "C" int j2kc_decoder_receive(j2kc_decoder *, const j2kc_image *, int64_t *, int) __attribute__((weak));
 extern "C" int j2kc_decoder_reset(j2kc_decoder *) __attribute__((weak));
 
-// Where the CUDA decoder runs Tier-1 (auto/cpu/gpu), for cores whose
-// j2kc_decoder_config has that field: found at compile time, so this driver
-// builds against cores with and without it, and `caps` tells run.py. If the
-// core names the field or its values otherwise, one line here (or
-// -DJ2KC_BENCH_TIER1_FIELD=... in prep.sh's J2KC_BENCH_FLAGS) enables it.
+// Where the CUDA decoder runs Tier-1 (j2kc_decoder_config::tier1_on_gpu: -1
+// auto, 0 the CPU workers, 1 the GPU), found at compile time, so this driver
+// also builds against cores without the field (their Tier-1 is on the CPU),
+// and `caps` tells run.py. Another name or other values: one line here, or
+// -D... in prep.sh's J2KC_BENCH_FLAGS.
 #ifndef J2KC_BENCH_TIER1_FIELD
-#define J2KC_BENCH_TIER1_FIELD tier1
+#define J2KC_BENCH_TIER1_FIELD tier1_on_gpu
 #endif
 #ifndef J2KC_BENCH_TIER1_AUTO
-#define J2KC_BENCH_TIER1_AUTO 0
-#define J2KC_BENCH_TIER1_CPU 1
-#define J2KC_BENCH_TIER1_GPU 2
+#define J2KC_BENCH_TIER1_AUTO (-1)
+#define J2KC_BENCH_TIER1_CPU 0
+#define J2KC_BENCH_TIER1_GPU 1
 #endif
 
 namespace {
@@ -82,6 +82,16 @@ template <class Config>
 bool set_tier1(Config &, int, long)
 {
     return false;  // this core's decoder config has no Tier-1 placement
+}
+template <class Config>
+auto get_tier1(const Config &c, int) -> decltype(int(c.J2KC_BENCH_TIER1_FIELD))
+{
+    return int(c.J2KC_BENCH_TIER1_FIELD);
+}
+template <class Config>
+int get_tier1(const Config &, long)
+{
+    return J2KC_BENCH_TIER1_CPU;  // no field: Tier-1 on the CPU workers
 }
 
 [[noreturn]] void die(const std::string &msg)
@@ -428,6 +438,9 @@ int decode(const Args &a)
     run(a.warmup, a.frames);
     const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
     const char *backend = j2kc_decoder_backend(dec) == J2KC_BACKEND_CUDA ? "cuda" : "cpu";
+    // Where Tier-1 ran: the GPU on the CUDA backend unless the config says the CPU.
+    const char *tier1_place =
+        std::strcmp(backend, "cuda") == 0 && get_tier1(cfg, 0) != J2KC_BENCH_TIER1_CPU ? "gpu" : "cpu";
     // Async cores sum stage times since the reset; older ones have none.
     j2kc_stage_times stages{};
     const bool have_stages = async && j2kc_decoder_reset && j2kc_decoder_stage_times &&
@@ -442,6 +455,7 @@ int decode(const Args &a)
     std::printf("{\"fps\": %.4f, \"frames\": %d, \"seconds\": %.6f, \"backend\": \"%s\", \"gpu_mem_mib\": %.1f, "
                 "\"api\": \"%s\"",
                 a.frames / secs, a.frames, secs, backend, mem.used_mib(), async ? "submit/receive" : "j2kc_decode");
+    std::printf(", \"tier1_place\": \"%s\"", tier1_place);
     if (!a.tier1.empty()) std::printf(", \"tier1\": \"%s\"", a.tier1.c_str());
     if (have_stages) print_stages(stages, a.frames);
     std::printf("}\n");

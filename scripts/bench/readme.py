@@ -47,11 +47,14 @@ def ffmpeg_lines(res):
                                                             "%.1fx" % r["vs_native"] if r.get("vs_native") else "-"))
         lines.append("")
     for r in report.decode_split(res):
-        lines.append("%s decode split at %s, ms a frame (j2kc_decoder_stage_times): %.1f fps = %.2f ms wall; CPU "
-                     "Tier-2 %.2f + Tier-1 %.2f thread-ms (%.2f ms over %d threads); GPU upload %.2f, dequant+IDWT "
-                     "%.2f, MCT+pack %.2f, download %.2f (%.2f ms)." % (
-                         r["name"], fp.get("case"), r["fps"], r["wall"], r["tier2"], r["tier1"], r["cpu_wall"],
-                         res["meta"]["threads"], r["upload"], r["dwt"], r["color"], r["download"], r["gpu"]))
+        gpu_t1 = r["place"] == "gpu"
+        lines.append("%s decode split at %s, ms a frame (j2kc_decoder_stage_times; Tier-1 on the %s): %.1f fps = "
+                     "%.2f ms wall; CPU Tier-2 %.2f%s thread-ms (%.2f ms over %d threads); GPU upload %.2f, %s"
+                     "dequant+IDWT %.2f, MCT+pack %.2f, download %.2f (%.2f ms)." % (
+                         r["name"], fp.get("case"), r["place"].upper(), r["fps"], r["wall"], r["tier2"],
+                         "" if gpu_t1 else " + Tier-1 %.2f" % r["tier1"], r["cpu_wall"], res["meta"]["threads"],
+                         r["upload"], "Tier-1 %.2f, " % r["tier1"] if gpu_t1 else "", r["dwt"], r["color"],
+                         r["download"], r["gpu"]))
     if report.decode_split(res):
         lines.append("")
     return lines

@@ -49,9 +49,12 @@ def decode_split(res):
         s = r.get("stages_ms")
         if not name.startswith("j2k_cuda") or "FFmpeg" in name or "CPU backend" in name or not s or not r.get("fps"):
             continue
-        cpu = s.get("tier1", 0) + s.get("tier2", 0)
-        gpu = sum(s.get(k, 0) for k in ("upload", "dwt", "color", "download"))
-        rows.append(dict(name=name, fps=r["fps"], wall=1000.0 / r["fps"], tier2=s.get("tier2", 0),
+        # With Tier-1 on the GPU, tier1 is the Tier-1 kernel's GPU time (j2kc.h).
+        place = r.get("tier1_place", "cpu")
+        t1_gpu = place == "gpu"
+        cpu = s.get("tier2", 0) + (0 if t1_gpu else s.get("tier1", 0))
+        gpu = sum(s.get(k, 0) for k in ("upload", "dwt", "color", "download")) + (s.get("tier1", 0) if t1_gpu else 0)
+        rows.append(dict(name=name, place=place, fps=r["fps"], wall=1000.0 / r["fps"], tier2=s.get("tier2", 0),
                          tier1=s.get("tier1", 0), cpu=cpu, cpu_wall=cpu / threads, upload=s.get("upload", 0),
                          dwt=s.get("dwt", 0), color=s.get("color", 0), download=s.get("download", 0), gpu=gpu,
                          latency=s.get("total", 0)))
@@ -119,16 +122,18 @@ def ffmpeg_markdown(res):
     split = decode_split(res)
     if split:
         out += ["j2k_cuda's decode split (j2kc_decoder_stage_times through j2kc_bench, ms a frame, frames in "
-                "flight overlapping): CPU Tier-2 and Tier-1 are thread-ms summed over the workers (CPU / %d: the "
-                "wall time if they kept every thread busy); GPU stages from CUDA events; latency: submit to "
-                "receive." % res["meta"]["threads"], "",
-                "| decoder | fps | wall ms/frame | CPU Tier-2 | CPU Tier-1 | CPU sum | CPU / %d | GPU upload | "
-                "GPU dequant+IDWT | GPU MCT+pack | GPU download | GPU sum | latency |" % res["meta"]["threads"],
-                "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+                "flight overlapping): CPU Tier-2, and Tier-1 where it runs on the CPU, are thread-ms summed over "
+                "the workers (CPU / %d: the wall time if they kept every thread busy); on the GPU, Tier-1 is its "
+                "kernel's time and upload includes the code-block bytes; GPU stages from CUDA events; latency: "
+                "submit to receive." % res["meta"]["threads"], "",
+                "| decoder | fps | wall ms/frame | Tier-1 on | Tier-2 (CPU) | Tier-1 | CPU sum | CPU / %d | "
+                "GPU upload | GPU dequant+IDWT | GPU MCT+pack | GPU download | GPU sum | latency |" %
+                res["meta"]["threads"], "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for r in split:
-            out.append("| %s | %s |" % (r["name"], " | ".join(_f(r[k], 2) for k in (
-                "fps", "wall", "tier2", "tier1", "cpu", "cpu_wall", "upload", "dwt", "color", "download", "gpu",
-                "latency"))))
+            out.append("| %s | %s | %s | %s | %s |" % (
+                r["name"], _f(r["fps"], 2), _f(r["wall"], 2), r["place"].upper(),
+                " | ".join(_f(r[k], 2) for k in ("tier2", "tier1", "cpu", "cpu_wall", "upload", "dwt", "color",
+                                                 "download", "gpu", "latency"))))
         out.append("")
     return out
 

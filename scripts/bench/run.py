@@ -90,7 +90,9 @@ J2KC = {"backend": "cuda"}
 # in j2kc_bench (--tier1) and in FFmpeg (-tier1 on the j2k_cuda decoder).
 CAPS = {"bench_tier1": False, "ffmpeg_tier1": [], "ffmpeg_loop": False}
 # HOOK for the lead: the Tier-1 placements the decode rows compare when the
-# core has them (empty: only the default). Set it to [] to leave them out.
+# core (j2kc_decoder_config::tier1_on_gpu) and the wrapper (-tier1) have them;
+# [] leaves them out. j2kc_bench's row of the default placement stands for
+# its own variant; FFmpeg's rows are the explicit ones.
 TIER1_VARIANTS = ["cpu", "gpu"]
 
 
@@ -1178,6 +1180,10 @@ def main():
                   or case["encode"].get("j2k_cuda CPU backend", {}).get("files"))
         for name, fn in decoders():
             if ("dec:" + name, case_id) in SKIP or case_id not in (decode_only_on(name) or (case_id,)):
+                continue
+            # A Tier-1 placement the default row already ran is not run again.
+            dflt = ((case["decode"].get("j2k_cuda") or {}).get("common") or {}).get("tier1_place")
+            if name.startswith("j2k_cuda, Tier-1") and dflt and name.endswith(" " + dflt.upper()):
                 continue
             entry = {}
             own_enc = case["encode"].get(own_encoder(name), {})

@@ -78,7 +78,7 @@ MALLOC_ENV = {"MALLOC_MMAP_THRESHOLD_": "268435456", "MALLOC_TRIM_THRESHOLD_": "
 # FFmpeg rows timed from `-progress` reports: after WARM seconds of output, the
 # frames written over at least WINDOW seconds (and MIN_FRAMES frames, at most
 # MAX_WINDOW seconds); then the process is stopped.
-FF_WARM, FF_WINDOW, FF_MIN_FRAMES, FF_MAX_WINDOW = 0.5, 2.0, 12, 8.0
+FF_WARM, FF_WINDOW, FF_MIN_FRAMES, FF_MAX_WINDOW = 0.5, 1.5, 12, 8.0
 FF_PROGRESS = ["-progress", "pipe:1", "-stats_period", "0.25"]
 # Frames of the MXF clip FFmpeg's j2k_cuda decode rows read (no loop while
 # timed: 2.5 s at 240 fps; 780 MB at the DCI 4K cap).

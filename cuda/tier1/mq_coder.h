@@ -105,6 +105,61 @@ J2KC_HD constexpr uint8_t mq_context(uint32_t index, uint32_t mps)
 }
 
 /**
+ * The interval step of ENCODE (C.2.2) on A and C: CODEMPS (C.2.4) when `mps`
+ * (the decision is the context's MPS), else CODELPS (C.2.3), for a context of
+ * probability `qe`. Returns whether RENORME (C.2.5) follows, which is also
+ * when the context moves on (NMPS or NLPS). Written with selects, so GPU
+ * lanes coding different blocks diverge on the return only. Every MQ encoder
+ * (MqEncoder, and the two-phase kernel's register coder) takes this step.
+ */
+J2KC_MQ_HD bool mq_encode_interval(uint32_t &a, uint32_t &c, uint32_t qe, bool mps)
+{
+    a -= qe;
+    const bool renorm = !mps || (a & 0x8000u) == 0;
+    // CODEMPS: A < Qe -> A = Qe, else C += Qe (no renormalisation: C += Qe);
+    // CODELPS: A < Qe -> C += Qe, else A = Qe.
+    const bool set_a = renorm && (mps == (a < qe));
+    c += set_a ? 0u : qe;
+    a = set_a ? qe : a;
+    return renorm;
+}
+
+/**
+ * FLUSH (C.2.9) up to its last byte: SETBITS, then two byte-outs through the
+ * coder's BYTEOUT (`byte_out`, which updates the same C and CT). The caller
+ * then keeps the last byte unless it is 0xFF.
+ */
+template <typename ByteOut>
+J2KC_MQ_HD void mq_flush_bits(uint32_t a, uint32_t &c, int32_t &ct, ByteOut &&byte_out)
+{
+    const uint32_t tempc = c + a;
+    c |= 0xFFFF;
+    if (c >= tempc) c -= 0x8000;
+    c <<= ct;
+    byte_out();
+    c <<= ct;
+    byte_out();
+}
+
+/**
+ * Predictable termination (D.4.2, "ERTERM") up to its last byte: pushes out
+ * just enough bits of C (at least 12 - CT beyond the current byte) through
+ * `byte_out`, so a decoder can predict the padding it then reads. The caller
+ * then emits one more byte unless B is 0xFF.
+ */
+template <typename ByteOut>
+J2KC_MQ_HD void mq_flush_predictable_bits(uint32_t &c, int32_t &ct, ByteOut &&byte_out)
+{
+    int32_t k = 11 - ct + 1;
+    while (k > 0) {
+        c <<= ct;
+        ct = 0;
+        byte_out();
+        k -= ct;
+    }
+}
+
+/**
  * MQ encoder (C.2), "software conventions" form with the byte at BP in
  * memory. The caller owns the output buffer: init(dst) needs dst[-1]
  * readable and writable (a dummy 0 before the first segment, or the previous
@@ -173,19 +228,9 @@ struct MqEncoder {
     J2KC_MQ_HD void encode(uint32_t bit, uint8_t &cx)
     {
         const MqTransition &t = mq_transition(cx);
-        const uint32_t qe = t.qe;
-        a -= qe;
-        if (bit == (cx & 1u)) {  // CODEMPS (C.2.4)
-            if ((a & 0x8000) == 0) {
-                if (a < qe) a = qe; else c += qe;
-                cx = t.next_mps;
-                renorm();
-            } else {
-                c += qe;
-            }
-        } else {  // CODELPS (C.2.3)
-            if (a < qe) c += qe; else a = qe;
-            cx = t.next_lps;
+        const bool mps = bit == (cx & 1u);
+        if (mq_encode_interval(a, c, t.qe, mps)) {
+            cx = mps ? t.next_mps : t.next_lps;
             renorm();
         }
     }
@@ -200,32 +245,19 @@ struct MqEncoder {
      */
     J2KC_MQ_HD uint32_t flush()
     {
-        const uint32_t tempc = c + a;
-        c |= 0xFFFF;
-        if (c >= tempc) c -= 0x8000;
-        c <<= ct;
-        byte_out();
-        c <<= ct;
-        byte_out();
+        mq_flush_bits(a, c, ct, [this] { byte_out(); });
         if (*bp != 0xFF) ++bp;
         return static_cast<uint32_t>(bp - start);
     }
 
     /**
-     * Predictable termination (D.4.2, "ERTERM"): pushes out just enough bits
-     * of C (at least 12 - CT beyond the current byte), so a decoder can
-     * predict the padding it then reads. Writes one byte beyond the returned
-     * length (scratch, overwritten by what follows). Returns the length.
+     * Predictable termination (D.4.2, mq_flush_predictable_bits). Writes one
+     * byte beyond the returned length (scratch, overwritten by what follows).
+     * Returns the length.
      */
     J2KC_MQ_HD uint32_t flush_predictable()
     {
-        int32_t k = 11 - ct + 1;
-        while (k > 0) {
-            c <<= ct;
-            ct = 0;
-            byte_out();
-            k -= ct;
-        }
+        mq_flush_predictable_bits(c, ct, [this] { byte_out(); });
         if (*bp != 0xFF) byte_out();
         return static_cast<uint32_t>(bp - start);
     }

@@ -214,52 +214,10 @@ struct MqRegEncoder {
         buf[pos] = static_cast<uint8_t>(b);
     }
 
-    /** RENORME (C.2.5) in one step: A shifts by its leading zeros below bit
-     *  15; C shifts the same, with a byte-out each time CT reaches 0. */
-    J2KC_HD void renorm()
-    {
-        int32_t n = static_cast<int32_t>(mq_clz32(a)) - 16;
-        a <<= n;
-        while (n >= ct) {
-            c <<= ct;
-            n -= ct;
-            byte_out();
-        }
-        c <<= n;
-        ct -= n;
-    }
-
-    /** ENCODE (C.2.2) of `bit` in the context word `w`. */
-    J2KC_HD void encode(uint32_t bit, uint32_t &w, const MqWordTransition *table)
-    {
-        const uint32_t qe = w >> 8;
-        a -= qe;
-        if (bit == (w & 1u)) {
-            if (a & 0x8000u) {
-                c += qe;
-                return;
-            }
-            if (a < qe) a = qe;
-            else c += qe;
-            w = table[w & 0x7Fu].mps;
-        } else {
-            if (a < qe) c += qe;
-            else a = qe;
-            w = table[w & 0x7Fu].lps;
-        }
-        renorm();
-    }
-
     /** FLUSH (C.2.9), as MqEncoder::flush. Returns the segment length. */
     J2KC_HD uint32_t flush()
     {
-        const uint32_t tempc = c + a;
-        c |= 0xFFFF;
-        if (c >= tempc) c -= 0x8000;
-        c <<= ct;
-        byte_out();
-        c <<= ct;
-        byte_out();
+        mq_flush_bits(a, c, ct, [this] { byte_out(); });
         if (b != 0xFF) ++pos;
         return static_cast<uint32_t>(pos - start);
     }
@@ -267,13 +225,7 @@ struct MqRegEncoder {
     /** Predictable termination, as MqEncoder::flush_predictable. */
     J2KC_HD uint32_t flush_predictable()
     {
-        int32_t k = 11 - ct + 1;
-        while (k > 0) {
-            c <<= ct;
-            ct = 0;
-            byte_out();
-            k -= ct;
-        }
+        mq_flush_predictable_bits(c, ct, [this] { byte_out(); });
         if (b != 0xFF) byte_out();
         return static_cast<uint32_t>(pos - start);
     }
@@ -305,16 +257,8 @@ J2KC_HD uint32_t t1_load_decisions4(const uint8_t *p)
  */
 J2KC_HD uint32_t mq_encode_select(MqRegEncoder &e, uint32_t bit, uint32_t w, const MqWordTransition &t)
 {
-    const uint32_t qe = w >> 8;
-    e.a -= qe;
     const bool mps = bit == (w & 1u);
-    const bool renorm = !mps || (e.a & 0x8000u) == 0;
-    const bool lt = e.a < qe;
-    // CODEMPS: A < Qe -> A = Qe, else C += Qe (no renormalisation: C += Qe);
-    // CODELPS: A < Qe -> C += Qe, else A = Qe.
-    const bool set_a = renorm && (mps == lt);
-    e.c += set_a ? 0u : qe;
-    e.a = set_a ? qe : e.a;
+    const bool renorm = mq_encode_interval(e.a, e.c, w >> 8, mps);
     const uint32_t next = mps ? t.mps : t.lps;
     // Renormalise (n = 0 when A kept bit 15). The first byte-out is done
     // with selects (some lane of a warp nearly always needs one); a second

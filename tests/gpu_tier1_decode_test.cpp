@@ -224,7 +224,9 @@ TEST(Tier1JobTable, TooLittleScratchIsReportedNotOverrun)
     for (const T1DecodeJob &job : t.jobs) {
         const bool fits = t1_decode_job_scratch_words(job.width, job.height) <= scratch.size();
         const uint8_t st = t1_decode_job(job, t.bytes.data(), t.segments.data(), out.data(), scratch.data(), 8);
-        if (!fits && job.width && job.height) EXPECT_EQ(st, kT1JobUnsupported);
+        if (!fits && job.width && job.height) {
+            EXPECT_EQ(st, kT1JobUnsupported);
+        }
     }
 }
 
@@ -233,7 +235,9 @@ T *to_device(const std::vector<T> &v)
 {
     void *p = nullptr;
     EXPECT_EQ(cudaMalloc(&p, std::max<size_t>(v.size() * sizeof(T), 1)), cudaSuccess);
-    if (!v.empty()) EXPECT_EQ(cudaMemcpy(p, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
+    if (!v.empty()) {
+        EXPECT_EQ(cudaMemcpy(p, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
+    }
     return static_cast<T *>(p);
 }
 
@@ -250,17 +254,18 @@ TEST(GpuTier1Decode, KernelMatchesTier1Decoder)
         uint32_t *scratch = nullptr;
         uint8_t *status = nullptr;
         const uint32_t n = uint32_t(t.jobs.size());
-        ASSERT_EQ(cudaMalloc(&scratch, size_t{tier1_decode_gpu_threads(n)} * t.scratch_words * 4), cudaSuccess);
+        ASSERT_EQ(cudaMalloc(&scratch, size_t{tier1_decode_gpu_threads(n, 1)} * t.scratch_words * 4), cudaSuccess);
         ASSERT_EQ(cudaMalloc(&status, n), cudaSuccess);
-        // Twice: the second run finds the scratch and the output dirty.
-        for (int run = 0; run < 2; ++run) {
-            tier1_decode_gpu(jobs, n, bytes, segs, out, scratch, t.scratch_words, status, nullptr);
+        // Lanes per warp: the default, then others (the second run finds the scratch and output dirty).
+        for (uint32_t lanes : {0u, 1u, 7u, 32u}) {
+            ASSERT_LE(tier1_decode_gpu_threads(n, lanes), tier1_decode_gpu_threads(n, 1));
+            tier1_decode_gpu(jobs, n, bytes, segs, out, scratch, t.scratch_words, status, nullptr, lanes);
             ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
             std::vector<int32_t> got(t.out_elements);
             std::vector<uint8_t> st(n);
             ASSERT_EQ(cudaMemcpy(got.data(), out, got.size() * 4, cudaMemcpyDeviceToHost), cudaSuccess);
             ASSERT_EQ(cudaMemcpy(st.data(), status, n, cudaMemcpyDeviceToHost), cudaSuccess);
-            expect_table_output(t, got, st, "CUDA kernel");
+            expect_table_output(t, got, st, ("CUDA kernel, lanes " + std::to_string(lanes)).c_str());
         }
         cudaFree(jobs);
         cudaFree(bytes);
@@ -650,7 +655,9 @@ TEST(GpuTier1DecodePipeline, QueuedFramesMatchCpu)
     EXPECT_EQ(next, frames);
     for (int f = 0; f < frames; ++f) {
         const Decoded &ref = (f % 3 == 2) ? rb : ra;
-        if (ref.status == J2KC_OK) EXPECT_TRUE(outs[f] == ref.bytes) << "frame " << f;
+        if (ref.status == J2KC_OK) {
+            EXPECT_TRUE(outs[f] == ref.bytes) << "frame " << f;
+        }
     }
     j2kc_stage_times t{};
     EXPECT_EQ(j2kc_decoder_stage_times(dec, &t), J2KC_OK);

@@ -9,7 +9,15 @@
  * a frame has thousands of blocks (a DCI 4K frame about 6 500 of 64x64), as
  * many as the GPU keeps resident at once. Flags live in a per-thread
  * scratch in global memory (cached), values are built in place in the
- * coefficient plane. A block's loops are bounded by its pass count (at most
+ * coefficient plane.
+ *
+ * Lanes per warp: the threads of a warp decode different blocks, whose
+ * control flow (column masks, run-lengths, MQ renormalisation) diverges
+ * almost at once, so a warp's time tends to the sum of its lanes' blocks
+ * rather than the longest. Only `lanes` lanes of each warp take jobs
+ * (kDefaultLanes; tier1_bench --gpu sweeps 1..32 to pick it on a device):
+ * fewer lanes shorten the critical path, more lanes need fewer warps
+ * (registers limit the resident warps per SM). A block's loops are bounded by its pass count (at most
  * 88) and its size, so a hostile stream cannot hang the kernel.
  */
 #include <cuda_runtime.h>
@@ -25,15 +33,19 @@ namespace {
 
 /// Small CTAs spread the few thousand threads of a frame over every SM.
 constexpr uint32_t kThreadsPerCta = 32;
+constexpr uint32_t kWarpSize = 32;
 /// Enough threads to fill an H200 several times over; bounds the scratch.
 constexpr uint32_t kMaxThreads = 1u << 16;
 
 __global__ void tier1_decode_kernel(const T1DecodeJob *jobs, uint32_t num_jobs, const uint8_t *bytes,
                                     const CodewordSegment *segments, int32_t *out, uint32_t *scratch,
-                                    size_t scratch_words, uint8_t *status)
+                                    size_t scratch_words, uint8_t *status, uint32_t lanes)
 {
-    const uint32_t thread = blockIdx.x * blockDim.x + threadIdx.x;
-    const uint32_t threads = gridDim.x * blockDim.x;
+    const uint32_t lane = threadIdx.x % kWarpSize;
+    if (lane >= lanes) return;
+    const uint32_t warp = (blockIdx.x * blockDim.x + threadIdx.x) / kWarpSize;
+    const uint32_t thread = warp * lanes + lane;  // the job-taking threads, numbered densely
+    const uint32_t threads = gridDim.x * blockDim.x / kWarpSize * lanes;
     uint32_t *mine = scratch + size_t{thread} * scratch_words;
     for (uint32_t j = thread; j < num_jobs; j += threads) {
         const T1DecodeJob job = jobs[j];
@@ -43,20 +55,29 @@ __global__ void tier1_decode_kernel(const T1DecodeJob *jobs, uint32_t num_jobs, 
 
 }  // namespace
 
-uint32_t tier1_decode_gpu_threads(uint32_t num_jobs)
+uint32_t tier1_decode_gpu_lanes(uint32_t lanes)
 {
+    return lanes == 0 ? kT1DecodeDefaultLanes : std::min(lanes, kWarpSize);
+}
+
+uint32_t tier1_decode_gpu_threads(uint32_t num_jobs, uint32_t lanes)
+{
+    lanes = tier1_decode_gpu_lanes(lanes);
     const uint32_t n = std::min(std::max(num_jobs, 1u), kMaxThreads);
-    return (n + kThreadsPerCta - 1) / kThreadsPerCta * kThreadsPerCta;
+    const uint32_t warps = (n + lanes - 1) / lanes;
+    return warps * lanes;
 }
 
 void tier1_decode_gpu(const T1DecodeJob *jobs, uint32_t num_jobs, const uint8_t *bytes,
                       const CodewordSegment *segments, int32_t *out, uint32_t *scratch, size_t scratch_words,
-                      uint8_t *status, void *stream)
+                      uint8_t *status, void *stream, uint32_t lanes)
 {
     if (num_jobs == 0) return;
-    const uint32_t ctas = tier1_decode_gpu_threads(num_jobs) / kThreadsPerCta;
-    tier1_decode_kernel<<<ctas, kThreadsPerCta, 0, static_cast<cudaStream_t>(stream)>>>(
-        jobs, num_jobs, bytes, segments, out, scratch, scratch_words, status);
+    lanes = tier1_decode_gpu_lanes(lanes);
+    const uint32_t warps = tier1_decode_gpu_threads(num_jobs, lanes) / lanes;
+    static_assert(kThreadsPerCta == kWarpSize, "a CTA is one warp");
+    tier1_decode_kernel<<<warps, kThreadsPerCta, 0, static_cast<cudaStream_t>(stream)>>>(
+        jobs, num_jobs, bytes, segments, out, scratch, scratch_words, status, lanes);
     check_cuda(cudaGetLastError(), "tier1 decode kernel launch");
 }
 

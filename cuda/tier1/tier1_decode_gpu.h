@@ -17,22 +17,30 @@
 
 namespace j2kc {
 
-/** @brief Threads tier1_decode_gpu runs for `num_jobs` jobs (each loops over
- *  jobs num_threads apart): the count of scratch areas to provide. */
-uint32_t tier1_decode_gpu_threads(uint32_t num_jobs);
+/** Job-taking lanes per warp when the caller says 0 (t1_decode.cu says why
+ *  fewer than 32; to be confirmed on a device with tier1_bench --gpu). */
+constexpr uint32_t kT1DecodeDefaultLanes = 2;
+
+/** @brief The lanes a call with `lanes` uses: 0 = the default, at most 32. */
+uint32_t tier1_decode_gpu_lanes(uint32_t lanes);
+
+/** @brief Job-taking threads tier1_decode_gpu runs for `num_jobs` jobs (each
+ *  loops over jobs num_threads apart): the count of scratch areas to provide
+ *  for the same `lanes`. */
+uint32_t tier1_decode_gpu_threads(uint32_t num_jobs, uint32_t lanes = 0);
 
 /**
  * @brief Decodes jobs[0, num_jobs) on `stream` (asynchronous). bytes and
  * segments are the tables the jobs index; each job's block is written at
  * out + out_offset (values as tier1.h's Tier1Decoder output), status[j] gets
  * T1DecodeJobStatus (non-zero: the block was written as zero). scratch holds
- * tier1_decode_gpu_threads(num_jobs) areas of scratch_words 32-bit words,
+ * tier1_decode_gpu_threads(num_jobs, lanes) areas of scratch_words 32-bit words,
  * scratch_words >= t1_decode_job_scratch_words of every job's block (a job
  * that needs more reports kT1JobUnsupported). Throws J2KC_ERR_CUDA if the
- * launch fails.
+ * launch fails. `lanes`: job-taking lanes per warp (0 = the default).
  */
 void tier1_decode_gpu(const T1DecodeJob *jobs, uint32_t num_jobs, const uint8_t *bytes,
                       const CodewordSegment *segments, int32_t *out, uint32_t *scratch, size_t scratch_words,
-                      uint8_t *status, void *stream);
+                      uint8_t *status, void *stream, uint32_t lanes = 0);
 
 }  // namespace j2kc

@@ -358,7 +358,7 @@ int bench_gpu(const Blocks &b, const JobTable &t, int reps)
     BENCH_CUDA(cudaMalloc(&segs, std::max<size_t>(b.segments.size(), 1) * sizeof(CodewordSegment)));
     BENCH_CUDA(cudaMalloc(&out, std::max<size_t>(t.elements, 1) * 4));
     BENCH_CUDA(cudaMalloc(&status, std::max<size_t>(n, 1)));
-    BENCH_CUDA(cudaMalloc(&scratch, size_t{tier1_decode_gpu_threads(n)} * t.scratch_words * 4));
+    BENCH_CUDA(cudaMalloc(&scratch, size_t{tier1_decode_gpu_threads(n, 1)} * t.scratch_words * 4));
     BENCH_CUDA(cudaMemcpy(jobs, t.jobs.data(), n * sizeof(T1DecodeJob), cudaMemcpyHostToDevice));
     BENCH_CUDA(cudaMemcpy(bytes, b.bytes.data(), b.bytes.size(), cudaMemcpyHostToDevice));
     BENCH_CUDA(cudaMemcpy(segs, b.segments.data(), b.segments.size() * sizeof(CodewordSegment),
@@ -368,15 +368,22 @@ int bench_gpu(const Blocks &b, const JobTable &t, int reps)
     cudaEvent_t e0, e1;
     BENCH_CUDA(cudaEventCreate(&e0));
     BENCH_CUDA(cudaEventCreate(&e1));
+    cudaDeviceProp prop{};
+    cudaGetDeviceProperties(&prop, 0);
+    // Every lanes-per-warp setting (tier1_decode_gpu.h), the default last so its output is checked.
     float best = 1e30f;
-    for (int r = 0; r < reps + 1; ++r) {  // the first run warms up
-        BENCH_CUDA(cudaEventRecord(e0));
-        tier1_decode_gpu(jobs, n, bytes, segs, out, scratch, t.scratch_words, status, nullptr);
-        BENCH_CUDA(cudaEventRecord(e1));
-        BENCH_CUDA(cudaEventSynchronize(e1));
-        float ms = 0;
-        BENCH_CUDA(cudaEventElapsedTime(&ms, e0, e1));
-        if (r) best = std::min(best, ms);
+    for (uint32_t lanes : {1u, 2u, 4u, 8u, 16u, 32u, 0u}) {
+        best = 1e30f;
+        for (int r = 0; r < reps + 1; ++r) {  // the first run warms up
+            BENCH_CUDA(cudaEventRecord(e0));
+            tier1_decode_gpu(jobs, n, bytes, segs, out, scratch, t.scratch_words, status, nullptr, lanes);
+            BENCH_CUDA(cudaEventRecord(e1));
+            BENCH_CUDA(cudaEventSynchronize(e1));
+            float ms = 0;
+            BENCH_CUDA(cudaEventElapsedTime(&ms, e0, e1));
+            if (r) best = std::min(best, ms);
+        }
+        if (lanes) std::printf("gpu lanes %2u %8.3f ms/frame\n", lanes, double(best));
     }
     std::vector<int32_t> all(t.elements);
     std::vector<uint8_t> st(n);
@@ -385,9 +392,7 @@ int bench_gpu(const Blocks &b, const JobTable &t, int reps)
     size_t bad = 0;
     for (uint8_t v : st) bad += v != kT1JobOk;
     const size_t diffs = count_diffs(b, t, all);
-    cudaDeviceProp prop{};
-    cudaGetDeviceProperties(&prop, 0);
-    std::printf("gpu        %8.3f ms/frame  kernel time (events, best of %d) on %s, %u jobs, %zu not ok; "
+    std::printf("gpu        %8.3f ms/frame  kernel time (events, best of %d, default lanes) on %s, %u jobs, %zu not ok; "
                 "check: %zu differing coefficients against Tier1Decoder\n",
                 double(best), reps, prop.name, n, bad, diffs);
     cudaFree(jobs);

@@ -216,6 +216,27 @@ TEST(Tier1JobTable, HostLoopMatchesTier1Decoder)
     }
 }
 
+TEST(Tier1JobTable, OrderIsAPermutationByDecreasingBytes)
+{
+    const Table t = make_table(4, 300);
+    const uint32_t n = uint32_t(t.jobs.size());
+    std::vector<uint32_t> order(n, ~0u);
+    tier1_decode_order(t.jobs.data(), n, order.data());
+    std::vector<bool> seen(n, false);
+    for (uint32_t j = 0; j < n; ++j) {
+        ASSERT_LT(order[j], n);
+        EXPECT_FALSE(seen[order[j]]);
+        seen[order[j]] = true;
+        if (j) {
+            const uint32_t a = t.jobs[order[j - 1]].data_length, b = t.jobs[order[j]].data_length;
+            EXPECT_GE(a, b);
+            if (a == b) {
+                EXPECT_LT(order[j - 1], order[j]);  // ties keep table order
+            }
+        }
+    }
+}
+
 TEST(Tier1JobTable, TooLittleScratchIsReportedNotOverrun)
 {
     const Table t = make_table(9, 50);
@@ -256,10 +277,20 @@ TEST(GpuTier1Decode, KernelMatchesTier1Decoder)
         const uint32_t n = uint32_t(t.jobs.size());
         ASSERT_EQ(cudaMalloc(&scratch, size_t{tier1_decode_gpu_threads(n, 1)} * t.scratch_words * 4), cudaSuccess);
         ASSERT_EQ(cudaMalloc(&status, n), cudaSuccess);
-        // Lanes per warp: the default, then others (the second run finds the scratch and output dirty).
-        for (uint32_t lanes : {0u, 1u, 7u, 32u}) {
+        // Lanes per warp: the default, then others (later runs find scratch and output written before).
+        // With and without an order (by decreasing bytes, as the pipeline passes; or reversed).
+        std::vector<uint32_t> by_bytes(n), reversed(n);
+        tier1_decode_order(t.jobs.data(), n, by_bytes.data());
+        for (uint32_t j = 1; j < n; ++j)
+            ASSERT_GE(t.jobs[by_bytes[j - 1]].data_length, t.jobs[by_bytes[j]].data_length);
+        for (uint32_t j = 0; j < n; ++j) reversed[j] = n - 1 - j;
+        uint32_t *order_bytes = to_device(by_bytes), *order_reversed = to_device(reversed);
+        const uint32_t *orders[] = {order_bytes, nullptr, order_reversed, nullptr, order_bytes};
+        int run = 0;
+        for (uint32_t lanes : {0u, 1u, 7u, 32u, 2u}) {
             ASSERT_LE(tier1_decode_gpu_threads(n, lanes), tier1_decode_gpu_threads(n, 1));
-            tier1_decode_gpu(jobs, n, bytes, segs, out, scratch, t.scratch_words, status, nullptr, lanes);
+            tier1_decode_gpu(jobs, n, bytes, segs, out, scratch, t.scratch_words, status, nullptr, lanes,
+                             orders[run++]);
             ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
             std::vector<int32_t> got(t.out_elements);
             std::vector<uint8_t> st(n);
@@ -273,6 +304,8 @@ TEST(GpuTier1Decode, KernelMatchesTier1Decoder)
         cudaFree(out);
         cudaFree(scratch);
         cudaFree(status);
+        cudaFree(order_bytes);
+        cudaFree(order_reversed);
     }
 }
 

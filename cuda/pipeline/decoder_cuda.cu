@@ -181,9 +181,10 @@ struct Slot {
     // GPU Tier-1: the gathered inputs (host, then pinned as jobs | segments |
     // bytes), their device copy, the kernel's scratch and per-job statuses.
     Tier1JobTable jobs;
+    std::vector<uint32_t> order;  ///< the jobs by decreasing bytes (tier1_decode_order)
     PinnedBuffer t1_pinned, t1_status_host;
     DeviceBuffer t1_input, t1_scratch, t1_status;
-    size_t t1_segments_at = 0, t1_bytes_at = 0, t1_input_bytes = 0;
+    size_t t1_segments_at = 0, t1_order_at = 0, t1_bytes_at = 0, t1_input_bytes = 0;
     bool busy = false;
 };
 
@@ -554,8 +555,11 @@ private:
         frame.block_start.assign(n + 1, 0);  // nothing left for the workers' Tier-1 phase
         const auto align = [](size_t v) { return (v + 15) & ~size_t{15}; };
         const size_t jobs_bytes = table.jobs.size() * sizeof(T1DecodeJob);
+        slot.order.resize(table.jobs.size());
+        tier1_decode_order(table.jobs.data(), static_cast<uint32_t>(table.jobs.size()), slot.order.data());
         slot.t1_segments_at = align(jobs_bytes);
-        slot.t1_bytes_at = align(slot.t1_segments_at + table.segments.size() * sizeof(CodewordSegment));
+        slot.t1_order_at = align(slot.t1_segments_at + table.segments.size() * sizeof(CodewordSegment));
+        slot.t1_bytes_at = align(slot.t1_order_at + slot.order.size() * sizeof(uint32_t));
         slot.t1_input_bytes = slot.t1_bytes_at + table.bytes.size();
         ContextScope scope(config_.cuda_context, config_.device);
         auto *pinned = static_cast<uint8_t *>(slot.t1_pinned.reserve(std::max<size_t>(slot.t1_input_bytes, 16)));
@@ -563,6 +567,8 @@ private:
         if (!table.segments.empty())
             std::memcpy(pinned + slot.t1_segments_at, table.segments.data(),
                         table.segments.size() * sizeof(CodewordSegment));
+        if (!slot.order.empty())
+            std::memcpy(pinned + slot.t1_order_at, slot.order.data(), slot.order.size() * sizeof(uint32_t));
         if (!table.bytes.empty()) std::memcpy(pinned + slot.t1_bytes_at, table.bytes.data(), table.bytes.size());
         slot.t1_status_host.reserve(std::max<size_t>(table.jobs.size(), 1));
     }
@@ -654,7 +660,8 @@ private:
             check_cuda(cudaEventRecord(slot.uploaded.get(), st), "cudaEventRecord");
             tier1_decode_gpu(reinterpret_cast<const T1DecodeJob *>(input), num_jobs, input + slot.t1_bytes_at,
                              reinterpret_cast<const CodewordSegment *>(input + slot.t1_segments_at), raw,
-                             t1_scratch, scratch_words, status, st);
+                             t1_scratch, scratch_words, status, st, 0,
+                             reinterpret_cast<const uint32_t *>(input + slot.t1_order_at));
             if (num_jobs)
                 check_cuda(cudaMemcpyAsync(slot.t1_status_host.as<uint8_t>(), status, num_jobs,
                                            cudaMemcpyDeviceToHost, st),

@@ -17,7 +17,9 @@
  * rather than the longest. Only `lanes` lanes of each warp take jobs
  * (kDefaultLanes; tier1_bench --gpu sweeps 1..32 to pick it on a device):
  * fewer lanes shorten the critical path, more lanes need fewer warps
- * (registers limit the resident warps per SM). A block's loops are bounded by its pass count (at most
+ * (registers limit the resident warps per SM). An optional order (the
+ * pipeline passes the jobs by decreasing bytes) puts blocks of like work in
+ * a warp and starts the longest first, so the tail is short blocks. A block's loops are bounded by its pass count (at most
  * 88) and its size, so a hostile stream cannot hang the kernel.
  */
 #include <cuda_runtime.h>
@@ -39,7 +41,7 @@ constexpr uint32_t kMaxThreads = 1u << 16;
 
 __global__ void tier1_decode_kernel(const T1DecodeJob *jobs, uint32_t num_jobs, const uint8_t *bytes,
                                     const CodewordSegment *segments, int32_t *out, uint32_t *scratch,
-                                    size_t scratch_words, uint8_t *status, uint32_t lanes)
+                                    size_t scratch_words, uint8_t *status, uint32_t lanes, const uint32_t *order)
 {
     const uint32_t lane = threadIdx.x % kWarpSize;
     if (lane >= lanes) return;
@@ -47,13 +49,22 @@ __global__ void tier1_decode_kernel(const T1DecodeJob *jobs, uint32_t num_jobs, 
     const uint32_t thread = warp * lanes + lane;  // the job-taking threads, numbered densely
     const uint32_t threads = gridDim.x * blockDim.x / kWarpSize * lanes;
     uint32_t *mine = scratch + size_t{thread} * scratch_words;
-    for (uint32_t j = thread; j < num_jobs; j += threads) {
+    for (uint32_t i = thread; i < num_jobs; i += threads) {
+        const uint32_t j = order ? order[i] : i;
+        if (j >= num_jobs) continue;
         const T1DecodeJob job = jobs[j];
         status[j] = t1_decode_job(job, bytes, segments, out, mine, scratch_words);
     }
 }
 
 }  // namespace
+
+void tier1_decode_order(const T1DecodeJob *jobs, uint32_t num_jobs, uint32_t *order)
+{
+    for (uint32_t j = 0; j < num_jobs; ++j) order[j] = j;
+    std::stable_sort(order, order + num_jobs,
+                     [&](uint32_t a, uint32_t b) { return jobs[a].data_length > jobs[b].data_length; });
+}
 
 uint32_t tier1_decode_gpu_lanes(uint32_t lanes)
 {
@@ -70,14 +81,14 @@ uint32_t tier1_decode_gpu_threads(uint32_t num_jobs, uint32_t lanes)
 
 void tier1_decode_gpu(const T1DecodeJob *jobs, uint32_t num_jobs, const uint8_t *bytes,
                       const CodewordSegment *segments, int32_t *out, uint32_t *scratch, size_t scratch_words,
-                      uint8_t *status, void *stream, uint32_t lanes)
+                      uint8_t *status, void *stream, uint32_t lanes, const uint32_t *order)
 {
     if (num_jobs == 0) return;
     lanes = tier1_decode_gpu_lanes(lanes);
     const uint32_t warps = tier1_decode_gpu_threads(num_jobs, lanes) / lanes;
     static_assert(kThreadsPerCta == kWarpSize, "a CTA is one warp");
     tier1_decode_kernel<<<warps, kThreadsPerCta, 0, static_cast<cudaStream_t>(stream)>>>(
-        jobs, num_jobs, bytes, segments, out, scratch, scratch_words, status, lanes);
+        jobs, num_jobs, bytes, segments, out, scratch, scratch_words, status, lanes, order);
     check_cuda(cudaGetLastError(), "tier1 decode kernel launch");
 }
 

@@ -29,6 +29,10 @@ uint32_t tier1_decode_gpu_lanes(uint32_t lanes);
  *  for the same `lanes`. */
 uint32_t tier1_decode_gpu_threads(uint32_t num_jobs, uint32_t lanes = 0);
 
+/** @brief The order tier1_decode_gpu works best in: job indices by decreasing
+ *  data_length (ties in table order). */
+void tier1_decode_order(const T1DecodeJob *jobs, uint32_t num_jobs, uint32_t *order);
+
 /**
  * @brief Decodes jobs[0, num_jobs) on `stream` (asynchronous). bytes and
  * segments are the tables the jobs index; each job's block is written at
@@ -38,9 +42,12 @@ uint32_t tier1_decode_gpu_threads(uint32_t num_jobs, uint32_t lanes = 0);
  * scratch_words >= t1_decode_job_scratch_words of every job's block (a job
  * that needs more reports kT1JobUnsupported). Throws J2KC_ERR_CUDA if the
  * launch fails. `lanes`: job-taking lanes per warp (0 = the default).
+ * `order` (device memory, or null for 0, 1, 2...): a permutation of the job
+ * indices, the order threads take them in (indices >= num_jobs are skipped);
+ * statuses stay indexed by job.
  */
 void tier1_decode_gpu(const T1DecodeJob *jobs, uint32_t num_jobs, const uint8_t *bytes,
                       const CodewordSegment *segments, int32_t *out, uint32_t *scratch, size_t scratch_words,
-                      uint8_t *status, void *stream, uint32_t lanes = 0);
+                      uint8_t *status, void *stream, uint32_t lanes = 0, const uint32_t *order = nullptr);
 
 }  // namespace j2kc

@@ -151,17 +151,9 @@ private:
     std::vector<j2kc_component> device_components_;
 };
 
-/** A CUDA event that lives as long as its owner (created in the decoder's context). */
-class Event {
-public:
-    Event() { check_cuda(cudaEventCreate(&event_), "cudaEventCreate"); }
-    ~Event() { cudaEventDestroy(event_); }
-    Event(const Event &) = delete;
-    Event &operator=(const Event &) = delete;
-    cudaEvent_t get() const { return event_; }
-
-private:
-    cudaEvent_t event_ = nullptr;
+/** cuda_util.cuh's CudaEvent, made (timing on) when its owner is, in the decoder's context. */
+struct Event : CudaEvent {
+    Event() : CudaEvent(cudaEventDefault) {}
 };
 
 float elapsed_ms(const Event &from, const Event &to)

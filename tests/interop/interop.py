@@ -691,6 +691,38 @@ def psnr_db(ref_planes, planes, prec):
     return 10 * math.log10(peak * peak * count / total)
 
 
+class XyzPhotoSource(FileSource):
+    """A smooth 12-bit X'Y'Z' image made from a tests/data photograph as DCI
+    masters are (sRGB to linear, to XYZ, 48 cd/m2 white, 1/2.6 gamma): the
+    content where the base step, not PCRD-opt, limits PSNR at high rates."""
+
+    def __init__(self, name):
+        FileSource.__init__(self, name)
+        self.key = 'xyz12_' + os.path.splitext(name)[0]
+
+    def make(self, root):
+        if self.planes is None:
+            rgb, self.w, self.h, _ = read_pnm_planes(self.path)
+            lut = [v / 3294.6 if v <= 10.31475 else ((v / 255.0 + 0.055) / 1.055) ** 2.4 for v in range(256)]
+            m = ((0.4124, 0.3576, 0.1805), (0.2126, 0.7152, 0.0722), (0.0193, 0.1192, 0.9505))
+            scale = 48.0 / 52.37
+            self.planes = []
+            for row in m:
+                a, b, c = (k * scale for k in row)
+                self.planes.append([int(round(min(1.0, a * lut[r] + b * lut[g] + c * lut[bl]) ** (1 / 2.6) * 4095))
+                                    for r, g, bl in zip(*rgb)])
+            self.prec, self.comps = 12, 3
+        return self
+
+    def file(self, root, kind):
+        assert kind == 'pnm'
+        path = os.path.join(root, 'src_%s.ppm' % self.key)
+        if not os.path.exists(path):  # each run has its own work directory
+            self.make(root)
+            write_pnm(path, self.planes, self.w, self.h, 12)
+        return path
+
+
 class PsnrCase:
     """Issue #2: at the byte count opj_compress -I reaches for a ratio, our
     encoder (given that many bytes as its budget) uses no more bytes and
@@ -914,6 +946,11 @@ def encode_cases():
     photo = FileSource('photo_hopper_240x320.ppm')
     for r in (10, 20, 40):
         cases.append(PsnrCase('photo', photo, r))
+    # The same photograph as smooth 12-bit X'Y'Z' at high rates (issue #2: the
+    # base step under a budget follows the distortion expected there).
+    xyz_photo = XyzPhotoSource('photo_hopper_240x320.ppm')
+    for r in (4, 9):
+        cases.append(PsnrCase('xyz12_photo', xyz_photo, r))
     for r in (10, 20, 40, 80):
         cases.append(PsnrCase('rgb8_640x480', big, r, full_only=True))
     for lv in (0, 1, 5):

@@ -10,62 +10,24 @@
 #include <vector>
 
 #include "j2kc.h"
+#include "test_images.h"
 
 namespace {
 
-struct Planar {
-    uint32_t width = 0, height = 0;
-    std::vector<uint8_t> dx, dy;
-    uint8_t precision = 8;
-    bool is_signed = false;
-    std::vector<std::vector<uint16_t>> planes;  // one per component, 2 bytes per sample
-    std::vector<j2kc_component> comps;
-    j2kc_image image{};
+/** Host planes (tests/test_images.h) with natural-looking content. */
+struct Planar : j2kc_test::Planes16 {
+    using Planes16::Planes16;
 
-    Planar(uint32_t w, uint32_t h, uint32_t n, uint8_t prec, std::vector<uint8_t> sub_x = {},
-           std::vector<uint8_t> sub_y = {})
-        : width(w), height(h), precision(prec)
-    {
-        dx = sub_x.empty() ? std::vector<uint8_t>(n, 1) : sub_x;
-        dy = sub_y.empty() ? std::vector<uint8_t>(n, 1) : sub_y;
-        planes.resize(n);
-        comps.resize(n);
-        for (uint32_t c = 0; c < n; ++c) {
-            j2kc_component &k = comps[c];
-            std::memset(&k, 0, sizeof(k));
-            k.dx = dx[c];
-            k.dy = dy[c];
-            k.width = (w + k.dx - 1) / k.dx;
-            k.height = (h + k.dy - 1) / k.dy;
-            planes[c].assign(size_t{k.width} * k.height, 0);
-            k.data = reinterpret_cast<uint64_t>(planes[c].data());
-            k.row_stride = ptrdiff_t(k.width) * 2;
-            k.sample_stride = 2;
-            k.bytes_per_sample = 2;
-            k.precision = prec;
-        }
-        image.struct_size = sizeof(image);
-        image.memory = J2KC_MEMORY_HOST;
-        image.width = w;
-        image.height = h;
-        image.num_components = n;
-        image.components = comps.data();
-    }
-
+    /** Smooth waves, a checkerboard and a little noise: every Tier-1 path, fixed by the seed. */
     void fill_natural(uint32_t seed)
     {
-        std::mt19937 rng(seed);
         const uint32_t top = (1u << precision) - 1;
-        for (size_t c = 0; c < planes.size(); ++c) {
-            const j2kc_component &k = comps[c];
-            for (uint32_t y = 0; y < k.height; ++y)
-                for (uint32_t x = 0; x < k.width; ++x) {
-                    double v = 0.5 + 0.3 * std::sin(0.05 * x + 0.3 * c) * std::cos(0.07 * y) +
-                               0.1 * ((x / 7 + y / 5) % 2) + 0.05 * (int(rng() % 200) - 100) / 100.0;
-                    v = std::min(1.0, std::max(0.0, v));
-                    planes[c][size_t{y} * k.width + x] = static_cast<uint16_t>(v * top);
-                }
-        }
+        fill(seed, [&](uint32_t c, uint32_t x, uint32_t y, std::mt19937 &rng) {
+            double v = 0.5 + 0.3 * std::sin(0.05 * x + 0.3 * c) * std::cos(0.07 * y) + 0.1 * ((x / 7 + y / 5) % 2) +
+                       0.05 * (int(rng() % 200) - 100) / 100.0;
+            v = std::min(1.0, std::max(0.0, v));
+            return static_cast<uint16_t>(v * top);
+        });
     }
 };
 

@@ -23,6 +23,7 @@
 #include "j2kc.h"
 #include "tier2/packet_decoder.h"
 #include "tier2/partition.h"
+#include "test_images.h"
 
 namespace j2kc {
 namespace {
@@ -42,45 +43,17 @@ uint32_t be32(const std::vector<uint8_t> &b, size_t at)
  * component 0 a band of noise over part of the frame (so component 0 alone
  * may meet its own cap), in components 1 and 2 bands of fine stripes.
  */
-struct Frame {
-    std::vector<std::vector<uint16_t>> planes;
-    std::vector<j2kc_component> comps;
-    j2kc_image image{};
-
-    explicit Frame(uint32_t seed)
+struct Frame : j2kc_test::Planes16 {
+    explicit Frame(uint32_t seed) : Planes16(kW, kH, 3, 12)
     {
-        std::mt19937 rng(seed);
-        planes.resize(3);
-        comps.resize(3);
-        for (uint32_t c = 0; c < 3; ++c) {
-            planes[c].resize(size_t{kW} * kH);
-            for (uint32_t y = 0; y < kH; ++y)
-                for (uint32_t x = 0; x < kW; ++x) {
-                    double v = 2048 + 900 * std::sin(0.003 * x + c) * std::cos(0.004 * y);
-                    if (c == 0 && y >= 600 && y < 1000) v += int(rng() % 1601) - 800;
-                    // Fine stripes, so every component has detail at the top resolution.
-                    if (c == 1 && y >= 1700 && y < 1900) v += (x % 2) ? 400 : -400;
-                    if (c == 2 && x >= 3000 && x < 3300) v += (y % 2) ? 400 : -400;
-                    planes[c][size_t{y} * kW + x] =
-                        static_cast<uint16_t>(std::min(4095.0, std::max(0.0, v)));
-                }
-            j2kc_component &k = comps[c];
-            std::memset(&k, 0, sizeof(k));
-            k.data = reinterpret_cast<uint64_t>(planes[c].data());
-            k.row_stride = ptrdiff_t{kW} * 2;
-            k.sample_stride = 2;
-            k.bytes_per_sample = 2;
-            k.precision = 12;
-            k.dx = k.dy = 1;
-            k.width = kW;
-            k.height = kH;
-        }
-        image.struct_size = sizeof(image);
-        image.memory = J2KC_MEMORY_HOST;
-        image.width = kW;
-        image.height = kH;
-        image.num_components = 3;
-        image.components = comps.data();
+        fill(seed, [](uint32_t c, uint32_t x, uint32_t y, std::mt19937 &rng) {
+            double v = 2048 + 900 * std::sin(0.003 * x + c) * std::cos(0.004 * y);
+            if (c == 0 && y >= 600 && y < 1000) v += int(rng() % 1601) - 800;
+            // Fine stripes, so every component has detail at the top resolution.
+            if (c == 1 && y >= 1700 && y < 1900) v += (x % 2) ? 400 : -400;
+            if (c == 2 && x >= 3000 && x < 3300) v += (y % 2) ? 400 : -400;
+            return static_cast<uint16_t>(std::min(4095.0, std::max(0.0, v)));
+        });
     }
 };
 

@@ -19,6 +19,7 @@
 
 #include "common/cuda_util.cuh"
 #include "j2kc.h"
+#include "test_images.h"
 
 namespace {
 
@@ -36,14 +37,8 @@ struct Frame {
     {
         comps.resize(n);
         for (uint32_t c = 0; c < n; ++c) {
-            j2kc_component &k = comps[c];
-            std::memset(&k, 0, sizeof(k));
-            k.dx = dx.empty() ? 1 : dx[c];
-            k.dy = 1;
-            k.width = (w + k.dx - 1) / k.dx;
-            k.height = h;
-            k.bytes_per_sample = 2;
-            k.precision = prec;
+            const uint8_t sx = dx.empty() ? 1 : dx[c];
+            comps[c] = j2kc_test::component16(0, (w + sx - 1) / sx, h, prec, 0, 2, sx);
         }
         if (layout == Layout::kPacked) {  // like xyz12le: samples interleaved, value << (16 - prec)
             buffers.emplace_back(size_t{w} * h * n);
@@ -62,24 +57,15 @@ struct Frame {
                 total += size_t(comps[c].row_stride) * h;
             }
             buffers.emplace_back(total / 2);
-            for (uint32_t c = 0; c < n; ++c) {
-                comps[c].data = reinterpret_cast<uint64_t>(buffers[0].data() + offset[c]);
-                comps[c].sample_stride = 2;
-            }
+            for (uint32_t c = 0; c < n; ++c) comps[c].data = reinterpret_cast<uint64_t>(buffers[0].data() + offset[c]);
         } else {
             for (uint32_t c = 0; c < n; ++c) {
                 buffers.emplace_back(size_t{comps[c].width} * h);
                 comps[c].data = reinterpret_cast<uint64_t>(buffers.back().data());
                 comps[c].row_stride = ptrdiff_t(comps[c].width) * 2;
-                comps[c].sample_stride = 2;
             }
         }
-        image.struct_size = sizeof(image);
-        image.memory = J2KC_MEMORY_HOST;
-        image.width = w;
-        image.height = h;
-        image.num_components = n;
-        image.components = comps.data();
+        image = j2kc_test::image_view(comps, w, h);
     }
 
     uint16_t &at(uint32_t c, uint32_t x, uint32_t y)
@@ -116,54 +102,12 @@ struct Frame {
     }
 };
 
-/** A copy of a host frame in CUDA memory (same layout). */
-struct DeviceFrame {
-    std::vector<void *> buffers;
-    std::vector<size_t> bytes;
-    std::vector<j2kc_component> comps;
-    j2kc_image image{};
-
-    explicit DeviceFrame(const Frame &f) : comps(f.comps), image(f.image)
-    {
-        for (const auto &b : f.buffers) {
-            void *p = nullptr;
-            EXPECT_EQ(cudaMalloc(&p, b.size() * 2), cudaSuccess);
-            buffers.push_back(p);
-            bytes.push_back(b.size() * 2);
-        }
-        for (size_t c = 0; c < comps.size(); ++c)
-            for (size_t i = 0; i < f.buffers.size(); ++i) {
-                const uint64_t base = reinterpret_cast<uint64_t>(f.buffers[i].data());
-                if (f.comps[c].data >= base && f.comps[c].data < base + f.buffers[i].size() * 2)
-                    comps[c].data = reinterpret_cast<uint64_t>(buffers[i]) + (f.comps[c].data - base);
-            }
-        image.memory = J2KC_MEMORY_CUDA;
-        image.components = comps.data();
-    }
-    ~DeviceFrame()
-    {
-        for (void *p : buffers) cudaFree(p);
-    }
+/** A copy of a host frame in CUDA memory (same layout), filled by load(). */
+struct DeviceFrame : j2kc_test::DeviceImage {
+    explicit DeviceFrame(const Frame &f) : DeviceImage(f.buffers, f.image, false) { EXPECT_EQ(status, cudaSuccess); }
     /** Uploads f (same layout), synchronously or on `stream`. */
-    void load(const Frame &f, cudaStream_t stream = nullptr)
-    {
-        for (size_t i = 0; i < buffers.size(); ++i) {
-            if (stream)
-                EXPECT_EQ(cudaMemcpyAsync(buffers[i], f.buffers[i].data(), bytes[i], cudaMemcpyHostToDevice, stream),
-                          cudaSuccess);
-            else
-                EXPECT_EQ(cudaMemcpy(buffers[i], f.buffers[i].data(), bytes[i], cudaMemcpyHostToDevice), cudaSuccess);
-        }
-    }
-    void scribble(cudaStream_t stream = nullptr)
-    {
-        for (size_t i = 0; i < buffers.size(); ++i) {
-            if (stream)
-                EXPECT_EQ(cudaMemsetAsync(buffers[i], 0xA5, bytes[i], stream), cudaSuccess);
-            else
-                EXPECT_EQ(cudaMemset(buffers[i], 0xA5, bytes[i]), cudaSuccess);
-        }
-    }
+    void load(const Frame &f, cudaStream_t stream = nullptr) { EXPECT_EQ(DeviceImage::load(f.buffers, stream), cudaSuccess); }
+    void scribble(cudaStream_t stream = nullptr) { EXPECT_EQ(DeviceImage::scribble(stream), cudaSuccess); }
 };
 
 void quiet(void *, int level, const char *msg)

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "j2kc.h"
+#include "test_images.h"
 
 extern char **environ;
 
@@ -52,68 +53,21 @@ size_t free_bytes()
 }
 
 /** A w x h image of n 16-bit planes (precision prec) in host memory, noisy gradients. */
-struct Frame {
-    std::vector<std::vector<uint16_t>> planes;
-    std::vector<j2kc_component> comps;
-    j2kc_image image{};
-
-    Frame(uint32_t w, uint32_t h, uint32_t n, uint8_t prec, uint32_t seed)
+struct Frame : j2kc_test::Planes16 {
+    Frame(uint32_t w, uint32_t h, uint32_t n, uint8_t prec, uint32_t seed) : Planes16(w, h, n, prec)
     {
-        std::mt19937 rng(seed);
-        planes.resize(n);
-        comps.resize(n);
-        for (uint32_t c = 0; c < n; ++c) {
-            planes[c].resize(size_t{w} * h);
-            for (uint32_t y = 0; y < h; ++y)
-                for (uint32_t x = 0; x < w; ++x)
-                    planes[c][size_t{y} * w + x] =
-                        uint16_t((((x + c * 13) * 7 + y * 5 + rng() % 23) % 997) * ((1u << prec) - 1) / 996);
-            j2kc_component &k = comps[c];
-            std::memset(&k, 0, sizeof(k));
-            k.data = reinterpret_cast<uint64_t>(planes[c].data());
-            k.row_stride = ptrdiff_t(w) * 2;
-            k.sample_stride = k.bytes_per_sample = 2;
-            k.precision = prec;
-            k.dx = k.dy = 1;
-            k.width = w;
-            k.height = h;
-        }
-        image.struct_size = sizeof(image);
-        image.memory = J2KC_MEMORY_HOST;
-        image.width = w;
-        image.height = h;
-        image.num_components = n;
-        image.components = comps.data();
+        fill(seed, [&](uint32_t c, uint32_t x, uint32_t y, std::mt19937 &rng) {
+            return uint16_t((((x + c * 13) * 7 + y * 5 + rng() % 23) % 997) * ((1u << prec) - 1) / 996);
+        });
     }
 };
 
 /** The same planes copied to device memory (freed with the object). */
-struct DeviceFrame {
-    std::vector<void *> buffers;
-    std::vector<j2kc_component> comps;
-    j2kc_image image{};
-
-    explicit DeviceFrame(const Frame &host)
+struct DeviceFrame : j2kc_test::DeviceImage {
+    explicit DeviceFrame(const Frame &host) : DeviceImage(host.planes, host.image, true)
     {
-        image = host.image;
-        comps = host.comps;
-        for (size_t c = 0; c < comps.size(); ++c) {
-            const size_t bytes = host.planes[c].size() * 2;
-            void *p = nullptr;
-            EXPECT_EQ(cudaMalloc(&p, bytes), cudaSuccess);
-            EXPECT_EQ(cudaMemcpy(p, host.planes[c].data(), bytes, cudaMemcpyHostToDevice), cudaSuccess);
-            buffers.push_back(p);
-            comps[c].data = reinterpret_cast<uint64_t>(p);
-        }
-        image.memory = J2KC_MEMORY_CUDA;
-        image.components = comps.data();
+        EXPECT_EQ(status, cudaSuccess);
     }
-    ~DeviceFrame()
-    {
-        for (void *p : buffers) cudaFree(p);
-    }
-    DeviceFrame(const DeviceFrame &) = delete;
-    DeviceFrame &operator=(const DeviceFrame &) = delete;
 };
 
 j2kc_encoder_config cuda_encoder_config(bool lossless)

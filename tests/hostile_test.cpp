@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "j2kc.h"
+#include "test_images.h"
 
 // ---------------------------------------------------------------------------
 // Allocation accounting: live bytes and their peak, counted while enabled.
@@ -125,34 +126,12 @@ struct Shape {
 /** Our encoder's codestream of a noisy gradient, CPU backend. */
 Bytes encode(const Shape &shape, j2kc_encoder_config cfg)
 {
-    std::vector<std::vector<uint16_t>> planes(shape.components);
-    std::vector<j2kc_component> comps(shape.components);
-    std::mt19937 rng(shape.width * 131 + shape.height);
-    for (uint32_t c = 0; c < shape.components; ++c) {
-        planes[c].resize(size_t{shape.width} * shape.height);
-        for (uint32_t y = 0; y < shape.height; ++y)
-            for (uint32_t x = 0; x < shape.width; ++x)
-                planes[c][size_t{y} * shape.width + x] =
-                    uint16_t(((x * 5 + y * 3 + c * 40 + rng() % 9) * ((1u << shape.precision) - 1)) /
-                             (shape.width * 5 + shape.height * 3 + 130));
-        j2kc_component &k = comps[c];
-        std::memset(&k, 0, sizeof(k));
-        k.data = reinterpret_cast<uint64_t>(planes[c].data());
-        k.row_stride = ptrdiff_t(shape.width) * 2;
-        k.sample_stride = 2;
-        k.bytes_per_sample = 2;
-        k.precision = shape.precision;
-        k.dx = k.dy = 1;
-        k.width = shape.width;
-        k.height = shape.height;
-    }
-    j2kc_image image{};
-    image.struct_size = sizeof(image);
-    image.memory = J2KC_MEMORY_HOST;
-    image.width = shape.width;
-    image.height = shape.height;
-    image.num_components = shape.components;
-    image.components = comps.data();
+    j2kc_test::Planes16 in(shape.width, shape.height, shape.components, shape.precision);
+    in.fill(shape.width * 131 + shape.height, [&](uint32_t c, uint32_t x, uint32_t y, std::mt19937 &rng) {
+        return uint16_t(((x * 5 + y * 3 + c * 40 + rng() % 9) * ((1u << shape.precision) - 1)) /
+                        (shape.width * 5 + shape.height * 3 + 130));
+    });
+    const j2kc_image &image = in.image;
     cfg.backend = J2KC_BACKEND_CPU;
     cfg.log = quiet;
     j2kc_encoder *enc = nullptr;

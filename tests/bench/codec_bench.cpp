@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "j2kc.h"
+#include "../test_images.h"
 
 namespace {
 
@@ -44,26 +45,10 @@ Frame make_frame(uint32_t w, uint32_t h, uint32_t seed)
                 f.packed[(size_t{y} * w + x) * 3 + c] = static_cast<uint16_t>(uint32_t(v * 4095) << 4);
             }
         }
-    f.comps.resize(3);
-    for (int c = 0; c < 3; ++c) {
-        j2kc_component &k = f.comps[c];
-        std::memset(&k, 0, sizeof(k));
-        k.data = reinterpret_cast<uint64_t>(f.packed.data() + c);
-        k.row_stride = ptrdiff_t(w) * 6;
-        k.sample_stride = 6;
-        k.bytes_per_sample = 2;
-        k.shift = 4;
-        k.precision = 12;
-        k.dx = k.dy = 1;
-        k.width = w;
-        k.height = h;
-    }
-    f.image.struct_size = sizeof(f.image);
-    f.image.memory = J2KC_MEMORY_HOST;
-    f.image.width = w;
-    f.image.height = h;
-    f.image.num_components = 3;
-    f.image.components = f.comps.data();
+    for (int c = 0; c < 3; ++c)
+        f.comps.push_back(j2kc_test::component16(reinterpret_cast<uint64_t>(f.packed.data() + c), w, h, 12,
+                                                 ptrdiff_t(w) * 6, 6, 1, 1, 4));
+    f.image = j2kc_test::image_view(f.comps, w, h);
     return f;
 }
 

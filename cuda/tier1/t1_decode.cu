@@ -71,12 +71,17 @@ uint32_t tier1_decode_gpu_lanes(uint32_t lanes)
     return lanes == 0 ? kT1DecodeDefaultLanes : std::min(lanes, kWarpSize);
 }
 
+/** Warps of `lanes` job-taking threads: enough for one job each, up to kMaxThreads. */
+uint32_t decode_warps(uint32_t num_jobs, uint32_t lanes)
+{
+    const uint32_t n = std::min(std::max(num_jobs, 1u), kMaxThreads);
+    return (n + lanes - 1) / lanes;
+}
+
 uint32_t tier1_decode_gpu_threads(uint32_t num_jobs, uint32_t lanes)
 {
     lanes = tier1_decode_gpu_lanes(lanes);
-    const uint32_t n = std::min(std::max(num_jobs, 1u), kMaxThreads);
-    const uint32_t warps = (n + lanes - 1) / lanes;
-    return warps * lanes;
+    return std::min(decode_warps(num_jobs, lanes) * lanes, std::max(num_jobs, 1u));
 }
 
 void tier1_decode_gpu(const T1DecodeJob *jobs, uint32_t num_jobs, const uint8_t *bytes,
@@ -85,7 +90,7 @@ void tier1_decode_gpu(const T1DecodeJob *jobs, uint32_t num_jobs, const uint8_t 
 {
     if (num_jobs == 0) return;
     lanes = tier1_decode_gpu_lanes(lanes);
-    const uint32_t warps = tier1_decode_gpu_threads(num_jobs, lanes) / lanes;
+    const uint32_t warps = decode_warps(num_jobs, lanes);
     static_assert(kThreadsPerCta == kWarpSize, "a CTA is one warp");
     tier1_decode_kernel<<<warps, kThreadsPerCta, 0, static_cast<cudaStream_t>(stream)>>>(
         jobs, num_jobs, bytes, segments, out, scratch, scratch_words, status, lanes, order);

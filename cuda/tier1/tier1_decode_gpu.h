@@ -24,9 +24,10 @@ constexpr uint32_t kT1DecodeDefaultLanes = 2;
 /** @brief The lanes a call with `lanes` uses: 0 = the default, at most 32. */
 uint32_t tier1_decode_gpu_lanes(uint32_t lanes);
 
-/** @brief Job-taking threads tier1_decode_gpu runs for `num_jobs` jobs (each
- *  loops over jobs num_threads apart): the count of scratch areas to provide
- *  for the same `lanes`. */
+/** @brief Scratch areas tier1_decode_gpu uses for `num_jobs` jobs with the
+ *  same `lanes`: one a job-taking thread that gets a job, so never more than
+ *  num_jobs (whole warps of `lanes` threads may round the count of threads
+ *  above it; those past the last job take none). */
 uint32_t tier1_decode_gpu_threads(uint32_t num_jobs, uint32_t lanes = 0);
 
 /** @brief The order tier1_decode_gpu works best in: job indices by decreasing

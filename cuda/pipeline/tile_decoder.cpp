@@ -79,6 +79,24 @@ void prepare_tile(const Codestream &cs, const Tile &tile, const TileDecodeOption
     decode_tile_packets(cs, tile, blocks.layout, options.max_layers, blocks.codewords);
 }
 
+/** Tier-1 parameters of a coded code-block: Mb from its band's step (E.1), P from Tier-2, the ROI shift (H). */
+static Tier1DecodeParams code_block_params(const Codestream &cs, const Tile &tile, const TileComponent &tc,
+                                           const CodeBlock &cb, const CodeBlockCodewords &cw)
+{
+    const Band &band = tc.resolutions[cb.resolution].bands[cb.band];
+    const Quantization &quant = cs.quantization(tile, cb.component);
+    const QuantStep step = quant.step(band.quant_index, tc.levels);
+    const int mb = int{quant.guard_bits} + step.exponent - 1;
+    J2KC_CHECK_DATA(mb >= 0 && mb <= 37, "tile %u: %d magnitude bit-planes", tile.index, mb);
+    Tier1DecodeParams params;
+    params.orientation = band.orientation;
+    params.style = cs.component_coding(tile, cb.component).cblk_style;
+    params.num_bitplanes = static_cast<uint8_t>(mb);
+    params.zero_bitplanes = cw.zero_bitplanes;
+    params.roi_shift = cs.roi_shift(tile, cb.component);
+    return params;
+}
+
 bool decode_code_block(const Codestream &cs, const Tile &tile, const TileDecodeOptions &options,
                        const TileBlocks &blocks, size_t index, TileCoefficients &out, Tier1Scratch &scratch)
 {
@@ -98,12 +116,7 @@ bool decode_code_block(const Codestream &cs, const Tile &tile, const TileDecodeO
         clear();
         return true;
     }
-    const Resolution &res = tc.resolutions[cb.resolution];
-    const Band &band = res.bands[cb.band];
-    const Quantization &quant = cs.quantization(tile, cb.component);
-    const QuantStep step = quant.step(band.quant_index, tc.levels);
-    const int mb = int{quant.guard_bits} + step.exponent - 1;
-    J2KC_CHECK_DATA(mb >= 0 && mb <= 37, "tile %u: %d magnitude bit-planes", tile.index, mb);
+    const Tier1DecodeParams params = code_block_params(cs, tile, tc, cb, cw);
 
     size_t total = 0;
     for (const CodeBlockChunk &chunk : cw.chunks) total += chunk.length;
@@ -114,12 +127,6 @@ bool decode_code_block(const Codestream &cs, const Tile &tile, const TileDecodeO
         at += chunk.length;
     }
 
-    Tier1DecodeParams params;
-    params.orientation = band.orientation;
-    params.style = cs.component_coding(tile, cb.component).cblk_style;
-    params.num_bitplanes = static_cast<uint8_t>(mb);
-    params.zero_bitplanes = cw.zero_bitplanes;
-    params.roi_shift = cs.roi_shift(tile, cb.component);
     try {
         scratch.tier1.decode(scratch.bytes.data(), cw.segments.data(), cw.segments.size(), cb.rect.width(),
                              cb.rect.height(), params, block, plane.stride);
@@ -156,27 +163,20 @@ void append_tier1_jobs(const Codestream &cs, const Tile &tile, const TileDecodeO
         job.segment_offset = static_cast<uint32_t>(table.segments.size());
         if (cw.included && cw.num_passes > 0) {
             // The checks decode_code_block and Tier1Decoder make by throwing.
-            const Resolution &res = tc.resolutions[cb.resolution];
-            const Band &band = res.bands[cb.band];
-            const Quantization &quant = cs.quantization(tile, cb.component);
-            const QuantStep step = quant.step(band.quant_index, tc.levels);
-            const int mb = int{quant.guard_bits} + step.exponent - 1;
-            J2KC_CHECK_DATA(mb >= 0 && mb <= 37, "tile %u: %d magnitude bit-planes", tile.index, mb);
-            const uint8_t style = cs.component_coding(tile, cb.component).cblk_style;
-            J2KC_CHECK_SUPPORTED(!(style & cblk_style::kHighThroughput), "HT code-blocks are not supported");
+            const Tier1DecodeParams params = code_block_params(cs, tile, tc, cb, cw);
+            J2KC_CHECK_SUPPORTED(!(params.style & cblk_style::kHighThroughput), "HT code-blocks are not supported");
             J2KC_CHECK_ARG(cb.rect.width() <= kTier1MaxSide && cb.rect.height() <= kTier1MaxSide &&
                                uint64_t{cb.rect.width()} * cb.rect.height() <= kTier1MaxSamples,
                            "code-block %ux%u exceeds 1024 per side or 4096 samples", cb.rect.width(),
                            cb.rect.height());
-            const uint32_t roi = cs.roi_shift(tile, cb.component);
-            const uint32_t planes = uint32_t(mb) + roi;
+            const uint32_t planes = uint32_t{params.num_bitplanes} + params.roi_shift;
             J2KC_CHECK_SUPPORTED(cb.rect.empty() || planes <= kTier1MaxBitplanes, "%u bit-planes exceed %u",
                                  planes, kTier1MaxBitplanes);
-            job.orientation = static_cast<uint8_t>(band.orientation);
-            job.style = style;
-            job.num_bitplanes = static_cast<uint8_t>(mb);
-            job.zero_bitplanes = cw.zero_bitplanes;
-            job.roi_shift = static_cast<uint8_t>(roi);
+            job.orientation = static_cast<uint8_t>(params.orientation);
+            job.style = params.style;
+            job.num_bitplanes = params.num_bitplanes;
+            job.zero_bitplanes = params.zero_bitplanes;
+            job.roi_shift = params.roi_shift;
             size_t total = 0;
             for (const CodeBlockChunk &chunk : cw.chunks) {
                 table.bytes.insert(table.bytes.end(), chunk.data, chunk.data + chunk.length);

@@ -306,6 +306,7 @@ help:
 	@echo "                     tools, nvJPEG2000 wheels, photographs (needs the network)"
 	@echo "  make bench         on a CUDA machine: j2k_cuda against nvJPEG2000, OpenJPEG, Grok and FFmpeg on the"
 	@echo "                     same frames; table, results.json and PNG charts in BENCH_OUT=$(BENCH_OUT) (< 10 min)"
+	@echo "  make bench-bins    refresh BENCH_DIR's j2kc_bench and ffmpeg from this tree (no network)"
 	@echo "  make bench-readme  README's Performance section from BENCH_OUT/results.json"
 	@echo "  make check-archs   compile every .cu file for the oldest CUDA_ARCHS entry ($(CHECK_ARCH)); CI runs it"
 	@echo "  make install       install ffmpeg, ffprobe, j2kc, libj2kcuda.a, j2kc.h, j2kcuda.pc into PREFIX"

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "j2kc.h"
+#include "test_streams.h"
 
 namespace {
 
@@ -109,55 +110,13 @@ struct Source {
 
 std::vector<uint8_t> make_stream(const Source &s)
 {
-    std::vector<std::vector<uint16_t>> planes(s.n);
-    std::vector<j2kc_component> comps(s.n);
-    std::mt19937 rng(s.seed);
-    const uint32_t top = (1u << s.prec) - 1;
-    for (uint32_t c = 0; c < s.n; ++c) {
-        planes[c].resize(size_t{s.w} * s.h);
-        const double fx = 0.01 + 0.05 * (rng() % 100) / 100.0, fy = 0.01 + 0.07 * (rng() % 100) / 100.0;
-        for (uint32_t y = 0; y < s.h; ++y)
-            for (uint32_t x = 0; x < s.w; ++x) {
-                double v = 0.5 + 0.3 * std::sin(fx * x + 0.4 * c) * std::cos(fy * y) + 0.1 * ((x / 9 + y / 4) % 2) +
-                           0.04 * (int(rng() % 200) - 100) / 100.0;
-                v = std::min(1.0, std::max(0.0, v));
-                planes[c][size_t{y} * s.w + x] = static_cast<uint16_t>(v * top);
-            }
-        j2kc_component &k = comps[c];
-        std::memset(&k, 0, sizeof(k));
-        k.data = reinterpret_cast<uint64_t>(planes[c].data());
-        k.row_stride = ptrdiff_t(s.w) * 2;
-        k.sample_stride = 2;
-        k.bytes_per_sample = 2;
-        k.precision = s.prec;
-        k.dx = k.dy = 1;
-        k.width = s.w;
-        k.height = s.h;
-    }
-    j2kc_image image{};
-    image.struct_size = sizeof(image);
-    image.memory = J2KC_MEMORY_HOST;
-    image.width = s.w;
-    image.height = s.h;
-    image.num_components = s.n;
-    image.components = comps.data();
-    j2kc_encoder_config cfg;
-    j2kc_encoder_config_default(&cfg);
-    cfg.backend = J2KC_BACKEND_CPU;
-    cfg.log = quiet;
-    cfg.threads = 2;
+    const j2kc_test::Planes16 frame = j2kc_test::synthetic_frame(s.w, s.h, s.n, s.prec, s.seed, 0.04);
+    j2kc_encoder_config cfg = j2kc_test::cpu_encoder_config(quiet);
     cfg.lossless = s.lossless;
     cfg.tile_width = cfg.tile_height = s.tile;
     cfg.frame_bytes = s.budget;
     cfg.cblk_width_log2 = cfg.cblk_height_log2 = 5;
-    j2kc_encoder *enc = nullptr;
-    EXPECT_EQ(j2kc_encoder_create(&enc, &cfg, &image), J2KC_OK);
-    if (!enc) return {};
-    j2kc_packet pkt{};
-    EXPECT_EQ(j2kc_encode(enc, &image, &pkt), J2KC_OK);
-    std::vector<uint8_t> out(pkt.data, pkt.data + pkt.size);
-    j2kc_encoder_free(&enc);
-    return out;
+    return j2kc_test::encode_stream(frame.image, cfg);
 }
 
 /** Streams of varied shapes: sizes, tiles, lossless and lossy, a starved budget (blocks left out). */

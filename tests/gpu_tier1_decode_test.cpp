@@ -491,26 +491,11 @@ Decoded decode(const std::vector<uint8_t> &cs, j2kc_backend backend, int tier1_o
             total += size_t{ci[c].width} * ci[c].height * 2;
         }
         d.bytes.assign(total + 1, 0x5A);
-        for (uint32_t c = 0; c < info.num_components; ++c) {
-            j2kc_component &k = comps[c];
-            std::memset(&k, 0, sizeof(k));
-            k.data = reinterpret_cast<uint64_t>(d.bytes.data() + at[c]);
-            k.row_stride = ptrdiff_t(ci[c].width) * 2;
-            k.sample_stride = 2;
-            k.bytes_per_sample = 2;
-            k.precision = ci[c].precision;
-            k.dx = ci[c].dx;
-            k.dy = ci[c].dy;
-            k.width = ci[c].width;
-            k.height = ci[c].height;
-        }
-        j2kc_image image{};
-        image.struct_size = sizeof(image);
-        image.memory = J2KC_MEMORY_HOST;
-        image.width = info.width;
-        image.height = info.height;
-        image.num_components = info.num_components;
-        image.components = comps.data();
+        for (uint32_t c = 0; c < info.num_components; ++c)
+            comps[c] = j2kc_test::component16(reinterpret_cast<uint64_t>(d.bytes.data() + at[c]), ci[c].width,
+                                              ci[c].height, ci[c].precision, ptrdiff_t(ci[c].width) * 2, 2,
+                                              ci[c].dx, ci[c].dy);
+        j2kc_image image = j2kc_test::image_view(comps, info.width, info.height);
         d.status = j2kc_decode(dec, cs.data(), cs.size(), &image);
         // Tier-1 on the GPU reports GPU time in the tier1 stage.
         j2kc_stage_times t{};

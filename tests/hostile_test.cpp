@@ -397,13 +397,7 @@ Result decode(const Bytes &data, const Limits &limits = {}, size_t size = SIZE_M
             k.width = ci[c].width;
             k.height = ci[c].height;
         }
-        j2kc_image out{};
-        out.struct_size = sizeof(out);
-        out.memory = J2KC_MEMORY_HOST;
-        out.width = info.width;
-        out.height = info.height;
-        out.num_components = n;
-        out.components = comps.data();
+        j2kc_image out = j2kc_test::image_view(comps, info.width, info.height);  // comps holds n components
         r.decode = j2kc_decode(dec, data.data(), size, &out);
     }
     j2kc_decoder_free(&dec);

@@ -12,3 +12,11 @@
 #define J2KC_HD inline
 #define J2KC_DEVICE_CONST
 #endif
+
+/** Keeps a loop rolled on the device, where code size costs instruction
+ *  fetches (host compilers decide for themselves). */
+#if defined(__CUDACC__)
+#define J2KC_DEVICE_NO_UNROLL _Pragma("unroll 1")
+#else
+#define J2KC_DEVICE_NO_UNROLL
+#endif

@@ -446,6 +446,21 @@ struct MqDecoder {
         }
     }
 
+    /** BYTEIN (C.3.4) as selects: the same bytes and registers as byte_in()
+     *  on one code path, for a GPU thread whose neighbours in the warp read
+     *  other code-blocks (no branch for them to diverge on). */
+    J2KC_MQ_HD void byte_in_flat()
+    {
+        const int64_t left = end - bp;
+        const uint32_t cur = left > 0 ? static_cast<uint32_t>(*bp) : 0xFFu;
+        const uint32_t next = left > 1 ? static_cast<uint32_t>(bp[1]) : 0xFFu;
+        const bool after_ff = cur == 0xFFu;  // or at the end, which reads as 0xFF
+        const bool marker = after_ff && next > 0x8Fu;
+        bp += marker ? 0 : 1;
+        c += marker ? 0xFF00u : next << (after_ff ? 9 : 8);
+        ct = after_ff && !marker ? 7 : 8;
+    }
+
     /** INITDEC (C.3.5). */
     J2KC_MQ_HD void init(const uint8_t *data, uint32_t length)
     {
@@ -461,13 +476,16 @@ struct MqDecoder {
     /** RENORMD (C.3.3) for a shift of n bits (0 allowed), all at once: the
      *  same as shifting one bit at a time and calling BYTEIN whenever CT
      *  reaches 0 before a shift. */
+    template <bool kFlat = false>
     J2KC_MQ_HD void shift(int32_t n)
     {
         a <<= n;
+        J2KC_DEVICE_NO_UNROLL
         while (n > ct) {
             c <<= ct;
             n -= ct;
-            byte_in();
+            if constexpr (kFlat) byte_in_flat();
+            else byte_in();
         }
         c <<= n;
         ct -= n;
@@ -529,8 +547,10 @@ struct MqDecoder {
      * renormalises is what a branch predictor cannot learn, so branches there
      * cost a misprediction about every other decision; this costs some twenty
      * instructions instead. Masks (all ones or zero) rather than ternaries,
-     * which compilers turn back into branches.
+     * which compilers turn back into branches. kFlat: BYTEIN as selects too
+     * (byte_in_flat), for GPU threads.
      */
+    template <bool kFlat = false>
     J2KC_MQ_HD uint32_t decode_even(uint8_t &cx)
     {
         const MqTransition &t = mq_transition(cx);
@@ -544,7 +564,7 @@ struct MqDecoder {
         a = (qe & lps_exchange) | (a & ~lps_exchange);
         const uint32_t next = t.next_mps ^ ((t.next_mps ^ t.next_lps) & (0u - is_lps));
         cx = static_cast<uint8_t>(cx ^ ((cx ^ next) & renorm_mask));
-        shift(renorm_bits(a));  // 0 when A >= 0x8000
+        shift<kFlat>(renorm_bits(a));  // 0 when A >= 0x8000
         return mps ^ is_lps;
     }
 };

@@ -6,6 +6,7 @@
  * coefficient plane. t1_decode_job() is J2KC_HD: the CUDA kernel
  * (t1_decode.cu) runs it one thread per job, and the host can run the same
  * function over the same table (tests), so both give Tier1Decoder's values.
+ * It decodes with t1_decoder_simt.h, the passes laid out for a GPU thread.
  */
 #pragma once
 
@@ -14,7 +15,7 @@
 
 #include "common/host_device.h"
 #include "tier1/codeword_segment.h"
-#include "tier1/t1_decoder_core.h"
+#include "tier1/t1_decoder_simt.h"
 
 namespace j2kc {
 
@@ -46,13 +47,14 @@ enum T1DecodeJobStatus : uint8_t {
 /** Scratch words one job needs: the stripe-column flags. */
 J2KC_HD size_t t1_decode_job_scratch_words(uint32_t width, uint32_t height)
 {
-    return t1dec::flag_words(width, height);
+    return t1simt::flag_words(width, height);
 }
 
 /** Writes zero over the job's block in `out`. */
 J2KC_T1D_FN void t1_decode_job_clear(const T1DecodeJob &job, int32_t *out)
 {
     int32_t *block = out + job.out_offset;
+    J2KC_DEVICE_NO_UNROLL
     for (uint32_t y = 0; y < job.height; ++y)
         for (uint32_t x = 0; x < job.width; ++x) block[size_t{y} * job.out_stride + x] = 0;
 }
@@ -78,6 +80,7 @@ J2KC_T1D_FN uint8_t t1_decode_job(const T1DecodeJob &job, const uint8_t *bytes, 
         return kT1JobUnsupported;
     const uint32_t planes = uint32_t{job.num_bitplanes} + job.roi_shift;
     uint64_t total_passes = 0, total_bytes = 0;
+    J2KC_DEVICE_NO_UNROLL
     for (uint32_t k = 0; k < job.num_segments; ++k) {
         total_passes += segments[job.segment_offset + k].passes;
         total_bytes += segments[job.segment_offset + k].length;
@@ -89,27 +92,22 @@ J2KC_T1D_FN uint8_t t1_decode_job(const T1DecodeJob &job, const uint8_t *bytes, 
         return kT1JobCorrupt;
 
     t1dec::BlockDec b;
-    b.width = width;
-    b.height = height;
-    b.stripes = (height + 3) / 4;
-    b.fs = width + 2;
+    t1simt::prepare_flags(b, scratch, width, height);
     b.vstride = job.out_stride;
-    b.flags = scratch;
     b.values = reinterpret_cast<uint32_t *>(out + job.out_offset);
-    const size_t num_flags = t1dec::flag_words(width, height);
-    for (size_t i = 0; i < num_flags; ++i) scratch[i] = 0;
     b.orientation = job.orientation & 3u;
     b.vc = (job.style & 0x08) != 0;  // cblk_style::kVerticallyCausal
     t1_reset_contexts(b.cx);
     const int nbp = static_cast<int>(planes) - job.zero_bitplanes;
     uint32_t bad_pass = 0;
-    const uint32_t status = t1dec::t1_decode_block(b, bytes + job.data_offset, segments + job.segment_offset,
-                                                   job.num_segments, job.style, nbp, bad_pass);
+    const uint32_t status = t1simt::decode_block(b, bytes + job.data_offset, segments + job.segment_offset,
+                                                 job.num_segments, job.style, nbp, bad_pass);
     if (status != t1dec::kDecodeOk) {
         t1_decode_job_clear(job, out);
         return kT1JobCorrupt;
     }
     // Sign and magnitude to two's complement, in place (as write_output).
+    J2KC_DEVICE_NO_UNROLL
     for (uint32_t y = 0; y < height; ++y) {
         uint32_t *row = b.values + size_t{y} * job.out_stride;
         for (uint32_t x = 0; x < width; ++x) {

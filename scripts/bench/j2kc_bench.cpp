@@ -5,9 +5,10 @@
 //   j2kc_bench encode --in FILE --width W --height H --comps C --prec P
 //       [--sub 1x1:2x1:2x1] [--distinct N] [--frames N] [--warmup N]
 //       [--backend cuda|cpu] [--threads N] [--profile none|dci_2k|dci_4k|imf]
-//       [--lossless] [--bytes B] [--quality Q] [--device-input] [--out-dir DIR]
+//       [--lossless] [--bytes B] [--quality Q] [--device-input] [--in-flight N] [--out-dir DIR]
 //   j2kc_bench decode [--frames N] [--warmup N] [--backend cuda|cpu]
-//       [--threads N] [--tier1 auto|cpu|gpu] [--out FILE] [--sync] CODESTREAM...
+//       [--threads N] [--tier1 auto|cpu|gpu] [--in-flight N] [--output host|pinned|device]
+//       [--out FILE] [--sync] CODESTREAM...
 //   j2kc_bench caps      what this build can set: {"decoder_tier1": true|false}
 //
 // FILE holds N frames, each component after the other (planar), samples as
@@ -65,9 +66,11 @@ struct Args {
     std::string cmd, in, out, out_dir, backend = "cuda", profile = "none", sub;
     uint32_t width = 0, height = 0, comps = 3, prec = 12;
     int distinct = 1, frames = 10, warmup = 2, threads = 0, lossless = 0, device_input = 0, sync = 0;
+    int in_flight = 0;  // frames_in_flight; 0: the config's default
     uint64_t bytes = 0;
     double quality = 0;
     std::string tier1;  // empty: the config's default
+    std::string output = "host";  // decode: host (pageable), pinned or device planes
     std::vector<std::string> files;
 };
 
@@ -130,6 +133,8 @@ Args parse(int argc, char **argv)
         else if (k == "--frames") a.frames = std::stoi(val());
         else if (k == "--warmup") a.warmup = std::stoi(val());
         else if (k == "--threads") a.threads = std::stoi(val());
+        else if (k == "--in-flight") a.in_flight = std::stoi(val());
+        else if (k == "--output") a.output = val();
         else if (k == "--bytes") a.bytes = std::stoull(val());
         else if (k == "--quality") a.quality = std::stod(val());
         else if (k == "--tier1") a.tier1 = val();
@@ -252,6 +257,7 @@ int encode(const Args &a)
     j2kc_encoder_config_default(&cfg);
     cfg.backend = backend_of(a.backend);
     cfg.threads = a.threads;
+    if (a.in_flight) cfg.frames_in_flight = a.in_flight;
     cfg.profile = a.profile == "dci_2k" ? J2KC_PROFILE_DCI_2K
                 : a.profile == "dci_4k" ? J2KC_PROFILE_DCI_4K
                 : a.profile == "imf"    ? J2KC_PROFILE_IMF
@@ -344,6 +350,7 @@ int decode(const Args &a)
     j2kc_decoder_config_default(&cfg);
     cfg.backend = backend_of(a.backend);
     cfg.threads = a.threads;
+    if (a.in_flight) cfg.frames_in_flight = a.in_flight;
     if (!a.tier1.empty()) {
         const int v = a.tier1 == "auto" ? J2KC_BENCH_TIER1_AUTO
                     : a.tier1 == "cpu"  ? J2KC_BENCH_TIER1_CPU
@@ -358,8 +365,11 @@ int decode(const Args &a)
     check(j2kc_decoder_create(&dec, &cfg), "decoder_create");
 
     // Output planes, 16-bit, one set per codestream, allocated before timing.
+    if (a.output != "host" && a.output != "pinned" && a.output != "device") die("--output takes host, pinned or device");
+    if (a.output != "host" && !a.out.empty()) die("--out needs --output host");
     struct Out {
         std::vector<std::vector<uint16_t>> planes;
+        std::vector<void *> cuda;  ///< --output pinned or device: the planes' memory
         std::vector<j2kc_component> comps;
         j2kc_image image{};
     };
@@ -376,10 +386,20 @@ int decode(const Args &a)
         o.planes.resize(info.num_components);
         o.comps.resize(info.num_components);
         for (uint32_t c = 0; c < info.num_components; ++c) {
-            o.planes[c].resize(size_t(ci[c].width) * ci[c].height);
+            const size_t plane_bytes = size_t(ci[c].width) * ci[c].height * 2;
+            void *mem_at = nullptr;
+            if (a.output == "host") {
+                o.planes[c].resize(plane_bytes / 2);
+                mem_at = o.planes[c].data();
+            } else if (a.output == "pinned") {
+                if (cudaMallocHost(&mem_at, std::max<size_t>(plane_bytes, 2)) != cudaSuccess) die("cudaMallocHost");
+            } else if (cudaMalloc(&mem_at, std::max<size_t>(plane_bytes, 2)) != cudaSuccess) {
+                die("cudaMalloc");
+            }
+            if (a.output != "host") o.cuda.push_back(mem_at);
             j2kc_component &k = o.comps[c];
             std::memset(&k, 0, sizeof(k));
-            k.data = reinterpret_cast<uint64_t>(o.planes[c].data());
+            k.data = reinterpret_cast<uint64_t>(mem_at);
             k.row_stride = ptrdiff_t(ci[c].width) * 2;
             k.sample_stride = 2;
             k.bytes_per_sample = 2;
@@ -391,7 +411,7 @@ int decode(const Args &a)
             k.height = ci[c].height;
         }
         o.image.struct_size = sizeof(o.image);
-        o.image.memory = J2KC_MEMORY_HOST;
+        o.image.memory = a.output == "device" ? J2KC_MEMORY_CUDA : J2KC_MEMORY_HOST;
         o.image.width = info.width;
         o.image.height = info.height;
         o.image.num_components = info.num_components;
@@ -446,6 +466,8 @@ int decode(const Args &a)
     const bool have_stages = async && j2kc_decoder_reset && j2kc_decoder_stage_times &&
                              j2kc_decoder_stage_times(dec, &stages) == J2KC_OK && stages.total > 0;
     j2kc_decoder_free(&dec);
+    for (const Out &o : outs)
+        for (void *p : o.cuda) a.output == "pinned" ? cudaFreeHost(p) : cudaFree(p);
     if (!a.out.empty()) {
         std::ofstream f(a.out, std::ios::binary);
         for (const Out &o : outs)
@@ -457,6 +479,7 @@ int decode(const Args &a)
                 a.frames / secs, a.frames, secs, backend, mem.used_mib(), async ? "submit/receive" : "j2kc_decode");
     std::printf(", \"tier1_place\": \"%s\"", tier1_place);
     if (!a.tier1.empty()) std::printf(", \"tier1\": \"%s\"", a.tier1.c_str());
+    std::printf(", \"output\": \"%s\"", a.output.c_str());
     if (have_stages) print_stages(stages, a.frames);
     std::printf("}\n");
     return 0;

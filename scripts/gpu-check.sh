@@ -11,6 +11,9 @@
 #   SAN_FILTER   gtest filter, default Gpu* without the exhaustive Tier-1 sweeps
 #                (their kernels run in the other GpuTier1 tests; 20x slower instrumented)
 #   SAN_TIMEOUT  seconds per binary and tool, default 150
+#   SAN_SPLIT    1: one process per test (not per binary), SAN_JOBS of them at
+#                once (default: the cores), each with SAN_TIMEOUT; for the
+#                pipeline-sized tests, which instrumented take minutes each
 # A sanitizer line reads "tool test: ERROR SUMMARY: 0 errors" (or RACECHECK
 # SUMMARY); "TIMEOUT" or "no summary" lines are failures to look at.
 set -u
@@ -34,26 +37,45 @@ if want sanitize; then
         done
     fi
     filter=${SAN_FILTER:-'Gpu*:*/Gpu*-*EverySizeOrientationAndStyle*:*DISABLED_*'}
+    # One run: tool, binary, gtest filter, log name. Prints its verdict line;
+    # exit 0 when clean.
+    san_run() {
+        local tool=$1 t=$2 f=$3 log=$4 extra=() rc summary tests_line
+        [ "$tool" = memcheck ] && extra=(--leak-check full)
+        timeout "${SAN_TIMEOUT:-150}" compute-sanitizer --tool "$tool" "${extra[@]}" --print-limit 5 \
+            --error-exitcode 99 "$tests/$t" --gtest_filter="$f" --gtest_brief=1 > "$log" 2>&1
+        rc=$?
+        summary=$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -1)
+        tests_line=$(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$log" | tr '\n' ' ')
+        if [ $rc = 124 ]; then
+            echo "$tool $t $f: TIMEOUT after ${SAN_TIMEOUT:-150}s"; return 1
+        elif [ -z "$summary" ]; then
+            echo "$tool $t $f: no summary (exit $rc): $(tail -n 2 "$log" | tr '\n' ' ')"; return 1
+        fi
+        echo "$tool $t $f: $summary; $tests_line(exit $rc)"
+        [ $rc = 0 ]
+    }
     san_bad=0
     for tool in ${SAN_TOOLS:-memcheck racecheck initcheck synccheck}; do
-        extra=()
-        [ "$tool" = memcheck ] && extra=(--leak-check full)
-        echo "== compute-sanitizer $tool ($filter)"
+        echo "== compute-sanitizer $tool ($filter${SAN_SPLIT:+, one process a test})"
+        if [ "${SAN_SPLIT:-0}" = 1 ]; then
+            verdicts=$out/$tool-verdicts.txt
+            : > "$verdicts"
+            export -f san_run
+            export tests SAN_TIMEOUT
+            for t in $san_tests; do
+                # --gtest_list_tests: "Suite." lines, then "  test  # GetParam() = ..." lines.
+                "$tests/$t" --gtest_list_tests --gtest_filter="$filter" 2>/dev/null |
+                    awk -v t="$t" '/^[^ ]/ {s=$1} /^  / {print t, s $1}'
+            done | xargs -P "${SAN_JOBS:-$(nproc)}" -L 1 bash -c '
+                log=$0/$1-$2-$(echo "$3" | tr "/." "__").log
+                san_run "$1" "$2" "$3" "$log" >> "$0/$1-verdicts.txt"' "$out" "$tool"
+            sort "$verdicts"
+            san_bad=$((san_bad + $(grep -c -v -E '(ERROR SUMMARY: 0 errors|RACECHECK SUMMARY: 0 hazards).*\(exit 0\)$' "$verdicts")))
+            continue
+        fi
         for t in $san_tests; do
-            log=$out/$tool-$t.log
-            timeout "${SAN_TIMEOUT:-150}" compute-sanitizer --tool "$tool" "${extra[@]}" --print-limit 5 \
-                --error-exitcode 99 "$tests/$t" --gtest_filter="$filter" --gtest_brief=1 > "$log" 2>&1
-            rc=$?
-            summary=$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -1)
-            tests_line=$(grep -E '^\[  (PASSED|FAILED) ' "$log" | tr '\n' ' ')
-            if [ $rc = 124 ]; then
-                echo "$tool $t: TIMEOUT after ${SAN_TIMEOUT:-150}s"; san_bad=$((san_bad + 1))
-            elif [ -z "$summary" ]; then
-                echo "$tool $t: no summary (exit $rc): $(tail -n 2 "$log" | tr '\n' ' ')"; san_bad=$((san_bad + 1))
-            else
-                echo "$tool $t: $summary; $tests_line(exit $rc)"
-                [ $rc = 0 ] || san_bad=$((san_bad + 1))
-            fi
+            san_run "$tool" "$t" "$filter" "$out/$tool-$t.log" || san_bad=$((san_bad + 1))
         done
     done
     echo "compute-sanitizer: $san_bad run(s) not clean"

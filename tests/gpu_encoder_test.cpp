@@ -7,6 +7,7 @@
 
 #include <cuda_runtime.h>
 
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -213,6 +214,9 @@ const std::vector<MatrixCase> &matrix()
     return cases;
 }
 
+/** gtest prints a case by its name. */
+void PrintTo(const MatrixCase &k, std::ostream *os) { *os << k.name; }
+
 j2kc_encoder_config matrix_config(const MatrixCase &k, j2kc_backend backend)
 {
     j2kc_encoder_config cfg = base_config(backend);
@@ -225,31 +229,40 @@ j2kc_encoder_config matrix_config(const MatrixCase &k, j2kc_backend backend)
 
 }  // namespace
 
-// The issue-3 equivalence matrix, one frame per case through j2kc_encode.
-// Under an injected tool (compute-sanitizer, nsys: CUDA_INJECTION64_PATH) the
-// cases above 2K are left out: instrumented, they would take minutes each,
-// and the smaller ones run the same kernels and pipeline.
-TEST(GpuEncoder, MatrixMatchesCpuByteForByte)
+// The issue-3 equivalence matrix, one frame per case through j2kc_encode,
+// each case a test of its own (so a sanitizer run can take them one process
+// each). Under an injected tool (compute-sanitizer, nsys:
+// CUDA_INJECTION64_PATH) the cases above 2K skip: instrumented, they would
+// take many minutes each, and the smaller ones run the same kernels and
+// pipeline.
+class GpuEncoderMatrix : public ::testing::TestWithParam<MatrixCase> {};
+
+TEST_P(GpuEncoderMatrix, MatchesCpuByteForByte)
 {
     if (!have_gpu()) GTEST_SKIP() << "no usable CUDA device";
-    const bool instrumented = std::getenv("CUDA_INJECTION64_PATH") != nullptr;
-    for (const MatrixCase &k : matrix()) {
-        SCOPED_TRACE(k.name);
-        if (instrumented && uint64_t(k.w) * k.h > 2048u * 1080u) {
-            std::printf("  (%s left out under an injected tool)\n", k.name);
-            continue;
-        }
-        Frame f(k.w, k.h, k.n, k.prec, k.dx, k.layout);
-        f.fill(k.w * 31 + k.h);
-        const std::vector<uint8_t> cpu = encode_one(f.image, matrix_config(k, J2KC_BACKEND_CPU));
-        const std::vector<uint8_t> gpu = encode_one(f.image, matrix_config(k, J2KC_BACKEND_CUDA));
-        ASSERT_FALSE(cpu.empty());
-        EXPECT_TRUE(cpu == gpu) << k.name << ": sizes " << cpu.size() << " / " << gpu.size();
-        if (k.budget) {
-            EXPECT_LE(gpu.size(), k.budget);
-        }
+    const MatrixCase &k = GetParam();
+    if (std::getenv("CUDA_INJECTION64_PATH") && uint64_t(k.w) * k.h > 2048u * 1080u)
+        GTEST_SKIP() << k.name << ": left out under an injected tool";
+    Frame f(k.w, k.h, k.n, k.prec, k.dx, k.layout);
+    f.fill(k.w * 31 + k.h);
+    const std::vector<uint8_t> cpu = encode_one(f.image, matrix_config(k, J2KC_BACKEND_CPU));
+    const std::vector<uint8_t> gpu = encode_one(f.image, matrix_config(k, J2KC_BACKEND_CUDA));
+    ASSERT_FALSE(cpu.empty());
+    EXPECT_TRUE(cpu == gpu) << k.name << ": sizes " << cpu.size() << " / " << gpu.size();
+    if (k.budget) {
+        EXPECT_LE(gpu.size(), k.budget);
     }
 }
+
+/** gtest names: the case's name in letters, digits and underscores. */
+std::string matrix_case_name(const ::testing::TestParamInfo<MatrixCase> &info)
+{
+    std::string n;
+    for (const char *c = info.param.name; *c; ++c) n += std::isalnum(static_cast<unsigned char>(*c)) ? *c : '_';
+    return n;
+}
+
+INSTANTIATE_TEST_SUITE_P(Issue3, GpuEncoderMatrix, ::testing::ValuesIn(matrix()), matrix_case_name);
 
 // Several frames in flight, host frames overwritten as soon as submit returns.
 TEST(GpuEncoder, HostFramesInFlightMatchCpuInOrder)

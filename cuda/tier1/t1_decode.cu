@@ -1,26 +1,28 @@
 /**
  * @file t1_decode.cu
  * @brief CUDA Tier-1 decoder (ISO/IEC 15444-1 Annex D over the MQ decoder of
- * Annex C.3): a thread per code-block running t1_decode_job(), the very
- * J2KC_HD block decoder of t1_decoder_core.h that the CPU decoder runs, so
- * the coefficients are the CPU's bit for bit.
+ * Annex C.3): a thread per code-block running t1_decode_job(), whose block
+ * decoder (t1_decoder_simt.h) shares every bit-defining piece with the CPU's
+ * Tier1Decoder, so the coefficients are the CPU's bit for bit.
  *
  * Why a thread per block: the MQ decoder is one serial chain per block, and
- * a frame has thousands of blocks (a DCI 4K frame about 6 500 of 64x64), as
- * many as the GPU keeps resident at once. Flags live in a per-thread
- * scratch in global memory (cached), values are built in place in the
- * coefficient plane.
+ * a frame has thousands of blocks (a natural DCI 4K frame about 8 000 with
+ * data), as many as the GPU keeps resident at once. Flags live in a
+ * per-thread scratch in global memory (cached), values are built in place
+ * in the coefficient plane.
  *
  * Lanes per warp: the threads of a warp decode different blocks, whose
- * control flow (column masks, run-lengths, MQ renormalisation) diverges
- * almost at once, so a warp's time tends to the sum of its lanes' blocks
- * rather than the longest. Only `lanes` lanes of each warp take jobs
- * (kDefaultLanes; tier1_bench --gpu sweeps 1..32 to pick it on a device):
- * fewer lanes shorten the critical path, more lanes need fewer warps
- * (registers limit the resident warps per SM). An optional order (the
- * pipeline passes the jobs by decreasing bytes) puts blocks of like work in
- * a warp and starts the longest first, so the tail is short blocks. A block's loops are bounded by its pass count (at most
- * 88) and its size, so a hostile stream cannot hang the kernel.
+ * control flow diverges almost at once, so a warp's time tends to the sum of
+ * its lanes' blocks rather than the longest. Only `lanes` lanes of each warp
+ * take jobs (kT1DecodeDefaultLanes; tier1_bench --gpu sweeps 1..32): one lane gives
+ * the shortest single frame, two the most frames a second (registers, not
+ * warps, bound the blocks resident on an SM: H100, natural DCI 4K, one
+ * frame 5.3 ms at one lane and 6.6 at two; 8 frames in one launch 2.4 and
+ * 1.3 ms a frame). An optional order (the pipeline passes the jobs by
+ * decreasing bytes) puts blocks of like work in a warp and starts the
+ * longest first, so the tail is short blocks. A block's loops are bounded by
+ * its pass count (at most 88) and its size, so a hostile stream cannot hang
+ * the kernel.
  */
 #include <cuda_runtime.h>
 

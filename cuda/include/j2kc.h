@@ -360,9 +360,12 @@ int j2kc_decoder_reset(j2kc_decoder *decoder);
  * created or reset. CUDA backend: tier2 and tier1 are CPU time summed over
  * the worker threads (with tier1_on_gpu, tier1 is GPU time of the Tier-1
  * kernel from events, and upload the code-block bytes); upload, dwt (dequantisation and inverse DWT), color
- * (inverse MCT, clip and pack) and download are GPU time from events. CPU
- * backend: wall times, tier2 the headers, tier1 Tier-2 and Tier-1 of the
- * tiles, dwt every sample stage. total: wall time from submit to the end of
+ * (inverse MCT, clip and pack) and download are GPU time from events, except
+ * that for host planes in pageable memory download is the time from the end
+ * of the pack until the last byte is in the caller's planes: the DMA into a
+ * pinned staging buffer (events) and the wall time of the host copy out of
+ * it, which overlap. CPU backend: wall times, tier2 the headers, tier1
+ * Tier-2 and Tier-1 of the tiles, dwt every sample stage. total: wall time from submit to the end of
  * receive, summed. Divide by the frame count for per-frame figures.
  */
 int j2kc_decoder_stage_times(const j2kc_decoder *decoder, j2kc_stage_times *times);

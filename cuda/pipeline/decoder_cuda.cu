@@ -10,8 +10,11 @@
  * (Annex E, F) while the workers go on with the next frames. receive() then
  * applies the inverse MCT, clips and packs (Annex G) straight into the
  * caller's planes, in device memory (CUDA frames) or staged back to host
- * memory. The kernels are the same stages' .cu twins of the CPU reference, so
- * the pixels are identical.
+ * memory (HostOutputMirror: page-locked planes by DMA, pageable ones through
+ * a pinned staging buffer and a host copy in bands, which idle workers take
+ * ahead of any other work and the caller's thread shares). The kernels are
+ * the same stages' .cu twins of the CPU reference, so the pixels are
+ * identical.
  *
  * With Tier-1 on the GPU (j2kc_decoder_config::tier1_on_gpu, the default),
  * the workers run Tier-2 only and gather each frame's code-block bytes,
@@ -26,7 +29,10 @@
  * submit and taken back at the end of its receive, after the output stream,
  * which waited on the slot's "reconstructed" event, was synchronised; so the
  * next frame's workers never write a pinned buffer an upload still reads, nor
- * does its reconstruction overwrite planes a pack still reads.
+ * does its reconstruction overwrite planes a pack still reads. The host copy
+ * of a receive is over before receive returns (BandCopy waits for every band
+ * a worker took), so reset() and the destructor, which never overlap a
+ * receive, find none running.
  */
 #include <cuda_runtime.h>
 
@@ -37,6 +43,7 @@
 #include <cstring>
 #include <deque>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -54,18 +61,78 @@ namespace j2kc {
 namespace {
 
 /**
+ * One band of a CPU copy between the caller's host planes and the pinned
+ * staging buffer: `rows` rows of `row_bytes`, each pitch apart on its side.
+ * Bands are 64 KiB to 4 MiB, about four a thread (some 800 KB of a DCI 4K
+ * frame with 17 threads), so that the caller's thread and the idle workers
+ * share a frame's copy.
+ */
+struct CopyBand {
+    uint8_t *dst;
+    const uint8_t *src;
+    size_t dst_pitch, src_pitch, row_bytes, rows;
+};
+
+void copy_band(const CopyBand &b)
+{
+    if (b.rows == 1 || (b.dst_pitch == b.row_bytes && b.src_pitch == b.row_bytes)) {
+        std::memcpy(b.dst, b.src, b.row_bytes * b.rows);
+        return;
+    }
+    for (size_t r = 0; r < b.rows; ++r) std::memcpy(b.dst + r * b.dst_pitch, b.src + r * b.src_pitch, b.row_bytes);
+}
+
+/** cuda_util.cuh's CudaEvent, made (timing on) when its owner is, in the decoder's context. */
+struct Event : CudaEvent {
+    Event() : CudaEvent(cudaEventDefault) {}
+};
+
+/**
  * Host output planes mirrored in device memory. Components whose byte ranges
- * overlap (packed formats) share one mirror. When a group's samples fill its
- * rows without gaps (planar planes, xyz12 and the like) only those row bytes
- * come back and nothing goes up first; otherwise the mirror starts as a copy
- * of the host bytes so that whatever lies between our samples survives.
+ * overlap (packed formats) share one mirror (a group). When a group's samples
+ * fill its rows without gaps (planar planes, xyz12 and the like) only those
+ * row bytes come back and nothing goes up first; otherwise the mirror starts
+ * as a copy of the host bytes and the whole range comes back, so that
+ * whatever lies between our samples survives.
+ *
+ * A group in page-locked memory (cudaMallocHost, cudaHostRegister) goes up
+ * and down by DMA straight from and into the caller's bytes. A pageable one
+ * goes through a pinned staging buffer: a DMA from pageable memory is a
+ * staged copy the driver makes on the caller's thread, slow, and it holds up
+ * the other frames' work on the GPU. The CPU copies between the caller's
+ * bytes and the staging buffer are cut into bands (upload_bands,
+ * download_bands) that the decoder spreads over threads; the download is cut
+ * into pieces, each with an event, so that the bands of the first pieces are
+ * copied while the later ones still come down.
  */
 class HostOutputMirror {
 public:
-    void prepare(const j2kc_image &host, cudaStream_t stream)
+    /** A DMA of a piece of the download: device mirror to staging. */
+    struct Copy2D {
+        void *dst;
+        const void *src;
+        size_t dst_pitch, src_pitch, width, height;
+    };
+    /** Pieces of the download, in stream order; a piece's bands may be copied once its event is done. */
+    struct Piece {
+        size_t copies_end;  ///< its DMAs end here in copies_
+        size_t bands_end;   ///< its bands end here in download_bands()
+    };
+
+    /**
+     * Lays out the groups, sizes the device mirrors and the staging buffer
+     * (grow-only), and cuts the staged groups into bands fit for `threads`
+     * threads. Enqueues nothing: the caller first runs upload_bands() (the
+     * bytes between our samples into the staging buffer), then upload().
+     */
+    void prepare(const j2kc_image &host, unsigned threads)
     {
         const uint32_t n = host.num_components;
         groups_.clear();
+        upload_bands_.clear();
+        download_bands_.clear();
+        copies_.clear();
+        pieces_.clear();
         device_components_.assign(host.components, host.components + n);
         std::vector<uint32_t> order(n);
         for (uint32_t c = 0; c < n; ++c) order[c] = c;
@@ -77,51 +144,170 @@ public:
                 groups_.back().end = std::max(groups_.back().end, end);
                 groups_.back().members.push_back(c);
             } else {
-                groups_.push_back({begin, end, {c}, false, 0, 0, 0});
+                Group g{};
+                g.begin = begin;
+                g.end = end;
+                g.members = {c};
+                groups_.push_back(std::move(g));
             }
         }
         if (buffers_.size() < groups_.size()) buffers_.resize(groups_.size());
+        size_t staged_bytes = 0;
         for (size_t g = 0; g < groups_.size(); ++g) {
             Group &grp = groups_[g];
             describe_rows(host, grp);
             const size_t bytes = grp.end - grp.begin;
-            auto *dev = static_cast<uint8_t *>(buffers_[g].reserve(std::max<size_t>(bytes, 1)));
-            if (!grp.dense && bytes)
-                check_cuda(cudaMemcpyAsync(dev, reinterpret_cast<const void *>(grp.begin), bytes,
-                                           cudaMemcpyHostToDevice, stream),
-                           "upload of the output planes");
+            grp.device = static_cast<uint8_t *>(buffers_[g].reserve(std::max<size_t>(bytes, 1)));
             for (uint32_t c : grp.members)
-                device_components_[c].data = reinterpret_cast<uint64_t>(dev) + (host.components[c].data - grp.begin);
+                device_components_[c].data =
+                    reinterpret_cast<uint64_t>(grp.device) + (host.components[c].data - grp.begin);
+            grp.staged = bytes && !page_locked(grp.begin, grp.end);
+            if (grp.staged) {
+                grp.staged_at = staged_bytes;
+                staged_bytes += align_up(grp.two_d() ? grp.row_bytes * grp.rows : bytes);
+            }
+        }
+        if (!staged_bytes) return;
+        auto *staging = static_cast<uint8_t *>(staging_.reserve(staged_bytes));
+        // Bands: about four a thread, within [64 KiB, 4 MiB]; pieces: about 8 a frame.
+        const size_t band = std::clamp<size_t>(staged_bytes / (4 * size_t{std::max(threads, 1u)}), size_t{64} << 10,
+                                               size_t{4} << 20);
+        const size_t piece = std::max(band, staged_bytes / 8);
+        size_t in_piece = 0;
+        for (Group &grp : groups_) {
+            if (!grp.staged) continue;
+            uint8_t *host_bytes = reinterpret_cast<uint8_t *>(grp.begin);
+            uint8_t *stage = staging + grp.staged_at;
+            // Units are rows of a dense group with padded rows, else bytes of the whole range.
+            const size_t units = grp.two_d() ? grp.rows : grp.end - grp.begin;
+            const size_t unit_bytes = grp.two_d() ? grp.row_bytes : 1;
+            const size_t host_pitch = grp.two_d() ? grp.pitch : 0;
+            const size_t per_band = std::max<size_t>(1, band / unit_bytes);
+            auto band_at = [&](size_t u0, size_t u1, bool down) {
+                uint8_t *h = host_bytes + u0 * (grp.two_d() ? host_pitch : 1);
+                uint8_t *s = stage + u0 * unit_bytes;
+                const size_t row = grp.two_d() ? grp.row_bytes : u1 - u0;
+                const size_t rows = grp.two_d() ? u1 - u0 : 1;
+                return down ? CopyBand{h, s, host_pitch, row, row, rows} : CopyBand{s, h, row, host_pitch, row, rows};
+            };
+            size_t copy_from = 0;  // first unit of the piece's DMA still open in this group
+            for (size_t u0 = 0; u0 < units; u0 += per_band) {
+                const size_t u1 = std::min(units, u0 + per_band);
+                if (!grp.dense) upload_bands_.push_back(band_at(u0, u1, false));
+                download_bands_.push_back(band_at(u0, u1, true));
+                in_piece += (u1 - u0) * unit_bytes;
+                const bool close_piece = in_piece >= piece;
+                if (close_piece || u1 == units) {
+                    if (grp.two_d())
+                        copies_.push_back({stage + copy_from * unit_bytes, grp.device + copy_from * grp.pitch,
+                                           grp.row_bytes, grp.pitch, grp.row_bytes, u1 - copy_from});
+                    else
+                        copies_.push_back({stage + copy_from, grp.device + copy_from, u1 - copy_from, u1 - copy_from,
+                                           u1 - copy_from, 1});
+                    copy_from = u1;
+                }
+                if (close_piece) {
+                    pieces_.push_back({copies_.size(), download_bands_.size()});
+                    in_piece = 0;
+                }
+            }
+        }
+        if (pieces_.empty() || pieces_.back().bands_end != download_bands_.size())
+            pieces_.push_back({copies_.size(), download_bands_.size()});
+        while (events_.size() < pieces_.size()) events_.emplace_back(std::make_unique<Event>());
+    }
+
+    /** Bands that copy the host bytes of the staged groups with gaps into the staging buffer (before upload()). */
+    const std::vector<CopyBand> &upload_bands() const { return upload_bands_; }
+
+    /** The host bytes of the groups with gaps go up (from the staging buffer, or straight when page-locked). */
+    void upload(cudaStream_t stream)
+    {
+        for (const Group &grp : groups_) {
+            if (grp.dense || grp.end == grp.begin) continue;
+            const void *src = grp.staged ? static_cast<const void *>(staging_.as<uint8_t>() + grp.staged_at)
+                                         : reinterpret_cast<const void *>(grp.begin);
+            check_cuda(cudaMemcpyAsync(grp.device, src, grp.end - grp.begin, cudaMemcpyHostToDevice, stream),
+                       "upload of the output planes");
         }
     }
 
     const j2kc_component *components() const { return device_components_.data(); }
 
+    /**
+     * Enqueues the download: the staged groups' pieces into the staging
+     * buffer, each followed by its event, then the page-locked groups
+     * straight into the caller's bytes.
+     */
     void download(cudaStream_t stream)
     {
-        for (size_t g = 0; g < groups_.size(); ++g) {
-            const Group &grp = groups_[g];
-            if (grp.end == grp.begin) continue;
-            if (grp.dense && grp.pitch != grp.row_bytes)
-                check_cuda(cudaMemcpy2DAsync(reinterpret_cast<void *>(grp.begin), grp.pitch, buffers_[g].as<void>(),
-                                             grp.pitch, grp.row_bytes, grp.rows, cudaMemcpyDeviceToHost, stream),
+        size_t c = 0;
+        for (size_t p = 0; p < pieces_.size(); ++p) {
+            for (; c < pieces_[p].copies_end; ++c) {
+                const Copy2D &k = copies_[c];
+                check_cuda(cudaMemcpy2DAsync(k.dst, k.dst_pitch, k.src, k.src_pitch, k.width, k.height,
+                                             cudaMemcpyDeviceToHost, stream),
+                           "download of the output planes");
+            }
+            check_cuda(cudaEventRecord(events_[p]->get(), stream), "cudaEventRecord");
+        }
+        for (const Group &grp : groups_) {
+            if (grp.staged || grp.end == grp.begin) continue;
+            if (grp.two_d())
+                check_cuda(cudaMemcpy2DAsync(reinterpret_cast<void *>(grp.begin), grp.pitch, grp.device, grp.pitch,
+                                             grp.row_bytes, grp.rows, cudaMemcpyDeviceToHost, stream),
                            "download of the output planes");
             else
-                check_cuda(cudaMemcpyAsync(reinterpret_cast<void *>(grp.begin), buffers_[g].as<void>(),
-                                           grp.end - grp.begin, cudaMemcpyDeviceToHost, stream),
+                check_cuda(cudaMemcpyAsync(reinterpret_cast<void *>(grp.begin), grp.device, grp.end - grp.begin,
+                                           cudaMemcpyDeviceToHost, stream),
                            "download of the output planes");
         }
     }
 
+    /** Bands that copy the staging buffer into the caller's bytes, piece after piece. */
+    const std::vector<CopyBand> &download_bands() const { return download_bands_; }
+    const std::vector<Piece> &pieces() const { return pieces_; }
+    const Event &piece_event(size_t p) const { return *events_[p]; }
+
+    /** Whether piece p is in the staging buffer (without waiting). */
+    bool piece_ready(size_t p) const
+    {
+        const cudaError_t e = cudaEventQuery(events_[p]->get());
+        if (e == cudaErrorNotReady) return false;
+        check_cuda(e, "cudaEventQuery");
+        return true;
+    }
+
 private:
     struct Group {
-        uint64_t begin, end;
+        uint64_t begin, end;  ///< the caller's bytes
         std::vector<uint32_t> members;
         bool dense;        ///< samples fill each row span: no upload, rows only back
         size_t pitch;      ///< row stride of the members
         size_t row_bytes;  ///< bytes of samples in a row
         size_t rows;
+        uint8_t *device;   ///< the mirror
+        bool staged;       ///< pageable: through the staging buffer, at staged_at
+        size_t staged_at;  ///< rows are row_bytes apart there (two_d), else the range as it is
+        /** Dense with padded rows: only the row spans move. */
+        bool two_d() const { return dense && pitch != row_bytes; }
     };
+
+    static size_t align_up(size_t v) { return (v + 4095) & ~size_t{4095}; }
+
+    /** Whether the caller's range is page-locked (a DMA can reach it without the driver's staging). */
+    static bool page_locked(uint64_t begin, uint64_t end)
+    {
+        for (uint64_t at : {begin, end - 1}) {
+            cudaPointerAttributes a{};
+            if (cudaPointerGetAttributes(&a, reinterpret_cast<const void *>(at)) != cudaSuccess) {
+                cudaGetLastError();  // older runtimes: "invalid value" for pageable memory
+                return false;
+            }
+            if (a.type != cudaMemoryTypeHost) return false;
+        }
+        return true;
+    }
 
     /** Whether the group's samples cover its rows contiguously, as one interleaved or planar plane. */
     static void describe_rows(const j2kc_image &host, Group &grp)
@@ -149,11 +335,11 @@ private:
     std::vector<Group> groups_;
     std::vector<DeviceBuffer> buffers_;
     std::vector<j2kc_component> device_components_;
-};
-
-/** cuda_util.cuh's CudaEvent, made (timing on) when its owner is, in the decoder's context. */
-struct Event : CudaEvent {
-    Event() : CudaEvent(cudaEventDefault) {}
+    PinnedBuffer staging_;  ///< the staged groups, one after the other
+    std::vector<CopyBand> upload_bands_, download_bands_;
+    std::vector<Copy2D> copies_;
+    std::vector<Piece> pieces_;
+    std::vector<std::unique_ptr<Event>> events_;  ///< one a piece, made as pieces grow in number
 };
 
 float elapsed_ms(const Event &from, const Event &to)
@@ -354,8 +540,85 @@ private:
     struct Task {
         Frame *frame = nullptr;
         bool tier2 = false;
-        size_t begin = 0, end = 0;  ///< flat code-block range
+        size_t begin = 0, end = 0;       ///< flat code-block range
+        const CopyBand *band = nullptr;  ///< else a band of the host copy in progress
     };
+
+    /**
+     * A host copy (CopyBand list) shared by the caller's thread and the
+     * workers. The caller publishes bands as they become ready, copies bands
+     * itself, and does not leave before every band taken is done: bands are
+     * taken and counted under mutex_, so once the counts meet (the
+     * destructor waits for that, also when an exception unwinds) no worker
+     * holds a band, and the list, the staging buffer and the caller's planes
+     * may go.
+     */
+    class BandCopy {
+    public:
+        BandCopy(CudaDecoder &d, const std::vector<CopyBand> &bands) : d_(d)
+        {
+            std::lock_guard<std::mutex> lock(d_.mutex_);
+            d_.copy_bands_ = &bands;
+            d_.copy_published_ = d_.copy_next_ = d_.copy_done_ = 0;
+        }
+        ~BandCopy()
+        {
+            std::unique_lock<std::mutex> lock(d_.mutex_);
+            d_.copy_published_ = d_.copy_next_;  // nothing more is taken
+            d_.copied_.wait(lock, [&] { return d_.copy_done_ == d_.copy_next_; });
+            d_.copy_bands_ = nullptr;
+        }
+        BandCopy(const BandCopy &) = delete;
+        BandCopy &operator=(const BandCopy &) = delete;
+
+        /** Bands [0, end) may be copied; idle workers are woken for all but one, which the caller takes. */
+        void publish(size_t end)
+        {
+            bool wake;
+            {
+                std::lock_guard<std::mutex> lock(d_.mutex_);
+                d_.copy_published_ = end;
+                wake = end - d_.copy_next_ > 1;
+            }
+            if (wake) d_.work_.notify_all();
+        }
+
+        /** Copies one published band on the caller's thread; false when none is left to take. */
+        bool help()
+        {
+            const CopyBand *band;
+            {
+                std::lock_guard<std::mutex> lock(d_.mutex_);
+                if (d_.copy_next_ >= d_.copy_published_) return false;
+                band = &(*d_.copy_bands_)[d_.copy_next_++];
+            }
+            copy_band(*band);
+            d_.band_copied();
+            return true;
+        }
+
+        /** Publishes bands [0, end) and copies with the workers until none is left to take. */
+        void run_all(size_t end)
+        {
+            publish(end);
+            while (help()) {
+            }
+        }
+
+    private:
+        CudaDecoder &d_;
+    };
+
+    /** A band taken from the host copy in progress is done (caller's thread or a worker). */
+    void band_copied()
+    {
+        bool all;
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            all = ++copy_done_ == copy_next_;
+        }
+        if (all) copied_.notify_all();
+    }
 
     bool enqueue(const uint8_t *data, size_t size, int64_t tag, bool copy)
     {
@@ -414,8 +677,10 @@ private:
     }
 
     /**
-     * The next piece of work (mutex held). Tier-2 of a newly queued frame
-     * comes first: it is one worker's sequential job, and started early it
+     * The next piece of work (mutex held). Bands of the host copy in
+     * progress come first: the caller's thread is waiting for them, and a
+     * band is a fraction of a millisecond. Then Tier-2 of a newly queued
+     * frame: it is one worker's sequential job, and started early it
      * overlaps the Tier-1 of the frames before it instead of leaving the
      * workers idle when their blocks run out. Then code-blocks, oldest frame
      * first, in batches that shrink as a frame's blocks run out, so that its
@@ -423,6 +688,11 @@ private:
      */
     bool next_task(Task &task)
     {
+        if (copy_bands_ && copy_next_ < copy_published_) {
+            task = {};
+            task.band = &(*copy_bands_)[copy_next_++];
+            return true;
+        }
         for (auto &f : frames_)
             if (f->state == Frame::kQueued) {
                 f->state = Frame::kTier2;
@@ -454,8 +724,14 @@ private:
                 work_.wait(lock, [&] { return stop_ || next_task(task); });
                 if (stop_) return;
             }
-            if (task.tier2) run_tier2(*task.frame);
-            else run_blocks(*task.frame, task.begin, task.end, worker);
+            if (task.band) {
+                copy_band(*task.band);
+                band_copied();
+            } else if (task.tier2) {
+                run_tier2(*task.frame);
+            } else {
+                run_blocks(*task.frame, task.begin, task.end, worker);
+            }
         }
     }
 
@@ -698,14 +974,33 @@ private:
 
         Slot &slot = *frame.slot;
         cudaStream_t os = gpu_->out.get();
-        check_cuda(cudaStreamWaitEvent(os, slot.reconstructed.get(), 0), "cudaStreamWaitEvent");
-        check_cuda(cudaEventRecord(gpu_->pack_start.get(), os), "cudaEventRecord");
+        // Whatever is enqueued on `os` is waited for if this throws, so that
+        // no DMA still runs into the caller's planes or our buffers after.
+        struct SyncOnThrow {
+            cudaStream_t stream;
+            int exceptions = std::uncaught_exceptions();
+            ~SyncOnThrow()
+            {
+                if (std::uncaught_exceptions() > exceptions) cudaStreamSynchronize(stream);
+            }
+        } sync_on_throw{os};
         j2kc_image device_image = output;
-        if (output.memory == J2KC_MEMORY_HOST) {
-            gpu_->mirror.prepare(output, os);
-            device_image.components = const_cast<j2kc_component *>(gpu_->mirror.components());
+        const bool host = output.memory == J2KC_MEMORY_HOST;
+        HostOutputMirror &mirror = gpu_->mirror;
+        if (host) {
+            // Before the wait for the reconstruction: the mirrors of groups
+            // with gaps go up while the GPU may still reconstruct.
+            mirror.prepare(output, workers_ + 1);
+            if (!mirror.upload_bands().empty()) {  // the bytes between our samples, into the staging buffer
+                BandCopy copy(*this, mirror.upload_bands());
+                copy.run_all(mirror.upload_bands().size());
+            }
+            mirror.upload(os);
+            device_image.components = const_cast<j2kc_component *>(mirror.components());
             device_image.memory = J2KC_MEMORY_CUDA;
         }
+        check_cuda(cudaStreamWaitEvent(os, slot.reconstructed.get(), 0), "cudaStreamWaitEvent");
+        check_cuda(cudaEventRecord(gpu_->pack_start.get(), os), "cudaEventRecord");
         placement.image = &device_image;
         auto *planes = slot.planes.as<int32_t>();
         for (size_t t = 0; t < frame.planes.size(); ++t) {
@@ -742,16 +1037,39 @@ private:
             for (; c < n; ++c) emit(c, 1, false);
         }
         check_cuda(cudaEventRecord(gpu_->packed.get(), os), "cudaEventRecord");
-        if (output.memory == J2KC_MEMORY_HOST) gpu_->mirror.download(os);
+        if (host) mirror.download(os);
         check_cuda(cudaEventRecord(gpu_->downloaded.get(), os), "cudaEventRecord");
+        // Staged groups: each piece's bands are copied into the caller's
+        // planes (by this thread and idle workers) once the piece is down,
+        // while the next pieces come down.
+        const size_t pieces = host ? mirror.pieces().size() : 0;
+        Clock::time_point first_piece{};
+        if (pieces) {
+            BandCopy copy(*this, mirror.download_bands());
+            for (size_t p = 0; p < pieces; ++p) {
+                while (!mirror.piece_ready(p))
+                    if (!copy.help()) {
+                        mirror.piece_event(p).sync();
+                        break;
+                    }
+                if (p == 0) first_piece = Clock::now();
+                copy.publish(mirror.pieces()[p].bands_end);
+            }
+            copy.run_all(mirror.download_bands().size());
+        }  // every band is copied here
         gpu_->out.sync();
+        // Download: GPU time from the end of the pack, plus (staged) the wall
+        // time from the first piece down to the last byte in the caller's planes.
+        const double download_ms =
+            pieces ? elapsed_ms(gpu_->packed, mirror.piece_event(0)) + ms_since(first_piece)
+                   : elapsed_ms(gpu_->packed, gpu_->downloaded);
 
         std::lock_guard<std::mutex> lock(mutex_);
         times_.upload += elapsed_ms(slot.start, slot.uploaded);
         times_.dwt += elapsed_ms(slot.tier1_done, slot.reconstructed);
         if (gpu_tier1_) times_.tier1 += elapsed_ms(slot.uploaded, slot.tier1_done);
         times_.color += elapsed_ms(gpu_->pack_start, gpu_->packed);
-        times_.download += elapsed_ms(gpu_->packed, gpu_->downloaded);
+        times_.download += download_ms;
     }
 
     /** Everything that lives in the GPU's context. */
@@ -779,6 +1097,11 @@ private:
     mutable std::mutex mutex_;
     std::condition_variable work_;  ///< workers: a frame was queued or a frame's blocks became available
     std::condition_variable done_;  ///< receive/reset: a frame finished
+    std::condition_variable copied_;  ///< write_output: the bands taken are all copied
+    // The host copy in progress (BandCopy), under mutex_: bands [0, published)
+    // may be taken, [0, next) are taken, `done` of them are copied.
+    const std::vector<CopyBand> *copy_bands_ = nullptr;
+    size_t copy_published_ = 0, copy_next_ = 0, copy_done_ = 0;
     std::deque<std::unique_ptr<Frame>> frames_;  ///< in submit order, until received
     bool stop_ = false;
     std::vector<std::thread> threads_;

@@ -2,14 +2,17 @@
 // frames come out in submit order with their tags, equal to the synchronous
 // path's; AGAIN/EOF, errors of one frame between good ones, reset, reused
 // buffers; and the CUDA backend's pipeline pixel for pixel against the CPU,
-// with Tier-1 on the GPU (the default) and on the CPU workers.
+// with Tier-1 on the GPU (the default) and on the CPU workers, and into host
+// planes in pageable and page-locked memory, planar and interleaved.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <vector>
 
@@ -546,3 +549,229 @@ TEST(GpuAsyncDecoder, DeviceOutputMatchesCpu)
 }
 
 }  // namespace
+
+// ---------------------------------------------------------------------------
+// CUDA backend, host output: pageable planes go through a pinned staging
+// buffer and a host copy in bands (the workers and the caller's thread),
+// page-locked ones by DMA straight into them. Frames large enough for many
+// bands and pieces, several in flight, every layout against the CPU.
+
+namespace host_output {
+
+enum class Layout { kPlanar, kGapped, kDenseInterleaved };
+enum class Memory { kPageable, kPinned, kMixed };  ///< kMixed: planar plane 0 page-locked, the rest pageable
+
+const char *name(Layout l)
+{
+    return l == Layout::kPlanar ? "planar" : l == Layout::kGapped ? "gapped interleaved" : "dense interleaved";
+}
+const char *name(Memory m)
+{
+    return m == Memory::kPageable ? "pageable" : m == Memory::kPinned ? "pinned" : "mixed";
+}
+
+/** Host bytes, pageable (a vector) or page-locked (cudaMallocHost), filled from a seed. */
+class HostBytes {
+public:
+    HostBytes(size_t size, bool pinned, uint32_t seed) : size_(size)
+    {
+        if (pinned) {
+            EXPECT_EQ(cudaMallocHost(reinterpret_cast<void **>(&pinned_), size), cudaSuccess);
+        } else {
+            pageable_.resize(size);
+        }
+        std::mt19937 rng(seed);
+        for (size_t i = 0; i < size; ++i) data()[i] = uint8_t(rng());
+    }
+    ~HostBytes()
+    {
+        if (pinned_) cudaFreeHost(pinned_);
+    }
+    HostBytes(const HostBytes &) = delete;
+    HostBytes &operator=(const HostBytes &) = delete;
+    uint8_t *data() { return pinned_ ? pinned_ : pageable_.data(); }
+    std::vector<uint8_t> contents() { return std::vector<uint8_t>(data(), data() + size_); }
+
+private:
+    size_t size_;
+    std::vector<uint8_t> pageable_;
+    uint8_t *pinned_ = nullptr;
+};
+
+/**
+ * An output of 16-bit samples in one of the layouts: planar planes with rows
+ * padded (odd widths, so strides differ per component) and odd gaps between
+ * planes; three components interleaved 8 bytes a pixel (2 bytes of gap, so
+ * one group with gaps) or 6 (dense), rows padded. Every byte starts random
+ * (the seed): what is not a sample must come out as it went in.
+ */
+struct Output {
+    std::unique_ptr<HostBytes> first, rest;  ///< rest: kMixed's pageable planes
+    std::vector<j2kc_component> comps;
+    j2kc_image image{};
+
+    /** With pin false, the same layout and bytes all in pageable memory (the CPU reference's). */
+    Output(const Shape &s, Layout layout, Memory memory, uint32_t seed, bool pin = true)
+    {
+        const j2kc_stream_info &info = s.info;
+        const j2kc_component_info *ci = s.ci.data();
+        if (layout == Layout::kPlanar) {
+            std::vector<size_t> stride(info.num_components), at(info.num_components);
+            size_t total[2] = {0, 0};
+            for (uint32_t c = 0; c < info.num_components; ++c) {
+                stride[c] = size_t{ci[c].width} * 2 + 6 + 4 * c;
+                const int buffer = memory == Memory::kMixed && c > 0;
+                at[c] = total[buffer];
+                total[buffer] += stride[c] * ci[c].height + 7;
+            }
+            first = std::make_unique<HostBytes>(total[0] + 1, pin && memory != Memory::kPageable, seed);
+            if (total[1]) rest = std::make_unique<HostBytes>(total[1] + 1, false, seed + 1);
+            for (uint32_t c = 0; c < info.num_components; ++c) {
+                j2kc_component k{};
+                HostBytes &b = memory == Memory::kMixed && c > 0 ? *rest : *first;
+                k.data = reinterpret_cast<uint64_t>(b.data() + at[c]);
+                k.row_stride = ptrdiff_t(stride[c]);
+                k.sample_stride = 2;
+                k.bytes_per_sample = 2;
+                k.precision = ci[c].precision;
+                k.dx = ci[c].dx;
+                k.dy = ci[c].dy;
+                k.width = ci[c].width;
+                k.height = ci[c].height;
+                comps.push_back(k);
+            }
+        } else {
+            const uint32_t n = std::min<uint32_t>(info.num_components, 3);
+            const uint32_t pixel = layout == Layout::kGapped ? 2 * n + 2 : 2 * n;
+            const uint32_t w = ci[0].width, h = ci[0].height;
+            const size_t row = size_t{w} * pixel + 10;
+            first = std::make_unique<HostBytes>(row * h + 3, pin && memory != Memory::kPageable, seed);
+            for (uint32_t c = 0; c < n; ++c) {
+                j2kc_component k{};
+                k.data = reinterpret_cast<uint64_t>(first->data() + 2 * c);
+                k.row_stride = ptrdiff_t(row);
+                k.sample_stride = pixel;
+                k.bytes_per_sample = 2;
+                k.shift = ci[c].precision <= 12 ? 4 : 0;
+                k.precision = ci[c].precision;
+                k.dx = k.dy = 1;
+                k.width = w;
+                k.height = h;
+                comps.push_back(k);
+            }
+        }
+        image.struct_size = sizeof(image);
+        image.memory = J2KC_MEMORY_HOST;
+        image.width = info.width;
+        image.height = info.height;
+        image.num_components = uint32_t(comps.size());
+        image.components = comps.data();
+    }
+
+    std::vector<uint8_t> contents() const
+    {
+        std::vector<uint8_t> v = first->contents();
+        if (rest) {
+            const std::vector<uint8_t> r = rest->contents();
+            v.insert(v.end(), r.begin(), r.end());
+        }
+        return v;
+    }
+};
+
+struct Job {
+    size_t stream;
+    Layout layout;
+    Memory memory;
+    uint32_t seed;
+};
+
+void check_host_outputs(int frames_in_flight, int threads)
+{
+    // Odd widths; about 0.4 to 2 MB of output a frame, so tens of bands and several pieces.
+    const Source sources[] = {{701, 413, 3, 12, false, 0, 0, 31},
+                              {517, 389, 3, 8, true, 128, 0, 32},
+                              {653, 301, 1, 10, false, 0, 0, 33},
+                              {389, 211, 4, 8, false, 0, 0, 34}};
+    std::vector<std::vector<uint8_t>> streams;
+    for (const Source &s : sources) streams.push_back(make_stream(s));
+    std::vector<Job> jobs;
+    uint32_t seed = 500;
+    for (Memory m : {Memory::kPageable, Memory::kPinned, Memory::kMixed})
+        for (Layout l : {Layout::kPlanar, Layout::kGapped, Layout::kDenseInterleaved})
+            for (size_t i = 0; i < streams.size(); ++i) jobs.push_back({i, l, m, seed++});
+
+    j2kc_decoder *cpu = make_decoder(J2KC_BACKEND_CPU, 0, 2);
+    j2kc_decoder *gpu = make_decoder(J2KC_BACKEND_CUDA, frames_in_flight, threads);
+    ASSERT_NE(gpu, nullptr);
+    std::vector<Shape> shapes;
+    for (const auto &cs : streams) shapes.push_back(parse(cpu, cs));
+    std::vector<std::unique_ptr<Output>> outs;
+    for (const Job &j : jobs) outs.push_back(std::make_unique<Output>(shapes[j.stream], j.layout, j.memory, j.seed));
+
+    size_t out = 0;
+    auto take = [&](int flush) {
+        int64_t tag = -1;
+        ASSERT_EQ(j2kc_decoder_receive(gpu, &outs[out]->image, &tag, flush), J2KC_OK) << "frame " << out;
+        EXPECT_EQ(tag, int64_t(out));
+        ++out;
+    };
+    for (size_t i = 0; i < jobs.size(); ++i) {
+        const std::vector<uint8_t> &cs = streams[jobs[i].stream];
+        while (j2kc_decoder_submit(gpu, cs.data(), cs.size(), int64_t(i)) == J2KC_ERR_AGAIN) {
+            take(0);
+            if (::testing::Test::HasFatalFailure()) return;
+        }
+    }
+    while (out < jobs.size()) {
+        take(1);
+        if (::testing::Test::HasFatalFailure()) return;
+    }
+    j2kc_stage_times t{};
+    EXPECT_EQ(j2kc_decoder_stage_times(gpu, &t), J2KC_OK);
+    EXPECT_GE(t.download, 0.0);
+    EXPECT_GE(t.total, t.download);
+
+    for (size_t i = 0; i < jobs.size(); ++i) {
+        const Job &j = jobs[i];
+        // The reference: the CPU backend into the same layout, from the same random bytes.
+        Output ref(shapes[j.stream], j.layout, j.memory, j.seed, /*pin=*/false);
+        const std::vector<uint8_t> before = ref.contents();
+        ASSERT_EQ(j2kc_decode(cpu, streams[j.stream].data(), streams[j.stream].size(), &ref.image), J2KC_OK);
+        const std::vector<uint8_t> want = ref.contents(), got = outs[i]->contents();
+        ASSERT_EQ(want.size(), got.size());
+        EXPECT_TRUE(want == got) << "frame " << i << " (" << name(j.layout) << ", " << name(j.memory)
+                                 << ") differs from the CPU backend";
+        if (j.layout == Layout::kGapped) {
+            // Independently of the CPU: every byte that is not a sample is as it was.
+            const j2kc_component &k0 = ref.comps[0];
+            const size_t row = size_t(k0.row_stride), n = ref.comps.size();
+            size_t changed = 0;
+            for (size_t b = 0; b < got.size(); ++b) {
+                const size_t y = b / row, x = b % row;
+                const bool sample = y < k0.height && x < size_t{k0.width} * k0.sample_stride &&
+                                    x % k0.sample_stride < 2 * n;
+                if (!sample && got[b] != before[b]) ++changed;
+            }
+            EXPECT_EQ(changed, 0u) << "frame " << i << ": bytes between the samples changed";
+        }
+    }
+    j2kc_decoder_free(&cpu);
+    j2kc_decoder_free(&gpu);
+}
+
+}  // namespace host_output
+
+TEST(GpuAsyncDecoder, HostOutputsInFlightMatchCpu)
+{
+    if (!have_gpu()) GTEST_SKIP() << "no usable CUDA device";
+    host_output::check_host_outputs(3, 3);
+    host_output::check_host_outputs(2, 1);  // one worker: mostly the caller's thread copies
+}
+
+TEST(GpuAsyncDecoder, CpuTier1HostOutputsInFlightMatchCpu)
+{
+    if (!have_gpu()) GTEST_SKIP() << "no usable CUDA device";
+    CpuTier1Scope cpu_tier1;  // the workers are busy with Tier-1 while the bands are copied
+    host_output::check_host_outputs(3, 4);
+}

@@ -11,6 +11,9 @@
 #   SAN_FILTER   gtest filter, default Gpu* without the exhaustive Tier-1 sweeps
 #                (their kernels run in the other GpuTier1 tests; 20x slower instrumented)
 #   SAN_TIMEOUT  seconds per binary and tool, default 150
+#   SAN_KERNELS  racecheck: a regex of the kernels to instrument (default: the
+#                kernels with shared memory, the only memory racecheck checks;
+#                the others run at full speed); "all" instruments every kernel
 #   SAN_SPLIT    1: one process per test (not per binary), SAN_JOBS of them at
 #                once (default: the cores), each with SAN_TIMEOUT; for the
 #                pipeline-sized tests, which instrumented take minutes each
@@ -39,9 +42,13 @@ if want sanitize; then
     filter=${SAN_FILTER:-'Gpu*:*/Gpu*-*EverySizeOrientationAndStyle*:*DISABLED_*'}
     # One run: tool, binary, gtest filter, log name. Prints its verdict line;
     # exit 0 when clean.
+    # Tests leave out their largest frames under a tool (tests/test_images.h).
+    export J2KC_TEST_INSTRUMENTED=1
     san_run() {
         local tool=$1 t=$2 f=$3 log=$4 extra=() rc summary tests_line
         [ "$tool" = memcheck ] && extra=(--leak-check full)
+        local kernels=${SAN_KERNELS:-'dwt_|rate_|tier1_model|tier1_code|tier1_encode|Scan'}
+        [ "$tool" = racecheck ] && [ "$kernels" != all ] && extra=(--kernel-regex "kns=$kernels")
         timeout "${SAN_TIMEOUT:-150}" compute-sanitizer --tool "$tool" "${extra[@]}" --print-limit 5 \
             --error-exitcode 99 "$tests/$t" --gtest_filter="$f" --gtest_brief=1 > "$log" 2>&1
         rc=$?
@@ -62,7 +69,7 @@ if want sanitize; then
             verdicts=$out/$tool-verdicts.txt
             : > "$verdicts"
             export -f san_run
-            export tests SAN_TIMEOUT
+            export tests SAN_TIMEOUT SAN_KERNELS
             for t in $san_tests; do
                 # --gtest_list_tests: "Suite." lines, then "  test  # GetParam() = ..." lines.
                 "$tests/$t" --gtest_list_tests --gtest_filter="$filter" 2>/dev/null |

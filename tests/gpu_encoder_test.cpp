@@ -231,18 +231,17 @@ j2kc_encoder_config matrix_config(const MatrixCase &k, j2kc_backend backend)
 
 // The issue-3 equivalence matrix, one frame per case through j2kc_encode,
 // each case a test of its own (so a sanitizer run can take them one process
-// each). Under an injected tool (compute-sanitizer, nsys:
-// CUDA_INJECTION64_PATH) the cases above 2K skip: instrumented, they would
-// take many minutes each, and the smaller ones run the same kernels and
-// pipeline.
+// each). Under an instrumentation tool (j2kc_test::instrumented()) the
+// cases above 2K skip: they would take many minutes each, and the smaller
+// ones run the same kernels and pipeline.
 class GpuEncoderMatrix : public ::testing::TestWithParam<MatrixCase> {};
 
 TEST_P(GpuEncoderMatrix, MatchesCpuByteForByte)
 {
     if (!have_gpu()) GTEST_SKIP() << "no usable CUDA device";
     const MatrixCase &k = GetParam();
-    if (std::getenv("CUDA_INJECTION64_PATH") && uint64_t(k.w) * k.h > 2048u * 1080u)
-        GTEST_SKIP() << k.name << ": left out under an injected tool";
+    if (j2kc_test::instrumented() && uint64_t(k.w) * k.h > 2048u * 1080u)
+        GTEST_SKIP() << k.name << ": left out under an instrumentation tool";
     Frame f(k.w, k.h, k.n, k.prec, k.dx, k.layout);
     f.fill(k.w * 31 + k.h);
     const std::vector<uint8_t> cpu = encode_one(f.image, matrix_config(k, J2KC_BACKEND_CPU));

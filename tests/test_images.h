@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -18,6 +19,17 @@
 #include "j2kc.h"
 
 namespace j2kc_test {
+
+/**
+ * True under a GPU instrumentation tool (compute-sanitizer, which
+ * scripts/gpu-check.sh runs with J2KC_TEST_INSTRUMENTED=1; injected tools
+ * that set CUDA_INJECTION64_PATH): tests then leave out their largest frames,
+ * which instrumented would take many minutes each.
+ */
+inline bool instrumented()
+{
+    return std::getenv("J2KC_TEST_INSTRUMENTED") != nullptr || std::getenv("CUDA_INJECTION64_PATH") != nullptr;
+}
 
 /**
  * A component of 16-bit samples at `data` (a host or device address):

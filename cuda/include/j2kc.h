@@ -240,7 +240,7 @@ typedef struct j2kc_decoder_config {
     uint32_t     max_components;  /**< default 16384 */
     uint32_t     max_tiles;       /**< default 65535 */
     uint64_t     max_memory;      /**< bytes of working memory, default 16 GiB */
-    int          frames_in_flight; /**< frames j2kc_decoder_submit queues before receive, 0 = 3 */
+    int          frames_in_flight; /**< frames j2kc_decoder_submit queues before receive, 0 = 8 (CUDA), 3 (CPU) */
     uint64_t     max_tile_components; /**< limit on tiles x components (decode time), default 2^20 */
     /**
      * Where the CUDA backend runs Tier-1 (code-block decoding): -1 auto (the

@@ -168,7 +168,7 @@ class CpuDecoder final : public Decoder {
 public:
     CpuDecoder(const j2kc_decoder_config &config, const Logger &log)
         : config_(config), log_(log), pool_(config.threads > 0 ? unsigned(config.threads) : 0u),
-          depth_(decoder_queue_depth(config))
+          depth_(decoder_queue_depth(config, kCpuDecoderDepth))
     {
     }
 

@@ -369,7 +369,7 @@ struct Slot {
 class CudaDecoder final : public Decoder {
 public:
     CudaDecoder(const j2kc_decoder_config &config, const Logger &log)
-        : config_(config), log_(log), depth_(decoder_queue_depth(config)), gpu_tier1_(config.tier1_on_gpu != 0),
+        : config_(config), log_(log), depth_(decoder_queue_depth(config, kCudaDecoderDepth)), gpu_tier1_(config.tier1_on_gpu != 0),
           workers_(config.threads > 0 ? unsigned(config.threads) : std::max(1u, std::thread::hardware_concurrency()))
     {
         ContextScope scope(config_.cuda_context, config_.device);

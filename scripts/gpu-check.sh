@@ -11,9 +11,10 @@
 #   SAN_FILTER   gtest filter, default Gpu* without the exhaustive Tier-1 sweeps
 #                (their kernels run in the other GpuTier1 tests; 20x slower instrumented)
 #   SAN_TIMEOUT  seconds per binary and tool, default 150
-#   SAN_KERNELS  racecheck: a regex of the kernels to instrument (default: the
-#                kernels with shared memory, the only memory racecheck checks;
-#                the others run at full speed); "all" instruments every kernel
+#   SAN_KERNELS  racecheck: name substrings of the kernels to instrument
+#                (default: the kernels with shared memory, the only memory
+#                racecheck checks; the others run at full speed); "all"
+#                instruments every kernel
 #   SAN_SPLIT    1: one process per test (not per binary), SAN_JOBS of them at
 #                once (default: the cores), each with SAN_TIMEOUT; for the
 #                pipeline-sized tests, which instrumented take minutes each
@@ -47,8 +48,10 @@ if want sanitize; then
     san_run() {
         local tool=$1 t=$2 f=$3 log=$4 extra=() rc summary tests_line
         [ "$tool" = memcheck ] && extra=(--leak-check full)
-        local kernels=${SAN_KERNELS:-'dwt_|rate_|tier1_model|tier1_code|tier1_encode|Scan'}
-        [ "$tool" = racecheck ] && [ "$kernels" != all ] && extra=(--kernel-regex "kns=$kernels")
+        local kernels=${SAN_KERNELS:-dwt_ rate_ tier1_model tier1_code tier1_encode Scan} k
+        if [ "$tool" = racecheck ] && [ "$kernels" != all ]; then
+            for k in $kernels; do extra+=(--kernel-name "kns=$k"); done
+        fi
         timeout "${SAN_TIMEOUT:-150}" compute-sanitizer --tool "$tool" "${extra[@]}" --print-limit 5 \
             --error-exitcode 99 "$tests/$t" --gtest_filter="$f" --gtest_brief=1 > "$log" 2>&1
         rc=$?

@@ -93,15 +93,17 @@ __global__ void encoder_compact_passes_kernel(const GpuCodeBlockJob *jobs, const
  * in rate control, whose rounds are latency more than work. Measured on an
  * H100 (CUDA frames): 4 -> 6 slots took DCI 4K from 229 to 249 fps and DCI 2K
  * from 395 to 436; 8 and 12 gained nothing more at 4K. A 2K frame's stages
- * are as long but fill less of the GPU, so more of them overlap: DCI 2K
- * from host frames, 6 / 10 / 16 slots: 434 / 474 / 468 fps.
+ * are as long but fill less of the GPU, so more of them overlap, once enough
+ * back halves run at once: DCI 2K natural frames from host memory, slots /
+ * back-half workers: 10/2 466 fps, 10/4 462, 16/2 456, 16/4 512, 16/6 501.
  */
 constexpr unsigned kDefaultSlots = 6;
 /** ... and for frames of at most kSmallFrameSamples samples (DCI 2K: 6.6 M). */
-constexpr unsigned kDefaultSlotsSmallFrames = 10;
+constexpr unsigned kDefaultSlotsSmallFrames = 16;
 constexpr size_t kSmallFrameSamples = size_t{2048} * 1080 * 3;
-/** Worker threads for the host-driven back half (PCRD-opt rounds, Tier-2). */
-constexpr size_t kBackHalfWorkers = 2;
+/** Worker threads for the host-driven back half (PCRD-opt rounds, Tier-2):
+ *  each waits on its frame's rounds most of the time (see above). */
+constexpr size_t kBackHalfWorkers = 4;
 constexpr unsigned kMaxSlots = 16;
 /** Pieces of the host staging copy handed to the thread pool. */
 constexpr size_t kCopyChunk = size_t{4} << 20;
@@ -127,8 +129,8 @@ public:
             gpu_.reset();  // inside the scope: the buffers belong to this context
             throw;
         }
-        // Rate control is host round trips more than GPU work: two frames' back
-        // halves may run at once (each slot has its own objects and streams).
+        // Rate control is host round trips more than GPU work: several frames'
+        // back halves may run at once (each slot has its own objects and streams).
         const size_t workers = std::min<size_t>(kBackHalfWorkers, slots().size());
         for (size_t w = 0; w < workers; ++w) workers_.emplace_back([this] { worker_loop(); });
     }

@@ -21,7 +21,7 @@ cp "$FF_SRC"/tests/ref/fate/j2k_cuda-* "$out/src/tests/ref/fate/" 2>/dev/null ||
 cp "$FF_SRC"/tests/j2k_cuda/* "$out/src/tests/j2k_cuda/"
 for backend in cpu cuda; do
     submake -n -k SAMPLES= J2K_CUDA_BACKEND=$backend fate-j2k_cuda 2>/dev/null |
-        grep -E 'fate-run\.sh ' | sed -e "s|$FF_BUILD|@BUILD@|g" > "$out/commands-$backend.sh"
+        grep -E 'fate-run\.sh ' | sed -e "s|$FF_SRC|@BUILD@/src|g" -e "s|$FF_BUILD|@BUILD@|g" > "$out/commands-$backend.sh"
 done
 cat > "$out/run.sh" <<'RUN'
 #!/usr/bin/env bash

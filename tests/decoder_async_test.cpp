@@ -48,19 +48,10 @@ struct Image {
             total += size_t{ci[c].width} * ci[c].height * 2 + 7;  // odd gap between planes
         }
         m.bytes.assign(total + 1, 0x5A);
-        for (uint32_t c = 0; c < info.num_components; ++c) {
-            j2kc_component k{};
-            k.data = reinterpret_cast<uint64_t>(m.bytes.data() + at[c]);
-            k.row_stride = ptrdiff_t(ci[c].width) * 2;
-            k.sample_stride = 2;
-            k.bytes_per_sample = 2;
-            k.precision = ci[c].precision;
-            k.dx = ci[c].dx;
-            k.dy = ci[c].dy;
-            k.width = ci[c].width;
-            k.height = ci[c].height;
-            m.comps.push_back(k);
-        }
+        for (uint32_t c = 0; c < info.num_components; ++c)
+            m.comps.push_back(j2kc_test::component16(reinterpret_cast<uint64_t>(m.bytes.data() + at[c]), ci[c].width,
+                                                     ci[c].height, ci[c].precision, ptrdiff_t(ci[c].width) * 2, 2,
+                                                     ci[c].dx, ci[c].dy));
         m.finish(info);
         return m;
     }
@@ -627,18 +618,10 @@ struct Output {
             first = std::make_unique<HostBytes>(total[0] + 1, pin && memory != Memory::kPageable, seed);
             if (total[1]) rest = std::make_unique<HostBytes>(total[1] + 1, false, seed + 1);
             for (uint32_t c = 0; c < info.num_components; ++c) {
-                j2kc_component k{};
                 HostBytes &b = memory == Memory::kMixed && c > 0 ? *rest : *first;
-                k.data = reinterpret_cast<uint64_t>(b.data() + at[c]);
-                k.row_stride = ptrdiff_t(stride[c]);
-                k.sample_stride = 2;
-                k.bytes_per_sample = 2;
-                k.precision = ci[c].precision;
-                k.dx = ci[c].dx;
-                k.dy = ci[c].dy;
-                k.width = ci[c].width;
-                k.height = ci[c].height;
-                comps.push_back(k);
+                comps.push_back(j2kc_test::component16(reinterpret_cast<uint64_t>(b.data() + at[c]), ci[c].width,
+                                                       ci[c].height, ci[c].precision, ptrdiff_t(stride[c]), 2,
+                                                       ci[c].dx, ci[c].dy));
             }
         } else {
             const uint32_t n = std::min<uint32_t>(info.num_components, 3);

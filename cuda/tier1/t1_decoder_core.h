@@ -546,20 +546,21 @@ enum DecodeStatus : uint32_t {
 };
 
 /**
- * Decodes the passes of `segments` (bytes back to back from `data`) into
- * a prepared block: flags zeroed (flag_words), values zeroed over rows
- * [0, height), contexts reset, width/height/stripes/fs/vstride/orientation/vc
- * set. nbp is the count of coded planes (Mb + s - P >= 1); the caller has
- * checked that the passes number at most 3 * nbp - 2. Returns kDecodeOk or
- * the problem, with the pass at which it was found in `bad_pass`. Reads only
- * [data, data + sum of lengths); every loop is bounded by the pass count
- * and the block's size.
+ * The codeword segments of a block (bytes back to back from `data`) pass by
+ * pass: each segment starts the MQ decoder or the raw reader (D.6), contexts
+ * are reset where the style says (D.4), and `decode_pass(type, p, raw)` runs
+ * pass type t1_pass_type (0 significance, 1 refinement, 2 cleanup) at plane
+ * p. The caller has checked that the passes number at most 3 * nbp - 2.
+ * Returns kDecodeOk or the problem, with the pass at which it was found in
+ * `bad_pass`. Reads only [data, data + sum of lengths); every loop is
+ * bounded by the pass count and the block's size.
  */
-J2KC_T1D_FN uint32_t t1_decode_block(BlockDec &b, const uint8_t *data, const CodewordSegment *segments,
-                                     size_t num_segments, uint8_t style, int nbp, uint32_t &bad_pass)
+template <typename PassFn>
+J2KC_T1D_FN uint32_t t1_decode_segments(BlockDec &b, const uint8_t *data, const CodewordSegment *segments,
+                                        size_t num_segments, uint8_t style, int nbp, uint32_t &bad_pass,
+                                        PassFn &&decode_pass)
 {
-    const bool segmentation = (style & 0x20) != 0;  // cblk_style::kSegmentationSymbols
-    const bool reset = (style & 0x02) != 0;         // cblk_style::kReset
+    const bool reset = (style & 0x02) != 0;  // cblk_style::kReset
     uint32_t pass = 0;
     const uint8_t *seg = data;
     for (size_t k = 0; k < num_segments; ++k) {
@@ -580,22 +581,37 @@ J2KC_T1D_FN uint32_t t1_decode_block(BlockDec &b, const uint8_t *data, const Cod
                     bad_pass = pass;
                     return kDecodePastTermination;
                 }
-                const int p = t1_pass_bitplane(pass, nbp);
                 if (reset && pass > 0) t1_reset_contexts(b.cx);
-                switch (t1_pass_type(pass)) {
-                case 0:
-                    if (raw) pass_spp<true>(b, p); else pass_spp<false>(b, p);
-                    break;
-                case 1:
-                    if (raw) pass_mrp<true>(b, p); else pass_mrp<false>(b, p);
-                    break;
-                default: pass_cup(b, p, segmentation); break;
-                }
+                decode_pass(t1_pass_type(pass), t1_pass_bitplane(pass, nbp), raw);
             }
         }
         seg += segment.length;
     }
     return kDecodeOk;
+}
+
+/**
+ * Decodes the passes of `segments` into a prepared block: flags zeroed
+ * (flag_words), values zeroed over rows [0, height), contexts reset,
+ * width/height/stripes/fs/vstride/orientation/vc set. nbp is the count of
+ * coded planes (Mb + s - P >= 1). As t1_decode_segments.
+ */
+J2KC_T1D_FN uint32_t t1_decode_block(BlockDec &b, const uint8_t *data, const CodewordSegment *segments,
+                                     size_t num_segments, uint8_t style, int nbp, uint32_t &bad_pass)
+{
+    const bool segmentation = (style & 0x20) != 0;  // cblk_style::kSegmentationSymbols
+    return t1_decode_segments(b, data, segments, num_segments, style, nbp, bad_pass,
+                              [&](uint32_t type, int p, bool raw) {
+                                  switch (type) {
+                                  case 0:
+                                      if (raw) pass_spp<true>(b, p); else pass_spp<false>(b, p);
+                                      break;
+                                  case 1:
+                                      if (raw) pass_mrp<true>(b, p); else pass_mrp<false>(b, p);
+                                      break;
+                                  default: pass_cup(b, p, segmentation); break;
+                                  }
+                              });
 }
 
 }  // namespace t1dec

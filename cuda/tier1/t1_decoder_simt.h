@@ -245,46 +245,21 @@ J2KC_DEVICE_NO_UNROLL
 }
 
 /**
- * t1dec::t1_decode_block's contract over this layout: decodes the passes of
- * `segments` into a block prepared by prepare_block(). Returns kDecodeOk or
- * the problem, with the pass at which it was found in `bad_pass`.
+ * t1dec::t1_decode_block over this layout: decodes the passes of `segments`
+ * into a block prepared by prepare_flags() (and the values and contexts as
+ * there). Returns kDecodeOk or the problem, with the pass at which it was
+ * found in `bad_pass`.
  */
 J2KC_T1D_FN uint32_t decode_block(BlockDec &b, const uint8_t *data, const CodewordSegment *segments,
                                   size_t num_segments, uint8_t style, int nbp, uint32_t &bad_pass)
 {
     const bool segmentation = (style & 0x20) != 0;  // cblk_style::kSegmentationSymbols
-    const bool reset = (style & 0x02) != 0;         // cblk_style::kReset
-    uint32_t pass = 0;
-    const uint8_t *seg = data;
-    for (size_t k = 0; k < num_segments; ++k) {
-        const CodewordSegment segment = segments[k];
-        if (segment.passes > 0) {
-            const bool raw = t1_pass_is_raw(pass, style);
-            if (raw) {
-                b.raw.init(seg, segment.length);
-            } else {
-                b.mq.init(seg, segment.length);
-            }
-            for (uint32_t n = 0; n < segment.passes; ++n, ++pass) {
-                if (t1_pass_is_raw(pass, style) != raw) {
-                    bad_pass = pass;
-                    return t1dec::kDecodeMixedSegment;
-                }
-                if (n + 1 != segment.passes && t1_pass_is_terminated(pass, style)) {
-                    bad_pass = pass;
-                    return t1dec::kDecodePastTermination;
-                }
-                const int p = t1_pass_bitplane(pass, nbp);
-                if (reset && pass > 0) t1_reset_contexts(b.cx);
-                const uint32_t type = t1_pass_type(pass);
-                if (type == 0) significance_pass(b, p, raw);
-                else if (type == 1) refinement_pass(b, p, raw);
-                else cleanup_pass(b, p, segmentation);
-            }
-        }
-        seg += segment.length;
-    }
-    return t1dec::kDecodeOk;
+    return t1dec::t1_decode_segments(b, data, segments, num_segments, style, nbp, bad_pass,
+                                     [&](uint32_t type, int p, bool raw) {
+                                         if (type == 0) significance_pass(b, p, raw);
+                                         else if (type == 1) refinement_pass(b, p, raw);
+                                         else cleanup_pass(b, p, segmentation);
+                                     });
 }
 
 /** Zeroes the flags of a width x height block in `scratch` (flag_words) and

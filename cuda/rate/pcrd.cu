@@ -573,6 +573,10 @@ void PcrdCuda::hull(const PcrdBlocks &blocks, std::vector<uint16_t> &hull_pass,
     params.num_components = 65535;  // the hull ignores components
     impl_->reserve(blocks.num_blocks, blocks.num_passes, 1);
     const Args a = impl_->args(blocks, params, 1);
+    // The arrays come back whole, and a block writes only its hull points:
+    // zeros past them (initcheck flagged the copy of unwritten memory).
+    cuda_check(cudaMemsetAsync(a.hull_pass, 0, size_t{blocks.num_passes} * 2, stream), "cudaMemsetAsync");
+    cuda_check(cudaMemsetAsync(a.hull_key, 0, size_t{blocks.num_passes} * 4, stream), "cudaMemsetAsync");
     impl_->start(a, stream);
     DeviceState host{};
     hull_pass.resize(blocks.num_passes);

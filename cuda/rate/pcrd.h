@@ -206,7 +206,8 @@ public:
     /** @brief Device passes table [block * num_layers + layer] of the last select(). */
     const uint16_t *device_passes() const;
 
-    /** @brief Hull on the device, copied back (for tests), same layout as pcrd_hull_ref(). */
+    /** @brief Hull on the device, copied back (for tests), same layout as pcrd_hull_ref();
+     *  the entries past each block's hull points are zero. */
     void hull(const PcrdBlocks &blocks, std::vector<uint16_t> &hull_pass,
               std::vector<uint32_t> &hull_key, std::vector<uint32_t> &hull_count,
               void *stream = nullptr);

@@ -82,15 +82,7 @@ struct Image {
         return m;
     }
 
-    void finish(const j2kc_stream_info &info)
-    {
-        image.struct_size = sizeof(image);
-        image.memory = J2KC_MEMORY_HOST;
-        image.width = info.width;
-        image.height = info.height;
-        image.num_components = uint32_t(comps.size());
-        image.components = comps.data();
-    }
+    void finish(const j2kc_stream_info &info) { image = j2kc_test::image_view(comps, info.width, info.height); }
 };
 
 struct Source {
@@ -643,12 +635,7 @@ struct Output {
                 comps.push_back(k);
             }
         }
-        image.struct_size = sizeof(image);
-        image.memory = J2KC_MEMORY_HOST;
-        image.width = info.width;
-        image.height = info.height;
-        image.num_components = uint32_t(comps.size());
-        image.components = comps.data();
+        image = j2kc_test::image_view(comps, info.width, info.height);
     }
 
     std::vector<uint8_t> contents() const

@@ -589,9 +589,9 @@ private:
             const CopyBand *band;
             {
                 std::lock_guard<std::mutex> lock(d_.mutex_);
-                if (d_.copy_next_ >= d_.copy_published_) return false;
-                band = &(*d_.copy_bands_)[d_.copy_next_++];
+                band = d_.take_band();
             }
+            if (!band) return false;
             copy_band(*band);
             d_.band_copied();
             return true;
@@ -608,6 +608,13 @@ private:
     private:
         CudaDecoder &d_;
     };
+
+    /** The next published band of the host copy in progress, or nullptr (mutex held). */
+    const CopyBand *take_band()
+    {
+        if (!copy_bands_ || copy_next_ >= copy_published_) return nullptr;
+        return &(*copy_bands_)[copy_next_++];
+    }
 
     /** A band taken from the host copy in progress is done (caller's thread or a worker). */
     void band_copied()
@@ -688,9 +695,9 @@ private:
      */
     bool next_task(Task &task)
     {
-        if (copy_bands_ && copy_next_ < copy_published_) {
+        if (const CopyBand *band = take_band()) {
             task = {};
-            task.band = &(*copy_bands_)[copy_next_++];
+            task.band = band;
             return true;
         }
         for (auto &f : frames_)

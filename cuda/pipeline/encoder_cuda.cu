@@ -127,7 +127,7 @@ public:
         try {
             gpu_ = std::make_unique<GpuState>();
             plan_tables(shape);
-            const unsigned fallback = samples_ <= kSmallFrameSamples ? kDefaultSlotsSmallFrames : kDefaultSlots;
+            const unsigned fallback = small_frames() ? kDefaultSlotsSmallFrames : kDefaultSlots;
             make_slots(config.frames_in_flight > 0 ? unsigned(config.frames_in_flight) : fallback);
         } catch (...) {
             gpu_.reset();  // inside the scope: the buffers belong to this context
@@ -135,7 +135,7 @@ public:
         }
         // Rate control is host round trips more than GPU work: several frames'
         // back halves may run at once (each slot has its own objects and streams).
-        const size_t want = samples_ <= kSmallFrameSamples ? kBackHalfWorkersSmallFrames : kBackHalfWorkers;
+        const size_t want = small_frames() ? kBackHalfWorkersSmallFrames : kBackHalfWorkers;
         const size_t workers = std::min<size_t>(want, slots().size());
         for (size_t w = 0; w < workers; ++w) workers_.emplace_back([this] { worker_loop(); });
     }
@@ -696,6 +696,9 @@ private:
             frame_done_.notify_all();
         }
     }
+
+    /** Frames small enough for the larger defaults of slots and back-half workers. */
+    bool small_frames() const { return samples_ <= kSmallFrameSamples; }
 
     static double elapsed_ms(const CudaEvent &a, const CudaEvent &b)
     {

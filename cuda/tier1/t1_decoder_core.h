@@ -24,14 +24,15 @@
  * often 16 KiB apart and would fight over a few L1 sets); the output is
  * written once when the block is done, by a loop the compiler vectorises.
  *
- * The same code runs on the device (J2KC_T1D_FN / J2KC_T1D_INLINE are
- * __host__ __device__ under nvcc): the SSE2 column masks are host-only, the
- * device scans words one by one, and the tables have __device__ copies.
- * t1_decode_block() is the whole block driver without exceptions or
- * allocation (status codes instead), shared by Tier1Decoder::decode
- * (tier1_ref.cpp) and the CUDA kernel of t1_decode.cu, so both produce the
- * same values. `values` may have a row stride other than the width
- * (BlockDec::vstride): the kernel decodes straight into the coefficient plane.
+ * The state, the tables (with __device__ copies), the column tests and the
+ * segment schedule (t1_decode_segments) are __host__ __device__ under nvcc
+ * (J2KC_T1D_FN / J2KC_T1D_INLINE): the CUDA kernel of t1_decode.cu runs them
+ * in the pass loops of t1_decoder_simt.h, laid out for a GPU thread, so both
+ * produce the same values. t1_decode_block() is this file's block driver,
+ * without exceptions or allocation (status codes instead), for
+ * Tier1Decoder::decode (tier1_ref.cpp). `values` may have a row stride other
+ * than the width (BlockDec::vstride): the kernel decodes straight into the
+ * coefficient plane.
  */
 #pragma once
 

@@ -88,7 +88,7 @@ struct Pass {
     /** A decision as selects: on the H100, 8 natural DCI 4K frames in one
      *  launch took 1.3 ms a frame this way and 1.8 with MqDecoder::decode's
      *  branches, whose paths the lanes of a warp take apart. */
-    J2KC_T1D_INLINE uint32_t decide(uint8_t &state) { return mq.template decode_even<true>(state); }
+    J2KC_T1D_INLINE uint32_t decide(uint8_t &state) { return mq.decode_even<true>(state); }
     J2KC_T1D_INLINE uint32_t bit(uint32_t ctx) { return bypass ? raw.get() : decide(cx[ctx]); }
 
     /** D.3.2: the sign of row r of the column at f (word w0), by its

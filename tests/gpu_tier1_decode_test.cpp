@@ -368,9 +368,27 @@ std::vector<uint8_t> corrupt(std::vector<uint8_t> cs, uint32_t seed)
     return cs;
 }
 
+/** Lowers every exponent of the main header's QCD to 1, so that Mb falls
+ *  under the zero bit-planes the packet headers signal and those blocks are
+ *  rejected (bit flips alone seldom make a block that Tier-1 can tell is
+ *  corrupt: passes beyond the last plane are ignored, not refused). */
+std::vector<uint8_t> lower_exponents(std::vector<uint8_t> cs)
+{
+    for (size_t i = 2; i + 5 < cs.size(); ++i) {
+        if (cs[i] != 0xFF || cs[i + 1] != 0x5C) continue;
+        const size_t len = size_t{cs[i + 2]} << 8 | cs[i + 3];
+        const bool reversible = (cs[i + 4] & 0x1F) == 0;
+        const size_t step = reversible ? 1 : 2;
+        for (size_t at = i + 5; at + step <= i + 2 + len && at + step <= cs.size(); at += step)
+            cs[at] = uint8_t(reversible ? 1u << 3 : (1u << 3) | (cs[at] & 0x07));
+        break;
+    }
+    return cs;
+}
+
 /** Every stream of the matrix: our encoder's shapes, opj_compress streams
  *  with code-block styles and ROI (tests/data/t1gpu), the shared samples,
- *  and corrupted copies. */
+ *  corrupted copies and copies whose QCD lies. */
 std::vector<std::vector<uint8_t>> stream_matrix()
 {
     static const std::vector<std::vector<uint8_t>> streams = [] {
@@ -392,6 +410,7 @@ std::vector<std::vector<uint8_t>> stream_matrix()
         }
         const size_t clean = v.size();
         for (size_t i = 0; i < clean; i += 2) v.push_back(corrupt(v[i], uint32_t(100 + i)));
+        for (size_t i = 1; i < clean; i += 4) v.push_back(lower_exponents(v[i]));
         return v;
     }();
     return streams;

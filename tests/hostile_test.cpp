@@ -1000,15 +1000,14 @@ void expect_corrupt_blocks(const Bytes &cs, int blocks, const Limits &l = {})
 
 TEST(HostilePackets, ImpossiblePassCounts)
 {
-    // A code-block whose header is impossible is corrupt: the frame decodes
-    // (the block as zero) with a warning, as mature decoders do.
-    // 164 passes where 8 bit-planes allow at most 22.
-    expect_corrupt_blocks(one_block_stream(one_block_header(0, 164, 0, 2, 3 + 7), {0x80, 0x00}), 1);
-    // 23 passes: one more than possible.
-    expect_corrupt_blocks(one_block_stream(one_block_header(0, 23, 0, 2, 3 + 4), {0x80, 0x00}), 1);
-    // 22 passes: possible.
+    // Passes beyond the last bit-plane are ignored, as OpenJPEG and Grok
+    // ignore them (OpenJPEG 2.3.1 wrote such blocks for 1-bit components):
+    // 164 passes where 8 bit-planes hold at most 22, and 23, decode.
+    expect_corrupt_blocks(one_block_stream(one_block_header(0, 164, 0, 2, 3 + 7), {0x80, 0x00}), 0);
+    expect_corrupt_blocks(one_block_stream(one_block_header(0, 23, 0, 2, 3 + 4), {0x80, 0x00}), 0);
     expect_corrupt_blocks(one_block_stream(one_block_header(0, 22, 0, 2, 3 + 4), {0x80, 0x00}), 0);
-    // More missing bit-planes than the band has.
+    // More missing bit-planes than the band has: the block is corrupt, so the
+    // frame decodes (the block as zero) with a warning, as mature decoders do.
     expect_corrupt_blocks(one_block_stream(one_block_header(9, 1, 0, 2, 3), {0x80, 0x00}), 1);
     // The zero bit-plane tag tree never terminating (all 0 bits).
     Bytes zeros = {0xC0};
@@ -1024,7 +1023,8 @@ TEST(HostilePackets, ImpossibleLengths)
     EXPECT_TRUE(graceful(status_of(one_block_stream(one_block_header(1, 1, 28, 0x7FFFFFFF, 31), {0x80}))));
     // Zero-length segment with a pass.
     EXPECT_TRUE(graceful(status_of(one_block_stream(one_block_header(1, 1, 0, 0, 3), {}))));
-    // Many layers, each adding passes to the same block: the sum is checked.
+    // Many layers, each adding passes to the same block: 40 passes, the last
+    // 18 beyond the planes (ignored), in segments of 0 bytes.
     Hand h;
     h.layers = 40;
     Bytes hdr;
@@ -1050,9 +1050,9 @@ TEST(HostilePackets, ImpossibleLengths)
         Bytes part = w.done();
         hdr.insert(hdr.end(), part.begin(), part.end());
     }
-    expect_corrupt_blocks(one_block_stream(hdr, {}, h), 1);
+    expect_corrupt_blocks(one_block_stream(hdr, {}, h), 0);
     Limits l;
-    l.layers = 3;  // within the first 3 layers the block is fine
+    l.layers = 3;
     expect_corrupt_blocks(one_block_stream(hdr, {}, h), 0, l);
 }
 

@@ -151,7 +151,6 @@ public:
         for (size_t k = 0; k < num_segments; ++k) total_passes += segments[k].passes;
         if (total_passes > 0) {
             if (planes > 30 || zero_bitplanes >= planes) throw std::runtime_error("bad planes");
-            if (total_passes > 3ull * (planes - zero_bitplanes) - 2) throw std::runtime_error("passes");
         }
         w_ = width;
         h_ = height;
@@ -165,15 +164,17 @@ public:
         t1_reset_contexts(cx_);
         const int nbp = static_cast<int>(planes) - static_cast<int>(zero_bitplanes);
 
+        // Passes beyond the last coded plane are ignored, as OpenJPEG and Grok do.
+        const uint32_t last_pass = 3u * static_cast<uint32_t>(nbp) - 2u;
         uint32_t pass = 0;
         const uint8_t *seg = data;
-        for (size_t k = 0; k < num_segments; ++k) {
+        for (size_t k = 0; k < num_segments && pass < last_pass; ++k) {
             const CodewordSegment &segment = segments[k];
             if (segment.passes > 0) {
                 const bool raw = t1_pass_is_raw(pass, style);
                 if (raw) raw_.init(seg, segment.length);
                 else mq_.init(seg, segment.length);
-                for (uint32_t n = 0; n < segment.passes; ++n, ++pass) {
+                for (uint32_t n = 0; n < segment.passes && pass < last_pass; ++n, ++pass) {
                     if (t1_pass_is_raw(pass, style) != raw) throw std::runtime_error("mixed segment");
                     if (n + 1 != segment.passes && t1_pass_is_terminated(pass, style))
                         throw std::runtime_error("segment past termination");

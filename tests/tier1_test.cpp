@@ -495,11 +495,11 @@ TEST(Tier1, RejectsBadParameters)
     Tier1Decoder dec;
     std::vector<int32_t> out(16);
     const uint8_t data[4] = {1, 2, 3, 4};
-    CodewordSegment seg{4, 5};
-    Tier1DecodeParams dp{kLL, 0, 2, 0, 0};  // 2 planes: at most 4 passes
+    CodewordSegment seg{4, 1};
+    Tier1DecodeParams dp{kLL, 0, 31, 0, 0};
     EXPECT_THROW(dec.decode(data, &seg, 1, 4, 4, dp, out.data(), 4), Error);
-    dp.num_bitplanes = 31;
-    seg.passes = 1;
+    dp.num_bitplanes = 4;
+    dp.zero_bitplanes = 4;  // no plane left to code
     EXPECT_THROW(dec.decode(data, &seg, 1, 4, 4, dp, out.data(), 4), Error);
     dp = Tier1DecodeParams{kLL, cblk_style::kTermAll, 8, 0, 0};
     seg.passes = 2;  // termall: one pass a segment
@@ -508,6 +508,32 @@ TEST(Tier1, RejectsBadParameters)
     EncodedCodeBlock enc;
     EXPECT_THROW(encode_code_block(in.data(), 4, 4, 4, Tier1EncodeParams{kLL, 0, 6}, enc), Error);
     EXPECT_THROW(encode_code_block(in.data(), 4, 4, 2000, Tier1EncodeParams{kLL, 0, 8}, enc), Error);
+}
+
+TEST(Tier1, PassesBeyondTheLastPlaneAreIgnored)
+{
+    // Some encoders signal more passes than Mb allows (OpenJPEG did for 1-bit
+    // components); mature decoders stop at the last plane's cleanup pass.
+    std::mt19937 rng(982);
+    Tier1Decoder dec;
+    for (const uint8_t style : {uint8_t{0}, uint8_t{cblk_style::kTermAll}, uint8_t{cblk_style::kBypass}}) {
+        const uint32_t w = 19, h = 13;
+        const std::vector<int32_t> q = make_block(rng, w, h, 1, 5);
+        EncodedCodeBlock enc;
+        encode_code_block(q.data(), w, w, h, Tier1EncodeParams{kHL, style, 5}, enc);
+        Tier1DecodeParams dp{kHL, style, 5, enc.zero_bitplanes, 0};
+        std::vector<CodewordSegment> segs = segments_up_to(enc, enc.passes.size() - 1);
+        std::vector<int32_t> want(w * h), got(w * h, 0x7777);
+        dec.decode(enc.data.data(), segs.data(), segs.size(), w, h, dp, want.data(), w);
+        // Seven more passes: in the last segment, or as segments of their own.
+        if (style & (cblk_style::kTermAll | cblk_style::kBypass)) {
+            for (int k = 0; k < 7; ++k) segs.push_back({0, 1});
+        } else {
+            segs.back().passes += 7;
+        }
+        dec.decode(enc.data.data(), segs.data(), segs.size(), w, h, dp, got.data(), w);
+        EXPECT_EQ(got, want) << "style " << int(style);
+    }
 }
 
 TEST(Tier1, GarbageAndTruncatedInputNeverCrash)

@@ -87,8 +87,7 @@ J2KC_T1D_FN uint8_t t1_decode_job(const T1DecodeJob &job, const uint8_t *bytes, 
     }
     if (total_passes == 0) return kT1JobOk;
     if (planes > 30) return kT1JobUnsupported;
-    if (job.zero_bitplanes >= planes || total_passes > 3ull * (planes - job.zero_bitplanes) - 2 ||
-        total_bytes > job.data_length)
+    if (job.zero_bitplanes >= planes || total_bytes > job.data_length)
         return kT1JobCorrupt;
 
     t1dec::BlockDec b;

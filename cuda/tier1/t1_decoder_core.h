@@ -551,7 +551,9 @@ enum DecodeStatus : uint32_t {
  * pass: each segment starts the MQ decoder or the raw reader (D.6), contexts
  * are reset where the style says (D.4), and `decode_pass(type, p, raw)` runs
  * pass type t1_pass_type (0 significance, 1 refinement, 2 cleanup) at plane
- * p. The caller has checked that the passes number at most 3 * nbp - 2.
+ * p. Passes after the 3 * nbp - 2 that the coded planes hold are skipped:
+ * they have no plane to refine, and OpenJPEG and Grok skip them as well
+ * (encoders have written such blocks for 1-bit components).
  * Returns kDecodeOk or the problem, with the pass at which it was found in
  * `bad_pass`. Reads only [data, data + sum of lengths); every loop is
  * bounded by the pass count and the block's size.
@@ -562,6 +564,7 @@ J2KC_T1D_FN uint32_t t1_decode_segments(BlockDec &b, const uint8_t *data, const 
                                         PassFn &&decode_pass)
 {
     const bool reset = (style & 0x02) != 0;  // cblk_style::kReset
+    const uint32_t last_pass = 3u * static_cast<uint32_t>(nbp) - 2u;
     uint32_t pass = 0;
     const uint8_t *seg = data;
     for (size_t k = 0; k < num_segments; ++k) {
@@ -574,6 +577,7 @@ J2KC_T1D_FN uint32_t t1_decode_segments(BlockDec &b, const uint8_t *data, const 
                 b.mq.init(seg, segment.length);
             }
             for (uint32_t n = 0; n < segment.passes; ++n, ++pass) {
+                if (pass == last_pass) return kDecodeOk;
                 if (t1_pass_is_raw(pass, style) != raw) {
                     bad_pass = pass;
                     return kDecodeMixedSegment;

@@ -123,10 +123,6 @@ void Tier1Decoder::decode(const uint8_t *data, const CodewordSegment *segments, 
                              kTier1MaxBitplanes);
         J2KC_CHECK_DATA(params.zero_bitplanes < planes, "%u missing bit-planes of %u",
                         params.zero_bitplanes, planes);
-        const uint64_t max_passes = 3ull * (planes - params.zero_bitplanes) - 2;
-        J2KC_CHECK_DATA(total_passes <= max_passes, "%llu coding passes, at most %llu",
-                        static_cast<unsigned long long>(total_passes),
-                        static_cast<unsigned long long>(max_passes));
     }
 
     t1dec::BlockDec b;

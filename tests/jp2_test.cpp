@@ -273,6 +273,24 @@ TEST(Jp2, PaletteMappingChannelDefinitionsResolution)
     EXPECT_EQ(status_of([&] { jp2_channels(f, 0); }), J2KC_ERR_INVALID_DATA);
 }
 
+TEST(Jp2, MalformedResolutionBoxIsDropped)
+{
+    // A resc that claims more bytes than its res box holds (seen in the
+    // wild): the resolution is informative, so the image still decodes.
+    ByteWriter w;
+    w.u32(34);
+    w.u32(fourcc("resc"));
+    for (int i = 0; i < 10; ++i) w.u8(1);
+    const Bytes jp2h = box("jp2h", cat({ihdr(9, 7, 1, 7), colr_enum(17), box("res ", w.buffer())}));
+    const Bytes file = cat({kSignature, kFtyp, jp2h, box("jp2c", codestream_for(make_siz(9, 7, 1)))});
+    const Jp2File f = parse_jp2(file.data(), file.size());
+    EXPECT_FALSE(f.capture_resolution);
+    EXPECT_FALSE(f.display_resolution);
+    ASSERT_FALSE(f.warnings.empty());
+    EXPECT_NE(f.warnings.back().find("res box ignored"), std::string::npos) << f.warnings.back();
+    EXPECT_EQ(f.num_components, 1);
+}
+
 TEST(Jp2, BadPaletteMappingDefinitions)
 {
     const int D = J2KC_ERR_INVALID_DATA;

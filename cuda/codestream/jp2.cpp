@@ -224,6 +224,23 @@ Jp2Resolution parse_resolution(ByteReader &r)
     return res;
 }
 
+void parse_res(const uint8_t *data, const Box &b, Jp2File &f)
+{
+    const size_t end = b.content_offset + b.content_size;
+    size_t pos = b.content_offset;
+    while (pos < end) {
+        bool clipped = false;
+        const Box rb = next_box(data, end, pos, 0, clipped);
+        ByteReader r(data + rb.content_offset, rb.content_size);
+        in_box(rb, [&] {
+            if (rb.type == jp2_box::kCaptureResolution)
+                f.capture_resolution = parse_resolution(r);
+            else if (rb.type == jp2_box::kDisplayResolution)
+                f.display_resolution = parse_resolution(r);
+        });
+    }
+}
+
 void parse_jp2h(const uint8_t *data, const Box &h, Jp2File &f)
 {
     const size_t end = h.content_offset + h.content_size;
@@ -264,22 +281,18 @@ void parse_jp2h(const uint8_t *data, const Box &h, Jp2File &f)
                 parse_cdef(r, f);
                 have_cdef = true;
                 return;
-            case jp2_box::kResolution: {
-                const size_t rend = b.content_offset + b.content_size;
-                size_t rpos = b.content_offset;
-                while (rpos < rend) {
-                    bool c2 = false;
-                    const Box rb = next_box(data, rend, rpos, 0, c2);
-                    ByteReader rr(data + rb.content_offset, rb.content_size);
-                    in_box(rb, [&] {
-                        if (rb.type == jp2_box::kCaptureResolution)
-                            f.capture_resolution = parse_resolution(rr);
-                        else if (rb.type == jp2_box::kDisplayResolution)
-                            f.display_resolution = parse_resolution(rr);
-                    });
+            case jp2_box::kResolution:
+                // Informative only (I.5.3.7): a malformed one is dropped, as
+                // OpenJPEG and Kakadu drop it, not the image.
+                try {
+                    parse_res(data, b, f);
+                } catch (const Error &e) {
+                    if (e.status() != J2KC_ERR_INVALID_DATA) throw;
+                    f.capture_resolution.reset();
+                    f.display_resolution.reset();
+                    f.warnings.push_back(std::string("res box ignored: ") + e.what());
                 }
                 return;
-            }
             default: f.warnings.push_back("box '" + box_name(b.type) + "' in jp2h skipped");
             }
         });

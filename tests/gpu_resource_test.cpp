@@ -278,6 +278,15 @@ void expect_no_device_errors(int device)
     j2kc_decoder_free(&dec);
 }
 
+TEST(DeviceSetup, LoadingTheLibraryWidensCudaWorkQueues)
+{
+    // cuda_device.cu sets CUDA_DEVICE_MAX_CONNECTIONS when the library is
+    // loaded, before any CUDA context exists (ctest sets no such variable).
+    const char *v = std::getenv("CUDA_DEVICE_MAX_CONNECTIONS");
+    ASSERT_NE(v, nullptr);
+    EXPECT_GE(std::atoi(v), 16);
+}
+
 TEST(DeviceErrors, InvalidOrdinalIsNoDevice)
 {
     const int n = visible_devices();

@@ -531,6 +531,72 @@ TEST(GpuAsyncDecoder, DeviceOutputMatchesCpu)
     j2kc_decoder_free(&gpu);
 }
 
+/** A JP2 box: length, type, payload. */
+void put_box(std::vector<uint8_t> &out, const char *type, const std::vector<uint8_t> &payload)
+{
+    const uint32_t n = uint32_t(payload.size() + 8);
+    out.insert(out.end(), {uint8_t(n >> 24), uint8_t(n >> 16), uint8_t(n >> 8), uint8_t(n)});
+    out.insert(out.end(), type, type + 4);
+    out.insert(out.end(), payload.begin(), payload.end());
+}
+
+/** A JP2 file whose 8-bit index image maps through a 256-entry, 3-column palette (pclr and cmap, I.5.3.4-5). */
+std::vector<uint8_t> palette_file()
+{
+    const uint32_t w = 53, h = 29;
+    const std::vector<uint8_t> cs = make_stream({w, h, 1, 8, true, 0, 0, 11});
+    std::vector<uint8_t> ihdr = {0, 0, 0, uint8_t(h), 0, 0, 0, uint8_t(w), 0, 1, 7, 7, 0, 0};
+    std::vector<uint8_t> pclr = {1, 0, 3, 7, 7, 7};  // 256 entries, 3 unsigned 8-bit columns
+    for (int i = 0; i < 256; ++i) pclr.insert(pclr.end(), {uint8_t(i), uint8_t(255 - i), uint8_t(i * 7)});
+    std::vector<uint8_t> jp2h, file = {0, 0, 0, 12, 'j', 'P', ' ', ' ', 0x0D, 0x0A, 0x87, 0x0A};
+    put_box(file, "ftyp", {'j', 'p', '2', ' ', 0, 0, 0, 0, 'j', 'p', '2', ' '});
+    put_box(jp2h, "ihdr", ihdr);
+    put_box(jp2h, "colr", {1, 0, 0, 0, 0, 0, 16});
+    put_box(jp2h, "pclr", pclr);
+    put_box(jp2h, "cmap", {0, 0, 1, 0, 0, 0, 1, 1, 0, 0, 1, 2});
+    put_box(file, "jp2h", jp2h);
+    put_box(file, "jp2c", cs);
+    return file;
+}
+
+TEST(GpuAsyncDecoder, PaletteFilesMatchCpuInOrderAndOnDevice)
+{
+    if (!have_gpu()) GTEST_SKIP() << "no usable CUDA device";
+    const std::vector<uint8_t> pal = palette_file();
+    const Image ref = decode_sync(pal, J2KC_BACKEND_CPU);
+    ASSERT_EQ(ref.comps.size(), 3u);
+    // In a queue between GPU frames: the palette frames go to the CPU and come back in order.
+    const auto samples = sample_streams();
+    const std::vector<std::vector<uint8_t>> streams = {samples[0], pal, samples[2], pal, pal, samples[1]};
+    j2kc_decoder *dec = make_decoder(J2KC_BACKEND_CUDA, 3, 4);
+    ASSERT_NE(dec, nullptr);
+    const std::vector<Received> got = run_queue(dec, streams);
+    ASSERT_EQ(got.size(), streams.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+        EXPECT_EQ(got[i].tag, int64_t(1000 + i));
+        EXPECT_EQ(got[i].status, J2KC_OK) << "frame " << i;
+        expect_same(got[i].image, decode_sync(streams[i], J2KC_BACKEND_CPU), "CUDA queue vs CPU", i);
+    }
+    // Into device planes, synchronously.
+    Image host = ref;
+    void *device = nullptr;
+    ASSERT_EQ(cudaMalloc(&device, host.bytes.size()), cudaSuccess);
+    ASSERT_EQ(cudaMemset(device, 0, host.bytes.size()), cudaSuccess);
+    Image d = ref;
+    for (j2kc_component &k : d.comps)
+        k.data = reinterpret_cast<uint64_t>(device) + (k.data - reinterpret_cast<uint64_t>(ref.bytes.data()));
+    d.image.components = d.comps.data();
+    d.image.memory = J2KC_MEMORY_CUDA;
+    EXPECT_EQ(j2kc_decode(dec, pal.data(), pal.size(), &d.image), J2KC_OK);
+    ASSERT_EQ(cudaMemcpy(host.bytes.data(), device, host.bytes.size(), cudaMemcpyDeviceToHost), cudaSuccess);
+    for (const j2kc_component &k : ref.comps) {
+        const size_t at = k.data - reinterpret_cast<uint64_t>(ref.bytes.data());
+        EXPECT_EQ(0, std::memcmp(ref.bytes.data() + at, host.bytes.data() + at, size_t{k.width} * k.height * 2));
+    }
+    cudaFree(device);
+    j2kc_decoder_free(&dec);
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------

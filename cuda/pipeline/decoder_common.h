@@ -49,5 +49,8 @@ void for_each_tile(const ParsedStream &s, const std::function<void(const Tile &)
 
 std::unique_ptr<Decoder> create_cpu_decoder(const j2kc_decoder_config &config, const Logger &log);
 std::unique_ptr<Decoder> create_cuda_decoder(const j2kc_decoder_config &config, const Logger &log);
+/** `gpu` for every stream but JP2 palettes, which a CPU decoder made on demand maps (decoder_palette.cpp). */
+std::unique_ptr<Decoder> route_palettes_to_cpu(std::unique_ptr<Decoder> gpu, const j2kc_decoder_config &config,
+                                               const Logger &log);
 
 }  // namespace j2kc

@@ -309,9 +309,10 @@ std::unique_ptr<Decoder> create_decoder(const j2kc_decoder_config &config, const
     case J2KC_BACKEND_CPU: return create_cpu_decoder(config, log);
     case J2KC_BACKEND_CUDA:
         require_cuda_device(config.device);
-        return create_cuda_decoder(config, log);
+        return route_palettes_to_cpu(create_cuda_decoder(config, log), config, log);
     case J2KC_BACKEND_AUTO:
-        if (cuda_device_usable(config.device)) return create_cuda_decoder(config, log);
+        if (cuda_device_usable(config.device))
+            return route_palettes_to_cpu(create_cuda_decoder(config, log), config, log);
         log.log(J2KC_LOG_VERBOSE, "no usable CUDA device: decoding on the CPU");
         return create_cpu_decoder(config, log);
     }

@@ -769,9 +769,8 @@ private:
     {
         frame.stream = parse_stream(frame.data, frame.size, config_);
         const ParsedStream &s = frame.stream;
-        // The palette mapping (I.5.3.4) runs on host planes: the CPU backend has it.
-        J2KC_CHECK_SUPPORTED(!(s.jp2 && s.jp2->palette),
-                             "JP2 palettes (pclr/cmap) are decoded by the CPU backend only (backend=cpu)");
+        // create_decoder routes palettes (I.5.3.4) to the CPU backend, which maps them on host planes.
+        J2KC_CHECK_SUPPORTED(!(s.jp2 && s.jp2->palette), "JP2 palettes (pclr/cmap) are mapped by the CPU backend");
         frame.warnings = s.cs.warnings;
         for_each_tile(s, [&](const Tile &tile) {
             if (&tile >= s.cs.tiles.data() && &tile < s.cs.tiles.data() + s.cs.tiles.size()) {

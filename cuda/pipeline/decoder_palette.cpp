@@ -1,0 +1,185 @@
+/**
+ * @file decoder_palette.cpp
+ * @brief The CUDA backend's decoder for every stream, JP2 palettes included:
+ * files with pclr/cmap boxes (I.5.3.4-5) go to the CPU backend, which maps
+ * the palette on host planes, and come back in submit order with the GPU's
+ * frames. Palettes are indexed images (a few per collection, never a cinema
+ * stream), so the CPU's speed is enough, and both backends give the same
+ * samples.
+ */
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstring>
+#include <deque>
+#include <vector>
+
+#include "codestream/jp2.h"
+#include "common/cuda_util.cuh"
+#include "pipeline/decoder_common.h"
+
+namespace j2kc {
+namespace {
+
+/** Whether the bytes are a JP2 file with a palette (a file that does not parse goes to the GPU, which says why). */
+bool has_palette(const uint8_t *data, size_t size)
+{
+    if (!is_jp2(data, size)) return false;
+    try {
+        return parse_jp2(data, size).palette.has_value();
+    } catch (const Error &) {
+        return false;
+    }
+}
+
+class PaletteRoutingDecoder final : public Decoder {
+public:
+    PaletteRoutingDecoder(std::unique_ptr<Decoder> gpu, const j2kc_decoder_config &config, const Logger &log)
+        : gpu_(std::move(gpu)), config_(config), log_(log)
+    {
+    }
+
+    j2kc_backend backend() const override { return J2KC_BACKEND_CUDA; }
+
+    void parse(const uint8_t *data, size_t size, j2kc_stream_info &info) override
+    {
+        route(data, size).parse(data, size, info);
+    }
+
+    bool submit(const uint8_t *data, size_t size, int64_t tag) override
+    {
+        const bool palette = has_palette(data, size);
+        if (!(palette ? cpu() : *gpu_).submit(data, size, tag)) return false;
+        on_cpu_.push_back(palette);
+        return true;
+    }
+
+    bool receive(const j2kc_image *output, int64_t &tag, bool flush) override
+    {
+        if (on_cpu_.empty()) return false;
+        if (!on_cpu_.front()) {
+            const bool got = gpu_->receive(output, tag, flush);
+            if (got) on_cpu_.pop_front();
+            return got;
+        }
+        // The CPU writes host memory: a CUDA frame is filled from a host copy of its layout.
+        if (!output || output->memory != J2KC_MEMORY_CUDA) {
+            const bool got = cpu_->receive(output, tag, flush);
+            if (got) on_cpu_.pop_front();
+            return got;
+        }
+        HostMirror mirror(*output, config_);
+        bool got = false;
+        try {
+            got = cpu_->receive(&mirror.image, tag, flush);
+        } catch (...) {
+            on_cpu_.pop_front();  // the frame left the queue with its error
+            throw;
+        }
+        if (got) {
+            on_cpu_.pop_front();
+            mirror.upload();
+        }
+        return got;
+    }
+
+    void reset() override
+    {
+        gpu_->reset();
+        if (cpu_) cpu_->reset();
+        on_cpu_.clear();
+    }
+
+    void decode(const uint8_t *data, size_t size, const j2kc_image &output) override
+    {
+        if (!has_palette(data, size)) return gpu_->decode(data, size, output);
+        if (output.memory != J2KC_MEMORY_CUDA) return cpu().decode(data, size, output);
+        HostMirror mirror(output, config_);
+        cpu().decode(data, size, mirror.image);
+        mirror.upload();
+    }
+
+    j2kc_stage_times stage_times() const override
+    {
+        j2kc_stage_times t = gpu_->stage_times();
+        if (cpu_) {
+            const j2kc_stage_times c = cpu_->stage_times();
+            t.upload += c.upload;
+            t.color += c.color;
+            t.dwt += c.dwt;
+            t.quant += c.quant;
+            t.tier1 += c.tier1;
+            t.rate += c.rate;
+            t.tier2 += c.tier2;
+            t.download += c.download;
+            t.total += c.total;
+        }
+        return t;
+    }
+
+private:
+    /**
+     * Host memory laid out as a CUDA frame (the same offsets and strides from
+     * its lowest address), so the CPU's samples reach the frame in one copy of
+     * the bytes its components span. Bytes between samples are zeros.
+     */
+    struct HostMirror {
+        HostMirror(const j2kc_image &device, const j2kc_decoder_config &config)
+            : image(device), context(config.cuda_context), ordinal(config.device)
+        {
+            begin = UINT64_MAX;
+            uint64_t end = 0;
+            for (uint32_t c = 0; c < device.num_components; ++c) {
+                begin = std::min(begin, device.components[c].data);
+                end = std::max(end, device.components[c].data + component_span(device.components[c]));
+            }
+            bytes.assign(end > begin ? end - begin : 0, 0);
+            components.assign(device.components, device.components + device.num_components);
+            for (j2kc_component &k : components)
+                k.data = reinterpret_cast<uint64_t>(bytes.data()) + (k.data - begin);
+            image.components = components.data();
+            image.memory = J2KC_MEMORY_HOST;
+        }
+
+        void upload()
+        {
+            if (bytes.empty()) return;
+            ContextScope scope(context, ordinal);
+            check_cuda(cudaMemcpy(reinterpret_cast<void *>(begin), bytes.data(), bytes.size(), cudaMemcpyHostToDevice),
+                       "palette frame upload");
+        }
+
+        j2kc_image image;
+        void *context;
+        int ordinal;
+        uint64_t begin;
+        std::vector<uint8_t> bytes;
+        std::vector<j2kc_component> components;
+    };
+
+    Decoder &cpu()
+    {
+        if (!cpu_) {
+            log_.log(J2KC_LOG_VERBOSE, "a JP2 palette: that file decodes on the CPU backend");
+            cpu_ = create_cpu_decoder(config_, log_);
+        }
+        return *cpu_;
+    }
+
+    Decoder &route(const uint8_t *data, size_t size) { return has_palette(data, size) ? cpu() : *gpu_; }
+
+    std::unique_ptr<Decoder> gpu_, cpu_;
+    j2kc_decoder_config config_;
+    Logger log_;
+    std::deque<bool> on_cpu_;  ///< per queued frame, in submit order: decoded by cpu_
+};
+
+}  // namespace
+
+std::unique_ptr<Decoder> route_palettes_to_cpu(std::unique_ptr<Decoder> gpu, const j2kc_decoder_config &config,
+                                               const Logger &log)
+{
+    return std::make_unique<PaletteRoutingDecoder>(std::move(gpu), config, log);
+}
+
+}  // namespace j2kc

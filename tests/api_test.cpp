@@ -142,6 +142,25 @@ TEST(Api, LossyMeetsBudgetWithGoodQuality)
     }
 }
 
+TEST(Api, GenerousBudgetsAtEveryDepthAreMet)
+{
+    // High rates ask for fine steps: at 16 bits the rule's step needs more than
+    // the 30 bit-planes Tier-1 codes, and the plan coarsens it instead of failing.
+    for (const uint8_t prec : {uint8_t{8}, uint8_t{12}, uint8_t{16}}) {
+        Planar in(96, 80, 1, prec);
+        in.fill_natural(prec);
+        const uint64_t raw = uint64_t{96} * 80 * ((prec + 7) / 8);
+        for (const uint64_t budget : {raw / 2, raw}) {
+            j2kc_encoder_config cfg = base_config();
+            cfg.frame_bytes = budget;
+            const std::vector<uint8_t> cs = encode(in, cfg);
+            ASSERT_FALSE(cs.empty()) << int(prec) << "-bit, budget " << budget;
+            EXPECT_LE(cs.size(), budget);
+            EXPECT_GT(psnr(in, decode(cs, J2KC_BACKEND_CPU)), 40.0) << int(prec) << "-bit, budget " << budget;
+        }
+    }
+}
+
 TEST(Api, ReducedResolutionDecodeHasTheRightSize)
 {
     Planar in(101, 57, 1, 8);

@@ -11,6 +11,7 @@
 #include "common/int_math.h"
 #include "common/status.h"
 #include "quant/quant.h"
+#include "tier1/tier1.h"
 
 namespace j2kc {
 namespace {
@@ -317,7 +318,7 @@ uint64_t dci_component_cap(int fps_num, int fps_den)
  * step follows the smoothest content measured (12-bit X'Y'Z' made from
  * photographs, whose RMSE relative to the range falls about 2^1.5 for each bit
  * per sample), one plane under it: 2^(p-12-floor(1.5 b + 0.1)), never under
- * 2^-10 sample unit (Mb stays within 30 planes up to 16 bits).
+ * 2^-10 sample unit (budget_quantization then keeps Mb within 30 planes).
  * At 12 bits: 1 sample unit up to 0.6 bit/sample, then 1/2, 1/4 from 1.27,
  * 1/8 from 1.94, 1/16 from 2.6 (the 0.1 keeps ratios 18, 9 and 6 off the
  * edges). Measured against opj_compress -I at its byte counts, both decoded
@@ -349,6 +350,23 @@ static int budget_step_log2(int precision, double bits_per_sample, j2kc_profile 
     const double b = std::min(std::max(bits_per_sample, 0.0), 64.0);
     const int step = std::max(-10, precision - 12 - static_cast<int>(std::floor(1.5 * b + 0.1)));
     return profile == J2KC_PROFILE_DCI_2K ? std::max(step, precision - 11) : step;
+}
+
+
+/**
+ * The irreversible quantisation under a budget: the rule's step, coarsened
+ * while a band would need more magnitude bit-planes (Mb = G + e_b - 1, E-2)
+ * than the 30 Tier-1 codes. Deep samples at high rates reach that: 16 bits
+ * at ratio 2 asks for 2^-8 and 31 planes in the LL band.
+ */
+static Quantization budget_quantization(int levels, int precision, int guard, int step_log2)
+{
+    for (;; ++step_log2) {
+        Quantization q = make_irreversible_quantization(levels, precision, guard, std::ldexp(1.0, step_log2));
+        int planes = 0;
+        for (const QuantStep &s : q.steps) planes = std::max(planes, num_bitplanes(guard, s.exponent));
+        if (planes <= int(kTier1MaxBitplanes) || step_log2 >= precision) return q;
+    }
 }
 
 EncoderPlan plan_encoder(const j2kc_encoder_config &cfg, const j2kc_image &shape)
@@ -424,12 +442,13 @@ EncoderPlan plan_encoder(const j2kc_encoder_config &cfg, const j2kc_image &shape
         const int precision = siz.components[c].precision;
         // The RCT's chroma outputs need one bit more than the samples (G.2).
         const bool rct_chroma = plan.reversible() && plan.cod.mct && (c == 1 || c == 2);
-        plan.quant.push_back(plan.reversible()
-                                 ? make_reversible_quantization(plan.levels(), precision + rct_chroma, guard)
-                                 : make_irreversible_quantization(
-                                       plan.levels(), precision, guard,
-                                       budget ? std::ldexp(1.0, budget_step_log2(precision, bits_per_sample, plan.profile))
-                                              : cfg.quality));
+        if (plan.reversible())
+            plan.quant.push_back(make_reversible_quantization(plan.levels(), precision + rct_chroma, guard));
+        else if (budget)
+            plan.quant.push_back(budget_quantization(plan.levels(), precision, guard,
+                                                     budget_step_log2(precision, bits_per_sample, plan.profile)));
+        else
+            plan.quant.push_back(make_irreversible_quantization(plan.levels(), precision, guard, cfg.quality));
     }
     return plan;
 }

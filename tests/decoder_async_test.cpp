@@ -16,7 +16,9 @@
 #include <random>
 #include <vector>
 
+#include "common/status.h"
 #include "j2kc.h"
+#include "pipeline/decoder_common.h"
 #include "test_streams.h"
 
 namespace {
@@ -557,6 +559,54 @@ std::vector<uint8_t> palette_file()
     put_box(file, "jp2h", jp2h);
     put_box(file, "jp2c", cs);
     return file;
+}
+
+TEST(PaletteRouting, FramesLeaveInSubmitOrderWithTheirErrors)
+{
+    // The router's bookkeeping, on any machine: a CPU decoder stands in for the GPU's.
+    j2kc_decoder_config cfg;
+    j2kc_decoder_config_default(&cfg);
+    cfg.backend = J2KC_BACKEND_CPU;
+    cfg.threads = 2;
+    cfg.frames_in_flight = 2;
+    const j2kc::Logger log{quiet, nullptr};
+    std::unique_ptr<j2kc::Decoder> dec = j2kc::route_palettes_to_cpu(j2kc::create_cpu_decoder(cfg, log), cfg, log);
+    const std::vector<uint8_t> pal = palette_file();
+    const auto samples = sample_streams();
+    // A palette file whose codestream has lost its SOC marker: an error of its own.
+    std::vector<uint8_t> broken = pal;
+    const uint8_t soc_siz[4] = {0xFF, 0x4F, 0xFF, 0x51};
+    const auto soc = std::search(broken.begin(), broken.end(), soc_siz, soc_siz + 4);
+    ASSERT_NE(soc, broken.end());
+    soc[1] = 0x00;
+    const std::vector<std::vector<uint8_t>> streams = {pal, samples[0], pal, broken, samples[1], pal, pal, samples[2]};
+    std::vector<Image> refs, outs;
+    for (const auto &cs : streams) {
+        refs.push_back(decode_sync(cs == broken ? pal : cs, J2KC_BACKEND_CPU));
+        outs.push_back(refs.back());
+    }
+    size_t next = 0, errors = 0;
+    auto take = [&](bool flush) {
+        int64_t tag = -1;
+        try {
+            if (!dec->receive(&outs[next].image, tag, flush)) return false;
+        } catch (const j2kc::Error &) {
+            EXPECT_EQ(streams[next], broken) << "frame " << next;
+            ++errors;
+            ++next;
+            return true;
+        }
+        EXPECT_EQ(tag, int64_t(next));
+        if (streams[next] != broken) expect_same(outs[next], refs[next], "routed vs synchronous", next);
+        ++next;
+        return true;
+    };
+    for (size_t i = 0; i < streams.size(); ++i)
+        while (!dec->submit(streams[i].data(), streams[i].size(), int64_t(i))) ASSERT_TRUE(take(false)) << "frame " << i;
+    while (next < streams.size()) ASSERT_TRUE(take(true));
+    EXPECT_EQ(errors, 1u);
+    int64_t tag;
+    EXPECT_FALSE(dec->receive(nullptr, tag, true));
 }
 
 TEST(GpuAsyncDecoder, PaletteFilesMatchCpuInOrderAndOnDevice)

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstring>
 #include <deque>
+#include <optional>
 #include <vector>
 
 #include "codestream/jp2.h"
@@ -57,30 +58,24 @@ public:
     bool receive(const j2kc_image *output, int64_t &tag, bool flush) override
     {
         if (on_cpu_.empty()) return false;
-        if (!on_cpu_.front()) {
-            const bool got = gpu_->receive(output, tag, flush);
-            if (got) on_cpu_.pop_front();
-            return got;
-        }
+        const bool on_cpu = on_cpu_.front();
         // The CPU writes host memory: a CUDA frame is filled from a host copy of its layout.
-        if (!output || output->memory != J2KC_MEMORY_CUDA) {
-            const bool got = cpu_->receive(output, tag, flush);
-            if (got) on_cpu_.pop_front();
-            return got;
-        }
-        HostMirror mirror(*output, config_);
+        std::optional<HostMirror> mirror;
+        if (on_cpu && output && output->memory == J2KC_MEMORY_CUDA) mirror.emplace(*output, config_);
         bool got = false;
         try {
-            got = cpu_->receive(&mirror.image, tag, flush);
+            // The CPU decodes a frame when it is received; the oldest frame is
+            // the one the caller waits for, so it is decoded now, as a flush would.
+            got = on_cpu ? cpu_->receive(mirror ? &mirror->image : output, tag, /*flush=*/true)
+                         : gpu_->receive(output, tag, flush);
         } catch (...) {
-            on_cpu_.pop_front();  // the frame left the queue with its error
+            on_cpu_.pop_front();  // the frame left its queue with its error
             throw;
         }
-        if (got) {
-            on_cpu_.pop_front();
-            mirror.upload();
-        }
-        return got;
+        if (!got) return false;
+        on_cpu_.pop_front();
+        if (mirror) mirror->upload();
+        return true;
     }
 
     void reset() override

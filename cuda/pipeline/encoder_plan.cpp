@@ -253,7 +253,7 @@ void apply_generic(EncoderPlan &plan, const j2kc_encoder_config &cfg, const j2kc
         c.precinct_height_log2.fill(static_cast<uint8_t>(ph));
         c.precinct_width_log2[0] = static_cast<uint8_t>(pw0);
         c.precinct_height_log2[0] = static_cast<uint8_t>(ph0);
-    } else if (cfg.frame_bytes || cfg.component_bytes) {
+    } else if (plan.has_budget()) {
         // Under a budget, header bytes are taken from the image: precincts of
         // 1024 (whole resolutions up to 1024 wide) cost fewer packets and
         // tag-tree roots than the cinema layout. Measured on 11 photographs
@@ -352,7 +352,6 @@ static int budget_step_log2(int precision, double bits_per_sample, j2kc_profile 
     return profile == J2KC_PROFILE_DCI_2K ? std::max(step, precision - 11) : step;
 }
 
-
 /**
  * The irreversible quantisation under a budget: the rule's step, coarsened
  * while a band would need more magnitude bit-planes (Mb = G + e_b - 1, E-2)
@@ -428,7 +427,7 @@ EncoderPlan plan_encoder(const j2kc_encoder_config &cfg, const j2kc_image &shape
     // With one, PCRD-opt does the truncation and the step follows the
     // distortion expected at the budget (budget_step_log2).
     J2KC_CHECK_ARG(cfg.quality > 0 && std::isfinite(cfg.quality), "quality must be > 0");
-    const bool budget = plan.frame_bytes || plan.component_bytes;
+    const bool budget = plan.has_budget();
     double samples = 0;
     for (uint32_t c = 0; c < shape.num_components; ++c)
         samples += double(ceil_div(shape.width, shape.components[c].dx)) * ceil_div(shape.height, shape.components[c].dy);

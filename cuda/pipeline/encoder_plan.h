@@ -32,6 +32,7 @@ struct EncoderPlan {
 
     uint8_t levels() const { return cod.component.levels; }
     bool reversible() const { return cod.component.wavelet == Wavelet::kReversible53; }
+    bool has_budget() const { return frame_bytes || component_bytes; }
 };
 
 /**

@@ -99,6 +99,30 @@ void j2kc_image_fill_sizes(j2kc_image *image);
 /* Encoder                                                                  */
 /* ------------------------------------------------------------------------ */
 
+/**
+ * Colour spaces JPEG 2000 files declare (JP2/JPX colr EnumCS, ISO/IEC
+ * 15444-1 I.5.3.3 and 15444-2 M.11.7.2), and DCI X'Y'Z'.
+ */
+typedef enum j2kc_color_space {
+    J2KC_COLOR_UNKNOWN = 0,  /**< not declared, or a space with no entry here (see enumerated_cs) */
+    J2KC_COLOR_SRGB    = 1,  /**< EnumCS 16: IEC 61966-2-1 */
+    J2KC_COLOR_GRAY    = 2,  /**< EnumCS 17: greyscale with the sRGB transfer */
+    J2KC_COLOR_SYCC    = 3,  /**< EnumCS 18: IEC 61966-2-1 Amd 1, full-range BT.601 YCbCr of sRGB */
+    J2KC_COLOR_XYZ     = 4,  /**< DCI X'Y'Z' (Rsiz 3/4 or told by the container) */
+    J2KC_COLOR_ESRGB   = 5,  /**< EnumCS 20: e-sRGB (JPX) */
+    J2KC_COLOR_ROMM    = 6,  /**< EnumCS 21: ROMM-RGB (JPX) */
+    J2KC_COLOR_ESYCC   = 7,  /**< EnumCS 24: e-sYCC (JPX) */
+    J2KC_COLOR_YPBPR_1125_60 = 8,  /**< EnumCS 22: BT.709 YPbPr (JPX) */
+    J2KC_COLOR_YPBPR_1250_50 = 9,  /**< EnumCS 23: BT.601 625-line YPbPr (JPX) */
+    J2KC_COLOR_CIELAB  = 10, /**< EnumCS 14: CIE L*a*b* (JPX) */
+    J2KC_COLOR_CMYK    = 11  /**< EnumCS 12 (JPX) */
+} j2kc_color_space;
+
+typedef enum j2kc_container {
+    J2KC_CONTAINER_CODESTREAM = 0,  /**< raw codestream (.j2c/.j2k) */
+    J2KC_CONTAINER_JP2        = 1   /**< JP2 file (.jp2) */
+} j2kc_container;
+
 typedef enum j2kc_profile {
     J2KC_PROFILE_NONE      = 0,
     J2KC_PROFILE_DCI_2K    = 1,
@@ -169,6 +193,21 @@ typedef struct j2kc_encoder_config {
      * without a lent stream, submit returns once the frame has been read.
      */
     int         frames_in_flight;
+    /**
+     * Output file format: J2KC_CONTAINER_CODESTREAM (a raw codestream, the
+     * default) or J2KC_CONTAINER_JP2 (ISO/IEC 15444-1 Annex I), whose colr
+     * box says color_space, or carries icc_profile when one is given.
+     */
+    j2kc_container container;
+    /**
+     * The colour space the samples are in, for JP2's colr box: SRGB, GRAY
+     * and SYCC are written as enumerated spaces; UNKNOWN picks sRGB or
+     * greyscale by component count and marks ihdr's UnkC. Other values are
+     * refused for JP2 output unless an ICC profile is given.
+     */
+    j2kc_color_space color_space;
+    const uint8_t *icc_profile;  /**< JP2 colr method 2 (restricted ICC), copied at create; NULL = none */
+    size_t      icc_profile_size;
 } j2kc_encoder_config;
 
 typedef struct j2kc_encoder j2kc_encoder;
@@ -249,6 +288,13 @@ typedef struct j2kc_decoder_config {
      * are the same; the CPU backend ignores it.
      */
     int          tier1_on_gpu;
+    /**
+     * 0 (default): damaged codestreams decode as far as they go, with a
+     * warning (truncated tile-parts, corrupt code-blocks, missing markers),
+     * as players want. 1: any such damage fails the frame with
+     * J2KC_ERR_INVALID_DATA, as archive checks want.
+     */
+    int          strict;
 } j2kc_decoder_config;
 
 typedef struct j2kc_decoder j2kc_decoder;
@@ -258,13 +304,6 @@ int  j2kc_decoder_create(j2kc_decoder **decoder, const j2kc_decoder_config *conf
 void j2kc_decoder_free(j2kc_decoder **decoder);
 j2kc_backend j2kc_decoder_backend(const j2kc_decoder *decoder);
 
-typedef enum j2kc_color_space {
-    J2KC_COLOR_UNKNOWN = 0,
-    J2KC_COLOR_SRGB    = 1,
-    J2KC_COLOR_GRAY    = 2,
-    J2KC_COLOR_SYCC    = 3,
-    J2KC_COLOR_XYZ     = 4   /**< DCI X'Y'Z' (Rsiz 3/4 or told by the container) */
-} j2kc_color_space;
 
 #define J2KC_MAX_INFO_COMPONENTS 16384
 
@@ -289,6 +328,17 @@ typedef struct j2kc_stream_info {
     j2kc_color_space color_space;
     j2kc_component_info *components;    /**< caller's array, or NULL */
     uint32_t         components_capacity;
+    /**
+     * JP2/JPX colr of the colour specification the file says to use: its
+     * EnumCS (0 when there is none, or the space is an ICC profile), and the
+     * ICC profile's bytes (NULL when none). icc_profile points into the data
+     * given to j2kc_decoder_parse and lives as long as those bytes.
+     */
+    uint32_t         enumerated_cs;
+    const uint8_t   *icc_profile;
+    size_t           icc_profile_size;
+    /** Channels the JP2 cdef box marks as opacity (0 without cdef). */
+    uint32_t         num_alpha_channels;
 } j2kc_stream_info;
 
 /**

@@ -139,7 +139,7 @@ TEST(Jp2, WrapParseRoundTrip)
         {J2KC_COLOR_SRGB, 3, false, 16, false}, {J2KC_COLOR_GRAY, 1, false, 17, false},
         {J2KC_COLOR_SYCC, 3, true, 18, false},  {J2KC_COLOR_GRAY, 2, false, 17, true},
         {J2KC_COLOR_SRGB, 4, true, 16, true},   {J2KC_COLOR_UNKNOWN, 5, true, 16, false},
-        {J2KC_COLOR_XYZ, 3, false, 16, false}};
+        {J2KC_COLOR_UNKNOWN, 2, false, 17, true}};
     for (const Case &c : cases) {
         ImageSize siz = make_siz(41, 27, c.comps);
         siz.x0 = 3;
@@ -168,14 +168,13 @@ TEST(Jp2, WrapParseRoundTrip)
             EXPECT_EQ(f.component_signed(static_cast<uint16_t>(k)), siz.components[k].is_signed);
         }
         ASSERT_EQ(f.colours.size(), 1u);
+        ASSERT_EQ(f.colour(), &f.colours[0]);
         EXPECT_EQ(f.colours[0].method, 1);
         EXPECT_EQ(f.colours[0].enumerated, c.enumcs);
         const bool known = c.colour == J2KC_COLOR_SRGB || c.colour == J2KC_COLOR_GRAY ||
                            c.colour == J2KC_COLOR_SYCC;
         EXPECT_EQ(f.colourspace_unknown, !known);
-        if (known) {
-            EXPECT_EQ(f.color_space, c.colour);
-        }
+        EXPECT_EQ(f.color_space, known ? c.colour : jp2_enumerated_space(c.enumcs));
         EXPECT_EQ(f.channel_definitions.empty(), !c.alpha);
         EXPECT_TRUE(f.warnings.empty()) << f.warnings[0];
         const auto ch = jp2_channels(f, static_cast<uint32_t>(c.comps));
@@ -191,6 +190,46 @@ TEST(Jp2, WrapParseRoundTrip)
         EXPECT_EQ(parsed.siz.width - parsed.siz.x0, f.width);
         EXPECT_EQ(parsed.siz.components.size(), f.num_components);
     }
+    // JP2 enumerates three spaces: the others need an ICC profile.
+    const ImageSize siz = make_siz(8, 8, 3);
+    for (j2kc_color_space s : {J2KC_COLOR_XYZ, J2KC_COLOR_ESYCC, J2KC_COLOR_CMYK})
+        EXPECT_EQ(status_of([&] { wrap_jp2(codestream_for(siz), siz, s); }), J2KC_ERR_INVALID_ARG) << s;
+}
+
+/** An ICC header (ICC.1 7.2) of `size` bytes and no tags, for the container. */
+Bytes icc_bytes(size_t size, const char *space = "RGB ")
+{
+    Bytes p(size, 0);
+    for (int i = 0; i < 4; ++i) p[i] = static_cast<uint8_t>(size >> (24 - 8 * i));
+    std::copy(space, space + 4, p.begin() + 16);
+    std::copy("acsp", "acsp" + 4, p.begin() + 36);
+    return p;
+}
+
+TEST(Jp2, IccProfileIsWrittenAndPointedAt)
+{
+    const ImageSize siz = make_siz(12, 10, 3);
+    const Bytes cs = codestream_for(siz);
+    const Bytes icc = icc_bytes(200);
+    const Bytes file = wrap_jp2(cs, siz, J2KC_COLOR_UNKNOWN, icc);
+    const Jp2File f = parse_jp2(file.data(), file.size());
+    ASSERT_NE(f.colour(), nullptr);
+    EXPECT_EQ(f.colour()->method, 2);
+    EXPECT_EQ(f.colour()->icc_size, icc.size());
+    EXPECT_GE(f.colour()->icc, file.data());
+    EXPECT_TRUE(std::equal(icc.begin(), icc.end(), f.colour()->icc));
+    EXPECT_FALSE(f.colourspace_unknown);
+    EXPECT_EQ(f.color_space, J2KC_COLOR_UNKNOWN);
+    EXPECT_TRUE(f.warnings.empty());
+    std::string why;
+    EXPECT_TRUE(icc_profile_plausible(icc.data(), icc.size(), &why));
+    EXPECT_FALSE(icc_profile_plausible(icc.data(), 131, &why));
+    EXPECT_FALSE(icc_profile_plausible(icc.data(), 199, &why)) << "declares more than there is";
+    EXPECT_TRUE(icc_profile_plausible(icc_bytes(132).data(), 132, &why));
+    EXPECT_FALSE(icc_profile_plausible(nullptr, 0, &why));
+    EXPECT_EQ(status_of([&] { wrap_jp2(cs, make_siz(12, 10, 1), J2KC_COLOR_UNKNOWN, icc); }), J2KC_ERR_INVALID_ARG);
+    EXPECT_EQ(status_of([&] { wrap_jp2(cs, make_siz(12, 10, 1), J2KC_COLOR_UNKNOWN, icc_bytes(140, "GRAY")); }),
+              J2KC_OK);
 }
 
 Bytes palette_file(const std::function<void(Bytes &pclr, Bytes &cmap, Bytes &cdef)> &tweak = nullptr)
@@ -526,18 +565,39 @@ TEST(Jp2, MalformedBoxes)
     EXPECT_EQ(with_header(cat({ihdr(9, 7, 1, 0xFF), colr_enum(17)})), D);                // no bpcc
     EXPECT_EQ(with_header(cat({ihdr(9, 7, 2, 0xFF), box("bpcc", {7}), colr_enum(17)})), D);
     EXPECT_EQ(with_header(cat({ihdr(9, 7, 2, 0xFF), box("bpcc", {7, 11}), colr_enum(17)})), J2KC_OK);
-    EXPECT_EQ(with_header(cat({ihdr(9, 7, 1, 7), box("colr", {1, 0})})), D);            // short colr
-    EXPECT_EQ(with_header(cat({ihdr(9, 7, 1, 7), box("colr", {1, 0, 0, 0, 0})})), D);   // short EnumCS
-    EXPECT_EQ(with_header(cat({ihdr(9, 7, 1, 7), Bytes{0, 0, 0, 5, 'c', 'o', 'l', 'r'}})), D);
-    // ICC profile bytes are kept; an unknown method is ignored.
-    const Bytes icc = {1, 2, 3, 4, 5, 6, 7};
+    // A malformed colour box costs the colour, not the image (I.5.3.3 leaves
+    // the image's samples as they are): no later box stands in for it.
+    for (const Bytes &colr : {box("colr", {1, 0}), box("colr", {1, 0, 0, 0, 0}), box("colr", {2, 0, 0, 1, 2})}) {
+        const Bytes file = cat({kSignature, kFtyp, box("jp2h", cat({ihdr(9, 7, 1, 7), colr, colr_enum(17)})),
+                                box("jp2c", cs)});
+        const Jp2File f = parse_jp2(file.data(), file.size());
+        EXPECT_TRUE(f.has_colour_box);
+        EXPECT_EQ(f.colour(), nullptr);
+        EXPECT_EQ(f.color_space, J2KC_COLOR_UNKNOWN);
+        ASSERT_FALSE(f.warnings.empty());
+        EXPECT_NE(f.warnings[0].find("unknown"), std::string::npos) << f.warnings[0];
+    }
+    EXPECT_EQ(with_header(cat({ihdr(9, 7, 1, 7), Bytes{0, 0, 0, 5, 'c', 'o', 'l', 'r'}})), D);  // LBox < 8
+    // ICC profile bytes are pointed at; an unknown method is skipped.
+    const Bytes icc = icc_bytes(140);
     Bytes icc_colr = {2, 0, 0};
     icc_colr.insert(icc_colr.end(), icc.begin(), icc.end());
-    Bytes file = cat({kSignature, kFtyp, box("jp2h", cat({ihdr(9, 7, 1, 7), box("colr", icc_colr), box("colr", {9, 0, 0}), colr_enum(16)})), box("jp2c", cs)});
+    Bytes file = cat({kSignature, kFtyp, box("jp2h", cat({ihdr(9, 7, 1, 7), box("colr", {9, 0, 0}), box("colr", icc_colr), colr_enum(16)})), box("jp2c", cs)});
     const Jp2File f = parse_jp2(file.data(), file.size());
     ASSERT_EQ(f.colours.size(), 2u);
-    EXPECT_EQ(f.colours[0].icc, icc);
+    ASSERT_EQ(f.colour(), &f.colours[0]);
+    EXPECT_EQ(Bytes(f.colours[0].icc, f.colours[0].icc + f.colours[0].icc_size), icc);
     EXPECT_EQ(f.color_space, J2KC_COLOR_UNKNOWN);  // the first (ICC) rules
+    // CIELab keeps its seven parameters (15444-2 M.11.7.4).
+    Bytes lab = {1, 0, 0, 0, 0, 0, 14};
+    for (uint8_t i = 1; i <= 7; ++i) lab.insert(lab.end(), {0, 0, 0, i});
+    file = cat({kSignature, kFtyp, box("jp2h", cat({ihdr(9, 7, 3, 7), box("colr", lab)})), box("jp2c", codestream_for(make_siz(9, 7, 3)))});
+    const Jp2File l = parse_jp2(file.data(), file.size());
+    ASSERT_NE(l.colour(), nullptr);
+    EXPECT_EQ(l.color_space, J2KC_COLOR_CIELAB);
+    ASSERT_TRUE(l.colour()->lab_parameters);
+    EXPECT_EQ((*l.colour()->lab_parameters)[0], 1u);
+    EXPECT_EQ((*l.colour()->lab_parameters)[6], 7u);
 }
 
 TEST(Jp2, DeepNestingCostsNoRecursion)

@@ -3,6 +3,7 @@
  * @brief The extern "C" boundary: checks arguments, turns exceptions into
  * status codes with one log line, and never lets anything escape.
  */
+#include <cstddef>
 #include <cstring>
 #include <new>
 #include <vector>
@@ -222,7 +223,20 @@ int j2kc_decoder_parse(j2kc_decoder *decoder, const uint8_t *data, size_t size, 
 {
     if (!decoder || !data || !info || !struct_ok(info->struct_size, sizeof(*info)))
         return J2KC_ERR_INVALID_ARG;
-    return guarded(decoder->log, "decode", [&] { decoder->impl->parse(data, size, *info); });
+    // The description is built whole, and only the caller's struct_size bytes
+    // of it go back: a caller built against an older, shorter struct gets the
+    // fields it knows and nothing past its struct.
+    j2kc_stream_info full;
+    std::memset(&full, 0, sizeof(full));
+    std::memcpy(&full, info, info->struct_size);
+    if (info->struct_size < offsetof(j2kc_stream_info, components_capacity) + sizeof(full.components_capacity))
+        full.components = nullptr;  // no capacity given: no component array either
+    const int status = guarded(decoder->log, "decode", [&] { decoder->impl->parse(data, size, full); });
+    if (status == J2KC_OK) {
+        full.struct_size = info->struct_size;
+        std::memcpy(info, &full, info->struct_size);
+    }
+    return status;
 }
 
 int j2kc_decode(j2kc_decoder *decoder, const uint8_t *data, size_t size, const j2kc_image *output)

@@ -78,16 +78,6 @@ Box next_box(const uint8_t *data, size_t end, size_t &pos, uint32_t clip_type, b
     return b;
 }
 
-j2kc_color_space map_enumerated(uint32_t cs)
-{
-    switch (cs) {
-    case 16: return J2KC_COLOR_SRGB;
-    case 17: return J2KC_COLOR_GRAY;
-    case 18: return J2KC_COLOR_SYCC;
-    default: return J2KC_COLOR_UNKNOWN;
-    }
-}
-
 template <typename F>
 void in_box(const Box &b, F &&f)
 {
@@ -116,32 +106,66 @@ void parse_ihdr(ByteReader &r, Jp2File &f)
     J2KC_CHECK_DATA(f.compression == 7, "compression type %u (JP2 allows 7)", f.compression);
 }
 
-void parse_colr(ByteReader &r, Jp2File &f)
+/**
+ * One colr box into c; returns what makes it unusable, or an empty string.
+ * Extra bytes after an EnumCS are noted and ignored; CIELab takes its seven
+ * parameters when all are there (M.11.7.4), its defaults otherwise.
+ */
+std::string parse_colour(ByteReader &r, Jp2Colour &c, std::vector<std::string> &warnings)
 {
-    J2KC_CHECK_DATA(r.remaining() >= 3, "too short");
-    Jp2Colour c;
+    if (r.remaining() < 3) return std::to_string(r.remaining()) + " bytes, less than METH, PREC and APPROX";
     c.method = r.u8();
     c.precedence = static_cast<int8_t>(r.u8());
     c.approximation = r.u8();
     if (c.method == 1) {
-        J2KC_CHECK_DATA(r.remaining() >= 4, "enumerated colour space is cut short");
+        if (r.remaining() < 4) return "the enumerated colour space is cut short";
         c.enumerated = r.u32();
-        if (r.remaining()) f.warnings.push_back("colr: extra bytes after EnumCS");
-    } else if (c.method == 2) {
-        c.icc.assign(r.current(), r.current() + r.remaining());
+        if (c.enumerated == 14 && r.remaining() == 28) {
+            std::array<uint32_t, 7> p{};
+            for (uint32_t &v : p) v = r.u32();
+            c.lab_parameters = p;
+        } else if (r.remaining()) {
+            warnings.push_back("colr: " + std::to_string(r.remaining()) + " bytes after EnumCS " +
+                               std::to_string(c.enumerated) + " ignored");
+        }
     } else {
-        // I.5.3.3: readers ignore colour specifications they do not know.
-        f.warnings.push_back("colr: method " + std::to_string(c.method) + " ignored");
+        std::string why;
+        if (!icc_profile_plausible(r.current(), r.remaining(), &why)) return "the ICC profile is malformed: " + why;
+        c.icc = r.current();
+        c.icc_size = r.remaining();
+    }
+    return {};
+}
+
+void parse_colr(ByteReader &r, Jp2File &f)
+{
+    // I.5.3.3: readers ignore colour specifications of methods they do not
+    // know (JP2 has 1 and 2, JPX adds 3, any ICC), and every box after the
+    // first. A malformed colour box never costs the image: its colour is
+    // unknown, with a warning.
+    if (r.remaining() >= 1 && (r.current()[0] < 1 || r.current()[0] > 3)) {
+        f.warnings.push_back("colr: method " + std::to_string(r.current()[0]) + " ignored");
         return;
     }
-    r.skip(r.remaining());
-    if (f.colours.empty() && c.method == 1) {
-        f.color_space = map_enumerated(c.enumerated);
-        if (f.color_space == J2KC_COLOR_UNKNOWN)
-            f.warnings.push_back("colr: enumerated colour space " + std::to_string(c.enumerated) +
-                                 " is not one of JP2's (16, 17, 18)");
+    const bool first = !f.has_colour_box;
+    f.has_colour_box = true;
+    Jp2Colour c;
+    const std::string problem = parse_colour(r, c, f.warnings);
+    if (!problem.empty()) {
+        f.warnings.push_back(std::string(first ? "colr: " : "colr after the first: ") + problem +
+                             (first ? "; the colour space is unknown" : ""));
+        return;
     }
-    f.colours.push_back(std::move(c));
+    if (first) {
+        f.colour_index = f.colours.size();
+        if (c.method == 1) {
+            f.color_space = jp2_enumerated_space(c.enumerated);
+            if (f.color_space == J2KC_COLOR_UNKNOWN)
+                f.warnings.push_back("colr: enumerated colour space " + std::to_string(c.enumerated) +
+                                     " is not one JP2 or JPX defines for this decoder");
+        }
+    }
+    f.colours.push_back(c);
 }
 
 void parse_pclr(ByteReader &r, Jp2File &f)
@@ -309,7 +333,7 @@ void parse_jp2h(const uint8_t *data, const Box &h, Jp2File &f)
                     unsigned{f.num_components});
     J2KC_CHECK_DATA(f.palette.has_value() == !f.component_mapping.empty(),
                     "a palette needs a component mapping box and the reverse (I.5.3.4, I.5.3.5)");
-    if (f.colours.empty()) f.warnings.push_back("jp2h has no usable colr box");
+    if (!f.has_colour_box) f.warnings.push_back("jp2h has no usable colr box");
     for (const auto &m : f.component_mapping) {
         J2KC_CHECK_DATA(m.component < f.num_components, "cmap names component %u of %u",
                         unsigned{m.component}, unsigned{f.num_components});
@@ -329,6 +353,50 @@ void parse_jp2h(const uint8_t *data, const Box &h, Jp2File &f)
 }
 
 }  // namespace
+
+j2kc_color_space jp2_enumerated_space(uint32_t enumcs)
+{
+    switch (enumcs) {
+    case 12: return J2KC_COLOR_CMYK;
+    case 14: return J2KC_COLOR_CIELAB;
+    case 16: return J2KC_COLOR_SRGB;
+    case 17: return J2KC_COLOR_GRAY;
+    case 18: return J2KC_COLOR_SYCC;
+    case 20: return J2KC_COLOR_ESRGB;
+    case 21: return J2KC_COLOR_ROMM;
+    case 22: return J2KC_COLOR_YPBPR_1125_60;
+    case 23: return J2KC_COLOR_YPBPR_1250_50;
+    case 24: return J2KC_COLOR_ESYCC;
+    default: return J2KC_COLOR_UNKNOWN;
+    }
+}
+
+uint32_t jp2_enumerated_cs(j2kc_color_space space)
+{
+    switch (space) {
+    case J2KC_COLOR_SRGB: return 16;
+    case J2KC_COLOR_GRAY: return 17;
+    case J2KC_COLOR_SYCC: return 18;
+    default: return 0;
+    }
+}
+
+bool icc_profile_plausible(const uint8_t *data, size_t size, std::string *why)
+{
+    auto no = [&](const std::string &text) {
+        if (why) *why = text;
+        return false;
+    };
+    // ICC.1 7.2: a 128-byte header, then the tag count; the header's first
+    // field is the profile's size and bytes 36..39 its signature 'acsp'.
+    if (!data || size < 132) return no(std::to_string(size) + " bytes, less than a header and a tag count");
+    const uint32_t declared = uint32_t{data[0]} << 24 | uint32_t{data[1]} << 16 | uint32_t{data[2]} << 8 | data[3];
+    if (declared < 132 || declared > size)
+        return no("its header declares " + std::to_string(declared) + " bytes, " + std::to_string(size) +
+                  " are there");
+    if (std::memcmp(data + 36, "acsp", 4) != 0) return no("no 'acsp' signature");
+    return true;
+}
 
 uint8_t Jp2File::component_precision(uint16_t c) const
 {
@@ -412,10 +480,10 @@ std::vector<Jp2Channel> jp2_channels(const Jp2File &f, uint32_t num_codestream_c
                         "JP2 channel from component %u, the codestream has %u",
                         unsigned{c.component}, num_codestream_components);
     if (f.channel_definitions.empty()) {
-        const size_t colours = f.color_space == J2KC_COLOR_GRAY ? 1
-                               : (f.color_space == J2KC_COLOR_SRGB || f.color_space == J2KC_COLOR_SYCC)
-                                   ? 3
-                                   : ch.size();
+        const size_t colours = f.color_space == J2KC_COLOR_GRAY      ? 1
+                               : f.color_space == J2KC_COLOR_CMYK    ? 4
+                               : f.color_space == J2KC_COLOR_UNKNOWN ? ch.size()
+                                                                     : 3;
         for (size_t i = 0; i < ch.size() && i < colours; ++i) {
             ch[i].type = 0;
             ch[i].association = static_cast<uint16_t>(i + 1);
@@ -555,12 +623,61 @@ void jp2_apply_palette(const Jp2File &f, const std::vector<Jp2PaletteOutput> &ou
     }
 }
 
-std::vector<uint8_t> wrap_jp2(const std::vector<uint8_t> &codestream, const ImageSize &siz,
-                              j2kc_color_space colour)
+namespace {
+
+const char *space_name(j2kc_color_space space)
+{
+    switch (space) {
+    case J2KC_COLOR_UNKNOWN: return "unknown";
+    case J2KC_COLOR_SRGB: return "sRGB";
+    case J2KC_COLOR_GRAY: return "greyscale";
+    case J2KC_COLOR_SYCC: return "sYCC";
+    case J2KC_COLOR_XYZ: return "X'Y'Z'";
+    case J2KC_COLOR_ESRGB: return "e-sRGB";
+    case J2KC_COLOR_ROMM: return "ROMM-RGB";
+    case J2KC_COLOR_ESYCC: return "e-sYCC";
+    case J2KC_COLOR_YPBPR_1125_60: return "YPbPr 1125/60";
+    case J2KC_COLOR_YPBPR_1250_50: return "YPbPr 1250/50";
+    case J2KC_COLOR_CIELAB: return "CIELab";
+    case J2KC_COLOR_CMYK: return "CMYK";
+    }
+    return "out-of-range";
+}
+
+}  // namespace
+
+std::vector<uint8_t> jp2_file_header(const ImageSize &siz, j2kc_color_space colour, const std::vector<uint8_t> &icc)
 {
     const size_t nc = siz.components.size();
     J2KC_CHECK_ARG(nc >= 1 && nc <= 16384 && siz.width > siz.x0 && siz.height > siz.y0,
                    "image for JP2: %zu components, %ux%u", nc, siz.width, siz.height);
+    // The colour box: a restricted ICC profile (I.5.3.3 method 2) when one is
+    // given, else one of the three spaces JP2 enumerates. A JP2 reader knows
+    // no other space, so any other is a caller's mistake, not a guess to make.
+    size_t colours = 0;
+    uint32_t enumcs = 0;
+    bool unknown = false;
+    if (!icc.empty()) {
+        std::string why;
+        J2KC_CHECK_ARG(icc_profile_plausible(icc.data(), icc.size(), &why), "JP2: the ICC profile is unusable: %s",
+                       why.c_str());
+        // Restricted ICC profiles are monochrome or three-component (I.5.3.3).
+        colours = std::memcmp(icc.data() + 16, "GRAY", 4) == 0 ? 1 : 3;
+    } else if (colour == J2KC_COLOR_UNKNOWN) {
+        enumcs = nc < 3 ? 17 : 16;
+        colours = nc < 3 ? 1 : 3;
+        unknown = true;
+    } else {
+        enumcs = jp2_enumerated_cs(colour);
+        J2KC_CHECK_ARG(enumcs != 0,
+                       "JP2: %s has no enumerated colour space in JP2 (sRGB, greyscale, sYCC): give its ICC "
+                       "profile, or write a raw codestream",
+                       space_name(colour));
+        colours = enumcs == 17 ? 1 : 3;
+    }
+    J2KC_CHECK_ARG(nc >= colours, "JP2: %s needs %zu components, the image has %zu",
+                   icc.empty() ? space_name(colour) : "the ICC profile", colours, nc);
+
     ByteWriter w;
     auto begin = [&](uint32_t type) {
         const size_t at = w.size();
@@ -594,9 +711,7 @@ std::vector<uint8_t> wrap_jp2(const std::vector<uint8_t> &codestream, const Imag
     w.u16(static_cast<uint16_t>(nc));
     w.u8(same ? depth(siz.components[0]) : 0xFF);
     w.u8(7);
-    const bool known = colour == J2KC_COLOR_SRGB || colour == J2KC_COLOR_GRAY ||
-                       colour == J2KC_COLOR_SYCC;
-    w.u8(known ? 0 : 1);
+    w.u8(unknown ? 1 : 0);
     w.u8(0);
     end(at);
     if (!same) {
@@ -604,17 +719,13 @@ std::vector<uint8_t> wrap_jp2(const std::vector<uint8_t> &codestream, const Imag
         for (const auto &c : siz.components) w.u8(depth(c));
         end(at);
     }
-    uint32_t enumcs = colour == J2KC_COLOR_SRGB   ? 16
-                      : colour == J2KC_COLOR_GRAY ? 17
-                      : colour == J2KC_COLOR_SYCC ? 18
-                      : (nc < 3 ? 17 : 16);
     at = begin(jp2_box::kColour);
-    w.u8(1);
+    w.u8(icc.empty() ? 1 : 2);
+    w.u8(0);  // PREC and APPROX: JP2 writers set both to 0 (I.5.3.3)
     w.u8(0);
-    w.u8(0);
-    w.u32(enumcs);
+    if (icc.empty()) w.u32(enumcs);
+    else w.bytes(icc);
     end(at);
-    const size_t colours = enumcs == 17 ? 1 : 3;
     if (nc == colours + 1) {
         at = begin(jp2_box::kChannelDefinition);
         w.u16(static_cast<uint16_t>(nc));
@@ -626,19 +737,33 @@ std::vector<uint8_t> wrap_jp2(const std::vector<uint8_t> &codestream, const Imag
         end(at);
     }
     end(jp2h);
+    return std::move(w.buffer());
+}
 
-    // jp2c: XLBox when the codestream would not fit a 32-bit LBox.
-    if (codestream.size() + 8 > 0xFFFFFFFFull) {
+void append_jp2_codestream_box(std::vector<uint8_t> &file, const uint8_t *codestream, size_t size)
+{
+    ByteWriter w;
+    // XLBox when the codestream would not fit a 32-bit LBox.
+    if (size + 8 > 0xFFFFFFFFull) {
         w.u32(1);
         w.u32(jp2_box::kCodestream);
-        w.u32(static_cast<uint32_t>((codestream.size() + 16) >> 32));
-        w.u32(static_cast<uint32_t>(codestream.size() + 16));
+        w.u32(static_cast<uint32_t>((uint64_t{size} + 16) >> 32));
+        w.u32(static_cast<uint32_t>(size + 16));
     } else {
-        w.u32(static_cast<uint32_t>(codestream.size() + 8));
+        w.u32(static_cast<uint32_t>(size + 8));
         w.u32(jp2_box::kCodestream);
     }
-    w.bytes(codestream);
-    return std::move(w.buffer());
+    file.reserve(file.size() + w.size() + size);
+    file.insert(file.end(), w.buffer().begin(), w.buffer().end());
+    file.insert(file.end(), codestream, codestream + size);
+}
+
+std::vector<uint8_t> wrap_jp2(const std::vector<uint8_t> &codestream, const ImageSize &siz,
+                              j2kc_color_space colour, const std::vector<uint8_t> &icc)
+{
+    std::vector<uint8_t> file = jp2_file_header(siz, colour, icc);
+    append_jp2_codestream_box(file, codestream.data(), codestream.size());
+    return file;
 }
 
 }  // namespace j2kc

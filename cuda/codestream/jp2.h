@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -71,13 +72,22 @@ struct Jp2Resolution {
     int8_t v_exp = 0, h_exp = 0;
 };
 
-/** colr (I.5.3.3). */
+/**
+ * colr (I.5.3.3; methods 3 and CIELab parameters from ISO/IEC 15444-2
+ * M.11.7). The ICC profile is not copied: it points into the parsed bytes.
+ */
 struct Jp2Colour {
-    uint8_t method = 0;          ///< 1 enumerated, 2 restricted ICC
+    uint8_t method = 0;          ///< 1 enumerated, 2 restricted ICC, 3 any ICC (JPX)
     int8_t precedence = 0;
     uint8_t approximation = 0;
-    uint32_t enumerated = 0;     ///< EnumCS when method 1: 16 sRGB, 17 greyscale, 18 sYCC
-    std::vector<uint8_t> icc;    ///< the ICC profile when method 2
+    uint32_t enumerated = 0;     ///< EnumCS when method 1
+    const uint8_t *icc = nullptr;  ///< the ICC profile when method 2 or 3
+    size_t icc_size = 0;
+    /**
+     * CIELab (EnumCS 14) parameters RL, OL, RA, OA, RB, OB, IL in that
+     * order, when the box gives them; without them the defaults of M.11.7.4 apply.
+     */
+    std::optional<std::array<uint32_t, 7>> lab_parameters;
 };
 
 /** A parsed JP2 file. `codestream` points into the caller's buffer. */
@@ -98,8 +108,18 @@ struct Jp2File {
     bool ipr = false;
     std::vector<uint8_t> bpcc;   ///< raw per-component depths (I.5.3.2) when bpc is 0xFF
 
-    std::vector<Jp2Colour> colours;  ///< every colr box; the first is the one to use
-    j2kc_color_space color_space = J2KC_COLOR_UNKNOWN;  ///< from the first enumerated colr
+    std::vector<Jp2Colour> colours;  ///< every well-formed colr box of a known method
+    /**
+     * The colour specification the file says to use: the first colr box of a
+     * known method (I.5.3.3: readers ignore the ones after it). colour() is
+     * null when there is none, or when that box is malformed (a warning says
+     * so); then the colour is unknown, never taken from a later box.
+     */
+    bool has_colour_box = false;
+    std::optional<size_t> colour_index;  ///< into `colours`
+    j2kc_color_space color_space = J2KC_COLOR_UNKNOWN;  ///< of colour() when it is enumerated and known
+
+    const Jp2Colour *colour() const { return colour_index ? &colours[*colour_index] : nullptr; }
     std::optional<Jp2Palette> palette;
     std::vector<Jp2ComponentMapping> component_mapping;   ///< cmap (only with a palette)
     std::vector<Jp2ChannelDefinition> channel_definitions;  ///< cdef, as written
@@ -118,6 +138,19 @@ struct Jp2Channel {
     uint16_t type = 0;           ///< cdef Typ (0 colour, 1 opacity, 2 premultiplied, 0xFFFF unspecified)
     uint16_t association = 0;    ///< cdef Asoc (colour index from 1, 0 whole image, 0xFFFF none)
 };
+
+/** @brief The space of a JP2/JPX EnumCS, UNKNOWN for numbers with no entry in j2kc_color_space. */
+j2kc_color_space jp2_enumerated_space(uint32_t enumcs);
+
+/** @brief The EnumCS JP2 writes for SRGB, GRAY and SYCC; 0 for the others. */
+uint32_t jp2_enumerated_cs(j2kc_color_space space);
+
+/**
+ * @brief Whether bytes can be an ICC profile (ICC.1 7.2): at least a header
+ * and a tag count, the 'acsp' signature, and a declared size that fits.
+ * On failure `why` says what is wrong.
+ */
+bool icc_profile_plausible(const uint8_t *data, size_t size, std::string *why);
 
 /** @brief True when data starts with the JP2 signature box (I.5.1). */
 bool is_jp2(const uint8_t *data, size_t size);
@@ -176,13 +209,23 @@ void jp2_apply_palette(const Jp2File &file, const std::vector<Jp2PaletteOutput> 
                        const j2kc_image &decoded, const j2kc_image &out);
 
 /**
- * @brief A minimal JP2 around a codestream: signature, ftyp 'jp2 ', jp2h with
- * ihdr, colr (enumerated: sRGB, greyscale or sYCC; UNKNOWN and XYZ are written
- * as sRGB/greyscale by component count with ihdr UnkC = 1), bpcc when depths
- * differ, cdef marking the last channel as opacity when there are 2 (grey) or
- * 4 (colour) components, then jp2c.
+ * @brief The boxes of a minimal JP2 file up to the codestream: signature,
+ * ftyp 'jp2 ', jp2h with ihdr, bpcc when depths differ, colr and cdef. colr
+ * is method 2 with `icc` when one is given (checked with
+ * icc_profile_plausible), else enumerated: sRGB, greyscale or sYCC, and for
+ * UNKNOWN sRGB or greyscale by component count with ihdr UnkC = 1. cdef marks
+ * the last channel as opacity when there are 2 (grey) or 4 (colour)
+ * components. INVALID_ARG for other spaces without an ICC profile, for a
+ * space the components cannot hold, or for an implausible profile.
  */
+std::vector<uint8_t> jp2_file_header(const ImageSize &siz, j2kc_color_space colour,
+                                     const std::vector<uint8_t> &icc = {});
+
+/** @brief Appends the jp2c box (I.5.4) holding `size` codestream bytes (XLBox past 4 GiB). */
+void append_jp2_codestream_box(std::vector<uint8_t> &file, const uint8_t *codestream, size_t size);
+
+/** @brief jp2_file_header + append_jp2_codestream_box: a whole JP2 file. */
 std::vector<uint8_t> wrap_jp2(const std::vector<uint8_t> &codestream, const ImageSize &siz,
-                              j2kc_color_space colour);
+                              j2kc_color_space colour, const std::vector<uint8_t> &icc = {});
 
 }  // namespace j2kc

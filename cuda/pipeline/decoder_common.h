@@ -8,6 +8,8 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "codestream/jp2.h"
 #include "codestream/markers.h"
@@ -44,6 +46,8 @@ constexpr size_t kCudaDecoderDepth = 8;
 
 ParsedStream parse_stream(const uint8_t *data, size_t size, const j2kc_decoder_config &config);
 void describe_stream(const ParsedStream &s, j2kc_stream_info &info);
+/** The oddities met while parsing, JP2 boxes first, for the frame's log. */
+std::vector<std::string> stream_warnings(const ParsedStream &s);
 OutputPlacement check_output(const ParsedStream &s, const j2kc_image &out);
 void for_each_tile(const ParsedStream &s, const std::function<void(const Tile &)> &fn);
 

@@ -55,6 +55,46 @@ ParsedStream parse_stream(const uint8_t *data, size_t size, const j2kc_decoder_c
     return s;
 }
 
+namespace {
+
+/**
+ * The colour fields of the stream description. A JP2 file's first colour
+ * box decides alone (I.5.3.3): an unknown EnumCS, an ICC profile or a
+ * malformed box leave the space UNKNOWN rather than guessed. Without one
+ * (raw codestreams) the space follows the codestream's own hints: Rsiz of
+ * the DCI profiles, one or two components, the RCT/ICT.
+ */
+void describe_colour(const ParsedStream &s, j2kc_stream_info &info)
+{
+    const ImageSize &siz = s.cs.siz;
+    info.enumerated_cs = 0;
+    info.icc_profile = nullptr;
+    info.icc_profile_size = 0;
+    info.num_alpha_channels = 0;
+    if (s.jp2) {
+        for (const Jp2ChannelDefinition &d : s.jp2->channel_definitions)
+            info.num_alpha_channels += d.type == 1 || d.type == 2;
+    }
+    if (s.jp2 && s.jp2->has_colour_box) {
+        info.color_space = s.jp2->color_space;
+        if (const Jp2Colour *c = s.jp2->colour()) {
+            info.enumerated_cs = c->method == 1 ? c->enumerated : 0;
+            info.icc_profile = c->icc;
+            info.icc_profile_size = c->icc_size;
+        }
+    } else if (siz.rsiz == 3 || siz.rsiz == 4) {
+        info.color_space = J2KC_COLOR_XYZ;
+    } else if (siz.components.size() < 3) {
+        info.color_space = J2KC_COLOR_GRAY;
+    } else if (s.cs.main.cod->mct) {
+        info.color_space = J2KC_COLOR_SRGB;
+    } else {
+        info.color_space = J2KC_COLOR_UNKNOWN;
+    }
+}
+
+}  // namespace
+
 void describe_stream(const ParsedStream &s, j2kc_stream_info &info)
 {
     const ImageSize &siz = s.cs.siz;
@@ -77,11 +117,7 @@ void describe_stream(const ParsedStream &s, j2kc_stream_info &info)
     info.is_jp2 = s.jp2.has_value();
     info.layers = cod.layers;
     info.num_tiles = static_cast<uint32_t>(siz.num_tiles());
-    if (s.jp2 && s.jp2->color_space != J2KC_COLOR_UNKNOWN) info.color_space = s.jp2->color_space;
-    else if (siz.rsiz == 3 || siz.rsiz == 4) info.color_space = J2KC_COLOR_XYZ;
-    else if (siz.components.size() < 3) info.color_space = J2KC_COLOR_GRAY;
-    else if (cod.mct) info.color_space = J2KC_COLOR_SRGB;
-    else info.color_space = J2KC_COLOR_UNKNOWN;
+    describe_colour(s, info);
     if (s.jp2 && s.jp2->palette) {
         // pclr/cmap (I.5.3.4-5): the output channels in cmap order, palette
         // channels with the palette column's depth and signedness.
@@ -113,6 +149,15 @@ void describe_stream(const ParsedStream &s, j2kc_stream_info &info)
             ci.dy = k.dy;
         }
     }
+}
+
+std::vector<std::string> stream_warnings(const ParsedStream &s)
+{
+    std::vector<std::string> all;
+    if (s.jp2)
+        for (const std::string &w : s.jp2->warnings) all.push_back("JP2: " + w);
+    all.insert(all.end(), s.cs.warnings.begin(), s.cs.warnings.end());
+    return all;
 }
 
 OutputPlacement check_output(const ParsedStream &s, const j2kc_image &out)
@@ -236,7 +281,7 @@ private:
                        "the CPU backend writes host memory only: ask for backend cuda");
         auto t0 = Clock::now();
         const ParsedStream s = parse_stream(data, size, config_);
-        for (const std::string &w : s.cs.warnings) log_.log(J2KC_LOG_WARNING, "%s", w.c_str());
+        for (const std::string &w : stream_warnings(s)) log_.log(J2KC_LOG_WARNING, "%s", w.c_str());
         // A palette: decode the codestream components (32-bit planes) here,
         // then map them into the caller's channels.
         const bool palette = s.jp2 && s.jp2->palette;

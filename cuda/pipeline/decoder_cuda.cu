@@ -771,7 +771,7 @@ private:
         const ParsedStream &s = frame.stream;
         // create_decoder routes palettes (I.5.3.4) to the CPU backend, which maps them on host planes.
         J2KC_CHECK_SUPPORTED(!(s.jp2 && s.jp2->palette), "JP2 palettes (pclr/cmap) are mapped by the CPU backend");
-        frame.warnings = s.cs.warnings;
+        frame.warnings = stream_warnings(s);
         for_each_tile(s, [&](const Tile &tile) {
             if (&tile >= s.cs.tiles.data() && &tile < s.cs.tiles.data() + s.cs.tiles.size()) {
                 frame.tiles.push_back(&tile);

@@ -77,6 +77,17 @@ FrameBlocks collect_blocks(const EncoderPlan &plan, size_t tiles,
                            const std::function<const TileLayout &(uint32_t)> &layout,
                            const std::function<const std::vector<EncodedCodeBlock> &(uint32_t)> &blocks);
 
+/**
+ * The file boxes that go before every codestream of an encoder made with
+ * `config` for images like `shape`: none for a raw codestream, the JP2
+ * header (jp2_file_header) for JP2. INVALID_ARG for a colour description
+ * JP2 cannot carry, before any backend is made.
+ */
+std::vector<uint8_t> container_header(const j2kc_encoder_config &config, const j2kc_image &shape);
+/** The backend's codestreams as the configured container: each behind `header` in a jp2c box for JP2. */
+std::unique_ptr<Encoder> with_container(std::unique_ptr<Encoder> codestreams, const j2kc_encoder_config &config,
+                                        std::vector<uint8_t> header);
+
 std::unique_ptr<Encoder> create_cpu_encoder(const j2kc_encoder_config &config, const j2kc_image &shape,
                                             const Logger &log);
 std::unique_ptr<Encoder> create_cuda_encoder(const j2kc_encoder_config &config, const j2kc_image &shape,

@@ -96,17 +96,25 @@ std::unique_ptr<Encoder> create_cpu_encoder(const j2kc_encoder_config &config, c
 std::unique_ptr<Encoder> create_encoder(const j2kc_encoder_config &config, const j2kc_image &shape,
                                         const Logger &log)
 {
+    std::vector<uint8_t> header = container_header(config, shape);
+    std::unique_ptr<Encoder> codestreams;
     switch (config.backend) {
-    case J2KC_BACKEND_CPU: return create_cpu_encoder(config, shape, log);
+    case J2KC_BACKEND_CPU: codestreams = create_cpu_encoder(config, shape, log); break;
     case J2KC_BACKEND_CUDA:
         require_cuda_device(config.device);
-        return create_cuda_encoder(config, shape, log);
+        codestreams = create_cuda_encoder(config, shape, log);
+        break;
     case J2KC_BACKEND_AUTO:
-        if (cuda_device_usable(config.device)) return create_cuda_encoder(config, shape, log);
-        log.log(J2KC_LOG_VERBOSE, "no usable CUDA device: encoding on the CPU");
-        return create_cpu_encoder(config, shape, log);
+        if (cuda_device_usable(config.device)) {
+            codestreams = create_cuda_encoder(config, shape, log);
+        } else {
+            log.log(J2KC_LOG_VERBOSE, "no usable CUDA device: encoding on the CPU");
+            codestreams = create_cpu_encoder(config, shape, log);
+        }
+        break;
+    default: J2KC_CHECK_ARG(false, "unknown backend %d", int(config.backend));
     }
-    J2KC_CHECK_ARG(false, "unknown backend %d", int(config.backend));
+    return with_container(std::move(codestreams), config, std::move(header));
 }
 
 }  // namespace j2kc

@@ -74,7 +74,9 @@ const char *const kEncodeHelp =
     "      --raw SPEC       WxHxCxBITS[u|s][@SUB]; SUB is 4:4:4, 4:2:2, 4:2:0, 4:1:1,\n"
     "                       4:4:0 or DXxDY:DXxDY:... (one a component);\n"
     "                       .raw is big-endian, .rawl/.yuv little-endian\n"
-    "  -o, --output FILE    .j2c/.j2k: raw codestream; .jp2: JP2 file\n"
+    "  -o, --output FILE    .j2c/.j2k: raw codestream; .jp2: JP2 file (colour: sYCC for\n"
+    "                       subsampled chroma, else sRGB, or greyscale below 3 components)\n"
+    "      --icc FILE       JP2: embed this ICC profile as the colour specification\n"
     "      --profile P      none (default), dci_2k, dci_4k, imf, broadcast\n"
     "      --lossless       5/3 wavelet and RCT, every pass kept\n"
     "      --bytes N        byte budget for the whole codestream\n"
@@ -376,29 +378,15 @@ int run_decode(int argc, char **argv)
 /* ------------------------------------------------------------------ encode */
 
 /**
- * The JP2 boxes come from the core's writer (internal C++; the proposal is an
- * encoder option for it). Colour: sYCC for subsampled chroma, else by count.
+ * The colour a JP2 file of these planes declares: sYCC when chroma is
+ * subsampled (RGB never is), sRGB for three or more components, else greyscale.
  */
-std::vector<uint8_t> wrap_in_jp2(const std::vector<uint8_t> &codestream, const Image &image)
+j2kc_color_space jp2_colour_of(const Image &image)
 {
-    j2kc::ImageSize siz;
-    siz.width = image.width;
-    siz.height = image.height;
-    siz.tile_width = image.width;
-    siz.tile_height = image.height;
     bool subsampled = false;
-    for (const Plane &p : image.planes) {
-        j2kc::ComponentSize c;
-        c.precision = static_cast<uint8_t>(p.precision);
-        c.is_signed = p.is_signed;
-        c.dx = p.dx;
-        c.dy = p.dy;
-        subsampled = subsampled || p.dx != 1 || p.dy != 1;
-        siz.components.push_back(c);
-    }
-    size_t n = image.planes.size();
-    j2kc_color_space colour = n >= 3 ? (subsampled ? J2KC_COLOR_SYCC : J2KC_COLOR_SRGB) : J2KC_COLOR_GRAY;
-    return j2kc::wrap_jp2(codestream, siz, colour);
+    for (const Plane &p : image.planes) subsampled = subsampled || p.dx != 1 || p.dy != 1;
+    if (image.planes.size() < 3) return J2KC_COLOR_GRAY;
+    return subsampled ? J2KC_COLOR_SYCC : J2KC_COLOR_SRGB;
 }
 
 int run_encode(int argc, char **argv)
@@ -413,8 +401,8 @@ int run_encode(int argc, char **argv)
         {"--tlm", false},       {"--plt", false},        {"--sop", false},
         {"--eph", false},       {"--mct", true},         {"--guard-bits", true},
         {"--quality", true},    {"--comment", true},     {"--backend", true},
-        {"--threads", true},    {"-v", false},           {"--verbose", false},
-        {"-h", false},          {"--help", false}};
+        {"--threads", true},    {"--icc", true},         {"-v", false},
+        {"--verbose", false},   {"-h", false},           {"--help", false}};
     Args args(argc, argv, options);
     if (args.help()) {
         std::fputs(kEncodeHelp, stdout);
@@ -528,6 +516,18 @@ int run_encode(int argc, char **argv)
     Image image = j2kc::tools::read_image(in, raw);
     j2kc::tools::validate_image(image);
 
+    std::vector<uint8_t> icc;
+    if (args.has("--icc")) {
+        if (out_format != FileFormat::jp2) usage_error("option '--icc' needs a .jp2 output");
+        icc = j2kc::tools::read_file(args.get("--icc"));
+        config.icc_profile = icc.data();
+        config.icc_profile_size = icc.size();
+    }
+    if (out_format == FileFormat::jp2) {
+        config.container = J2KC_CONTAINER_JP2;
+        config.color_space = jp2_colour_of(image);
+    }
+
     std::vector<j2kc_component> components(image.planes.size());
     for (size_t c = 0; c < image.planes.size(); ++c) {
         const Plane &p = image.planes[c];
@@ -566,10 +566,9 @@ int run_encode(int argc, char **argv)
     status = j2kc_encode(encoder, &input, &packet);
     if (status < 0) throw ToolError{kExitFailed, in + ": " + sink.reason(status)};
     if (!packet.data || packet.size == 0) throw ToolError{kExitFailed, in + ": the encoder returned no data"};
-    std::vector<uint8_t> codestream(packet.data, packet.data + packet.size);
-    if (out_format == FileFormat::jp2) codestream = wrap_in_jp2(codestream, image);
-    j2kc::tools::write_file(out, codestream);
-    if (sink.verbose) std::fprintf(stderr, "wrote %s (%zu bytes)\n", out.c_str(), codestream.size());
+    const std::vector<uint8_t> file(packet.data, packet.data + packet.size);
+    j2kc::tools::write_file(out, file);
+    if (sink.verbose) std::fprintf(stderr, "wrote %s (%zu bytes)\n", out.c_str(), file.size());
     return kExitOk;
 }
 

@@ -89,6 +89,13 @@ int ff_j2kcuda_error(FFJ2KCudaLog *log, int status, const char *what)
     return ff_j2kcuda_averror(status);
 }
 
+void ff_j2kcuda_note_backend(void *log_ctx, int requested, j2kc_backend actual)
+{
+    if (requested == J2KC_BACKEND_AUTO && actual == J2KC_BACKEND_CPU)
+        av_log(log_ctx, AV_LOG_WARNING, "No usable NVIDIA GPU: running on the CPU reference backend "
+               "(the same output, slower; -backend cuda makes this an error)\n");
+}
+
 /* Every format here is native-endian, unsigned, without alpha, and keeps
  * each sample LSB-aligned in 1 or 2 bytes, so that a j2kc_component can point
  * straight into the plane. Big-endian variants are left to swscale. */
@@ -205,6 +212,8 @@ enum AVPixelFormat ff_j2kcuda_output_format(const j2kc_stream_info *info,
         return precision <= 12 ? AV_PIX_FMT_XYZ12 : AV_PIX_FMT_NONE;
 
     ycc = c[1].dx != 1 || c[1].dy != 1 || info->color_space == J2KC_COLOR_SYCC ||
+          info->color_space == J2KC_COLOR_ESYCC || info->color_space == J2KC_COLOR_YPBPR_1125_60 ||
+          info->color_space == J2KC_COLOR_YPBPR_1250_50 ||
           (guessed && !info->mct &&
            colorspace != AVCOL_SPC_UNSPECIFIED && colorspace != AVCOL_SPC_RGB);
     if (!ycc)
@@ -216,6 +225,89 @@ enum AVPixelFormat ff_j2kcuda_output_format(const j2kc_stream_info *info,
     if (c[1].dx == 1 && c[1].dy == 1)
         return by_depth(precision, yuv444);
     return AV_PIX_FMT_NONE;
+}
+
+int ff_j2kcuda_stream_color(const j2kc_stream_info *info, FFJ2KCudaColor *color,
+                            const char **unexpressed)
+{
+    *color = (FFJ2KCudaColor) {
+        AVCOL_PRI_UNSPECIFIED, AVCOL_TRC_UNSPECIFIED, AVCOL_SPC_UNSPECIFIED, AVCOL_RANGE_UNSPECIFIED
+    };
+    *unexpressed = NULL;
+
+    switch (info->color_space) {
+    case J2KC_COLOR_SRGB:
+        *color = (FFJ2KCudaColor) { AVCOL_PRI_BT709, AVCOL_TRC_IEC61966_2_1, AVCOL_SPC_RGB, AVCOL_RANGE_JPEG };
+        return 1;
+    case J2KC_COLOR_GRAY:
+        /* The greyscale space is sRGB's luminance: its transfer, no primaries. */
+        color->trc   = AVCOL_TRC_IEC61966_2_1;
+        color->range = AVCOL_RANGE_JPEG;
+        return 1;
+    case J2KC_COLOR_SYCC:
+        /* IEC 61966-2-1 Amd 1: full-range BT.601 YCbCr of sRGB. */
+        *color = (FFJ2KCudaColor) { AVCOL_PRI_BT709, AVCOL_TRC_IEC61966_2_1, AVCOL_SPC_BT470BG, AVCOL_RANGE_JPEG };
+        return 1;
+    case J2KC_COLOR_XYZ:
+        /* SMPTE ST 428-1: X'Y'Z' with the 1/2.6 transfer, full code range. */
+        *color = (FFJ2KCudaColor) { AVCOL_PRI_SMPTE428, AVCOL_TRC_SMPTE428, AVCOL_SPC_UNSPECIFIED, AVCOL_RANGE_JPEG };
+        return 1;
+    case J2KC_COLOR_YPBPR_1125_60:
+        *color = (FFJ2KCudaColor) { AVCOL_PRI_BT709, AVCOL_TRC_BT709, AVCOL_SPC_BT709, AVCOL_RANGE_MPEG };
+        return 1;
+    case J2KC_COLOR_YPBPR_1250_50:
+        *color = (FFJ2KCudaColor) { AVCOL_PRI_BT470BG, AVCOL_TRC_BT709, AVCOL_SPC_BT470BG, AVCOL_RANGE_MPEG };
+        return 1;
+    case J2KC_COLOR_ESRGB:
+        /* sRGB primaries, but an extended range FFmpeg has no transfer for. */
+        *color = (FFJ2KCudaColor) { AVCOL_PRI_BT709, AVCOL_TRC_UNSPECIFIED, AVCOL_SPC_RGB, AVCOL_RANGE_UNSPECIFIED };
+        *unexpressed = "e-sRGB";
+        return 1;
+    case J2KC_COLOR_ESYCC:
+        *color = (FFJ2KCudaColor) { AVCOL_PRI_BT709, AVCOL_TRC_UNSPECIFIED, AVCOL_SPC_BT470BG, AVCOL_RANGE_UNSPECIFIED };
+        *unexpressed = "e-sYCC";
+        return 1;
+    case J2KC_COLOR_ROMM:
+        *unexpressed = "ROMM-RGB";
+        return 1;
+    case J2KC_COLOR_CIELAB:
+        *unexpressed = "CIE L*a*b*";
+        return 1;
+    case J2KC_COLOR_CMYK:
+        *unexpressed = "CMYK";
+        return 1;
+    case J2KC_COLOR_UNKNOWN:
+        break;
+    }
+    /* A JP2 file that names a space we do not know says something all the
+     * same: report it as unknown rather than let the container guess. */
+    if (info->is_jp2 && info->enumerated_cs) {
+        *unexpressed = "an enumerated colour space unknown to FFmpeg";
+        return 1;
+    }
+    /* An ICC profile describes the samples; it travels as frame side data. */
+    return info->icc_profile != NULL;
+}
+
+j2kc_color_space ff_j2kcuda_jp2_color(enum AVPixelFormat sw_format, const FFJ2KCudaColor *color)
+{
+    const AVPixFmtDescriptor *desc = av_pix_fmt_desc_get(sw_format);
+    int srgb_trc = color->trc == AVCOL_TRC_IEC61966_2_1 || color->trc == AVCOL_TRC_UNSPECIFIED;
+    int srgb_pri = color->primaries == AVCOL_PRI_BT709 || color->primaries == AVCOL_PRI_UNSPECIFIED;
+
+    if (!desc || (desc->flags & AV_PIX_FMT_FLAG_XYZ))
+        return J2KC_COLOR_UNKNOWN;
+    if (desc->nb_components <= 2)
+        return srgb_trc && color->range != AVCOL_RANGE_MPEG ? J2KC_COLOR_GRAY : J2KC_COLOR_UNKNOWN;
+    if (!srgb_trc || !srgb_pri)
+        return J2KC_COLOR_UNKNOWN;
+    if (desc->flags & AV_PIX_FMT_FLAG_RGB)
+        return J2KC_COLOR_SRGB;
+    /* sYCC is full-range BT.601 YCbCr: nothing else can be called so. */
+    if (color->range == AVCOL_RANGE_JPEG &&
+        (color->space == AVCOL_SPC_BT470BG || color->space == AVCOL_SPC_SMPTE170M))
+        return J2KC_COLOR_SYCC;
+    return J2KC_COLOR_UNKNOWN;
 }
 
 int ff_j2kcuda_device_handles(AVBufferRef *hw_device_ref,

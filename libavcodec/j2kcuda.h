@@ -62,6 +62,12 @@ int ff_j2kcuda_averror(int status);
  */
 int ff_j2kcuda_error(FFJ2KCudaLog *log, int status, const char *what);
 
+/**
+ * Say when the default backend choice fell back to the CPU, so that a slow
+ * run on a machine without a usable GPU is never a surprise.
+ */
+void ff_j2kcuda_note_backend(void *log_ctx, int requested, j2kc_backend actual);
+
 /** Whether the wrapper can map sw_format onto j2kc components. */
 int ff_j2kcuda_format_supported(enum AVPixelFormat sw_format);
 
@@ -90,6 +96,36 @@ int ff_j2kcuda_describe(j2kc_image *image, j2kc_component *comps,
 enum AVPixelFormat ff_j2kcuda_output_format(const j2kc_stream_info *info,
                                             enum AVColorSpace colorspace,
                                             enum AVColorTransferCharacteristic color_trc);
+
+/** A stream's colour description in FFmpeg's terms. */
+typedef struct FFJ2KCudaColor {
+    enum AVColorPrimaries              primaries;
+    enum AVColorTransferCharacteristic trc;
+    enum AVColorSpace                  space;
+    enum AVColorRange                  range;
+} FFJ2KCudaColor;
+
+/**
+ * The colour description a codestream or JP2 file declares: the JP2/JPX
+ * enumerated colour space, or X'Y'Z' for a digital cinema codestream.
+ *
+ * @param unexpressed set to the name of a declared space that FFmpeg's
+ *                    colour properties cannot say exactly, else NULL
+ * @return 1 when the stream declares its colours (*color is set, with
+ *         UNSPECIFIED for what the space leaves open), 0 when it does not
+ *         and the container's description stands
+ */
+int ff_j2kcuda_stream_color(const j2kc_stream_info *info, FFJ2KCudaColor *color,
+                            const char **unexpressed);
+
+/**
+ * The JP2 colour space that describes frames of sw_format with the given
+ * properties, for the colr box of JP2 output.
+ *
+ * @return the space, or J2KC_COLOR_UNKNOWN when no enumerated JP2 space
+ *         matches (an ICC profile must then describe the samples)
+ */
+j2kc_color_space ff_j2kcuda_jp2_color(enum AVPixelFormat sw_format, const FFJ2KCudaColor *color);
 
 /**
  * Find the CUDA context and stream of a CUDA device reference, as

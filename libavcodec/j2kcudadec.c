@@ -32,6 +32,8 @@
  * side data from their own packet.
  */
 
+#include <string.h>
+
 #include "config.h"
 
 #include "libavutil/buffer.h"
@@ -55,6 +57,10 @@ typedef struct J2KCudaDecEntry {
     int                width, height;
     int                profile;
     int                bits;
+    int                has_color;  ///< the stream declares its colours: color overrides the container's
+    FFJ2KCudaColor     color;
+    const uint8_t     *icc;        ///< ICC profile inside pkt's data, or NULL
+    size_t             icc_size;
 } J2KCudaDecEntry;
 
 typedef struct J2KCudaDecContext {
@@ -71,6 +77,7 @@ typedef struct J2KCudaDecContext {
     AVPacket      *pkt;
     int64_t        next_tag;
     int            eof;           ///< ff_decode_get_packet() said EOF: drain
+    const char    *warned_color;  ///< the colour space last warned about, to warn once
 
     /* options */
     int            layers;
@@ -97,6 +104,7 @@ static int create_decoder(AVCodecContext *avctx, AVBufferRef *device_ref)
     config.layers     = ctx->layers;
     config.frames_in_flight = ctx->frames_in_flight;
     config.tier1_on_gpu = ctx->tier1;
+    config.strict     = !!(avctx->err_recognition & AV_EF_EXPLODE);
     ret = ff_j2kcuda_device_handles(device_ref, &config.cuda_context, &config.cuda_stream);
     if (ret < 0) {
         av_log(avctx, AV_LOG_ERROR, "The hardware device is not a CUDA device\n");
@@ -107,6 +115,7 @@ static int create_decoder(AVCodecContext *avctx, AVBufferRef *device_ref)
     ret = j2kc_decoder_create(&ctx->decoder, &config);
     if (ret < 0)
         return ff_j2kcuda_error(&ctx->log, ret, "Cannot open the j2k_cuda decoder");
+    ff_j2kcuda_note_backend(avctx, ctx->backend, j2kc_decoder_backend(ctx->decoder));
     av_log(avctx, AV_LOG_VERBOSE, "Decoding on the %s backend, %d CPU threads (0: one per core)%s\n",
            j2kc_decoder_backend(ctx->decoder) == J2KC_BACKEND_CUDA ? "CUDA" : "CPU", avctx->thread_count,
            j2kc_decoder_backend(ctx->decoder) == J2KC_BACKEND_CUDA && ctx->tier1 != 0 ? ", Tier-1 on the GPU" : "");
@@ -233,6 +242,7 @@ static int parse_packet(AVCodecContext *avctx, AVPacket *pkt, J2KCudaDecEntry *e
         .components          = ctx->comp_info,
         .components_capacity = J2KCUDA_MAX_COMPONENTS,
     };
+    const char *unexpressed;
     int ret;
 
     ret = j2kc_decoder_parse(ctx->decoder, pkt->data, pkt->size, &info);
@@ -251,6 +261,15 @@ static int parse_packet(AVCodecContext *avctx, AVPacket *pkt, J2KCudaDecEntry *e
     entry->profile = info.rsiz == 3 ? AV_PROFILE_JPEG2000_DCINEMA_2K :
                      info.rsiz == 4 ? AV_PROFILE_JPEG2000_DCINEMA_4K : AV_PROFILE_UNKNOWN;
     entry->bits    = ctx->comp_info[0].precision;
+    entry->has_color = ff_j2kcuda_stream_color(&info, &entry->color, &unexpressed);
+    if (unexpressed && unexpressed != ctx->warned_color) {
+        av_log(avctx, AV_LOG_WARNING, "The image is in %s, which FFmpeg's colour properties cannot "
+               "describe: its samples are output as coded\n", unexpressed);
+        ctx->warned_color = unexpressed;
+    }
+    /* The profile lies inside the packet, which the entry keeps until its frame is out. */
+    entry->icc      = info.icc_profile;
+    entry->icc_size = info.icc_profile_size;
     entry->tag     = ctx->next_tag++;
     entry->pkt     = av_packet_alloc();
     if (!entry->pkt)
@@ -324,6 +343,14 @@ static int j2kcuda_receive_frame(AVCodecContext *avctx, AVFrame *frame)
         if ((ret = configure_output(avctx, entry.sw_format, entry.width, entry.height)) < 0)
             goto drop;
     }
+    /* The stream's own description wins over the container's; the frame
+     * takes it from here, and so does the stream for ffprobe. */
+    if (entry.has_color) {
+        avctx->color_primaries = entry.color.primaries;
+        avctx->color_trc       = entry.color.trc;
+        avctx->colorspace      = entry.color.space;
+        avctx->color_range     = entry.color.range;
+    }
 
     if ((ret = ff_get_buffer(avctx, frame, 0)) < 0)
         goto drop;
@@ -355,6 +382,15 @@ static int j2kcuda_receive_frame(AVCodecContext *avctx, AVFrame *frame)
     ret = ff_decode_frame_props_from_pkt(avctx, frame, entry.pkt);
     if (ret < 0)
         goto fail;
+    if (entry.icc_size) {
+        AVFrameSideData *sd;
+
+        ret = ff_frame_new_side_data(avctx, frame, AV_FRAME_DATA_ICC_PROFILE, entry.icc_size, &sd);
+        if (ret < 0)
+            goto fail;
+        if (sd)
+            memcpy(sd->data, entry.icc, entry.icc_size);
+    }
     frame->pkt_dts   = entry.pkt->dts;
     frame->pict_type = AV_PICTURE_TYPE_I;
     frame->flags    |= AV_FRAME_FLAG_KEY;
@@ -405,7 +441,7 @@ static const AVOption options[] = {
     { "layers",  "Decode the first N quality layers (0: all)", OFFSET(layers), AV_OPT_TYPE_INT, { .i64 = 0 }, 0, 65535, VD },
     { "gpu",     "CUDA device index when no device is given", OFFSET(gpu), AV_OPT_TYPE_INT, { .i64 = 0 }, 0, INT_MAX, VD },
     { "frames_in_flight", "Frames decoded at once (0: the library's default)", OFFSET(frames_in_flight), AV_OPT_TYPE_INT, { .i64 = 0 }, 0, 64, VD },
-    { "backend", "Where to decode", OFFSET(backend), AV_OPT_TYPE_INT, { .i64 = J2KC_BACKEND_CUDA }, J2KC_BACKEND_AUTO, J2KC_BACKEND_CPU, VD, .unit = "backend" },
+    { "backend", "Where to decode", OFFSET(backend), AV_OPT_TYPE_INT, { .i64 = J2KC_BACKEND_AUTO }, J2KC_BACKEND_AUTO, J2KC_BACKEND_CPU, VD, .unit = "backend" },
         { "auto", "CUDA when a GPU is usable, else CPU",  0, AV_OPT_TYPE_CONST, { .i64 = J2KC_BACKEND_AUTO }, 0, 0, VD, .unit = "backend" },
         { "cuda", "CUDA GPU",                             0, AV_OPT_TYPE_CONST, { .i64 = J2KC_BACKEND_CUDA }, 0, 0, VD, .unit = "backend" },
         { "cpu",  "CPU reference path (same pixels)",     0, AV_OPT_TYPE_CONST, { .i64 = J2KC_BACKEND_CPU },  0, 0, VD, .unit = "backend" },
@@ -447,7 +483,8 @@ const FFCodec ff_j2k_cuda_decoder = {
     .p.capabilities = AV_CODEC_CAP_DR1 | AV_CODEC_CAP_DELAY | AV_CODEC_CAP_HARDWARE |
                       AV_CODEC_CAP_OTHER_THREADS,
     .caps_internal  = FF_CODEC_CAP_NOT_INIT_THREADSAFE | FF_CODEC_CAP_INIT_CLEANUP |
-                      FF_CODEC_CAP_SETS_FRAME_PROPS | FF_CODEC_CAP_AUTO_THREADS,
+                      FF_CODEC_CAP_SETS_FRAME_PROPS | FF_CODEC_CAP_AUTO_THREADS |
+                      FF_CODEC_CAP_ICC_PROFILES,
     .p.max_lowres   = 32,
     .priv_data_size = sizeof(J2KCudaDecContext),
     .init           = j2kcuda_decode_init,

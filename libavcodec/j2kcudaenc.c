@@ -99,6 +99,7 @@ typedef struct J2KCudaEncContext {
     int     gpu;
     int     backend;
     int     frames_in_flight;
+    int     format;
 } J2KCudaEncContext;
 
 static int log2_size(AVCodecContext *avctx, const char *name, int size,
@@ -110,6 +111,39 @@ static int log2_size(AVCodecContext *avctx, const char *name, int size,
         return AVERROR(EINVAL);
     }
     *out = av_log2(size);
+    return 0;
+}
+
+/* The ICC profile the frames come with, as ffmpeg passes it on at open. */
+static const AVFrameSideData *input_icc_profile(const AVCodecContext *avctx)
+{
+    return av_frame_side_data_get(avctx->decoded_side_data, avctx->nb_decoded_side_data,
+                                  AV_FRAME_DATA_ICC_PROFILE);
+}
+
+/* JP2 output: a colr box that says what the frames' colour properties say,
+ * or their ICC profile; never a guess. */
+static int fill_jp2_color(AVCodecContext *avctx, j2kc_encoder_config *config)
+{
+    J2KCudaEncContext *ctx = avctx->priv_data;
+    const AVFrameSideData *icc = input_icc_profile(avctx);
+    FFJ2KCudaColor color = {
+        avctx->color_primaries, avctx->color_trc, avctx->colorspace, avctx->color_range
+    };
+
+    config->container   = J2KC_CONTAINER_JP2;
+    config->color_space = ff_j2kcuda_jp2_color(ctx->sw_format, &color);
+    if (icc) {
+        config->icc_profile      = icc->data;
+        config->icc_profile_size = icc->size;
+    } else if (config->color_space == J2KC_COLOR_UNKNOWN) {
+        av_log(avctx, AV_LOG_ERROR, "JP2 cannot describe %s in %s/%s/%s/%s without an ICC profile: "
+               "convert to RGB or full-range BT.601 YCbCr, or use -format j2k\n",
+               av_get_pix_fmt_name(ctx->sw_format), av_color_space_name(avctx->colorspace),
+               av_color_primaries_name(avctx->color_primaries), av_color_transfer_name(avctx->color_trc),
+               av_color_range_name(avctx->color_range));
+        return AVERROR(EINVAL);
+    }
     return 0;
 }
 
@@ -204,6 +238,43 @@ static int fill_config(AVCodecContext *avctx, j2kc_encoder_config *config)
             config->frame_bytes = budget;
     }
     config->component_bytes = ctx->component_bytes;
+    return ctx->format == J2KC_CONTAINER_JP2 ? fill_jp2_color(avctx, config) : 0;
+}
+
+/* What the encoder writes, said to the muxer: the colour properties a JP2
+ * colr box or a cinema profile fixes, and the ICC profile of the frames. */
+static int export_color(AVCodecContext *avctx, j2kc_color_space written)
+{
+    J2KCudaEncContext *ctx = avctx->priv_data;
+    const AVFrameSideData *icc = input_icc_profile(avctx);
+    AVPacketSideData *sd;
+
+    if (written == J2KC_COLOR_SRGB || written == J2KC_COLOR_SYCC || written == J2KC_COLOR_GRAY) {
+        if (avctx->color_trc == AVCOL_TRC_UNSPECIFIED)
+            avctx->color_trc = AVCOL_TRC_IEC61966_2_1;
+        if (avctx->color_range == AVCOL_RANGE_UNSPECIFIED)
+            avctx->color_range = AVCOL_RANGE_JPEG;
+        if (written != J2KC_COLOR_GRAY && avctx->color_primaries == AVCOL_PRI_UNSPECIFIED)
+            avctx->color_primaries = AVCOL_PRI_BT709;
+        if (written == J2KC_COLOR_SRGB && avctx->colorspace == AVCOL_SPC_UNSPECIFIED)
+            avctx->colorspace = AVCOL_SPC_RGB;
+        if (written == J2KC_COLOR_SYCC && avctx->colorspace == AVCOL_SPC_UNSPECIFIED)
+            avctx->colorspace = AVCOL_SPC_BT470BG;
+    }
+    /* A raw codestream cannot say X'Y'Z'; let the container say it. */
+    if (ctx->sw_format == AV_PIX_FMT_XYZ12) {
+        if (avctx->color_trc == AVCOL_TRC_UNSPECIFIED)
+            avctx->color_trc = AVCOL_TRC_SMPTE428;
+        if (avctx->color_primaries == AVCOL_PRI_UNSPECIFIED)
+            avctx->color_primaries = AVCOL_PRI_SMPTE428;
+    }
+    if (icc) {
+        sd = av_packet_side_data_new(&avctx->coded_side_data, &avctx->nb_coded_side_data,
+                                     AV_PKT_DATA_ICC_PROFILE, icc->size, 0);
+        if (!sd)
+            return AVERROR(ENOMEM);
+        memcpy(sd->data, icc->data, icc->size);
+    }
     return 0;
 }
 
@@ -254,6 +325,7 @@ static av_cold int j2kcuda_encode_init(AVCodecContext *avctx)
     if (ret < 0)
         return ff_j2kcuda_error(&ctx->log, ret, "Cannot open the j2k_cuda encoder");
 
+    ff_j2kcuda_note_backend(avctx, ctx->backend, j2kc_encoder_backend(ctx->encoder));
     av_log(avctx, AV_LOG_VERBOSE, "Encoding %s %dx%d on the %s backend, %d CPU threads (0: one per core)\n",
            av_get_pix_fmt_name(ctx->sw_format), avctx->width, avctx->height,
            j2kc_encoder_backend(ctx->encoder) == J2KC_BACKEND_CUDA ? "CUDA" : "CPU", avctx->thread_count);
@@ -263,13 +335,9 @@ static av_cold int j2kcuda_encode_init(AVCodecContext *avctx)
     else if (ctx->profile == J2KC_PROFILE_DCI_4K)
         avctx->profile = AV_PROFILE_JPEG2000_DCINEMA_4K;
     avctx->bits_per_raw_sample = av_pix_fmt_desc_get(ctx->sw_format)->comp[0].depth;
-    /* A raw codestream cannot say X'Y'Z'; let the container say it. */
-    if (ctx->sw_format == AV_PIX_FMT_XYZ12) {
-        if (avctx->color_trc == AVCOL_TRC_UNSPECIFIED)
-            avctx->color_trc = AVCOL_TRC_SMPTE428;
-        if (avctx->color_primaries == AVCOL_PRI_UNSPECIFIED)
-            avctx->color_primaries = AVCOL_PRI_SMPTE428;
-    }
+    if ((ret = export_color(avctx, config.container == J2KC_CONTAINER_JP2 ? config.color_space
+                                                                           : J2KC_COLOR_UNKNOWN)) < 0)
+        return ret;
 
     ctx->frame     = av_frame_alloc();
     ctx->in_flight = av_fifo_alloc2(4, sizeof(AVFrame *), AV_FIFO_FLAG_AUTO_GROW);
@@ -448,10 +516,13 @@ static const AVOption options[] = {
     { "broadcast_level", "Broadcast level (0: derived)",                OFFSET(broadcast_level), AV_OPT_TYPE_INT, { .i64 = 0 }, 0, 7, VE },
     { "gpu",             "CUDA device index when no device is given", OFFSET(gpu), AV_OPT_TYPE_INT, { .i64 = 0 }, 0, INT_MAX, VE },
     { "frames_in_flight", "Frames encoded at once on the GPU (0: library default)", OFFSET(frames_in_flight), AV_OPT_TYPE_INT, { .i64 = 0 }, 0, 16, VE },
-    { "backend",         "Where to encode", OFFSET(backend), AV_OPT_TYPE_INT, { .i64 = J2KC_BACKEND_CUDA }, J2KC_BACKEND_AUTO, J2KC_BACKEND_CPU, VE, .unit = "backend" },
+    { "backend",         "Where to encode", OFFSET(backend), AV_OPT_TYPE_INT, { .i64 = J2KC_BACKEND_AUTO }, J2KC_BACKEND_AUTO, J2KC_BACKEND_CPU, VE, .unit = "backend" },
         { "auto",        "CUDA when a GPU is usable, else CPU",     0, AV_OPT_TYPE_CONST, { .i64 = J2KC_BACKEND_AUTO }, 0, 0, VE, .unit = "backend" },
         { "cuda",        "CUDA GPU",                                0, AV_OPT_TYPE_CONST, { .i64 = J2KC_BACKEND_CUDA }, 0, 0, VE, .unit = "backend" },
         { "cpu",         "CPU reference path (same codestreams)",  0, AV_OPT_TYPE_CONST, { .i64 = J2KC_BACKEND_CPU },  0, 0, VE, .unit = "backend" },
+    { "format",          "Output format", OFFSET(format), AV_OPT_TYPE_INT, { .i64 = J2KC_CONTAINER_CODESTREAM }, J2KC_CONTAINER_CODESTREAM, J2KC_CONTAINER_JP2, VE, .unit = "format" },
+        { "j2k",         "Raw codestream, for MXF, MOV, MKV and .j2c files",       0, AV_OPT_TYPE_CONST, { .i64 = J2KC_CONTAINER_CODESTREAM }, 0, 0, VE, .unit = "format" },
+        { "jp2",         "JP2 file with its colour description, for .jp2 files",   0, AV_OPT_TYPE_CONST, { .i64 = J2KC_CONTAINER_JP2 },        0, 0, VE, .unit = "format" },
     { NULL },
 };
 

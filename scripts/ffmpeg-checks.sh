@@ -47,12 +47,15 @@ check_help() {
         fail help-decoder "options missing"
 }
 
+# Without a usable GPU the default backend (auto) runs on the CPU and says so
+# once; -backend cuda is an error there (check_gpu_gone).
 check_no_device() {
     if has_gpu; then skip no-device "a GPU is present"; return; fi
     local err
     err=$("$FFMPEG" -nostdin -hide_banner -f lavfi -i testsrc2=s=64x64:d=0.04 -c:v j2k_cuda -f null - 2>&1)
-    if [ $? = 0 ]; then fail no-device "encoding on CUDA without a GPU succeeded"; return; fi
-    if echo "$err" | grep -qi 'GPU'; then pass no-device; else fail no-device "no clear message: $err"; fi
+    if [ $? != 0 ]; then fail no-device "the default backend failed without a GPU: $err"; return; fi
+    if [ "$(echo "$err" | grep -c 'No usable NVIDIA GPU')" = 1 ]; then pass no-device
+    else fail no-device "no single line saying the CPU runs it: $err"; fi
 }
 
 # ffmpeg's default thread count ("auto") must reach the core: libavcodec turns it into 1 for codecs without
@@ -337,6 +340,119 @@ check_encoder_rejects() {
     fi
 }
 
+# Colour: what a JP2 colr box or a cinema Rsiz says reaches FFmpeg's colour
+# properties (ffprobe shows them), ICC profiles travel as frame side data,
+# and the encoder writes them back. Properties as ffprobe's csv:
+# color_space,color_range,color_primaries,color_transfer.
+probe_colour() {  # file [ffprobe args...]
+    local f=$1
+    shift
+    "$FFPROBE" -v error -c:v j2k_cuda -backend "$BACKEND" "$@" -select_streams v:0 \
+        -show_entries stream=color_space,color_range,color_primaries,color_transfer -of csv=p=0 "$f"
+}
+
+expect_colour() {  # name want file [ffprobe args...]
+    local name=$1 want=$2 got
+    shift 2
+    got=$(probe_colour "$@" 2>"$OUT/$name.log")
+    [ "$got" = "$want" ] && pass "$name" || fail "$name" "ffprobe says '$got', want '$want'"
+}
+
+check_colour() {
+    local src=(-f lavfi -i testsrc2=s=97x61:d=0.04 -frames:v 1)
+    local enc=(-c:v j2k_cuda -backend "$BACKEND")
+    ff "${src[@]}" -pix_fmt rgb24 "${enc[@]}" -format jp2 "$OUT/srgb.jp2" &&
+        expect_colour colour-srgb gbr,pc,bt709,iec61966-2-1 "$OUT/srgb.jp2" || fail colour-srgb "could not encode"
+    ff "${src[@]}" -pix_fmt gray "${enc[@]}" -format jp2 "$OUT/grey.jp2" &&
+        expect_colour colour-greyscale unknown,pc,unknown,iec61966-2-1 "$OUT/grey.jp2" || fail colour-greyscale "could not encode"
+    # sYCC is full-range BT.601 YCbCr, here with 4:2:0 chroma at odd sizes.
+    ff "${src[@]}" -vf scale=out_range=full:out_color_matrix=bt601,format=yuv420p -color_range pc -colorspace bt470bg \
+        "${enc[@]}" -lossless 1 -format jp2 "$OUT/sycc.jp2" &&
+        expect_colour colour-sycc bt470bg,pc,bt709,iec61966-2-1 "$OUT/sycc.jp2" || fail colour-sycc "could not encode"
+    # Right colours, not only right labels: sYCC decoded to RGB through
+    # FFmpeg's conversion lands near the RGB it came from (a wrong matrix or
+    # range costs well over 10 dB).
+    local psnr=
+    ff "${src[@]}" -pix_fmt rgb24 "$OUT/sycc-src.png" &&
+    ff -c:v j2k_cuda -backend "$BACKEND" -i "$OUT/sycc.jp2" -pix_fmt rgb24 "$OUT/sycc-back.png" &&
+    psnr=$("$FFMPEG" -nostdin -hide_banner -i "$OUT/sycc-back.png" -i "$OUT/sycc-src.png" \
+           -lavfi psnr -f null - 2>&1 | sed -n 's/.*PSNR.* average:\([0-9.inf]*\).*/\1/p')
+    if [ -n "$psnr" ] && { [ "$psnr" = inf ] || awk -v p="$psnr" 'BEGIN { exit !(p >= 30) }'; }; then
+        pass colour-sycc-to-rgb
+    else
+        fail colour-sycc-to-rgb "PSNR of the decoded sYCC against its RGB source: '${psnr:-none}' dB"
+    fi
+    # DCI: Rsiz 4 says X'Y'Z' in a raw codestream, and the MXF says it too.
+    ff -f lavfi -i color=s=4096x2160:d=0.04 -frames:v 1 -pix_fmt xyz12le "${enc[@]}" -profile:v dci_4k "$OUT/dci.j2c" &&
+        expect_colour colour-dci-codestream unknown,pc,smpte428,smpte428 "$OUT/dci.j2c" || fail colour-dci-codestream "could not encode"
+    ff -f lavfi -i color=s=2048x1080:d=0.04 -frames:v 1 -pix_fmt xyz12le "${enc[@]}" -profile:v dci_2k "$OUT/dci.mxf" &&
+        expect_colour colour-dci-mxf unknown,pc,smpte428,smpte428 "$OUT/dci.mxf" || fail colour-dci-mxf "could not encode"
+    # ICC: frames with a profile (iccgen) give a JP2 whose decode carries it.
+    if ff "${src[@]}" -pix_fmt rgb24 -vf setparams=color_primaries=bt2020:color_trc=smpte2084,iccgen \
+          "${enc[@]}" -format jp2 "$OUT/icc.jp2" 2>"$OUT/icc-enc.log"; then
+        local sd
+        sd=$("$FFPROBE" -v error -c:v j2k_cuda -backend "$BACKEND" -show_frames -show_entries frame=side_data_list \
+             "$OUT/icc.jp2" 2>&1)
+        echo "$sd" | grep -q 'side_data_type=ICC profile' && pass colour-icc ||
+            fail colour-icc "no ICC profile side data on the decoded frame: $(echo "$sd" | head -n 3 | tr '\n' ' ')"
+        # With FFmpeg's ICC handling on, the profile's primaries and transfer come back.
+        sd=$("$FFPROBE" -v error -c:v j2k_cuda -backend "$BACKEND" -flags2 icc_profiles -show_frames \
+             -show_entries frame=color_primaries,color_transfer -of csv=p=0 "$OUT/icc.jp2" 2>&1)
+        [ "$sd" = "bt2020,smpte2084" ] && pass colour-icc-detected || fail colour-icc-detected "got '$sd'"
+    else
+        fail colour-icc "could not encode: $(head -n 2 "$OUT/icc-enc.log" | tr '\n' ' ')"
+    fi
+    # Properties the codestream cannot hold survive in the containers.
+    local c props=(-colorspace bt709 -color_primaries bt709 -color_trc bt709 -color_range tv)
+    for c in mov mkv mxf; do
+        ff -f lavfi -i testsrc2=s=128x72:d=0.04 -frames:v 1 -pix_fmt yuv422p10le "${props[@]}" "${enc[@]}" \
+            "$OUT/props.$c" && expect_colour "colour-kept-$c" bt709,tv,bt709,bt709 "$OUT/props.$c" ||
+            fail "colour-kept-$c" "could not encode"
+    done
+    # JP2 cannot label limited-range BT.709 YCbCr without a profile: one clear line, no guess.
+    reject jp2-unlabelled 'JP2 cannot describe' -f lavfi -i testsrc2=s=64x48:d=0.04 -pix_fmt yuv422p "${props[@]}" \
+        "${enc[@]}" -format jp2
+}
+
+# Damaged colour boxes: a colr with an unknown method decodes with a warning
+# and unknown colours; an unknown enumerated space is reported as unknown,
+# never guessed.
+check_colour_hostile() {
+    [ -s "$OUT/srgb.jp2" ] || { fail hostile-colr "no JP2 to damage"; return; }
+    python3 -c "
+import sys; d = bytearray(open(sys.argv[1], 'rb').read()); i = d.find(b'colr') + 4
+m = bytearray(d); m[i] = 9
+open(sys.argv[2], 'wb').write(m)
+e = bytearray(d); e[i + 3:i + 7] = (99).to_bytes(4, 'big')
+open(sys.argv[3], 'wb').write(e)" "$OUT/srgb.jp2" "$OUT/colr-method.jp2" "$OUT/colr-enum.jp2"
+    local f got
+    for f in colr-method colr-enum; do
+        got=$(probe_colour "$OUT/$f.jp2" 2>"$OUT/$f.log")
+        if [ $? = 0 ] && [ "$got" = unknown,unknown,unknown,unknown ]; then pass "hostile-$f"
+        else fail "hostile-$f" "ffprobe '$got': $(head -n 2 "$OUT/$f.log" | tr '\n' ' ')"; fi
+    done
+}
+
+# -err_detect explode refuses a damaged frame; without it the frame decodes
+# as far as it goes (a player keeps playing).
+check_strict() {
+    make_frames st 64x48 1 || { fail strict "could not encode"; return; }
+    local size st
+    size=$(stat -c %s "$OUT/st01.j2c")
+    head -c $((size * 2 / 3)) "$OUT/st01.j2c" > "$OUT/st-cut.j2c"
+    st=$(ff_status -c:v j2k_cuda -backend "$BACKEND" -i "$OUT/st-cut.j2c" -f framemd5 "$OUT/st-lenient.md5" 2>"$OUT/st-lenient.log")
+    if [ "$st" = 0 ] && [ "$(grep -vc '^#' "$OUT/st-lenient.md5")" = 1 ]; then pass strict-lenient
+    else fail strict-lenient "exit $st, frames: $(grep -vc '^#' "$OUT/st-lenient.md5" 2>/dev/null)"; fi
+    st=$(ff_status -c:v j2k_cuda -backend "$BACKEND" -err_detect explode -xerror -i "$OUT/st-cut.j2c" \
+         -f framemd5 "$OUT/st-strict.md5" 2>"$OUT/st-strict.log")
+    case $st in
+    0) fail strict-explode "the damaged frame decoded" ;;
+    signal*) fail strict-explode "ffmpeg died of $st" ;;
+    *) grep -q '^\[j2k_cuda @' "$OUT/st-strict.log" && pass strict-explode ||
+           fail strict-explode "exit $st without j2k_cuda's message" ;;
+    esac
+}
+
 check_start
 check_help
 check_threads
@@ -349,3 +465,6 @@ check_other_codec
 check_size_change
 check_gpu_gone
 check_encoder_rejects
+check_colour
+check_colour_hostile
+check_strict

@@ -453,6 +453,23 @@ check_strict() {
     esac
 }
 
+# Frames already on the GPU (hwupload_cuda) give the same MXF as frames in
+# memory: the same codestreams, and the same picture and JPEG 2000
+# descriptors, which the muxer must read from the essence since codecpar
+# says only "cuda". bitexact makes the two files comparable byte for byte.
+check_mxf_cuda_frames() {
+    if ! has_gpu; then skip mxf-cuda-frames "needs an NVIDIA GPU for CUDA frames"; return; fi
+    local fmt src=(-f lavfi -i testsrc2=s=1920x1080:r=24:d=0.125)
+    for fmt in yuv422p10le gbrp12le; do
+        ff "${src[@]}" -vf "format=$fmt" -c:v j2k_cuda -backend cuda -fflags +bitexact "$OUT/host-$fmt.mxf" 2>"$OUT/host-$fmt.log" &&
+        ff -init_hw_device cuda=gpu -filter_hw_device gpu "${src[@]}" -vf "format=$fmt,hwupload_cuda" \
+            -c:v j2k_cuda -backend cuda -fflags +bitexact "$OUT/cuda-$fmt.mxf" 2>"$OUT/cuda-$fmt.log" ||
+            { fail "mxf-cuda-frames-$fmt" "encode failed: $(cat "$OUT/host-$fmt.log" "$OUT/cuda-$fmt.log" | head -n 2 | tr '\n' ' ')"; continue; }
+        cmp -s "$OUT/host-$fmt.mxf" "$OUT/cuda-$fmt.mxf" && pass "mxf-cuda-frames-$fmt" ||
+            fail "mxf-cuda-frames-$fmt" "the MXF from CUDA frames differs from the one from frames in memory"
+    done
+}
+
 check_start
 check_help
 check_threads
@@ -468,3 +485,4 @@ check_encoder_rejects
 check_colour
 check_colour_hostile
 check_strict
+check_mxf_cuda_frames

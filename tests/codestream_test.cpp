@@ -569,7 +569,10 @@ TEST(Codestream, InterleavedTilesAndTileHeaders)
     ASSERT_EQ(cs.tile_parts.size(), 5u);
     EXPECT_EQ(cs.tile_parts[2].tile, 3);
     EXPECT_EQ(cs.tile_parts[2].part, 1);
-    EXPECT_TRUE(cs.warnings.empty()) << cs.warnings[0];
+    // Tiles 0 and 2 have no tile-part: damage (A.4.2), told once.
+    ASSERT_EQ(cs.warnings.size(), 1u);
+    EXPECT_EQ(cs.warnings[0], "2 of 4 tiles have no tile-part");
+    EXPECT_EQ(cs.damage, cs.warnings);
 }
 
 TEST(Codestream, TilePartOrderAndSotFieldsValidated)

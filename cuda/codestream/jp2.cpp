@@ -453,6 +453,7 @@ Jp2File parse_jp2(const uint8_t *data, size_t size)
         } else if (b.type == jp2_box::kCodestream) {
             J2KC_CHECK_DATA(have_jp2h, "jp2c at offset %zu comes before jp2h", b.offset);
             if (clipped) f.warnings.push_back("jp2c runs past the end of the file: clipped");
+            f.codestream_clipped = clipped;
             f.codestream = data + b.content_offset;
             f.codestream_size = b.content_size;
             f.codestream_offset = b.content_offset;

@@ -95,6 +95,7 @@ struct Jp2File {
     const uint8_t *codestream = nullptr;
     size_t codestream_size = 0;
     size_t codestream_offset = 0;
+    bool codestream_clipped = false;  ///< the jp2c box ran past the end of the file
 
     uint32_t brand = 0, minor_version = 0;
     std::vector<uint32_t> compatibility;

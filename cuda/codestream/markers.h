@@ -180,6 +180,10 @@ struct Codestream {
     std::vector<Tile> tiles;                   ///< tiles that appeared, in index order
     std::vector<TilePartInfo> tile_parts;      ///< every tile-part, in codestream order
     std::vector<std::string> warnings;         ///< non-fatal oddities met while parsing
+    /// The warnings that say the codestream is damaged (cut short, tile-parts
+    /// or tiles or EOC missing, inconsistent SOT counts), not merely odd: a
+    /// strict decoder refuses the frame for the first of them.
+    std::vector<std::string> damage;
     bool has_eoc = false;                      ///< EOC was found
     bool truncated = false;                    ///< the data ended inside a tile-part
     uint64_t main_header_end = 0;              ///< offset of the first SOT

@@ -156,6 +156,11 @@ private:
     __attribute__((format(printf, 2, 3)))
 #endif
     void warn(const char *format, ...);
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    /// A warning that says the codestream is damaged (Codestream::damage).
+    void damaged(const char *format, ...);
 
     void parse_main_header(ByteReader &r);
     /// Returns false when the data ended inside this tile-part's header.
@@ -216,6 +221,17 @@ void Parser::warn(const char *format, ...)
     std::vsnprintf(message, sizeof(message), format, args);
     va_end(args);
     cs_.warnings.push_back(message);
+}
+
+void Parser::damaged(const char *format, ...)
+{
+    char message[400];
+    va_list args;
+    va_start(args, format);
+    std::vsnprintf(message, sizeof(message), format, args);
+    va_end(args);
+    warn("%s", message);
+    if (cs_.damage.size() < kMaxWarnings) cs_.damage.push_back(message);
 }
 
 uint16_t Parser::read_component(ByteReader &r)
@@ -749,7 +765,7 @@ bool Parser::parse_tile_part(ByteReader &r)
 {
     const size_t sot_at = r.position();
     if (r.remaining() < 12) {
-        warn("codestream ends inside the SOT at offset %zu", sot_at);
+        damaged("codestream ends inside the SOT at offset %zu", sot_at);
         cs_.truncated = true;
         return false;
     }
@@ -791,8 +807,8 @@ bool Parser::parse_tile_part(ByteReader &r)
         const size_t at = r.position();
         if (end - at < 2) {
             if (may_be_cut) {
-                warn("codestream ends in the header of tile %u tile-part %u: tile-part dropped",
-                     unsigned{tp.tile}, unsigned{tp.part});
+                damaged("codestream ends in the header of tile %u tile-part %u: tile-part dropped",
+                        unsigned{tp.tile}, unsigned{tp.part});
                 cs_.truncated = true;
                 return false;
             }
@@ -823,8 +839,8 @@ bool Parser::parse_tile_part(ByteReader &r)
         }
         if (end - at < 4 || seg_end > end) {
             if (may_be_cut) {  // then end is the end of the data: truncation
-                warn("codestream ends in the header of tile %u tile-part %u: tile-part dropped",
-                     unsigned{tp.tile}, unsigned{tp.part});
+                damaged("codestream ends in the header of tile %u tile-part %u: tile-part dropped",
+                        unsigned{tp.tile}, unsigned{tp.part});
                 cs_.truncated = true;
                 return false;
             }
@@ -870,9 +886,9 @@ bool Parser::parse_tile_part(ByteReader &r)
     tp.data_length = data_end - tp.data_offset;
     tp.truncated = past_end;
     if (past_end) {
-        warn("tile %u tile-part %u: Psot %u runs %llu bytes past the end; kept what is there",
-             unsigned{tp.tile}, unsigned{tp.part}, tp.psot,
-             static_cast<unsigned long long>(uint64_t{tp.psot} - (size_ - sot_at)));
+        damaged("tile %u tile-part %u: Psot %u runs %llu bytes past the end; kept what is there",
+                unsigned{tp.tile}, unsigned{tp.part}, tp.psot,
+                static_cast<unsigned long long>(uint64_t{tp.psot} - (size_ - sot_at)));
         cs_.truncated = true;
     }
     if (existing < 0) {
@@ -914,11 +930,11 @@ bool Parser::parse_tile_part(ByteReader &r)
     tile.truncated = past_end;
     if (tp.parts) {
         if (tile.tile_parts_declared && tile.tile_parts_declared != tp.parts)
-            warn("tile %u: TNsot changes from %u to %u", unsigned{tp.tile},
-                 unsigned{tile.tile_parts_declared}, unsigned{tp.parts});
+            damaged("tile %u: TNsot changes from %u to %u", unsigned{tp.tile},
+                    unsigned{tile.tile_parts_declared}, unsigned{tp.parts});
         if (tp.part >= tp.parts)
-            warn("tile %u: TPsot %u >= TNsot %u", unsigned{tp.tile}, unsigned{tp.part},
-                 unsigned{tp.parts});
+            damaged("tile %u: TPsot %u >= TNsot %u", unsigned{tp.tile}, unsigned{tp.part},
+                    unsigned{tp.parts});
         tile.tile_parts_declared = tp.parts;
     }
     cs_.tile_parts.push_back(tp);
@@ -998,10 +1014,14 @@ void Parser::finish()
 
     std::sort(cs_.tiles.begin(), cs_.tiles.end(),
               [](const Tile &a, const Tile &b) { return a.index < b.index; });
+    // A.4.2: every tile has at least one tile-part. Absent ones decode as
+    // zero coefficients (the image's mean), which only a damaged stream needs.
+    if (cs_.tiles.size() < num_tiles_ && !cs_.truncated)
+        damaged("%zu of %u tiles have no tile-part", num_tiles_ - cs_.tiles.size(), num_tiles_);
     for (const Tile &t : cs_.tiles) {
         if (t.tile_parts_declared && t.tile_parts_seen < t.tile_parts_declared && !cs_.truncated)
-            warn("tile %u: %u of %u tile-parts present", t.index, unsigned{t.tile_parts_seen},
-                 unsigned{t.tile_parts_declared});
+            damaged("tile %u: %u of %u tile-parts present", t.index, unsigned{t.tile_parts_seen},
+                    unsigned{t.tile_parts_declared});
         const HeaderParameters &h = t.header;
         if (h.cod || h.qcd || !h.coc.empty() || !h.qcc.empty())
             check_quantization(&h, "header", t.index);
@@ -1019,7 +1039,7 @@ Codestream Parser::run()
     for (;;) {
         const size_t at = r.position();
         if (r.remaining() < 2) {
-            warn("no EOC at the end of the codestream");
+            damaged("no EOC at the end of the codestream");
             break;
         }
         const uint16_t m = r.peek_u16();
@@ -1029,7 +1049,7 @@ Codestream Parser::run()
             break;
         }
         if (m != kSOT) {
-            warn("%zu bytes at offset %zu are neither SOT nor EOC: ignored", r.remaining(), at);
+            damaged("%zu bytes at offset %zu are neither SOT nor EOC: ignored", r.remaining(), at);
             break;
         }
         if (!parse_tile_part(r)) break;

@@ -25,6 +25,7 @@ struct ParsedStream {
     Codestream cs;
     uint32_t reduce = 0;
     uint32_t max_layers = 0;
+    bool strict = false;  ///< damage fails the frame (j2kc_decoder_config::strict)
 };
 
 /** Frames a decoder queues before submit says AGAIN (config 0: the backend's default). */
@@ -48,6 +49,14 @@ ParsedStream parse_stream(const uint8_t *data, size_t size, const j2kc_decoder_c
 void describe_stream(const ParsedStream &s, j2kc_stream_info &info);
 /** The oddities met while parsing, JP2 boxes first, for the frame's log. */
 std::vector<std::string> stream_warnings(const ParsedStream &s);
+/**
+ * Strict decoding: INVALID_DATA naming the first damage the parse met (a
+ * truncated file or codestream, missing tile-parts, tiles or EOC); nothing
+ * when the stream is whole or the decoder is lenient.
+ */
+void check_intact(const ParsedStream &s);
+/** Strict decoding: INVALID_DATA when Tier-1 found corrupt code-blocks in a tile; a warning otherwise. */
+void report_corrupt_blocks(const ParsedStream &s, uint32_t tile, uint32_t corrupt, const Logger &log);
 OutputPlacement check_output(const ParsedStream &s, const j2kc_image &out);
 void for_each_tile(const ParsedStream &s, const std::function<void(const Tile &)> &fn);
 

@@ -52,6 +52,7 @@ ParsedStream parse_stream(const uint8_t *data, size_t size, const j2kc_decoder_c
     });
     s.reduce = static_cast<uint32_t>(std::max(0, config.reduce));
     s.max_layers = static_cast<uint32_t>(std::max(0, config.layers));
+    s.strict = config.strict != 0;
     return s;
 }
 
@@ -158,6 +159,24 @@ std::vector<std::string> stream_warnings(const ParsedStream &s)
         for (const std::string &w : s.jp2->warnings) all.push_back("JP2: " + w);
     all.insert(all.end(), s.cs.warnings.begin(), s.cs.warnings.end());
     return all;
+}
+
+void check_intact(const ParsedStream &s)
+{
+    if (!s.strict) return;
+    std::vector<std::string> damage = s.cs.damage;
+    if (s.jp2 && s.jp2->codestream_clipped) damage.insert(damage.begin(), "the jp2c box runs past the end of the file");
+    if (damage.empty()) return;
+    const std::string more = damage.size() > 1 ? " (and " + std::to_string(damage.size() - 1) + " more)" : "";
+    fail(J2KC_ERR_INVALID_DATA, "damaged codestream (strict decoding): %s%s", damage.front().c_str(), more.c_str());
+}
+
+void report_corrupt_blocks(const ParsedStream &s, uint32_t tile, uint32_t corrupt, const Logger &log)
+{
+    if (!corrupt) return;
+    J2KC_CHECK_DATA(!s.strict, "damaged codestream (strict decoding): tile %u has %u corrupt code-blocks", tile,
+                    corrupt);
+    log.log(J2KC_LOG_WARNING, "tile %u: %u corrupt code-blocks decoded as zero", tile, corrupt);
 }
 
 OutputPlacement check_output(const ParsedStream &s, const j2kc_image &out)
@@ -281,6 +300,7 @@ private:
                        "the CPU backend writes host memory only: ask for backend cuda");
         auto t0 = Clock::now();
         const ParsedStream s = parse_stream(data, size, config_);
+        check_intact(s);
         for (const std::string &w : stream_warnings(s)) log_.log(J2KC_LOG_WARNING, "%s", w.c_str());
         // A palette: decode the codestream components (32-bit planes) here,
         // then map them into the caller's channels.
@@ -313,14 +333,12 @@ private:
         }
         const OutputPlacement placement = check_output(s, palette ? indices : output);
         times_.tier2 += ms_since(t0);
-        TileDecodeOptions options{s.reduce, s.max_layers};
+        TileDecodeOptions options{s.reduce, s.max_layers, s.strict};
         for_each_tile(s, [&](const Tile &tile) {
             t0 = Clock::now();
             decode_tile_coefficients(s.cs, tile, options, pool_, storage_, tile_coefficients_);
             times_.tier1 += ms_since(t0);
-            if (tile_coefficients_.corrupt_code_blocks)
-                log_.log(J2KC_LOG_WARNING, "tile %u: %u corrupt code-blocks decoded as zero", tile.index,
-                         tile_coefficients_.corrupt_code_blocks);
+            report_corrupt_blocks(s, tile.index, tile_coefficients_.corrupt_code_blocks, log_);
             t0 = Clock::now();
             reconstruct_tile_cpu(tile_coefficients_, placement, pool_);
             times_.dwt += ms_since(t0);

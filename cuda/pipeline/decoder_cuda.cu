@@ -436,12 +436,8 @@ public:
         for (const std::string &w : frame->warnings) log_.log(J2KC_LOG_WARNING, "%s", w.c_str());
         if (frame->error) std::rethrow_exception(frame->error);
         if (gpu_tier1_) count_gpu_corrupt(*frame);
-        for (size_t t = 0; t < frame->tiles.size(); ++t) {
-            const uint32_t corrupt = frame->corrupt[t].load();
-            if (corrupt)
-                log_.log(J2KC_LOG_WARNING, "tile %u: %u corrupt code-blocks decoded as zero", frame->tiles[t]->index,
-                         corrupt);
-        }
+        for (size_t t = 0; t < frame->tiles.size(); ++t)
+            report_corrupt_blocks(frame->stream, frame->tiles[t]->index, frame->corrupt[t].load(), log_);
         if (!output) return true;  // dropped
         write_output(*frame, *output);
         std::lock_guard<std::mutex> lock(mutex_);
@@ -771,6 +767,7 @@ private:
         const ParsedStream &s = frame.stream;
         // create_decoder routes palettes (I.5.3.4) to the CPU backend, which maps them on host planes.
         J2KC_CHECK_SUPPORTED(!(s.jp2 && s.jp2->palette), "JP2 palettes (pclr/cmap) are mapped by the CPU backend");
+        check_intact(s);
         frame.warnings = stream_warnings(s);
         for_each_tile(s, [&](const Tile &tile) {
             if (&tile >= s.cs.tiles.data() && &tile < s.cs.tiles.data() + s.cs.tiles.size()) {
@@ -781,7 +778,7 @@ private:
             }
         });
         const size_t n = frame.tiles.size();
-        const TileDecodeOptions options{s.reduce, s.max_layers};
+        const TileDecodeOptions options{s.reduce, s.max_layers, s.strict};
         frame.blocks.resize(n);
         frame.planes.resize(n);
         frame.offset.resize(n);
@@ -866,7 +863,7 @@ private:
         const auto t0 = Clock::now();
         if (!frame.cancelled.load() && !frame.failed.load()) {
             const ParsedStream &s = frame.stream;
-            const TileDecodeOptions options{s.reduce, s.max_layers};
+            const TileDecodeOptions options{s.reduce, s.max_layers, s.strict};
             size_t t = std::upper_bound(frame.block_start.begin(), frame.block_start.end(), begin) -
                        frame.block_start.begin() - 1;
             try {

@@ -76,7 +76,13 @@ void prepare_tile(const Codestream &cs, const Tile &tile, const TileDecodeOption
     blocks.layout = build_partition(cs.siz, cs, tile);
     prepare_planes(cs, tile, blocks.layout, options, out);
     out.corrupt_code_blocks = 0;
-    decode_tile_packets(cs, tile, blocks.layout, options.max_layers, blocks.codewords);
+    PacketDecodeStats stats;
+    decode_tile_packets(cs, tile, blocks.layout, options.max_layers, blocks.codewords, &stats);
+    // Packet headers that promise more bytes than the tile holds: the packets
+    // after the cut are lost, which a strict decoder does not pass over.
+    J2KC_CHECK_DATA(!(options.strict && stats.truncated),
+                    "damaged codestream (strict decoding): tile %u: its packet data ends after %llu packets",
+                    tile.index, static_cast<unsigned long long>(stats.packets));
 }
 
 /** Tier-1 parameters of a coded code-block: Mb from its band's step (E.1), P from Tier-2, the ROI shift (H). */

@@ -25,6 +25,7 @@ namespace j2kc {
 struct TileDecodeOptions {
     uint32_t reduce = 0;      ///< top resolution levels to discard
     uint32_t max_layers = 0;  ///< 0 = all
+    bool strict = false;      ///< packet data that ends early fails the tile (else what was read is kept)
 };
 
 /** What Tier-2 found for one tile: the partition and each code-block's codewords. */

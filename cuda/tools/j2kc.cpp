@@ -3,7 +3,9 @@
  * @brief The j2kc command-line tool: decode, encode and dump through the
  * public C API (j2kc.h), for conformance work (ISO/IEC 15444-4 compares every
  * component at its own size and precision) and scripts. File formats and
- * arguments only: every codec decision lives in the library.
+ * arguments: every codec decision lives in the library. What decode makes of
+ * the decoded components by default (RGB from YCbCr, sRGB from a profile) is
+ * delivery.cpp's, as opj_decompress delivers images.
  */
 #include <cerrno>
 #include <cstdio>
@@ -15,9 +17,9 @@
 #include <vector>
 
 #include "codestream/jp2.h"
-#include "codestream/markers.h"
 #include "common/status.h"
 #include "j2kc.h"
+#include "tools/delivery.h"
 #include "tools/dump_bridge.h"
 #include "tools/image_io.h"
 
@@ -61,9 +63,18 @@ const char *const kDecodeHelp =
     "                                (1, 2 or 4 bytes by precision); .rawl little-endian\n"
     "  -r, --reduce N       discard the N highest resolution levels\n"
     "  -l, --layers N       decode the first N quality layers (0 = all)\n"
+    "      --raw-components write the components as coded (YCbCr, subsampled, no\n"
+    "                       colour profile applied) instead of the image they code\n"
+    "      --strict         fail on any damage (truncation, missing tile-parts or EOC,\n"
+    "                       corrupt code-blocks) instead of decoding what is there\n"
     "      --backend B      auto (default), cpu or cuda\n"
     "      --threads N      Tier-1 worker threads (0 = one a core)\n"
-    "  -v, --verbose        print the library's messages\n";
+    "  -v, --verbose        print the library's messages\n"
+    "\n"
+    "By default the image is delivered as opj_decompress delivers it: sYCC and\n"
+    "e-sYCC become RGB (chroma upsampled), as do three components with subsampled\n"
+    "chroma in a raw codestream; CMYK becomes 8-bit RGB; an ICC profile or CIELab\n"
+    "is converted to sRGB (with lcms2: see j2kc --version). Palettes are applied.\n";
 
 const char *const kEncodeHelp =
     "usage: j2kc encode -i IN -o OUT.{j2c,j2k,jp2} [options]\n"
@@ -261,13 +272,44 @@ void apply_common_options(const Args &args, LogSink *sink, Config *config)
     config->threads = static_cast<int>(parse_int("--threads", args.get("--threads", "0"), 0, 4096));
 }
 
+/**
+ * What the delivery needs of the stream: its colour as the library reports
+ * it, and from the boxes and SIZ what j2kc_stream_info does not carry
+ * (CIELab parameters, the image origin that places subsampled chroma).
+ */
+j2kc::tools::StreamColour stream_colour(const std::vector<uint8_t> &bytes, const j2kc_stream_info &info, int reduce)
+{
+    j2kc::tools::StreamColour colour;
+    colour.space = info.color_space;
+    colour.icc = info.icc_profile;
+    colour.icc_size = info.icc_profile_size;
+    const uint8_t *cs = bytes.data();
+    size_t size = bytes.size();
+    if (j2kc::is_jp2(cs, size)) {
+        const j2kc::Jp2File file = j2kc::parse_jp2(cs, size);  // the decoder has read it: it parses
+        if (const j2kc::Jp2Colour *colr = file.colour()) colour.lab_parameters = colr->lab_parameters;
+        cs = file.codestream;
+        size = file.codestream_size;
+    }
+    // A.5: SIZ follows SOC, XOsiz and YOsiz are bytes 16..23 of the codestream.
+    auto u32 = [&](size_t at) {
+        return uint32_t{cs[at]} << 24 | uint32_t{cs[at + 1]} << 16 | uint32_t{cs[at + 2]} << 8 | cs[at + 3];
+    };
+    if (size >= 24) {
+        const uint64_t d = uint64_t{1} << reduce;
+        colour.x0 = static_cast<uint32_t>((u32(16) + d - 1) / d);
+        colour.y0 = static_cast<uint32_t>((u32(20) + d - 1) / d);
+    }
+    return colour;
+}
+
 int run_decode(int argc, char **argv)
 {
     static const std::map<std::string, bool> options = {
         {"-i", true},        {"--input", true},   {"-o", true},        {"--output", true},
         {"-r", true},        {"--reduce", true},  {"-l", true},        {"--layers", true},
         {"--backend", true}, {"--threads", true}, {"-v", false},       {"--verbose", false},
-        {"-h", false},       {"--help", false}};
+        {"-h", false},       {"--help", false},   {"--strict", false}, {"--raw-components", false}};
     Args args(argc, argv, options);
     if (args.help()) {
         std::fputs(kDecodeHelp, stdout);
@@ -287,6 +329,7 @@ int run_decode(int argc, char **argv)
     apply_common_options(args, &sink, &config);
     config.reduce = static_cast<int>(parse_int("--reduce", args.get("-r", args.get("--reduce", "0")), 0, 32));
     config.layers = static_cast<int>(parse_int("--layers", args.get("-l", args.get("--layers", "0")), 0, 65535));
+    config.strict = args.has("--strict") ? 1 : 0;
 
     std::vector<uint8_t> bytes = j2kc::tools::read_file(in);
 
@@ -368,6 +411,11 @@ int run_decode(int argc, char **argv)
         }
     }
 
+    if (!args.has("--raw-components")) {
+        for (const std::string &w : j2kc::tools::deliver_image(image, stream_colour(bytes, info, config.reduce)))
+            std::fprintf(stderr, "j2kc decode: %s: %s\n", in.c_str(), w.c_str());
+    }
+
     std::vector<std::string> written = j2kc::tools::write_image(out, image);
     if (sink.verbose) {
         for (const std::string &f : written) std::fprintf(stderr, "wrote %s\n", f.c_str());
@@ -415,6 +463,7 @@ int run_encode(int argc, char **argv)
     if (out_format != FileFormat::j2c && out_format != FileFormat::jp2) {
         usage_error("encode: output '" + out + "' must end in .j2c, .j2k or .jp2");
     }
+    if (args.has("--icc") && out_format != FileFormat::jp2) usage_error("option '--icc' needs a .jp2 output");
 
     LogSink sink;
     j2kc_encoder_config config;
@@ -518,7 +567,6 @@ int run_encode(int argc, char **argv)
 
     std::vector<uint8_t> icc;
     if (args.has("--icc")) {
-        if (out_format != FileFormat::jp2) usage_error("option '--icc' needs a .jp2 output");
         icc = j2kc::tools::read_file(args.get("--icc"));
         config.icc_profile = icc.data();
         config.icc_profile_size = icc.size();
@@ -617,7 +665,9 @@ int main(int argc, char **argv)
         }
         if (command == "--version") {
             unsigned v = j2kc_version();
-            std::printf("j2kc %u.%u.%u\n", v >> 16, (v >> 8) & 0xFF, v & 0xFF);
+            const std::string cms = j2kc::tools::colour_management();
+            std::printf("j2kc %u.%u.%u (ICC profiles: %s)\n", v >> 16, (v >> 8) & 0xFF, v & 0xFF,
+                        cms.empty() ? "not applied, built without lcms2" : cms.c_str());
             return kExitOk;
         }
         if (command == "decode") return run_decode(argc, argv);

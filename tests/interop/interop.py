@@ -16,6 +16,13 @@ Sections:
   encode     `j2kc encode` over its options, decoded by opj_decompress:
              bit-exact against the source image for lossless; for lossy equal
              (<= 1 LSB, exact count reported) to `j2kc decode` of the same file.
+  deliver    JP2 files (and a raw codestream) that `j2kc encode` writes: sYCC
+             4:2:0/4:2:2/4:4:4 at odd sizes, greyscale, RGB and greyscale with an
+             ICC profile made here, CMYK, e-sYCC and CIELab colour boxes, 8 to 16
+             bits, decoded by `j2kc decode` and by opj_decompress: the images
+             both deliver (RGB from YCbCr, sRGB through the profile) are equal
+             within 1 LSB; `--raw-components` gives the coded components, which
+             for these lossless files are the source's.
   malformed  truncated and corrupted streams: `j2kc decode`/`dump` must exit
              0 or 1 with one line on stderr, never crash or hang.
   dump       `j2kc dump` names the markers of opj streams; --full adds a DCI 2K
@@ -39,6 +46,7 @@ import os
 import random
 import re
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -154,6 +162,58 @@ def write_raw(path, planes, prec, little=False):
             f.write(pack_samples(p, prec, little))
 
 
+def make_icc(space='RGB ', gamma=2.2):
+    """A minimal ICC v2 display profile (ICC.1:2001): matrix/TRC RGB with Adobe
+    RGB-like primaries, or greyscale, both with a gamma curve: far enough
+    from sRGB that applying it changes every sample."""
+    def s15(v):
+        return struct.pack('>i', int(round(v * 65536)))
+
+    def xyz(x, y, z):
+        return b'XYZ \0\0\0\0' + s15(x) + s15(y) + s15(z)
+    curve = b'curv\0\0\0\0' + struct.pack('>IH', 1, int(round(gamma * 256)))
+    text = b'j2kc interop profile'
+    desc = (b'desc\0\0\0\0' + struct.pack('>I', len(text) + 1) + text + b'\0' + struct.pack('>IIHB', 0, 0, 0, 0) +
+            b'\0' * 67)
+    tags = [(b'desc', desc), (b'wtpt', xyz(0.9642, 1.0, 0.8249)), (b'cprt', b'text\0\0\0\0public domain\0')]
+    if space == 'RGB ':
+        tags += [(b'rXYZ', xyz(0.6097, 0.3111, 0.0195)), (b'gXYZ', xyz(0.2053, 0.6257, 0.0609)),
+                 (b'bXYZ', xyz(0.1492, 0.0632, 0.7446)), (b'rTRC', curve), (b'gTRC', curve), (b'bTRC', curve)]
+    else:
+        tags += [(b'kTRC', curve)]
+    offset = 128 + 4 + 12 * len(tags)
+    table, data = b'', b''
+    for sig, body in tags:
+        table += sig + struct.pack('>II', offset + len(data), len(body))
+        data += body + b'\0' * (-len(body) % 4)
+    header = (struct.pack('>I', offset + len(data)) + b'\0' * 4 + struct.pack('>I', 0x02100000) + b'mntr' +
+              space.encode() + b'XYZ ' + b'\0' * 12 + b'acsp' + b'\0' * 24 + struct.pack('>I', 0) +
+              s15(0.9642) + s15(1.0) + s15(0.8249) + b'\0' * 48)
+    return header + struct.pack('>I', len(tags)) + table + data
+
+
+def jp2_boxes(data, start, end):
+    pos = start
+    while pos + 8 <= end:
+        length, kind = struct.unpack('>I4s', data[pos:pos + 8])
+        yield pos, length, kind
+        pos += length
+
+
+def replace_colr(data, content):
+    """The JP2 file with the content of its (one) colr box replaced."""
+    out = b''
+    for pos, length, kind in jp2_boxes(data, 0, len(data)):
+        if kind != b'jp2h':
+            out += data[pos:pos + length]
+            continue
+        inner = b''
+        for p2, l2, k2 in jp2_boxes(data, pos + 8, pos + length):
+            inner += struct.pack('>I', 8 + len(content)) + b'colr' + content if k2 == b'colr' else data[p2:p2 + l2]
+        out += struct.pack('>I', 8 + len(inner)) + b'jp2h' + inner
+    return out
+
+
 # --------------------------------------------------------------------------
 # Sources: described by a key, generated once per run
 # --------------------------------------------------------------------------
@@ -265,9 +325,9 @@ class Decoder:
     def __init__(self, kind, j2kc=None, backend=None):
         self.kind, self.j2kc, self.backend = kind, j2kc, backend
 
-    def decode(self, stream, out, reduce=0, layers=0, component=None):
+    def decode(self, stream, out, reduce=0, layers=0, component=None, raw_components=False):
         if self.kind == 'j2kc':
-            cmd = [self.j2kc, 'decode', '-i', stream, '-o', out]
+            cmd = [self.j2kc, 'decode', '-i', stream, '-o', out] + (['--raw-components'] if raw_components else [])
             if reduce:
                 cmd += ['-r', str(reduce)]
             if layers:
@@ -601,7 +661,10 @@ class EncodeCase:
         if rc != 0:
             return Result(self, 'fail', 'opj_decompress cannot decode our stream: %s' % (msg[0] if msg else rc))
         ref_files = pgx_components(ref_out)
-        if len(ref_files) == 3 and any(s != (1, 1) for s in self.src.sub):
+        # Subsampled chroma: the codestream's components, each decoded alone
+        # (opj_decompress, like `j2kc decode`, delivers them as RGB).
+        per_component = len(ref_files) == 3 and any(s != (1, 1) for s in self.src.sub)
+        if per_component:
             ref_files = []
             for c in range(3):
                 out = os.path.join(work, 'opj_c%d.pgx' % c)
@@ -620,7 +683,7 @@ class EncodeCase:
                 return Result(self, 'fail', 'lossless, opj_decompress vs source: ' + why)
             return Result(self, 'pass')
         ours = os.path.join(work, 'ours.pgx')
-        rc, msg = Decoder('j2kc', ctx.j2kc, ctx.backend).decode(stream, ours)
+        rc, msg = Decoder('j2kc', ctx.j2kc, ctx.backend).decode(stream, ours, raw_components=per_component)
         if rc != 0:
             return Result(self, 'fail', 'j2kc cannot decode its own stream: %s' % (msg[0] if msg else rc))
         tol = 0 if ctx.strict97 else 1
@@ -765,6 +828,131 @@ class PsnrCase:
         if figures[1] < figures[0]:
             return Result(self, 'fail', 'lower PSNR than opj: ' + text)
         return Result(self, 'pass', text)
+
+
+class DeliverCase:
+    """A JP2 file `j2kc encode` writes (a colour box rewritten where `colr` is
+    given), decoded by `j2kc decode` and by opj_decompress, both delivering
+    the image: equal within `tolerance`. With `reference='opj16'` (an ICC
+    profile on 12-bit samples, which opj_decompress hands to lcms2 unscaled as
+    16-bit codes) the reference is opj_decompress's decode of the same image
+    scaled to 16 bits, scaled back. Lossless files also check that
+    `--raw-components` gives the source's components."""
+
+    section = 'deliver'
+
+    def __init__(self, name, src, args, ext='jp2', icc=None, colr=None, tolerance=1, reference='opj'):
+        self.name = 'deliver/' + name
+        self.src, self.kind, self.args, self.ext = src, 'raw', args, ext
+        self.icc, self.colr, self.tolerance, self.reference = icc, colr, tolerance, reference
+        self.full_only = False
+        self.lossless = '--lossless' in args
+
+    def encode(self, ctx, work, src, name):
+        stream = os.path.join(work, name + '.' + self.ext)
+        cmd = [ctx.j2kc, 'encode', '-i', src.file(ctx.root, 'raw'), '-o', stream, '--raw', src.raw_spec_j2kc()]
+        cmd += self.args + (['--backend', ctx.backend] if ctx.backend else [])
+        if self.icc:
+            icc = os.path.join(work, 'profile.icc')
+            with open(icc, 'wb') as f:
+                f.write(make_icc(self.icc))
+            cmd += ['--icc', icc]
+        rc, so, se = run(cmd)
+        if rc != 0:
+            raise RuntimeError('j2kc encode failed (%s): %s' % (rc, se.strip()))
+        if self.colr:
+            with open(stream, 'rb') as f:
+                data = replace_colr(f.read(), self.colr)
+            with open(stream, 'wb') as f:
+                f.write(data)
+        return stream
+
+    def run(self, ctx, work):
+        if (self.icc or (self.colr and self.colr[3:7] == struct.pack('>I', 14))) and not ctx.lcms2:
+            return Result(self, 'skip', 'j2kc is built without lcms2')
+        stream = self.encode(ctx, work, self.src, 'ours')
+        dut = os.path.join(work, 'dut.pgx')
+        rc, so, se = run([ctx.j2kc, 'decode', '-i', stream, '-o', dut] + (['--backend', ctx.backend] if ctx.backend else []))
+        if rc != 0:
+            return Result(self, 'fail', 'j2kc decode failed (%s): %s' % (rc, se.strip()))
+        if se.strip():
+            return Result(self, 'fail', 'j2kc decode warns: %s' % se.strip().splitlines()[0])
+        ref = os.path.join(work, 'ref.pgx')
+        if self.reference == 'opj16':
+            wide = scaled_source(self.src, 16)
+            rc, msg = ctx.reference.decode(self.encode(ctx, work, wide, 'wide'), ref)
+            if rc == 0:
+                for path in pgx_components(ref):
+                    p = Pgx(path)
+                    top = (1 << self.src.prec) - 1
+                    write_pgx(path, p.w, p.h, self.src.prec, False, [(v * top + 32767) // 65535 for v in p.samples()])
+        else:
+            rc, msg = ctx.reference.decode(stream, ref)
+        if rc != 0:
+            return Result(self, 'fail', 'opj_decompress cannot decode it: %s' % (msg[0] if msg else rc))
+        ok, worst, ndiff, why = compare_pgx(pgx_components(ref), pgx_components(dut), self.tolerance)
+        if not ok:
+            return Result(self, 'fail', why, worst or 0, ndiff or 0)
+        if self.lossless:
+            raw = os.path.join(work, 'raw.pgx')
+            rc, so, se = run([ctx.j2kc, 'decode', '-i', stream, '-o', raw, '--raw-components'])
+            self.src.make(ctx.root)
+            src_files = []
+            for c in range(self.src.comps):
+                cw, ch = self.src.dims(c)
+                path = os.path.join(work, 'src_%d.pgx' % c)
+                write_pgx(path, cw, ch, self.src.prec, self.src.signed, self.src.planes[c])
+                src_files.append(path)
+            ok2, _, _, why2 = compare_pgx(src_files, pgx_components(raw), 0)
+            if rc != 0 or not ok2:
+                return Result(self, 'fail', '--raw-components: %s' % (why2 or se.strip()))
+        return Result(self, 'pass', 'max |diff| %d in %d samples' % (worst or 0, ndiff or 0), worst or 0, ndiff or 0)
+
+
+def scaled_source(src, prec):
+    """The same image at another depth, each sample rounded to the nearest code."""
+    key = '%s_as%d' % (src.key, prec)
+    if key not in SOURCES:
+        src.make(None)
+        wide = Source(key, src.w, src.h, src.comps, prec, src.signed, src.sub, src.seed)
+        top_from, top_to = (1 << src.prec) - 1, (1 << prec) - 1
+        wide.planes = [[(v * top_to + top_from // 2) // top_from for v in p] for p in src.planes]
+        SOURCES[key] = wide
+    return SOURCES[key]
+
+
+class StrictCase:
+    """`j2kc decode` of a stream cut short: decoded with a warning by default,
+    refused (exit 1, one line naming strict decoding) with --strict."""
+
+    section = 'malformed'
+    full_only = False
+    irreversible = False
+
+    def __init__(self, name, cut):
+        self.name = 'malformed/strict_' + name
+        self.cut = cut
+
+    def run(self, ctx, work):
+        src = src_rgb8()
+        stream = os.path.join(work, 'cut.j2c')
+        rc, so, se = run([ctx.j2kc, 'encode', '-i', src.file(ctx.root, 'pnm'), '-o', stream, '--tile', '16x8'])
+        if rc != 0:
+            return Result(self, 'fail', 'j2kc encode failed: %s' % se.strip())
+        with open(stream, 'rb') as f:
+            data = f.read()
+        with open(stream, 'wb') as f:
+            f.write(data[:len(data) - self.cut])
+        backend = ['--backend', ctx.backend] if ctx.backend else []
+        out = os.path.join(work, 'out.pgx')
+        rc, so, se = run([ctx.j2kc, 'decode', '-i', stream, '-o', out] + backend)
+        if rc != 0:
+            return Result(self, 'fail', 'lenient decode failed (%s): %s' % (rc, se.strip()))
+        rc, so, se = run([ctx.j2kc, 'decode', '-i', stream, '-o', out, '--strict'] + backend)
+        lines = [l for l in se.splitlines() if l.strip()]
+        if rc != 1 or len(lines) != 1 or 'strict' not in lines[0]:
+            return Result(self, 'fail', '--strict: exit %s, stderr %r' % (rc, se.strip()[:200]))
+        return Result(self, 'pass')
 
 
 class MalformedCase:
@@ -995,6 +1183,47 @@ def format_cases():
     ]
 
 
+def deliver_cases():
+    """The colours JP2 files declare, each delivered by both decoders."""
+    cases = []
+    D = lambda name, src, args, **k: cases.append(DeliverCase(name, src, args, **k))
+    lossless = ['--lossless']
+    y420 = source('yuv420_8_35x19', 35, 19, 3, 8, sub=[(1, 1), (2, 2), (2, 2)], seed=9)
+    y422 = source('yuv422_8_33x17', 33, 17, 3, 8, sub=[(1, 1), (2, 1), (2, 1)], seed=50)
+    y420_12 = source('yuv420_12_21x15', 21, 15, 3, 12, sub=[(1, 1), (2, 2), (2, 2)], seed=51)
+    y422_16 = source('yuv422_16_19x9', 19, 9, 3, 16, sub=[(1, 1), (2, 1), (2, 1)], seed=52)
+    y444 = source('yuv444_8_13x11', 13, 11, 3, 8, seed=53)
+    rgb8 = source('rgb8_31x13', 31, 13, 3, 8, seed=54)
+    rgb12 = source('rgb12_21x11', 21, 11, 3, 12, seed=55)
+    rgb16 = source('rgb16_23x9', 23, 9, 3, 16, seed=56)
+    rgba8 = source('rgba8_17x9', 17, 9, 4, 8, seed=57)
+    gray8 = source('gray8_29x7', 29, 7, 1, 8, seed=58)
+    gray16 = source('gray16_15x13', 15, 13, 1, 16, seed=59)
+    cmyk = source('cmyk8_21x11', 21, 11, 4, 8, seed=60)
+    enum = lambda cs, extra=b'': bytes([1, 0, 0]) + struct.pack('>I', cs) + extra
+    D('sycc420_8_35x19', y420, lossless)
+    D('sycc422_8_33x17', y422, lossless)
+    D('sycc420_12_21x15', y420_12, lossless)
+    D('sycc422_16_19x9', y422_16, lossless)
+    D('sycc444_8_13x11', y444, lossless + ['--mct', '0'], colr=enum(18))
+    D('sycc420_8_lossy', y420, ['--quality', '0.5'])
+    D('yuv420_8_raw_codestream', y420, lossless, ext='j2c')
+    D('gray8_29x7', gray8, lossless)
+    D('gray16_15x13', gray16, lossless)
+    D('icc_rgb8', rgb8, lossless, icc='RGB ')
+    D('icc_rgb8_lossy', rgb8, ['--quality', '0.5'], icc='RGB ')
+    D('icc_rgba8', rgba8, lossless, icc='RGB ')
+    D('icc_rgb16', rgb16, lossless, icc='RGB ')
+    D('icc_rgb12', rgb12, lossless, icc='RGB ', reference='opj16')
+    D('icc_gray8', gray8, lossless, icc='GRAY')
+    D('esycc_8', y444, lossless + ['--mct', '0'], colr=enum(24))
+    D('cmyk_8', cmyk, lossless, colr=enum(12))
+    D('cielab_8_default', rgb8, lossless + ['--mct', '0'], colr=enum(14))
+    D('cielab_8_parameters', rgb8, lossless + ['--mct', '0'],
+      colr=enum(14, struct.pack('>7I', 100, 0, 170, 128, 200, 96, 0x00443530)))
+    return cases
+
+
 def dump_cases():
     rgb = src_rgb8()
     dci = source('xyz12_2048x1080', 2048, 1080, 3, 12, seed=40, flat=True)
@@ -1021,6 +1250,7 @@ def malformed_cases():
 
     for frac in (0.0, 0.01, 0.05, 0.1, 0.3, 0.5, 0.9, 0.99):
         cases.append(MalformedCase('truncate_%g' % frac, base, truncate(frac)))
+    cases += [StrictCase('no_eoc', 2), StrictCase('cut_in_data', 40)]
 
     def set_bytes(offset, values):
         def f(d):
@@ -1088,6 +1318,10 @@ def cli_cases():
     return [
         CliCase('help', ['--help'], 0, 'decode'),
         CliCase('decode_help', ['decode', '--help'], 0, '--reduce'),
+        CliCase('decode_help_delivery', ['decode', '--help'], 0, '--raw-components'),
+        CliCase('version_names_colour_management', ['--version'], 0, 'ICC profiles'),
+        CliCase('encode_icc_needs_jp2', ['encode', '-i', 'x.ppm', '-o', 'y.j2c', '--icc', 'p.icc'], 2),
+
         CliCase('encode_help', ['encode', '--help'], 0, '--progression'),
         CliCase('dump_help', ['dump', '--help'], 0, '-i'),
         CliCase('no_command', [], 2, one_line=False),
@@ -1121,7 +1355,7 @@ def main():
     ap.add_argument('--dut', default='j2kc', choices=['j2kc', 'grk', 'opj', 'opj+perturb'],
                     help='decoder under test in the decode section (default j2kc)')
     ap.add_argument('--backend', help='pass --backend to j2kc (cpu, cuda)')
-    ap.add_argument('--sections', default=None, help='comma list: decode,encode,dump,malformed,cli')
+    ap.add_argument('--sections', default=None, help='comma list: decode,encode,deliver,dump,malformed,cli')
     ap.add_argument('--full', action='store_true', help='every case, not the CI subset')
     ap.add_argument('--filter', help='regular expression on case names')
     ap.add_argument('--jobs', type=int, default=os.cpu_count() or 2)
@@ -1142,12 +1376,12 @@ def main():
     if args.sections:
         sections = args.sections.split(',')
     else:
-        sections = ['decode', 'encode', 'dump', 'malformed', 'cli'] if args.dut == 'j2kc' else ['decode']
-    needs_j2kc = args.dut == 'j2kc' or any(s in sections for s in ('encode', 'dump', 'malformed', 'cli'))
+        sections = ['decode', 'encode', 'deliver', 'dump', 'malformed', 'cli'] if args.dut == 'j2kc' else ['decode']
+    needs_j2kc = args.dut == 'j2kc' or any(s in sections for s in ('encode', 'deliver', 'dump', 'malformed', 'cli'))
     if needs_j2kc and not (args.j2kc and os.access(args.j2kc, os.X_OK)):
         print('interop: j2kc not found (--j2kc %s)' % args.j2kc)
         return SKIP
-    if missing and any(s in sections for s in ('decode', 'encode', 'dump', 'malformed')):
+    if missing and any(s in sections for s in ('decode', 'encode', 'deliver', 'dump', 'malformed')):
         print('interop: SKIPPED, missing %s (Debian: libopenjp2-tools grokj2k-tools)' % ', '.join(missing))
         return SKIP
     if args.dut == 'grk' and shutil.which('grk_decompress') is None:
@@ -1164,6 +1398,8 @@ def collect(args, sections):
         cases += encode_cases()
     if 'decode' in sections:
         cases += format_cases()
+    if 'deliver' in sections:
+        cases += deliver_cases()
     if 'dump' in sections:
         cases += dump_cases()
     if 'malformed' in sections:
@@ -1189,6 +1425,10 @@ def run_matrix(args, sections, quiet=False):
     ctx.backend = args.backend
     ctx.strict97 = args.strict97
     ctx.reference = Decoder('opj')
+    ctx.lcms2 = False
+    if ctx.j2kc:
+        rc, so, se = run([ctx.j2kc, '--version'])
+        ctx.lcms2 = rc == 0 and 'lcms2' in so and 'without' not in so
     ctx.dut = Decoder(args.dut, ctx.j2kc, args.backend)
     keep = bool(args.work)
     ctx.root = os.path.abspath(args.work) if args.work else tempfile.mkdtemp(prefix='j2kc_interop_')

@@ -53,6 +53,15 @@ uint32_t chroma_index(uint32_t i, uint32_t origin, uint32_t d, uint32_t size)
     return static_cast<uint32_t>(std::clamp<int64_t>(k, 0, int64_t{size} - 1));
 }
 
+/** Whether the first n components hold as many samples each (what the per-pixel steps read). */
+bool same_size(const Image &image, size_t n)
+{
+    if (image.planes.size() < n) return false;
+    for (size_t c = 1; c < n; ++c)
+        if (image.planes[c].samples.size() != image.planes[0].samples.size()) return false;
+    return true;
+}
+
 /** Components 1 and 2 upsampled to component 0's size by replication. */
 void upsample_chroma(Image &image, uint32_t x0, uint32_t y0)
 {
@@ -149,7 +158,7 @@ void esycc_to_rgb(Image &image)
  */
 bool cmyk_to_rgb(Image &image)
 {
-    if (image.planes.size() < 4) return false;
+    if (!same_size(image, 4)) return false;
     for (size_t c = 1; c < 4; ++c)
         if (image.planes[c].dx != image.planes[0].dx || image.planes[c].dy != image.planes[0].dy) return false;
     float scale[4];
@@ -255,7 +264,7 @@ void apply_icc(Image &image, const uint8_t *icc, size_t size, Warnings &warnings
     }
     const size_t n = image.planes.size();
     const size_t used = grey ? 1 : std::min<size_t>(n, 4);
-    bool fits = grey ? n <= 2 : n >= 3;
+    bool fits = (grey ? n <= 2 : n >= 3) && same_size(image, used);
     for (size_t c = 0; c < used && fits; ++c) {
         const Plane &p = image.planes[c], &q = image.planes[0];
         fits = p.dx == q.dx && p.dy == q.dy && p.precision == q.precision && p.is_signed == q.is_signed &&
@@ -297,7 +306,7 @@ void apply_icc(Image &image, const uint8_t *icc, size_t size, Warnings &warnings
  */
 void cielab_to_rgb(Image &image, const std::optional<std::array<uint32_t, 7>> &parameters, Warnings &warnings)
 {
-    if (image.planes.size() != 3 || image.planes[1].dx != image.planes[0].dx ||
+    if (image.planes.size() != 3 || !same_size(image, 3) || image.planes[1].dx != image.planes[0].dx ||
         image.planes[2].dx != image.planes[0].dx || image.planes[1].dy != image.planes[0].dy ||
         image.planes[2].dy != image.planes[0].dy) {
         warnings.push_back("CIELab is converted for three components of one size only: delivered as coded");
@@ -367,15 +376,16 @@ std::vector<std::string> deliver_image(Image &image, const StreamColour &colour)
 {
     Warnings warnings;
     j2kc_color_space space = colour.space;
-    // A raw codestream does not say its colour: three components with
-    // subsampled chroma are YCbCr (RGB is never subsampled), the guess
-    // opj_decompress and grk_decompress make too.
-    if (space != J2KC_COLOR_SYCC && image.planes.size() == 3 && image.planes[0].dx == image.planes[0].dy &&
-        image.planes[1].dx != 1)
+    // Three components with subsampled chroma are YCbCr (RGB is never
+    // subsampled), whatever the stream says or does not say (a raw
+    // codestream has no colour): the guess opj_decompress and grk_decompress
+    // make too.
+    if (space != J2KC_COLOR_SYCC && space != J2KC_COLOR_ESYCC && image.planes.size() == 3 &&
+        image.planes[0].dx == image.planes[0].dy && image.planes[1].dx != 1)
         space = J2KC_COLOR_SYCC;
     if (space == J2KC_COLOR_SYCC || space == J2KC_COLOR_ESYCC) {
-        if (ycc_layout(image)) {
-            upsample_chroma(image, colour.x0, colour.y0);
+        if (ycc_layout(image)) upsample_chroma(image, colour.x0, colour.y0);
+        if (ycc_layout(image) && same_size(image, 3)) {
             if (space == J2KC_COLOR_SYCC) sycc_to_rgb(image);
             else esycc_to_rgb(image);
         } else {

@@ -235,58 +235,63 @@ int ff_j2kcuda_stream_color(const j2kc_stream_info *info, FFJ2KCudaColor *color,
     };
     *unexpressed = NULL;
 
+    /* SMPTE ST 428-1: X'Y'Z' with the 1/2.6 transfer, full code range; the
+     * matrix is the container's to say. */
+    if (info->color_space == J2KC_COLOR_XYZ) {
+        *color = (FFJ2KCudaColor) { AVCOL_PRI_SMPTE428, AVCOL_TRC_SMPTE428, AVCOL_SPC_UNSPECIFIED, AVCOL_RANGE_JPEG };
+        return FF_J2KCUDA_COLOR_SOME;
+    }
+    /* A raw codestream says nothing else about colour: what the library
+     * infers from it (RGB from a component transform) is a guess. */
+    if (!info->is_jp2)
+        return FF_J2KCUDA_COLOR_NONE;
+    /* A JP2 file describes its colour whole, also when it says nothing usable
+     * (no usable colr box, or an ICC profile, which goes as side data). */
+    if (!info->enumerated_cs)
+        return FF_J2KCUDA_COLOR_ALL;
+
     switch (info->color_space) {
     case J2KC_COLOR_SRGB:
         *color = (FFJ2KCudaColor) { AVCOL_PRI_BT709, AVCOL_TRC_IEC61966_2_1, AVCOL_SPC_RGB, AVCOL_RANGE_JPEG };
-        return 1;
+        break;
     case J2KC_COLOR_GRAY:
         /* The greyscale space is sRGB's luminance: its transfer, no primaries. */
         color->trc   = AVCOL_TRC_IEC61966_2_1;
         color->range = AVCOL_RANGE_JPEG;
-        return 1;
+        break;
     case J2KC_COLOR_SYCC:
         /* IEC 61966-2-1 Amd 1: full-range BT.601 YCbCr of sRGB. */
         *color = (FFJ2KCudaColor) { AVCOL_PRI_BT709, AVCOL_TRC_IEC61966_2_1, AVCOL_SPC_BT470BG, AVCOL_RANGE_JPEG };
-        return 1;
-    case J2KC_COLOR_XYZ:
-        /* SMPTE ST 428-1: X'Y'Z' with the 1/2.6 transfer, full code range. */
-        *color = (FFJ2KCudaColor) { AVCOL_PRI_SMPTE428, AVCOL_TRC_SMPTE428, AVCOL_SPC_UNSPECIFIED, AVCOL_RANGE_JPEG };
-        return 1;
+        break;
     case J2KC_COLOR_YPBPR_1125_60:
         *color = (FFJ2KCudaColor) { AVCOL_PRI_BT709, AVCOL_TRC_BT709, AVCOL_SPC_BT709, AVCOL_RANGE_MPEG };
-        return 1;
+        break;
     case J2KC_COLOR_YPBPR_1250_50:
         *color = (FFJ2KCudaColor) { AVCOL_PRI_BT470BG, AVCOL_TRC_BT709, AVCOL_SPC_BT470BG, AVCOL_RANGE_MPEG };
-        return 1;
+        break;
     case J2KC_COLOR_ESRGB:
         /* sRGB primaries, but an extended range FFmpeg has no transfer for. */
         *color = (FFJ2KCudaColor) { AVCOL_PRI_BT709, AVCOL_TRC_UNSPECIFIED, AVCOL_SPC_RGB, AVCOL_RANGE_UNSPECIFIED };
         *unexpressed = "e-sRGB";
-        return 1;
+        break;
     case J2KC_COLOR_ESYCC:
         *color = (FFJ2KCudaColor) { AVCOL_PRI_BT709, AVCOL_TRC_UNSPECIFIED, AVCOL_SPC_BT470BG, AVCOL_RANGE_UNSPECIFIED };
         *unexpressed = "e-sYCC";
-        return 1;
+        break;
     case J2KC_COLOR_ROMM:
         *unexpressed = "ROMM-RGB";
-        return 1;
+        break;
     case J2KC_COLOR_CIELAB:
         *unexpressed = "CIE L*a*b*";
-        return 1;
+        break;
     case J2KC_COLOR_CMYK:
         *unexpressed = "CMYK";
-        return 1;
-    case J2KC_COLOR_UNKNOWN:
+        break;
+    default:
+        *unexpressed = "an enumerated colour space unknown to FFmpeg";
         break;
     }
-    /* A JP2 file that names a space we do not know says something all the
-     * same: report it as unknown rather than let the container guess. */
-    if (info->is_jp2 && info->enumerated_cs) {
-        *unexpressed = "an enumerated colour space unknown to FFmpeg";
-        return 1;
-    }
-    /* An ICC profile describes the samples; it travels as frame side data. */
-    return info->icc_profile != NULL;
+    return FF_J2KCUDA_COLOR_ALL;
 }
 
 j2kc_color_space ff_j2kcuda_jp2_color(enum AVPixelFormat sw_format, const FFJ2KCudaColor *color)

@@ -105,15 +105,21 @@ typedef struct FFJ2KCudaColor {
     enum AVColorRange                  range;
 } FFJ2KCudaColor;
 
+/** How much of a stream's colour description ff_j2kcuda_stream_color() gives. */
+enum {
+    FF_J2KCUDA_COLOR_NONE = 0,  ///< nothing: the container's description stands
+    FF_J2KCUDA_COLOR_SOME = 1,  ///< the fields it sets; UNSPECIFIED ones are the container's to say
+    FF_J2KCUDA_COLOR_ALL  = 2,  ///< the whole description, UNSPECIFIED where the file leaves it open
+};
+
 /**
- * The colour description a codestream or JP2 file declares: the JP2/JPX
- * enumerated colour space, or X'Y'Z' for a digital cinema codestream.
+ * The colour description a codestream or JP2 file declares: a JP2/JPX colr
+ * box (all of it, also when it is unusable or an ICC profile, which travels
+ * as side data), or X'Y'Z' for a digital cinema codestream.
  *
  * @param unexpressed set to the name of a declared space that FFmpeg's
  *                    colour properties cannot say exactly, else NULL
- * @return 1 when the stream declares its colours (*color is set, with
- *         UNSPECIFIED for what the space leaves open), 0 when it does not
- *         and the container's description stands
+ * @return one of FF_J2KCUDA_COLOR_*
  */
 int ff_j2kcuda_stream_color(const j2kc_stream_info *info, FFJ2KCudaColor *color,
                             const char **unexpressed);

@@ -57,7 +57,7 @@ typedef struct J2KCudaDecEntry {
     int                width, height;
     int                profile;
     int                bits;
-    int                has_color;  ///< the stream declares its colours: color overrides the container's
+    int                has_color;  ///< FF_J2KCUDA_COLOR_*: how much of color overrides the container's
     FFJ2KCudaColor     color;
     const uint8_t     *icc;        ///< ICC profile inside pkt's data, or NULL
     size_t             icc_size;
@@ -345,11 +345,18 @@ static int j2kcuda_receive_frame(AVCodecContext *avctx, AVFrame *frame)
     }
     /* The stream's own description wins over the container's; the frame
      * takes it from here, and so does the stream for ffprobe. */
-    if (entry.has_color) {
+    if (entry.has_color == FF_J2KCUDA_COLOR_ALL) {
         avctx->color_primaries = entry.color.primaries;
         avctx->color_trc       = entry.color.trc;
         avctx->colorspace      = entry.color.space;
         avctx->color_range     = entry.color.range;
+    } else if (entry.has_color == FF_J2KCUDA_COLOR_SOME) {
+        if (entry.color.primaries != AVCOL_PRI_UNSPECIFIED)
+            avctx->color_primaries = entry.color.primaries;
+        if (entry.color.trc != AVCOL_TRC_UNSPECIFIED)
+            avctx->color_trc = entry.color.trc;
+        if (entry.color.range != AVCOL_RANGE_UNSPECIFIED)
+            avctx->color_range = entry.color.range;
     }
 
     if ((ret = ff_get_buffer(avctx, frame, 0)) < 0)

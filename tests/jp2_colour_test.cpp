@@ -481,6 +481,7 @@ TEST(Jp2Colour, ChannelDefinitionsCountOpacity)
         {cdef({{0, 0, 1}, {1, 0, 2}, {2, 0, 3}, {3, 2, 0}}), 1},       // premultiplied
         {cdef({{0, 0, 1}, {1, 0, 2}, {2, 0, 3}, {3, 0xFFFF, 0xFFFF}}), 0},  // unspecified
         {cdef({{0, 0, 1}, {1, 1, 1}, {2, 0, 3}, {3, 1, 3}}), 2},
+        {cdef({{0, 0, 1}, {1, 0, 2}, {1, 1, 0}, {3, 1, 0}}), 0},  // channel 1 twice: no cdef
     };
     for (const Case &c : cases) {
         const Parsed p = parse(jp2_file(cs, 9, 7, 4, cat({colr_enumerated(16), c.cdef})));

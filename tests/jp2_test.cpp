@@ -11,6 +11,7 @@
 #include <iterator>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "codestream/jp2.h"
@@ -302,6 +303,10 @@ TEST(Jp2, PaletteMappingChannelDefinitionsResolution)
     // Output order: red (channel 2, column 0), green (1, column 1), blue (0, column 2), alpha.
     const auto ch = jp2_channels(f, 1);
     ASSERT_EQ(ch.size(), 4u);
+    EXPECT_EQ(ch[0].channel, 2);
+    EXPECT_EQ(ch[1].channel, 1);
+    EXPECT_EQ(ch[2].channel, 0);
+    EXPECT_EQ(ch[3].channel, 3);
     EXPECT_EQ(ch[0].palette_column, 0);
     EXPECT_EQ(ch[0].association, 1);
     EXPECT_EQ(ch[1].palette_column, 1);
@@ -343,15 +348,38 @@ TEST(Jp2, BadPaletteMappingDefinitions)
     EXPECT_EQ(st([](Bytes &, Bytes &m, Bytes &) { m[3] = 4; }), D);                // column 4 of 4
     EXPECT_EQ(st([](Bytes &, Bytes &m, Bytes &) { m[2] = 2; }), D);                // mapping type 2
     EXPECT_EQ(st([](Bytes &, Bytes &m, Bytes &) { m.pop_back(); }), D);            // not 4-byte entries
-    EXPECT_EQ(st([](Bytes &, Bytes &, Bytes &d) { d[9] = 0; }), D);                // channel 0 twice
-    EXPECT_EQ(st([](Bytes &, Bytes &, Bytes &d) { d[3] = 4; }), D);                // channel 4 of 4
-    EXPECT_EQ(st([](Bytes &, Bytes &, Bytes &d) { d[5] = 3; }), D);                // type 3
-    EXPECT_EQ(st([](Bytes &, Bytes &, Bytes &d) { d[1] = 5; }), D);                // N 5 with 4 entries
     // Palette without mapping, mapping without palette.
     const Bytes cs = codestream_for(make_siz(9, 7, 1));
     const Bytes pclr = {0, 1, 1, 7, 42};
     EXPECT_EQ(jp2_status(cat({kSignature, kFtyp, box("jp2h", cat({ihdr(9, 7, 1, 7), colr_enum(16), box("pclr", pclr)})), box("jp2c", cs)})), D);
     EXPECT_EQ(jp2_status(cat({kSignature, kFtyp, box("jp2h", cat({ihdr(9, 7, 1, 7), colr_enum(16), box("cmap", {0, 0, 0, 0})})), box("jp2c", cs)})), D);
+}
+
+TEST(Jp2, MalformedChannelDefinitionsAreDropped)
+{
+    // A cdef naming a channel twice or one cmap does not make, of a reserved
+    // type or with a wrong count: the file parses without it (a warning), and
+    // the channels keep cmap's order.
+    const std::pair<const char *, std::function<void(Bytes &, Bytes &, Bytes &)>> cases[] = {
+        {"channel 0 twice", [](Bytes &, Bytes &, Bytes &d) { d[9] = 0; }},
+        {"channel 4 of 4", [](Bytes &, Bytes &, Bytes &d) { d[3] = 4; }},
+        {"type 3", [](Bytes &, Bytes &, Bytes &d) { d[5] = 3; }},
+        {"N 5", [](Bytes &, Bytes &, Bytes &d) { d[1] = 5; }},
+    };
+    for (const auto &c : cases) {
+        const Bytes file = palette_file(c.second);
+        const Jp2File f = parse_jp2(file.data(), file.size());
+        EXPECT_TRUE(f.channel_definitions.empty()) << c.first;
+        EXPECT_NE(f.channel_definitions_ignored.find(c.first), std::string::npos) << f.channel_definitions_ignored;
+        ASSERT_EQ(f.warnings.size(), 1u) << c.first;
+        EXPECT_EQ(f.warnings[0].rfind("cdef ignored (", 0), 0u) << f.warnings[0];
+        const auto ch = jp2_channels(f, 1);
+        ASSERT_EQ(ch.size(), 4u);
+        for (uint16_t i = 0; i < 4; ++i) EXPECT_EQ(ch[i].channel, i) << c.first;
+        EXPECT_EQ(ch[0].palette_column, 2);
+    }
+    const Bytes good = palette_file();
+    EXPECT_TRUE(parse_jp2(good.data(), good.size()).channel_definitions_ignored.empty());
 }
 
 /** A host plane of the given format for the palette step. */

@@ -218,6 +218,18 @@ void parse_cmap(ByteReader &r, Jp2File &f)
     }
 }
 
+/**
+ * A malformed cdef is dropped rather than the image: it only says what the
+ * channels are and in which order they are shown, and without it they are
+ * what they are coded as (I.5.3.6's defaults), as a reader that ignores it sees them.
+ */
+void ignore_cdef(Jp2File &f, const std::string &why)
+{
+    f.channel_definitions.clear();
+    f.channel_definitions_ignored = why;
+    f.warnings.push_back("cdef ignored (" + why + "): the channels keep their coded order");
+}
+
 void parse_cdef(ByteReader &r, Jp2File &f)
 {
     J2KC_CHECK_DATA(r.remaining() >= 2, "too short");
@@ -302,8 +314,13 @@ void parse_jp2h(const uint8_t *data, const Box &h, Jp2File &f)
                 return;
             case jp2_box::kChannelDefinition:
                 J2KC_CHECK_DATA(!have_cdef, "second cdef");
-                parse_cdef(r, f);
                 have_cdef = true;
+                try {
+                    parse_cdef(r, f);
+                } catch (const Error &e) {
+                    if (e.status() != J2KC_ERR_INVALID_DATA) throw;
+                    ignore_cdef(f, e.what());
+                }
                 return;
             case jp2_box::kResolution:
                 // Informative only (I.5.3.7): a malformed one is dropped, as
@@ -345,9 +362,14 @@ void parse_jp2h(const uint8_t *data, const Box &h, Jp2File &f)
         f.component_mapping.empty() ? f.num_components : f.component_mapping.size();
     std::vector<bool> seen(channels, false);
     for (const auto &d : f.channel_definitions) {
-        J2KC_CHECK_DATA(d.channel < channels, "cdef names channel %u of %zu",
-                        unsigned{d.channel}, channels);
-        J2KC_CHECK_DATA(!seen[d.channel], "cdef names channel %u twice", unsigned{d.channel});
+        if (d.channel >= channels) {
+            ignore_cdef(f, "it names channel " + std::to_string(d.channel) + " of " + std::to_string(channels));
+            return;
+        }
+        if (seen[d.channel]) {
+            ignore_cdef(f, "it names channel " + std::to_string(d.channel) + " twice");
+            return;
+        }
         seen[d.channel] = true;
     }
 }
@@ -471,10 +493,11 @@ std::vector<Jp2Channel> jp2_channels(const Jp2File &f, uint32_t num_codestream_c
     std::vector<Jp2Channel> ch;
     if (!f.component_mapping.empty()) {
         for (const auto &m : f.component_mapping)
-            ch.push_back({m.component, m.type == 1 ? int32_t{m.column} : -1, 0xFFFF, 0xFFFF});
+            ch.push_back({m.component, m.type == 1 ? int32_t{m.column} : -1, 0xFFFF, 0xFFFF,
+                          static_cast<uint16_t>(ch.size())});
     } else {
         for (uint32_t c = 0; c < f.num_components; ++c)
-            ch.push_back({static_cast<uint16_t>(c), -1, 0xFFFF, 0xFFFF});
+            ch.push_back({static_cast<uint16_t>(c), -1, 0xFFFF, 0xFFFF, static_cast<uint16_t>(c)});
     }
     for (const auto &c : ch)
         J2KC_CHECK_DATA(c.component < num_codestream_components,

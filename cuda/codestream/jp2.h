@@ -123,7 +123,10 @@ struct Jp2File {
     const Jp2Colour *colour() const { return colour_index ? &colours[*colour_index] : nullptr; }
     std::optional<Jp2Palette> palette;
     std::vector<Jp2ComponentMapping> component_mapping;   ///< cmap (only with a palette)
-    std::vector<Jp2ChannelDefinition> channel_definitions;  ///< cdef, as written
+    /** cdef, as written; empty when the box is malformed (then dropped, with a warning). */
+    std::vector<Jp2ChannelDefinition> channel_definitions;
+    /** Why a malformed cdef was dropped (it names a channel twice, one that is not there, ...), else empty. */
+    std::string channel_definitions_ignored;
     std::optional<Jp2Resolution> capture_resolution, display_resolution;
     std::vector<std::string> warnings;
 
@@ -138,6 +141,7 @@ struct Jp2Channel {
     int32_t palette_column = -1; ///< >= 0: look the sample up in this palette column
     uint16_t type = 0;           ///< cdef Typ (0 colour, 1 opacity, 2 premultiplied, 0xFFFF unspecified)
     uint16_t association = 0;    ///< cdef Asoc (colour index from 1, 0 whole image, 0xFFFF none)
+    uint16_t channel = 0;        ///< its place before reordering: cmap entry, or component without a palette
 };
 
 /** @brief The space of a JP2/JPX EnumCS, UNKNOWN for numbers with no entry in j2kc_color_space. */
@@ -162,13 +166,17 @@ bool is_jp2(const uint8_t *data, size_t size);
  * (jp2h and res are the only superboxes entered), every length is checked.
  * INVALID_DATA for malformed boxes, a missing jp2h/ihdr/jp2c, or a palette
  * without a component mapping (or the reverse). A jp2c that runs past the end
- * is clipped to the data (a warning), as the codestream parser keeps what is there.
+ * is clipped to the data (a warning), as the codestream parser keeps what is there;
+ * a malformed cdef (a wrong count, a reserved type, a channel named twice or
+ * one that is not there) is dropped with a warning, the channels then keep
+ * their coded order.
  */
 Jp2File parse_jp2(const uint8_t *data, size_t size);
 
 /**
  * @brief The channels to output, in order: colour channels by association
- * (1, 2, 3, ...), then opacity channels, then the rest in channel order. With
+ * (1, 2, 3, ...), then opacity and premultiplied opacity channels by
+ * association (0, the whole image, first), then the rest in channel order. With
  * no cdef the first n channels are colour n (n = 3 for sRGB/sYCC, 1 for grey)
  * and the others unspecified. Throws INVALID_DATA if a component is >= num_codestream_components.
  */

@@ -1,13 +1,15 @@
 // `j2kc decode`'s delivery step (cuda/tools/delivery.cpp) on hand-made
 // components: sYCC to RGB with chroma replicated at 4:2:0 and 4:2:2, odd
 // sizes and an odd origin, the raw-codestream YCbCr guess, CMYK, and the
-// layouts and profiles it leaves as coded with a warning. Built without
+// layouts and profiles it leaves as coded with a warning, and the channel
+// order of a JP2 cdef box, taken before the colour steps. Built without
 // lcms2, so the ICC and CIELab steps are the warning; with lcms2 the
 // interoperability tests (tests/interop, deliver) compare them with
 // opj_decompress.
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tools/delivery.h"
@@ -153,6 +155,72 @@ TEST(Delivery, CmykBecomesEightBitRgb)
     EXPECT_EQ(image.planes[2].samples, (std::vector<int32_t>{255, 0}));
     EXPECT_EQ(image.planes[3].samples, (std::vector<int32_t>{77, 77}));
     EXPECT_EQ(image.planes[0].precision, 8);
+}
+
+TEST(Delivery, ChannelsTakeTheCdefOrderBeforeTheColour)
+{
+    // sYCC 4:2:0 coded Cb, Y, Cr: luma goes first, then the chroma is
+    // upsampled and converted (in the coded order it would not be: its first
+    // component is subsampled).
+    Image image = ycc(5, 3, 2, 2);
+    std::swap(image.planes[0], image.planes[1]);
+    StreamColour colour;
+    colour.space = J2KC_COLOR_SYCC;
+    colour.channel_order = {1, 0, 2};
+    EXPECT_TRUE(j2kc::tools::deliver_image(image, colour).empty());
+    ASSERT_EQ(image.planes.size(), 3u);
+    for (const Plane &p : image.planes) EXPECT_EQ(p.width, 5u);
+    EXPECT_EQ(image.planes[0].samples[0], 100);
+    EXPECT_EQ(image.planes[2].samples[4], blue(2));
+
+    // RGBA coded A, B, G, R (each plane a constant, precision by place):
+    // delivered R, G, B, A with each plane's own precision and sign.
+    Image rgba;
+    rgba.width = 2;
+    rgba.height = 2;
+    for (int c = 0; c < 4; ++c) rgba.planes.push_back(plane(2, 2, 1, 1, 10 + c, 8 + c));
+    rgba.planes[0].is_signed = true;
+    colour = StreamColour{};
+    colour.space = J2KC_COLOR_SRGB;
+    colour.channel_order = {3, 2, 1, 0};
+    EXPECT_TRUE(j2kc::tools::deliver_image(rgba, colour).empty());
+    for (int k = 0; k < 4; ++k) {
+        EXPECT_EQ(rgba.planes[k].samples, std::vector<int32_t>(4, 13 - k)) << k;
+        EXPECT_EQ(rgba.planes[k].precision, 11 - k);
+        EXPECT_EQ(rgba.planes[k].is_signed, k == 3);
+    }
+}
+
+TEST(Delivery, UnusableChannelDefinitionsLeaveTheCodedOrder)
+{
+    Image image;
+    image.width = image.height = 1;
+    image.planes = {plane(1, 1, 1, 1, 1), plane(1, 1, 1, 1, 2), plane(1, 1, 1, 1, 3)};
+    auto order = [](const Image &i) {
+        std::vector<int32_t> v;
+        for (const Plane &p : i.planes) v.push_back(p.samples[0]);
+        return v;
+    };
+    const std::vector<int32_t> coded = {1, 2, 3};
+    // The file's cdef was dropped as malformed: its reason in the warning.
+    StreamColour colour;
+    colour.space = J2KC_COLOR_SRGB;
+    colour.channels_ignored = "it names channel 0 twice";
+    auto w = j2kc::tools::deliver_image(image, colour);
+    ASSERT_EQ(w.size(), 1u);
+    EXPECT_NE(w[0].find("channel 0 twice"), std::string::npos) << w[0];
+    EXPECT_EQ(order(image), coded);
+    // An order that is no permutation of the components: never applied.
+    for (const std::vector<uint16_t> &bad : {std::vector<uint16_t>{2, 1}, std::vector<uint16_t>{2, 2, 0},
+                                             std::vector<uint16_t>{0, 1, 3}, std::vector<uint16_t>{1, 0, 2, 3}}) {
+        colour = StreamColour{};
+        colour.space = J2KC_COLOR_SRGB;
+        colour.channel_order = bad;
+        w = j2kc::tools::deliver_image(image, colour);
+        ASSERT_EQ(w.size(), 1u);
+        EXPECT_NE(w[0].find("coded order"), std::string::npos) << w[0];
+        EXPECT_EQ(order(image), coded);
+    }
 }
 
 }  // namespace

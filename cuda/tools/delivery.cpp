@@ -62,6 +62,22 @@ bool same_size(const Image &image, size_t n)
     return true;
 }
 
+/** The planes in `order` (StreamColour::channel_order); false, untouched, when it is no permutation of them. */
+bool order_channels(Image &image, const std::vector<uint16_t> &order)
+{
+    if (order.size() != image.planes.size()) return false;
+    std::vector<bool> taken(order.size(), false);
+    for (uint16_t c : order) {
+        if (c >= order.size() || taken[c]) return false;
+        taken[c] = true;
+    }
+    std::vector<Plane> planes;
+    planes.reserve(order.size());
+    for (uint16_t c : order) planes.push_back(std::move(image.planes[c]));
+    image.planes = std::move(planes);
+    return true;
+}
+
 /** Components 1 and 2 upsampled to component 0's size by replication. */
 void upsample_chroma(Image &image, uint32_t x0, uint32_t y0)
 {
@@ -375,6 +391,12 @@ void cielab_to_rgb(Image &, const std::optional<std::array<uint32_t, 7>> &, Warn
 std::vector<std::string> deliver_image(Image &image, const StreamColour &colour)
 {
     Warnings warnings;
+    if (!colour.channels_ignored.empty())
+        warnings.push_back("the channel definitions are not applied (" + colour.channels_ignored +
+                           "): channels delivered in their coded order");
+    else if (!colour.channel_order.empty() && !order_channels(image, colour.channel_order))
+        warnings.push_back("the channel definitions do not fit the " + std::to_string(image.planes.size()) +
+                           " decoded components: channels delivered in their coded order");
     j2kc_color_space space = colour.space;
     // Three components with subsampled chroma are YCbCr (RGB is never
     // subsampled), whatever the stream says or does not say (a raw

@@ -5,7 +5,9 @@
  * the files the tools write compare sample for sample. YCbCr (sYCC, e-sYCC)
  * becomes RGB with its chroma upsampled, CMYK becomes RGB, and an ICC profile
  * or CIELab is turned into sRGB through lcms2 (where the tool is built with
- * it). Palettes are already applied by the library. `--raw-components`
+ * it). Palettes are already applied by the library; the channels go in
+ * the order of a JP2's channel definitions (cdef) first, as OpenJPEG
+ * reorders them before opj_decompress converts the colour. `--raw-components`
  * skips all of this.
  */
 #pragma once
@@ -31,12 +33,27 @@ struct StreamColour {
     /** CIELab (EnumCS 14) range and offset parameters RL, OL, RA, OA, RB, OB, IL, when the file gives them. */
     std::optional<std::array<uint32_t, 7>> lab_parameters;
     uint32_t x0 = 0, y0 = 0;  ///< the image's origin on the (reduced) reference grid
+    /**
+     * The order a JP2 file's channel definitions (cdef, I.5.3.6) give the
+     * channels, as jp2_channels() sorts them (colours by association, then
+     * opacity, then the rest): channel_order[k] is the decoded component
+     * (the cmap channel with a palette) delivered k-th. Empty: the coded
+     * order. OpenJPEG swaps each colour channel into its place instead, which
+     * gives the same order except where two or more non-colour channels are
+     * coded before colour ones: it leaves those in whatever order the swaps
+     * made (opacity coded first can end up last), j2kc keeps opacity first.
+     */
+    std::vector<uint16_t> channel_order;
+    /** Why the file's cdef is not applied (malformed), or empty. */
+    std::string channels_ignored;
 };
 
 /**
  * @brief Turns `image` (the decoded components, each at its own size) into
- * the image the stream codes, in place. Returns one line for each step that
- * could not be taken (a layout or profile the conversion does not handle, a
+ * the image the stream codes, in place: channels in cdef's order first (as
+ * OpenJPEG applies cdef before opj_decompress converts the colour), then the
+ * colour. Returns one line for each step that could not be taken (a
+ * malformed cdef, a layout or profile the conversion does not handle, a
  * build without lcms2); the components are then left as they were.
  */
 std::vector<std::string> deliver_image(Image &image, const StreamColour &colour);

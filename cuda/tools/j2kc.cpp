@@ -59,6 +59,7 @@ const char *const kDecodeHelp =
     "                         .pgm   one component (more: OUT_N.pgm, one a component)\n"
     "                         .ppm   three components of one size and precision\n"
     "                         .pam   one to four components of one size and precision\n"
+    "                                (two and four: GRAYSCALE_ALPHA, RGB_ALPHA)\n"
     "                         .raw   components one after another, big-endian samples\n"
     "                                (1, 2 or 4 bytes by precision); .rawl little-endian\n"
     "  -r, --reduce N       discard the N highest resolution levels\n"
@@ -74,7 +75,9 @@ const char *const kDecodeHelp =
     "By default the image is delivered as opj_decompress delivers it: sYCC and\n"
     "e-sYCC become RGB (chroma upsampled), as do three components with subsampled\n"
     "chroma in a raw codestream; CMYK becomes 8-bit RGB; an ICC profile or CIELab\n"
-    "is converted to sRGB (with lcms2: see j2kc --version). Palettes are applied.\n";
+    "is converted to sRGB (with lcms2: see j2kc --version). Palettes are applied,\n"
+    "and a JP2's channel definitions (cdef) order the channels: colours 1, 2, 3,\n"
+    "then opacity (a malformed cdef: the coded order, with a warning).\n";
 
 const char *const kEncodeHelp =
     "usage: j2kc encode -i IN -o OUT.{j2c,j2k,jp2} [options]\n"
@@ -275,7 +278,8 @@ void apply_common_options(const Args &args, LogSink *sink, Config *config)
 /**
  * What the delivery needs of the stream: its colour as the library reports
  * it, and from the boxes and SIZ what j2kc_stream_info does not carry
- * (CIELab parameters, the image origin that places subsampled chroma).
+ * (CIELab parameters, the channel order of cdef, the image origin that
+ * places subsampled chroma).
  */
 j2kc::tools::StreamColour stream_colour(const std::vector<uint8_t> &bytes, const j2kc_stream_info &info, int reduce)
 {
@@ -283,15 +287,12 @@ j2kc::tools::StreamColour stream_colour(const std::vector<uint8_t> &bytes, const
     colour.space = info.color_space;
     colour.icc = info.icc_profile;
     colour.icc_size = info.icc_profile_size;
-    const uint8_t *cs = bytes.data();
-    size_t size = bytes.size();
-    if (j2kc::is_jp2(cs, size)) {
-        const j2kc::Jp2File file = j2kc::parse_jp2(cs, size);  // the decoder has read it: it parses
-        if (const j2kc::Jp2Colour *colr = file.colour()) colour.lab_parameters = colr->lab_parameters;
-        cs = file.codestream;
-        size = file.codestream_size;
-    }
-    // A.5: SIZ follows SOC, XOsiz and YOsiz are bytes 16..23 of the codestream.
+    const bool jp2 = j2kc::is_jp2(bytes.data(), bytes.size());
+    // The decoder has read the file: it parses.
+    const j2kc::Jp2File file = jp2 ? j2kc::parse_jp2(bytes.data(), bytes.size()) : j2kc::Jp2File{};
+    const uint8_t *cs = jp2 ? file.codestream : bytes.data();
+    const size_t size = jp2 ? file.codestream_size : bytes.size();
+    // A.5: SIZ follows SOC; XOsiz and YOsiz are bytes 16..23 of the codestream, Csiz bytes 40..41.
     auto u32 = [&](size_t at) {
         return uint32_t{cs[at]} << 24 | uint32_t{cs[at + 1]} << 16 | uint32_t{cs[at + 2]} << 8 | cs[at + 3];
     };
@@ -299,6 +300,20 @@ j2kc::tools::StreamColour stream_colour(const std::vector<uint8_t> &bytes, const
         const uint64_t d = uint64_t{1} << reduce;
         colour.x0 = static_cast<uint32_t>((u32(16) + d - 1) / d);
         colour.y0 = static_cast<uint32_t>((u32(20) + d - 1) / d);
+    }
+    if (!jp2) return colour;
+    if (const j2kc::Jp2Colour *colr = file.colour()) colour.lab_parameters = colr->lab_parameters;
+    colour.channels_ignored = file.channel_definitions_ignored;
+    if (!file.channel_definitions.empty() && size >= 42) {
+        try {
+            for (const j2kc::Jp2Channel &c : j2kc::jp2_channels(file, uint32_t{cs[40]} << 8 | cs[41]))
+                colour.channel_order.push_back(c.channel);
+        } catch (const Error &e) {
+            // An ihdr with more components than the codestream: cdef's
+            // channel numbers cannot be trusted to name decoded components.
+            colour.channel_order.clear();
+            colour.channels_ignored = e.what();
+        }
     }
     return colour;
 }

@@ -18,11 +18,14 @@ Sections:
              (<= 1 LSB, exact count reported) to `j2kc decode` of the same file.
   deliver    JP2 files (and a raw codestream) that `j2kc encode` writes: sYCC
              4:2:0/4:2:2/4:4:4 at odd sizes, greyscale, RGB and greyscale with an
-             ICC profile made here, CMYK, e-sYCC and CIELab colour boxes, 8 to 16
-             bits, decoded by `j2kc decode` and by opj_decompress: the images
-             both deliver (RGB from YCbCr, sRGB through the profile) are equal
-             within 1 LSB; `--raw-components` gives the coded components, which
-             for these lossless files are the source's.
+             ICC profile made here, CMYK, e-sYCC and CIELab colour boxes,
+             channel definitions (cdef) that reorder colours and opacity, on
+             a palette too, 8 to 16 bits, decoded by `j2kc decode` and by
+             opj_decompress: the images both deliver (RGB from YCbCr, sRGB
+             through the profile, channels in cdef's order) are equal within
+             1 LSB; `--raw-components` gives the coded components, which for
+             these lossless files are the source's. A malformed cdef: the
+             coded order with one warning.
   malformed  truncated and corrupted streams: `j2kc decode`/`dump` must exit
              0 or 1 with one line on stderr, never crash or hang.
   dump       `j2kc dump` names the markers of opj streams; --full adds a DCI 2K
@@ -200,18 +203,36 @@ def jp2_boxes(data, start, end):
         pos += length
 
 
-def replace_colr(data, content):
-    """The JP2 file with the content of its (one) colr box replaced."""
+def set_jp2h_box(data, box, content):
+    """The JP2 file with the content of its (one) `box` in jp2h replaced, or
+    the box added at the end of jp2h (after any added before: pclr, then cmap)."""
     out = b''
     for pos, length, kind in jp2_boxes(data, 0, len(data)):
         if kind != b'jp2h':
             out += data[pos:pos + length]
             continue
-        inner = b''
+        inner, found = b'', False
         for p2, l2, k2 in jp2_boxes(data, pos + 8, pos + length):
-            inner += struct.pack('>I', 8 + len(content)) + b'colr' + content if k2 == b'colr' else data[p2:p2 + l2]
+            found = found or k2 == box
+            inner += struct.pack('>I', 8 + len(content)) + box + content if k2 == box else data[p2:p2 + l2]
+        if not found:
+            inner += struct.pack('>I', 8 + len(content)) + box + content
         out += struct.pack('>I', 8 + len(inner)) + b'jp2h' + inner
     return out
+
+
+def cdef(*channels):
+    """A cdef box's content: (channel, type, association) triples (I.5.3.6)."""
+    return struct.pack('>H', len(channels)) + b''.join(struct.pack('>3H', *c) for c in channels)
+
+
+def palette_boxes(columns=3, entries=256):
+    """pclr (8-bit columns, every index of an 8-bit component) and cmap
+    sending component 0 through each column, in that order."""
+    pclr = struct.pack('>HB', entries, columns) + bytes([7] * columns)
+    pclr += bytes((e * (37 + 50 * c) + 11 * c) & 0xFF for e in range(entries) for c in range(columns))
+    cmap = b''.join(struct.pack('>HBB', 0, 1, c) for c in range(columns))
+    return [(b'pclr', pclr), (b'cmap', cmap)]
 
 
 # --------------------------------------------------------------------------
@@ -832,21 +853,27 @@ class PsnrCase:
 
 class DeliverCase:
     """A JP2 file `j2kc encode` writes (a colour box rewritten where `colr` is
-    given), decoded by `j2kc decode` and by opj_decompress, both delivering
-    the image: equal within `tolerance`. With `reference='opj16'` (an ICC
-    profile on 12-bit samples, which opj_decompress hands to lcms2 unscaled as
-    16-bit codes) the reference is opj_decompress's decode of the same image
-    scaled to 16 bits, scaled back. Lossless files also check that
-    `--raw-components` gives the source's components."""
+    given, the jp2h boxes of `boxes` set: cdef, pclr and cmap), decoded by
+    `j2kc decode` and by opj_decompress, both delivering the image: equal
+    within `tolerance`, and with `pnm` their .pnm files too (PAM with alpha
+    for 2 and 4 channels). With `reference='opj16'` (an ICC profile on 12-bit
+    samples, which opj_decompress hands to lcms2 unscaled as 16-bit codes) the
+    reference is opj_decompress's decode of the same image scaled to 16 bits,
+    scaled back. Lossless files also check that `--raw-components` gives the
+    source's components (in their coded order, whatever cdef says)."""
 
     section = 'deliver'
 
-    def __init__(self, name, src, args, ext='jp2', icc=None, colr=None, tolerance=1, reference='opj'):
+    def __init__(self, name, src, args, ext='jp2', icc=None, colr=None, tolerance=1, reference='opj', boxes=(),
+                 pnm=False):
         self.name = 'deliver/' + name
         self.src, self.kind, self.args, self.ext = src, 'raw', args, ext
         self.icc, self.colr, self.tolerance, self.reference = icc, colr, tolerance, reference
+        self.boxes = ([(b'colr', colr)] if colr else []) + list(boxes)
         self.full_only = False
-        self.lossless = '--lossless' in args
+        self.pnm = pnm
+        # The library applies a palette even to the raw components: they are no longer the source's.
+        self.lossless = '--lossless' in args and not any(box == b'pclr' for box, _ in self.boxes)
 
     def encode(self, ctx, work, src, name):
         stream = os.path.join(work, name + '.' + self.ext)
@@ -860,9 +887,11 @@ class DeliverCase:
         rc, so, se = run(cmd)
         if rc != 0:
             raise RuntimeError('j2kc encode failed (%s): %s' % (rc, se.strip()))
-        if self.colr:
+        if self.boxes:
             with open(stream, 'rb') as f:
-                data = replace_colr(f.read(), self.colr)
+                data = f.read()
+            for box, content in self.boxes:
+                data = set_jp2h_box(data, box, content)
             with open(stream, 'wb') as f:
                 f.write(data)
         return stream
@@ -893,6 +922,10 @@ class DeliverCase:
         ok, worst, ndiff, why = compare_pgx(pgx_components(ref), pgx_components(dut), self.tolerance)
         if not ok:
             return Result(self, 'fail', why, worst or 0, ndiff or 0)
+        if self.pnm:
+            why = compare_pnm(ctx, stream, work, self.tolerance)
+            if why:
+                return Result(self, 'fail', why)
         if self.lossless:
             raw = os.path.join(work, 'raw.pgx')
             rc, so, se = run([ctx.j2kc, 'decode', '-i', stream, '-o', raw, '--raw-components'])
@@ -907,6 +940,49 @@ class DeliverCase:
             if rc != 0 or not ok2:
                 return Result(self, 'fail', '--raw-components: %s' % (why2 or se.strip()))
         return Result(self, 'pass', 'max |diff| %d in %d samples' % (worst or 0, ndiff or 0), worst or 0, ndiff or 0)
+
+
+def compare_pnm(ctx, stream, work, tolerance):
+    """Both decoders' .pnm of the stream (P7 with a tuple type for 2 and 4
+    channels): why they differ, or None."""
+    files = {}
+    for who in ('ref', 'dut'):
+        out = os.path.join(work, who + '.pnm')
+        if who == 'ref':
+            rc, so, se = run(['opj_decompress', '-i', stream, '-o', out, '-quiet'])
+        else:
+            rc, so, se = run([ctx.j2kc, 'decode', '-i', stream, '-o', out] +
+                             (['--backend', ctx.backend] if ctx.backend else []))
+        if rc != 0:
+            return '%s cannot write a .pnm (%s): %s' % (who, rc, (se or so).strip()[:200])
+        with open(out, 'rb') as f:
+            kind = re.search(rb'TUPLTYPE (\S+)', f.read(512))
+        files[who] = (kind and kind.group(1), read_pnm(out))
+    (rtype, (rw, rh, rd, rmax, rs)), (dtype, (dw, dh, dd, dmax, ds)) = files['ref'], files['dut']
+    if (rtype, rw, rh, rd, rmax) != (dtype, dw, dh, dd, dmax):
+        return '.pnm: reference %s %dx%dx%d max %d, decoder %s %dx%dx%d max %d' % (
+            rtype, rw, rh, rd, rmax, dtype, dw, dh, dd, dmax)
+    worst = max((abs(a - b) for a, b in zip(rs, ds)), default=0)
+    return '.pnm: samples differ by up to %d' % worst if worst > tolerance else None
+
+
+class CdefIgnoredCase(DeliverCase):
+    """A JP2 file with a malformed cdef (which opj_decompress refuses): `j2kc
+    decode` delivers the channels in their coded order with one warning."""
+
+    def run(self, ctx, work):
+        stream = self.encode(ctx, work, self.src, 'ours')
+        backend = ['--backend', ctx.backend] if ctx.backend else []
+        out, raw = os.path.join(work, 'dut.pgx'), os.path.join(work, 'raw.pgx')
+        rc, so, se = run([ctx.j2kc, 'decode', '-i', stream, '-o', out] + backend)
+        lines = [l for l in se.splitlines() if l.strip()]
+        if rc != 0 or len(lines) != 1 or 'channel definitions' not in lines[0]:
+            return Result(self, 'fail', 'exit %s, stderr %r (want 0 and one warning)' % (rc, se.strip()[:300]))
+        rc, so, se = run([ctx.j2kc, 'decode', '-i', stream, '-o', raw, '--raw-components'] + backend)
+        ok, _, _, why = compare_pgx(pgx_components(raw), pgx_components(out), 0)
+        if rc != 0 or not ok:
+            return Result(self, 'fail', 'not the coded order: %s' % (why or se.strip()))
+        return Result(self, 'pass', lines[0])
 
 
 def scaled_source(src, prec):
@@ -1221,6 +1297,39 @@ def deliver_cases():
     D('cielab_8_default', rgb8, lossless + ['--mct', '0'], colr=enum(14))
     D('cielab_8_parameters', rgb8, lossless + ['--mct', '0'],
       colr=enum(14, struct.pack('>7I', 100, 0, 170, 128, 200, 96, 0x00443530)))
+    # Channel definitions (cdef, I.5.3.6): both decoders deliver colour 1, 2,
+    # 3 in that order, opacity after, whatever order the channels are coded in.
+    rgba16 = source('rgba16_13x7', 13, 7, 4, 16, seed=61)
+    ga8 = source('ga8_19x7', 19, 7, 2, 8, seed=62)
+    index8 = source('index8_23x9', 23, 9, 1, 8, seed=63)
+    reversed3 = cdef((0, 0, 3), (1, 0, 2), (2, 0, 1))
+    alpha_first = cdef((0, 1, 0), (1, 0, 3), (2, 0, 2), (3, 0, 1))
+    D('cdef_rgb8_reversed', rgb8, lossless, boxes=[(b'cdef', reversed3)])
+    D('cdef_rgb16_reversed', rgb16, lossless, boxes=[(b'cdef', reversed3)])
+    D('cdef_rgba8_alpha_first', rgba8, lossless, boxes=[(b'cdef', alpha_first)], pnm=True)
+    D('cdef_rgba16_alpha_first', rgba16, lossless, boxes=[(b'cdef', alpha_first)], pnm=True)
+    D('cdef_rgba16_premultiplied_last', rgba16, lossless,
+      boxes=[(b'cdef', cdef((0, 0, 2), (1, 0, 1), (2, 0, 3), (3, 2, 0)))], pnm=True)
+    D('cdef_rgba8_unspecified', rgba8, lossless,
+      boxes=[(b'cdef', cdef((0, 0, 3), (1, 0, 2), (2, 0, 1), (3, 0xFFFF, 0xFFFF)))], pnm=True)
+    D('cdef_gray_alpha8_alpha_first', ga8, lossless, boxes=[(b'cdef', cdef((0, 1, 0), (1, 0, 1)))], pnm=True)
+    D('cdef_sycc444_reversed', y444, lossless + ['--mct', '0'], colr=enum(18), boxes=[(b'cdef', reversed3)])
+    D('cdef_icc_rgba8_alpha_first', rgba8, lossless, icc='RGB ', boxes=[(b'cdef', alpha_first)])
+    D('cdef_palette_reversed', index8, lossless, colr=enum(16), boxes=palette_boxes() + [(b'cdef', reversed3)])
+    # Malformed ones, which opj_decompress refuses: the coded order, with a warning.
+    bad = lambda name, src, boxes, colr=None: cases.append(CdefIgnoredCase(
+        'cdef_ignored_' + name, src, lossless, colr=colr, boxes=boxes))
+    bad('channel_twice', rgb8, [(b'cdef', cdef((0, 0, 3), (0, 0, 2), (2, 0, 1)))])
+    bad('absent_channel', rgba8, [(b'cdef', cdef((0, 0, 3), (1, 0, 2), (2, 0, 1), (4, 1, 0)))])
+    bad('short', rgb8, [(b'cdef', cdef((0, 0, 3), (1, 0, 2), (2, 0, 1))[:-2])])
+    bad('reserved_type', rgb8, [(b'cdef', cdef((0, 0, 3), (1, 0, 2), (2, 3, 1)))])
+    bad('palette_channel_3_of_3', index8, palette_boxes() + [(b'cdef', cdef((0, 0, 3), (1, 0, 2), (3, 0, 1)))],
+        colr=enum(16))
+    # A well-formed cdef for the channels ihdr declares, more or fewer than the codestream has.
+    ihdr = lambda src, n: (b'ihdr', struct.pack('>IIHBBBB', src.h, src.w, n, src.prec - 1, 7, 0, 0))
+    bad('ihdr_more_channels', rgba8, [ihdr(rgba8, 5), (b'cdef', cdef((0, 1, 0), (1, 0, 3), (2, 0, 2), (3, 0, 1),
+                                                                      (4, 0xFFFF, 0xFFFF)))])
+    bad('ihdr_fewer_channels', rgba8, [ihdr(rgba8, 3), (b'cdef', reversed3)])
     return cases
 
 

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # run-tests.sh: run every test suite and close with one summary line.
-#   scripts/run-tests.sh all   core ctest, FATE fate-j2k_cuda (backend=cpu), ffmpeg interop checks
+#   scripts/run-tests.sh all   core ctest, FATE fate-j2k_cuda (backend=cpu), ffmpeg interop checks,
+#                              ffplay showing a j2k_cuda clip, a program built against `make install`
 #   scripts/run-tests.sh gpu   Gpu* core tests and FATE fate-j2k_cuda-gpu (backend=cuda)
 # Called by `make test` / `make test-gpu`, which set BUILD, CORE_DIR, FF_BUILD,
-# FFMPEG, FFPROBE and JOBS. Exit status is non-zero when anything failed.
+# FFMPEG, FFPROBE, FFPLAY and JOBS. Exit status is non-zero when anything failed.
 set -uo pipefail
 
 mode=${1:-all}
@@ -69,23 +70,35 @@ run_fate() {
     note "FATE $target: $((total - fail)) passed, $fail failed"
 }
 
-# ffmpeg-checks.sh prints "PASS name", "FAIL name" or "SKIP name" lines.
-run_checks() {
-    local log=$logs/ffmpeg-checks.txt
-    FFMPEG=${FFMPEG:-$FF_BUILD/ffmpeg} FFPROBE=${FFPROBE:-$FF_BUILD/ffprobe} OUT=$BUILD/test-ffmpeg \
-        "$(dirname "$0")/ffmpeg-checks.sh" 2>&1 | tee "$log"
+# Scripts that print "PASS name", "FAIL name: why" or "SKIP name: why" lines.
+# A script that ends without any such line counts as one failure.
+run_script() {
+    local title=$1 log=$logs/$2.txt
+    shift 2
+    "$@" 2>&1 | tee "$log"
     local p f s
     p=$(grep -c '^PASS ' "$log"); f=$(grep -c '^FAIL ' "$log"); s=$(grep -c '^SKIP ' "$log")
+    if [ $((p + f + s)) = 0 ]; then
+        note "$title: no result"; failed=$((failed + 1)); return
+    fi
     passed=$((passed + p)); failed=$((failed + f)); skipped=$((skipped + s))
-    note "ffmpeg checks: $p passed, $f failed, $s skipped"
+    note "$title: $p passed, $f failed, $s skipped"
 }
+
+FFMPEG=${FFMPEG:-$BUILD/stage/bin/ffmpeg}
+FFPROBE=${FFPROBE:-$BUILD/stage/bin/ffprobe}
+FFPLAY=${FFPLAY:-$BUILD/stage/bin/ffplay}
+here=$(dirname "$0")
 
 run_ctest
 if [ "$mode" = gpu ]; then
     run_fate fate-j2k_cuda-gpu
 else
     run_fate fate-j2k_cuda
-    run_checks
+    run_script "ffmpeg checks" ffmpeg-checks \
+        env FFMPEG="$FFMPEG" FFPROBE="$FFPROBE" OUT="$BUILD/test-ffmpeg" "$here/ffmpeg-checks.sh"
+    run_script "ffplay" player env FFMPEG="$FFMPEG" FFPLAY="$FFPLAY" OUT="$BUILD/test-player" "$here/player-test.sh"
+    run_script "installed tree" install env BUILD="$BUILD" OUT="$BUILD/test-install" "$here/install-test.sh"
 fi
 
 echo

@@ -6,8 +6,8 @@
 #   FFMPEG=... FFPROBE=... OUT=dir [DEMO_SECONDS=n] scripts/demo.sh
 set -euo pipefail
 
-FFMPEG=${FFMPEG:-build/ffmpeg/ffmpeg}
-FFPROBE=${FFPROBE:-build/ffmpeg/ffprobe}
+FFMPEG=${FFMPEG:-build/stage/bin/ffmpeg}
+FFPROBE=${FFPROBE:-build/stage/bin/ffprobe}
 OUT=${OUT:-build/demo}
 mkdir -p "$OUT"
 

@@ -1,20 +1,33 @@
 #!/usr/bin/env bash
 # fate-bundle.sh: pack the fate-j2k_cuda list into a folder that runs without
-# the FFmpeg build tree (for the GPU machine, which has no FFmpeg sources):
-# ffmpeg, ffprobe, tests/base64, fate-run.sh, the references, the codestreams,
-# and the exact fate-run.sh command lines FFmpeg's make would run.
-#   FF_SRC=... FF_BUILD=... scripts/fate-bundle.sh OUT_DIR
+# the FFmpeg build tree (for the GPU machine, which has no FFmpeg sources and
+# none of Debian's libraries): ffmpeg and ffprobe of the staged install in
+# bin/, the libraries they load in lib/ (FFmpeg's and, but for glibc, the
+# system's: scripts/bundle-libs.sh), tests/base64, fate-run.sh, the
+# references, the codestreams, and the exact fate-run.sh command lines
+# FFmpeg's make would run. FATE runs $target_path/ffmpeg: there, two-line
+# scripts start bin/ffmpeg, which finds ../lib by itself.
+#   FF_SRC=... FF_BUILD=... STAGE=... scripts/fate-bundle.sh OUT_DIR
 #   OUT_DIR/run.sh [cpu|cuda]     prints TEST lines and "N passed, N failed"
+# OUT_DIR.tar.xz is the same folder in one file.
 set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
 out=$(realpath -m "$1")
 FF_SRC=$(realpath "${FF_SRC:?}")
 FF_BUILD=$(realpath "${FF_BUILD:?}")
+STAGE=$(realpath "${STAGE:?}")
 submake() { env -u MAKEFLAGS -u MAKEOVERRIDES -u MFLAGS -u MAKELEVEL make -C "$FF_BUILD" "$@"; }
 
 rm -rf "$out"
-mkdir -p "$out/tests/data/fate" "$out/src/tests/ref/fate" "$out/src/tests/j2k_cuda"
+mkdir -p "$out/bin" "$out/lib" "$out/tests/data/fate" "$out/src/tests/ref/fate" "$out/src/tests/j2k_cuda"
 submake tests/base64 >/dev/null
-cp "$FF_BUILD/ffmpeg" "$FF_BUILD/ffprobe" "$out/"
+for p in ffmpeg ffprobe; do
+    cp "$STAGE/bin/$p" "$out/bin/"
+    printf '#!/bin/sh\nexec "$(dirname "$0")/bin/%s" "$@"\n' "$p" > "$out/$p"
+    chmod +x "$out/$p"
+done
+cp -P "$STAGE"/lib/lib*.so.[0-9]* "$out/lib/"
+"$here/bundle-libs.sh" "$out/lib" "$out/bin/ffmpeg" "$out/bin/ffprobe"
 cp "$FF_BUILD/tests/base64" "$out/tests/"
 cp "$FF_SRC/tests/fate-run.sh" "$FF_SRC/tests/md5.sh" "$out/src/tests/"
 cp "$FF_SRC"/tests/ref/fate/j2k_cuda-* "$out/src/tests/ref/fate/" 2>/dev/null || true
@@ -41,4 +54,10 @@ echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]
 RUN
 chmod +x "$out/run.sh"
-echo "fate bundle: $out ($(du -sh "$out" | cut -f1), $(wc -l < "$out/commands-cpu.sh") tests); run: $out/run.sh cuda"
+"$out/ffmpeg" -hide_banner -decoders 2>/dev/null | grep ' j2k_cuda ' >/dev/null ||
+    { echo "fate-bundle: $out/ffmpeg does not start or lacks j2k_cuda"; exit 1; }
+# The system libraries make the folder large (ICU's data alone is 30 MB);
+# compressed, it carries as one file: tar xf fate-bundle.tar.xz.
+tar -C "$(dirname "$out")" -cf - "$(basename "$out")" | xz -T0 -6 > "$out.tar.xz"
+echo "fate bundle: $out ($(du -sh "$out" | cut -f1), $(wc -l < "$out/commands-cpu.sh") tests; as one file:" \
+     "$out.tar.xz, $(du -sh "$out.tar.xz" | cut -f1)); run: $out/run.sh cuda"

@@ -5,7 +5,8 @@
 #   bin/   j2kc_bench (our C API driver), ffmpeg (j2k_cuda, native jpeg2000,
 #          libopenjpeg), opj_compress/opj_decompress, grk_compress/grk_decompress
 #   lib/   the shared libraries of Debian's OpenJPEG and Grok packages and their
-#          dependencies (apt-get download + dpkg -x; never installed here)
+#          dependencies (apt-get download + dpkg -x; never installed here), and
+#          ffmpeg's: FFmpeg's own and what they load (scripts/bundle-libs.sh)
 #   site/  nvidia.nvimgcodec (its JPEG 2000 extension only) and nvidia.nvjpeg2k,
 #          unpacked from the PyPI wheels
 #   photos/ photographs from Debian's plasma-workspace-wallpapers
@@ -13,8 +14,9 @@
 #
 #   BENCH_DIR=... CORE_LIB=.../libj2kcuda.a FFMPEG=.../ffmpeg scripts/bench/prep.sh
 #
-# BENCH_ONLY_BINS=1 refreshes bin/j2kc_bench and bin/ffmpeg of a filled folder
-# from the current tree (no network) and their lines in manifest.json.
+# BENCH_ONLY_BINS=1 refreshes bin/j2kc_bench and bin/ffmpeg (with its
+# libraries) of a filled folder from the current tree (no network) and their
+# lines in manifest.json.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -49,7 +51,17 @@ g++ -O2 -std=c++17 ${J2KC_BENCH_FLAGS:-} -I"$top/cuda/include" -I"$CUDA_HOME/inc
     -L"$CUDA_LIBDIR" -lcudart_static -lpthread -ldl -lrt -o "$out/bin/j2kc_bench"
 cp "$FFMPEG" "$out/bin/ffmpeg"
 strip "$out/bin/j2kc_bench" "$out/bin/ffmpeg"
+# ffmpeg finds lib/ through its rpath ($ORIGIN/../lib): FFmpeg's libraries from
+# beside the one given, then what they load but glibc and the C++ runtime
+# (which j2kc_bench takes from the GPU machine too).
+ffmpeg_libs() {
+    local ff_lib
+    ff_lib=$(dirname "$FFMPEG")/../lib
+    if [ -d "$ff_lib" ]; then cp -P "$ff_lib"/lib*.so.[0-9]* "$out/lib/"; fi
+    SKIP_LIBS='libstdc\+\+|libgcc_s' "$here/../bundle-libs.sh" "$out/lib" "$out/bin/ffmpeg"
+}
 if [ "$only_bins" = 1 ]; then
+    ffmpeg_libs
     ff_version=$("$out/bin/ffmpeg" -hide_banner -version | head -1)
     python3 - "$out/manifest.json" <<EOF
 import json, sys
@@ -91,6 +103,7 @@ for f in "$out"/lib/*; do
     echo "$need" | grep -q -x -F "$b" || rm -f "$f"
 done
 strip --strip-unneeded "$out"/lib/* "$out"/bin/opj_* "$out"/bin/grk_* 2>/dev/null || true
+ffmpeg_libs
 deb_versions=$(for d in *.deb; do dpkg-deb -W --showformat='${Package}=${Version} ' "$d"; done)
 cd "$top"
 

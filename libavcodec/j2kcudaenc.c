@@ -123,10 +123,9 @@ static const AVFrameSideData *input_icc_profile(const AVCodecContext *avctx)
 
 /* JP2 output: a colr box that says what the frames' colour properties say,
  * or their ICC profile; never a guess. */
-static int fill_jp2_color(AVCodecContext *avctx, j2kc_encoder_config *config)
+static int fill_jp2_color(AVCodecContext *avctx, j2kc_encoder_config *config, const AVFrameSideData *icc)
 {
     J2KCudaEncContext *ctx = avctx->priv_data;
-    const AVFrameSideData *icc = input_icc_profile(avctx);
     FFJ2KCudaColor color = {
         avctx->color_primaries, avctx->color_trc, avctx->colorspace, avctx->color_range
     };
@@ -147,7 +146,7 @@ static int fill_jp2_color(AVCodecContext *avctx, j2kc_encoder_config *config)
     return 0;
 }
 
-static int fill_config(AVCodecContext *avctx, j2kc_encoder_config *config)
+static int fill_config(AVCodecContext *avctx, j2kc_encoder_config *config, const AVFrameSideData *icc)
 {
     J2KCudaEncContext *ctx = avctx->priv_data;
     AVRational rate = avctx->framerate;
@@ -238,7 +237,7 @@ static int fill_config(AVCodecContext *avctx, j2kc_encoder_config *config)
             config->frame_bytes = budget;
     }
     config->component_bytes = ctx->component_bytes;
-    return ctx->format == J2KC_CONTAINER_JP2 ? fill_jp2_color(avctx, config) : 0;
+    return ctx->format == J2KC_CONTAINER_JP2 ? fill_jp2_color(avctx, config, icc) : 0;
 }
 
 /* What the encoder writes, said to the muxer: the colour properties a JP2
@@ -278,7 +277,8 @@ static int export_color(AVCodecContext *avctx, j2kc_color_space written)
     return 0;
 }
 
-static av_cold int j2kcuda_encode_init(AVCodecContext *avctx)
+/* The library's encoder, from the options and the frames' ICC profile (JP2). */
+static int open_encoder(AVCodecContext *avctx, const AVFrameSideData *icc)
 {
     J2KCudaEncContext *ctx = avctx->priv_data;
     AVBufferRef *device_ref = avctx->hw_device_ctx;
@@ -287,29 +287,9 @@ static av_cold int j2kcuda_encode_init(AVCodecContext *avctx)
     j2kc_image shape;
     int ret;
 
-    ctx->log.log_ctx = avctx;
-    ctx->sw_format   = avctx->pix_fmt;
-    ctx->memory      = J2KC_MEMORY_HOST;
-
-    if (avctx->pix_fmt == AV_PIX_FMT_CUDA) {
-        AVHWFramesContext *frames;
-
-        if (!avctx->hw_frames_ctx) {
-            av_log(avctx, AV_LOG_ERROR, "CUDA frames need a hw_frames_ctx\n");
-            return AVERROR(EINVAL);
-        }
-        frames         = (AVHWFramesContext *)avctx->hw_frames_ctx->data;
-        ctx->sw_format = frames->sw_format;
-        ctx->memory    = J2KC_MEMORY_CUDA;
-        device_ref     = frames->device_ref;
-    }
-    if (!ff_j2kcuda_format_supported(ctx->sw_format)) {
-        av_log(avctx, AV_LOG_ERROR, "Pixel format %s is not supported\n",
-               av_get_pix_fmt_name(ctx->sw_format));
-        return AVERROR(ENOSYS);
-    }
-
-    if ((ret = fill_config(avctx, &config)) < 0)
+    if (ctx->memory == J2KC_MEMORY_CUDA)
+        device_ref = ((AVHWFramesContext *)avctx->hw_frames_ctx->data)->device_ref;
+    if ((ret = fill_config(avctx, &config, icc)) < 0)
         return ret;
     ret = ff_j2kcuda_device_handles(device_ref, &config.cuda_context, &config.cuda_stream);
     if (ret < 0) {
@@ -329,14 +309,50 @@ static av_cold int j2kcuda_encode_init(AVCodecContext *avctx)
     av_log(avctx, AV_LOG_VERBOSE, "Encoding %s %dx%d on the %s backend, %d CPU threads (0: one per core)\n",
            av_get_pix_fmt_name(ctx->sw_format), avctx->width, avctx->height,
            j2kc_encoder_backend(ctx->encoder) == J2KC_BACKEND_CUDA ? "CUDA" : "CPU", avctx->thread_count);
+    return 0;
+}
+
+static av_cold int j2kcuda_encode_init(AVCodecContext *avctx)
+{
+    J2KCudaEncContext *ctx = avctx->priv_data;
+    j2kc_color_space written = J2KC_COLOR_UNKNOWN;
+    int ret;
+
+    ctx->log.log_ctx = avctx;
+    ctx->sw_format   = avctx->pix_fmt;
+    ctx->memory      = J2KC_MEMORY_HOST;
+
+    if (avctx->pix_fmt == AV_PIX_FMT_CUDA) {
+        if (!avctx->hw_frames_ctx) {
+            av_log(avctx, AV_LOG_ERROR, "CUDA frames need a hw_frames_ctx\n");
+            return AVERROR(EINVAL);
+        }
+        ctx->sw_format = ((AVHWFramesContext *)avctx->hw_frames_ctx->data)->sw_format;
+        ctx->memory    = J2KC_MEMORY_CUDA;
+    }
+    if (!ff_j2kcuda_format_supported(ctx->sw_format)) {
+        av_log(avctx, AV_LOG_ERROR, "Pixel format %s is not supported\n",
+               av_get_pix_fmt_name(ctx->sw_format));
+        return AVERROR(ENOSYS);
+    }
+
+    /* A JP2 file carries the ICC profile the frames come with, which only
+     * the first frame may tell: its encoder opens then. */
+    if (ctx->format == J2KC_CONTAINER_JP2) {
+        FFJ2KCudaColor color = {
+            avctx->color_primaries, avctx->color_trc, avctx->colorspace, avctx->color_range
+        };
+        written = ff_j2kcuda_jp2_color(ctx->sw_format, &color);
+    } else if ((ret = open_encoder(avctx, NULL)) < 0) {
+        return ret;
+    }
 
     if (ctx->profile == J2KC_PROFILE_DCI_2K)
         avctx->profile = AV_PROFILE_JPEG2000_DCINEMA_2K;
     else if (ctx->profile == J2KC_PROFILE_DCI_4K)
         avctx->profile = AV_PROFILE_JPEG2000_DCINEMA_4K;
     avctx->bits_per_raw_sample = av_pix_fmt_desc_get(ctx->sw_format)->comp[0].depth;
-    if ((ret = export_color(avctx, config.container == J2KC_CONTAINER_JP2 ? config.color_space
-                                                                           : J2KC_COLOR_UNKNOWN)) < 0)
+    if ((ret = export_color(avctx, written)) < 0)
         return ret;
 
     ctx->frame     = av_frame_alloc();
@@ -359,6 +375,12 @@ static int submit_frame(AVCodecContext *avctx)
         av_log(avctx, AV_LOG_ERROR, "Frame size changed from %dx%d to %dx%d\n",
                avctx->width, avctx->height, frame->width, frame->height);
         return AVERROR(EINVAL);
+    }
+    if (!ctx->encoder) {
+        const AVFrameSideData *icc = av_frame_get_side_data(frame, AV_FRAME_DATA_ICC_PROFILE);
+
+        if ((ret = open_encoder(avctx, icc ? icc : input_icc_profile(avctx))) < 0)
+            return ret;
     }
     ret = ff_j2kcuda_describe(&image, comps, ctx->sw_format, frame->width, frame->height,
                               frame->data, frame->linesize, ctx->memory);
@@ -437,6 +459,8 @@ static int j2kcuda_receive_packet(AVCodecContext *avctx, AVPacket *pkt)
             queue_full = 1;
         }
 
+        if (!ctx->encoder)  /* no frame came */
+            return ctx->eof ? AVERROR_EOF : AVERROR(EAGAIN);
         /* Wait for a codestream when nothing more can be queued or at the
          * end; otherwise take one only if it is already finished. */
         ret = j2kc_encoder_receive(ctx->encoder, &jp, queue_full || ctx->eof);

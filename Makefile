@@ -232,7 +232,7 @@ test: all
 	BUILD=$(B) CORE_DIR=$(abspath $(CORE_DIR)) FF_BUILD=$(FF_BUILD) FFMPEG=$(FFMPEG) FFPROBE=$(FFPROBE) \
 	  FFPLAY=$(FFPLAY) JOBS=$(JOBS) scripts/run-tests.sh all
 
-# Robustness (issue #5). The GoogleTest suite built with ASan+UBSan (leak
+# Robustness. The GoogleTest suite built with ASan+UBSan (leak
 # checks included), CPU tests; SAN_MODE=full drops quick mode's two slow host
 # sweeps. And each libFuzzer target (clang) run FUZZ_SECONDS on its seeds.
 # Each builds in its own folder, for one GPU architecture (the tests run on

@@ -167,7 +167,7 @@ sys.stdout.buffer.write(b'P6\n%d %d\n255\n'%(W,H)+bytes((x*7+y*3+c*91+(x*y)%13)&
 }
 
 # ---------------------------------------------------------------------------
-# Hostile use (issue #5): ffmpeg must end with an error status and a clear
+# Hostile use: ffmpeg must end with an error status and a clear
 # message, never die of a signal. ffmpeg's own error exits are 256 - errno
 # (234 for EINVAL), so a signal is told apart by python's subprocess, not by
 # the usual "exit status > 128".

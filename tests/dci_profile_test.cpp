@@ -20,9 +20,9 @@
 #include "codestream/dump.h"
 #include "codestream/markers.h"
 #include "codestream/reader.h"
+#include "geometry/partition.h"
 #include "j2kc.h"
 #include "tier2/packet_decoder.h"
-#include "tier2/partition.h"
 #include "test_images.h"
 
 namespace j2kc {

@@ -27,9 +27,9 @@
 #include <memory>
 #include <vector>
 
+#include "geometry/partition.h"
 #include "rate/pcrd.h"
 #include "tier2/packet_encoder.h"
-#include "tier2/partition.h"
 
 namespace j2kc {
 

@@ -215,7 +215,7 @@ void check_dci_4k(const std::vector<uint8_t> &b, int fps)
         EXPECT_LE(bytes, comp_cap) << "component " << c;
         worst = std::max(worst, bytes);
     }
-    // A budget is met to within 2% by whichever cap binds (issue #2).
+    // A budget is met to within 2% by whichever cap binds.
     EXPECT_TRUE(b.size() >= frame_cap - frame_cap / 50 || worst >= comp_cap - comp_cap / 50)
         << "frame " << b.size() << " of " << frame_cap << ", largest component " << worst << " of "
         << comp_cap;

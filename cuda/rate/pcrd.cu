@@ -1,13 +1,14 @@
 /**
  * @file pcrd.cu
- * @brief PCRD-opt on the GPU (paper 000, section VI; ISO/IEC 15444-1 Annex
- * J.14): a hull kernel (one thread per code-block), a probe kernel (one warp
- * per code-block at a time, each lane one of the 32 thresholds; per-block
- * partial sums in shared memory = level 1), an update kernel (sums the
- * partials = level 2, compares with the budgets, narrows the window) and a
- * commit kernel per layer. A search round is a fixed sequence of launches
- * with the windows kept in device memory, so the host only reads the final
- * sums back; iterations after convergence return at once.
+ * @brief PCRD-opt on the GPU (Bruns et al., "Evaluation of GPU/CPU
+ * Co-Processing Models for JPEG 2000 Packetization", section VI; ISO/IEC
+ * 15444-1 Annex J.14): a hull kernel (one thread per code-block), a probe
+ * kernel (one warp per code-block at a time, each lane one of the 32
+ * thresholds; per-block partial sums in shared memory = level 1), an update
+ * kernel (sums the partials = level 2, compares with the budgets, narrows the
+ * window) and a commit kernel per layer. A search round is a fixed sequence
+ * of launches with the windows kept in device memory, so the host only reads
+ * the final sums back; iterations after convergence return at once.
  */
 #include <cuda_runtime.h>
 

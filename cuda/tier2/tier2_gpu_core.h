@@ -2,8 +2,9 @@
  * @file tier2_gpu_core.h
  * @brief The per-thread work of Tier-2 on the GPU (ISO/IEC 15444-1 B.9-B.12
  * packets, A.4.2 SOT, A.4.3 SOD, A.7.1 TLM, A.7.3 PLT, A.8.1 SOP, A.8.2 EPH),
- * organised as the codestream cell table of paper 000, section VII: every
- * cell's length, one exclusive prefix sum for the offsets, then fill.
+ * organised as the codestream cell table of Bruns et al. (tier2_gpu.h),
+ * section VII: every cell's length, one exclusive prefix sum for the offsets,
+ * then fill.
  *
  * Everything here is J2KC_HD and works on flat tables (device pointers in the
  * kernels of tier2.cu, host pointers in the host model of the tests), so the

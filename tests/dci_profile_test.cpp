@@ -1,4 +1,4 @@
-// DCI 4K (Rsiz 4; ISO/IEC 15444-1 Amd 1, /work/shared/profiles.md §1): a
+// DCI 4K (Rsiz 4; ISO/IEC 15444-1 Amd 1): a
 // 4096x2160 12-bit frame encoded with profile dci_4k on the CPU backend, then
 // every constraint checked on our own output by parsing its markers (and, for
 // what each tile-part holds, its packets): Rsiz, image, components, COD

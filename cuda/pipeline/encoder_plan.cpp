@@ -1,7 +1,7 @@
 /**
  * @file encoder_plan.cpp
  * @brief Encoder parameters and profile rules (ISO/IEC 15444-1 Annex A
- * marker contents; Amd 1 DCI, Amd 3 broadcast, Amd 8 IMF; shared/profiles.md).
+ * marker contents; Amd 1 DCI, Amd 3 broadcast, Amd 8 IMF).
  */
 #include "pipeline/encoder_plan.h"
 
@@ -93,7 +93,7 @@ void apply_dci(EncoderPlan &plan, const j2kc_encoder_config &cfg, const j2kc_ima
     plan.tlm = true;
     plan.tile_parts = k4 ? J2KC_TILE_PARTS_DCI_4K : J2KC_TILE_PARTS_COMPONENT;
     if (k4) {
-        // The two-entry POC of profiles.md 1.2: the embedded 2K image first.
+        // The two-entry POC of DCI 4K (Amd 1): the embedded 2K image first.
         plan.poc.push_back({0, 0, 1, static_cast<uint8_t>(levels), 3, J2KC_PROG_CPRL});
         plan.poc.push_back({static_cast<uint8_t>(levels), 0, 1, static_cast<uint8_t>(levels + 1), 3,
                             J2KC_PROG_CPRL});
@@ -104,7 +104,7 @@ void apply_dci(EncoderPlan &plan, const j2kc_encoder_config &cfg, const j2kc_ima
     plan.component_bytes = plan.component_bytes ? std::min(plan.component_bytes, comp_cap) : comp_cap;
 }
 
-/** IMF main level: the smallest whose sample rate covers the stream (profiles.md 2.2). */
+/** IMF main level: the smallest whose sample rate covers the stream (Amd 8). */
 int imf_main_level(double msamples)
 {
     static const double limits[] = {65, 130, 195, 260, 520, 1200, 2400, 4800, 9600, 19200, 38400};

@@ -36,9 +36,9 @@ fi
 ninja -C "$BUILD" -j "$JOBS" $TARGETS j2kc
 
 # Seeds: regenerated only when missing (the working corpus keeps what the fuzzer found).
-seeds=$BUILD/seeds
-if [ ! -d "$seeds/decoder" ]; then
-    python3 "$top/tests/fuzz/make_corpus.py" --out "$seeds" --j2kc "$BUILD/cuda/j2kc"
+seed_root=$BUILD/seeds
+if [ ! -d "$seed_root/decoder" ]; then
+    python3 "$top/tests/fuzz/make_corpus.py" --out "$seed_root" --j2kc "$BUILD/cuda/j2kc"
 fi
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1:abort_on_error=1}
@@ -47,8 +47,8 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 run_one() {
     local t=$1 seed_dir corpus art log
     case $t in
-    fuzz_jp2) seed_dir=$seeds/jp2 ;;
-    *) seed_dir=$seeds/decoder ;;
+    fuzz_jp2) seed_dir=$seed_root/jp2 ;;
+    *) seed_dir=$seed_root/decoder ;;
     esac
     corpus=$BUILD/corpus/$t
     art=$BUILD/artifacts/$t/

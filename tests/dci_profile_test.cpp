@@ -1,4 +1,4 @@
-// DCI 4K (Rsiz 4; ISO/IEC 15444-1 Amd 1, /work/shared/profiles.md §1): a
+// DCI 4K (Rsiz 4; ISO/IEC 15444-1 Amd 1): a
 // 4096x2160 12-bit frame encoded with profile dci_4k on the CPU backend, then
 // every constraint checked on our own output by parsing its markers (and, for
 // what each tile-part holds, its packets): Rsiz, image, components, COD
@@ -20,9 +20,9 @@
 #include "codestream/dump.h"
 #include "codestream/markers.h"
 #include "codestream/reader.h"
+#include "geometry/partition.h"
 #include "j2kc.h"
 #include "tier2/packet_decoder.h"
-#include "tier2/partition.h"
 #include "test_images.h"
 
 namespace j2kc {
@@ -215,7 +215,7 @@ void check_dci_4k(const std::vector<uint8_t> &b, int fps)
         EXPECT_LE(bytes, comp_cap) << "component " << c;
         worst = std::max(worst, bytes);
     }
-    // A budget is met to within 2% by whichever cap binds (issue #2).
+    // A budget is met to within 2% by whichever cap binds.
     EXPECT_TRUE(b.size() >= frame_cap - frame_cap / 50 || worst >= comp_cap - comp_cap / 50)
         << "frame " << b.size() << " of " << frame_cap << ", largest component " << worst << " of "
         << comp_cap;

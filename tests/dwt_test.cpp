@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "dwt/dwt.h"
-#include "tier2/partition.h"
+#include "geometry/partition.h"
 
 namespace j2kc {
 namespace {

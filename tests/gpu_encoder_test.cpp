@@ -1,4 +1,4 @@
-// The CUDA encoder's frame pipeline (issue 3): byte-identical to the CPU
+// The CUDA encoder's frame pipeline: byte-identical to the CPU
 // backend up to 8192x4320, with several frames in flight through
 // submit/receive, for host and CUDA frames, with the caller reusing its
 // frame as soon as submit returns, several encoders on several threads, and
@@ -261,7 +261,7 @@ std::string matrix_case_name(const ::testing::TestParamInfo<MatrixCase> &info)
     return n;
 }
 
-INSTANTIATE_TEST_SUITE_P(Issue3, GpuEncoderMatrix, ::testing::ValuesIn(matrix()), matrix_case_name);
+INSTANTIATE_TEST_SUITE_P(Formats, GpuEncoderMatrix, ::testing::ValuesIn(matrix()), matrix_case_name);
 
 // Several frames in flight, host frames overwritten as soon as submit returns.
 TEST(GpuEncoder, HostFramesInFlightMatchCpuInOrder)

@@ -1,7 +1,7 @@
 // GPU resources through the C API: device memory goes back to where it was
 // once CUDA encoders and decoders are freed (no pool, staging buffer or
 // stream outlives its codec), and a missing or invalid GPU is an error status
-// with a message, never an abort. Robustness issue #5; no clause of
+// with a message, never an abort. Robustness only; no clause of
 // ISO/IEC 15444-1 is involved.
 #include <gtest/gtest.h>
 

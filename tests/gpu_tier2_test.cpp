@@ -1,6 +1,6 @@
 /**
  * @file gpu_tier2_test.cpp
- * @brief Tier-2 on the GPU (tier2/tier2_gpu.h, paper 000 section VII) against
+ * @brief Tier-2 on the GPU (tier2/tier2_gpu.h, the cell table) against
  * the CPU path: measure() against FrameBlocks::exact_size() and write()
  * against assemble_codestream(), byte for byte, over random frames (tiles,
  * precincts, subsampling, 1..5 layers, every progression, POC, SOP/EPH,

@@ -1,7 +1,7 @@
 // Annex B partitions: band and code-block rectangles on odd offsets and sizes.
 #include <gtest/gtest.h>
 
-#include "tier2/partition.h"
+#include "geometry/partition.h"
 
 namespace j2kc {
 namespace {

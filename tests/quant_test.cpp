@@ -12,8 +12,8 @@
 
 #include "common/status.h"
 #include "dwt/dwt.h"
+#include "geometry/partition.h"
 #include "quant/quant.h"
-#include "tier2/partition.h"
 
 namespace j2kc {
 namespace {

@@ -1,6 +1,6 @@
 /**
  * @file rate_test.cpp
- * @brief Tests of PCRD-opt (rate/, paper 000 section VI; ISO/IEC 15444-1
+ * @brief Tests of PCRD-opt (rate/, the slope-threshold search; ISO/IEC 15444-1
  * Annex J.14): hull properties, optimality against brute force on small
  * instances, budgets met on realistic frames, per-component caps, layers,
  * the exact-size loop, and the CUDA backend against the CPU reference.
@@ -471,7 +471,7 @@ bool no_segment_fits(const Frame &f, const std::vector<uint16_t> &passes, uint32
     return true;
 }
 
-// Issue #2: a byte budget is never exceeded and is met to within 2% below,
+// A byte budget is never exceeded and is met to within 2% below,
 // from a few hundred bytes to most of the frame, by the slack filling after
 // the threshold search.
 TEST(PcrdSelect, SlackFillingMeetsTinyToLargeBudgets)
@@ -939,7 +939,7 @@ TEST(GpuPcrd, SelectionMatchesReference)
 }
 
 // Slack filling on the device takes the same segments as the reference, from
-// tiny budgets to most of the frame, with caps and layers (issue #2).
+// tiny budgets to most of the frame, with caps and layers.
 TEST(GpuPcrd, SlackFillingMatchesReference)
 {
     SKIP_WITHOUT_GPU();

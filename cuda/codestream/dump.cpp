@@ -2,7 +2,7 @@
  * @file dump.cpp
  * @brief Readable dump of the Annex A marker segments of a parsed codestream,
  * and the DCI (ISO/IEC 15444-1 Amd 1, as libdcp verifies it) and IMF (Amd 8,
- * as OpenJPEG and Grok enforce it) profile checks listed in profiles.md.
+ * as OpenJPEG and Grok enforce it) profile checks.
  */
 #include "codestream/dump.h"
 

@@ -1,8 +1,9 @@
 /**
  * @file dump.h
  * @brief Human-readable codestream description (for `j2kc dump`) and the
- * profile checks that DCI and IMF tools apply (see /work/shared/profiles.md
- * §1, §2.3-2.4, §5), on the parsed structs and the raw marker bytes.
+ * profile checks that DCI and IMF tools apply (ISO/IEC 15444-1 Amd 1 and
+ * Amd 8, and the checks of cinema validators and players), on the parsed
+ * structs and the raw marker bytes.
  */
 #pragma once
 

@@ -1,11 +1,12 @@
 /**
  * @file color.cu
- * @brief CUDA kernels for ISO/IEC 15444-1 Annex G, fused as in the ETRI
- * decoder paper (seed 002): the encoder reads the caller's samples in their
- * own layout, level shifts and applies the RCT/ICT in one pass; the decoder
- * applies the inverse transform, level shift, clip and pack in one pass. One
- * thread per pixel, consecutive threads on consecutive samples of a row.
- * Arithmetic comes from color_ops.h, so results equal color_ref.cpp.
+ * @brief CUDA kernels for ISO/IEC 15444-1 Annex G, fused as in Lee et al.,
+ * "GPU-based JPEG2000 Decoding Scheme for Digital Cinema" (ETRI): the encoder
+ * reads the caller's samples in their own layout, level shifts and applies
+ * the RCT/ICT in one pass; the decoder applies the inverse transform, level
+ * shift, clip and pack in one pass. One thread per pixel, consecutive threads
+ * on consecutive samples of a row. Arithmetic comes from color_ops.h, so
+ * results equal color_ref.cpp.
  */
 #include <cuda_runtime.h>
 

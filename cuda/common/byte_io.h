@@ -10,7 +10,7 @@
 #include <cstring>
 #include <vector>
 
-#include "status.h"
+#include "common/status.h"
 
 namespace j2kc {
 

@@ -10,6 +10,7 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -78,6 +79,17 @@ private:
     }
     void *ptr_ = nullptr;
     size_t size_ = 0;
+};
+
+/** A DeviceBuffer seen as an array of T, never empty (so its pointer is never null). */
+template <typename T>
+class DeviceArray {
+public:
+    T *reserve(size_t n) { return static_cast<T *>(buffer_.reserve(std::max<size_t>(n, 1) * sizeof(T))); }
+    T *get() const { return buffer_.as<T>(); }
+
+private:
+    DeviceBuffer buffer_;
 };
 
 /** Page-locked host memory that only grows (fast, asynchronous copies). */

@@ -7,7 +7,7 @@
 
 #include <cstdint>
 
-#include "host_device.h"
+#include "common/host_device.h"
 
 namespace j2kc {
 

@@ -1,7 +1,8 @@
 /**
  * @file scan.h
  * @brief The only door to CUB: device-wide exclusive prefix sum and sum
- * reduction (the offset and size computations of paper 000, section VII).
+ * reduction (the offset and size computations of Bruns et al., "Evaluation
+ * of GPU/CPU Co-Processing Models for JPEG 2000 Packetization", section VII).
  * Every CUB call of the library goes through here, so that a driver-API/PTX
  * route needs to replace this header only. Include from .cu files only.
  *

@@ -4,8 +4,9 @@
  * inverse), bit-identical to dwt_ref.cpp because both run the lifting
  * primitives of dwt_lifting.h in the same order.
  *
- * Per level, following the row/column split of the ETRI decoder paper (seed
- * 002) but without its explicit transposes:
+ * Per level, following the row/column split of Lee et al., "GPU-based
+ * JPEG2000 Decoding Scheme for Digital Cinema" (ETRI), but without its
+ * explicit transposes:
  *  - columns: one kernel per lifting step over the whole region, a thread per
  *    column sample, so every warp reads and writes 32 consecutive samples of a
  *    row (coalesced); then one kernel that (de)interleaves rows and applies

@@ -13,7 +13,7 @@
  * HL in [w_{r-1}, w_r) x [0, h_{r-1}), LH in [0, w_{r-1}) x [h_{r-1}, h_r) and
  * HH in the rest. w_{r-1} = ceil(x1_r/2) - ceil(x0_r/2): the parity of each
  * resolution's origin decides whether its first column is low- or high-pass.
- * These are exactly the sizes of tier2/partition.h's band rects.
+ * These are exactly the sizes of geometry/partition.h's band rects.
  *
  * Order of the 1-D passes follows the standard: forward = columns then rows
  * at each level (2D_SD), inverse = rows then columns (2D_SR).
@@ -24,7 +24,7 @@
 #include <cstdint>
 
 #include "dwt/dwt_layout.h"
-#include "tier2/partition.h"
+#include "geometry/partition.h"
 
 namespace j2kc {
 

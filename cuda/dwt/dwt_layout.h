@@ -11,7 +11,7 @@
 #include "codestream/markers.h"
 #include "common/int_math.h"
 #include "common/status.h"
-#include "tier2/partition.h"
+#include "geometry/partition.h"
 
 namespace j2kc {
 

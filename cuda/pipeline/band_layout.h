@@ -1,11 +1,11 @@
 /**
  * @file band_layout.h
  * @brief Where each sub-band lies in a tile-component plane after the DWT
- * (the Mallat layout of dwt/dwt.h), in terms of tier2/partition.h's rects.
+ * (the Mallat layout of dwt/dwt.h), in terms of geometry/partition.h's rects.
  */
 #pragma once
 
-#include "tier2/partition.h"
+#include "geometry/partition.h"
 
 namespace j2kc {
 

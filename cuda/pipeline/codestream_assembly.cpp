@@ -3,7 +3,7 @@
  * @brief Codestream syntax of the encoder's output (ISO/IEC 15444-1 Annex A):
  * SOC, SIZ, COD, QCD/QCC, TLM, POC, COM; per tile-part SOT, PLT, SOD and
  * packets; EOC. Marker order follows what cinema validators accept
- * (shared/profiles.md 4.5).
+ * (OpenJPEG's: SOC, SIZ, COD, QCD, QCC, TLM, POC, COM).
  */
 #include "pipeline/codestream_assembly.h"
 

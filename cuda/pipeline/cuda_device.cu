@@ -18,10 +18,8 @@ namespace {
  * says otherwise, and streams that share a queue wait on each other's work in
  * launch order. The encoder keeps up to 16 frames in flight on 2 streams each,
  * so with 8 queues a frame's short rate-control kernels queue behind other
- * frames' Tier-1. Measured on an H100, DCI 2K from CUDA frames (codec_bench,
- * two runs each): 8 queues 612 / 606 fps, 12 715 / 738, 16 739 / 737, 24 742 /
- * 759, 32 729; natural frames through j2kc_bench 526 at 8, 610 at 16. DCI 4K
- * and decoding are unchanged. The variable is read when a CUDA context is
+ * frames' Tier-1. 16 queues gain about a fifth at DCI 2K, more gain nothing,
+ * and DCI 4K and decoding are unchanged (docs/measurements.md). The variable is read when a CUDA context is
  * made, so it is set when the library is loaded, before any context exists in
  * the process (FFmpeg makes its own for -hwaccel cuda); a value the user set
  * is kept.

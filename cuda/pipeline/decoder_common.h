@@ -39,9 +39,8 @@ constexpr size_t kCpuDecoderDepth = 3;
 /**
  * The CUDA backend's: enough frames for the CPU's Tier-2 and the GPU's
  * Tier-1 of the next ones to hide a frame's latency (about 20 ms at DCI 4K,
- * most of it its longest code-block). H100, natural DCI 4K at 250 Mb/s,
- * `ffmpeg -c:v j2k_cuda -i clip.mxf -f null -`: 3 in flight about 96 fps,
- * 8 about 125 (j2kc_bench, pageable host planes: 4 -> 128, 8 -> 132).
+ * most of it its longest code-block); 8 rather than 3 gain about a third
+ * through FFmpeg (docs/measurements.md).
  */
 constexpr size_t kCudaDecoderDepth = 8;
 

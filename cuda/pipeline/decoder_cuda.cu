@@ -1,12 +1,13 @@
 /**
  * @file decoder_cuda.cu
- * @brief The CUDA decoder (paper 002), pipelined over frames. Tier-2 and
- * Tier-1 run on the decoder's CPU workers, which take code-blocks from the
- * oldest unfinished frame first, so the blocks of the next frame fill the
- * cores while the last blocks of one frame finish, and several frames' Tier-2
- * run at once. Each frame in flight owns a slot: a pinned buffer Tier-1
- * writes the coefficients straight into, device planes and a stream, on which
- * the coefficients go up and the GPU dequantises and inverse transforms them
+ * @brief The CUDA decoder (after Lee et al., "GPU-based JPEG2000 Decoding
+ * Scheme for Digital Cinema"), pipelined over frames. Tier-2 and Tier-1 run
+ * on the decoder's CPU workers, which take code-blocks from the oldest
+ * unfinished frame first, so the blocks of the next frame fill the cores
+ * while the last blocks of one frame finish, and several frames' Tier-2 run
+ * at once. Each frame in flight owns a slot: a pinned buffer Tier-1 writes
+ * the coefficients straight into, device planes and a stream, on which the
+ * coefficients go up and the GPU dequantises and inverse transforms them
  * (Annex E, F) while the workers go on with the next frames. receive() then
  * applies the inverse MCT, clips and packs (Annex G) straight into the
  * caller's planes, in device memory (CUDA frames) or staged back to host

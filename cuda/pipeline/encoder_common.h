@@ -12,12 +12,12 @@
 #include <vector>
 
 #include "common/log.h"
+#include "geometry/partition.h"
 #include "pipeline/encoder.h"
 #include "pipeline/encoder_plan.h"
 #include "rate/pcrd.h"
 #include "tier1/tier1.h"
 #include "tier2/packet_encoder.h"
-#include "tier2/partition.h"
 
 namespace j2kc {
 

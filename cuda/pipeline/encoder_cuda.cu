@@ -2,11 +2,13 @@
  * @file encoder_cuda.cu
  * @brief The CUDA encoder: everything between upload and the finished
  * codestream stays on the GPU. Frames go up once (or are read in place from
- * CUDA memory); colour transform, DWT and quantisation (Annex G, F, E), Tier-1
- * over all code-blocks in one launch (Annex D), PCRD-opt with parallel slope
- * probes (paper 000) sized exactly by the GPU Tier-2, which then writes the
- * codestream (paper 000's cell table and prefix sum). Each stage's kernels are
- * bit-identical to its CPU reference, so the bytes equal the CPU backend's.
+ * CUDA memory); colour transform, DWT and quantisation (Annex G, F, E),
+ * Tier-1 over all code-blocks in one launch (Annex D), PCRD-opt with parallel
+ * slope probes sized exactly by the GPU Tier-2, which then writes the
+ * codestream (cell table and prefix sum), both after Bruns et al.,
+ * "Evaluation of GPU/CPU Co-Processing Models for JPEG 2000 Packetization".
+ * Each stage's kernels are bit-identical to its CPU reference, so the bytes
+ * equal the CPU backend's.
  *
  * Several frames are in flight. Each slot owns every buffer one frame needs
  * (all sized at creation, so steady-state frames allocate nothing) and two
@@ -89,13 +91,11 @@ __global__ void encoder_compact_passes_kernel(const GpuCodeBlockJob *jobs, const
 
 /**
  * Default number of frames in flight: one uploading and transforming, two or
- * three in Tier-1 (a 2K frame's Tier-1 grid does not fill an H100), one or two
- * in rate control, whose rounds are latency more than work. Measured on an
- * H100 (CUDA frames): 4 -> 6 slots took DCI 4K from 229 to 249 fps and DCI 2K
- * from 395 to 436; 8 and 12 gained nothing more at 4K. A 2K frame's stages
- * are as long but fill less of the GPU, so more of them overlap, once enough
- * back halves run at once: DCI 2K natural frames from host memory, slots /
- * back-half workers: 10/2 466 fps, 10/4 462, 16/2 456, 16/4 512, 16/6 501.
+ * three in Tier-1 (a 2K frame's Tier-1 grid does not fill the GPU), one or
+ * two in rate control, whose rounds are latency more than work; more slots
+ * gained nothing at 4K. A 2K frame's stages are as long but fill less of the
+ * GPU, so more of them overlap, once enough back halves run at once
+ * (docs/measurements.md).
  */
 constexpr unsigned kDefaultSlots = 6;
 /** ... and for frames of at most kSmallFrameSamples samples (DCI 2K: 6.6 M). */
@@ -103,9 +103,8 @@ constexpr unsigned kDefaultSlotsSmallFrames = 16;
 constexpr size_t kSmallFrameSamples = size_t{2048} * 1080 * 3;
 /** Worker threads for the host-driven back half (PCRD-opt rounds, Tier-2),
  *  which wait on their frames' rounds most of the time (see above), spinning:
- *  more of them pay only while the GPU has room for more frames. H100,
- *  codec_bench, CUDA frames, 2 / 4 workers: DCI 4K 249 / 239 fps, DCI 2K
- *  475 / 504 (means of two runs each). */
+ *  more of them pay only while the GPU has room for more frames (4 help at
+ *  DCI 2K, cost at DCI 4K; docs/measurements.md). */
 constexpr size_t kBackHalfWorkers = 2;
 constexpr size_t kBackHalfWorkersSmallFrames = 4;
 constexpr unsigned kMaxSlots = 16;

@@ -1,7 +1,7 @@
 /**
  * @file encoder_plan.cpp
  * @brief Encoder parameters and profile rules (ISO/IEC 15444-1 Annex A
- * marker contents; Amd 1 DCI, Amd 3 broadcast, Amd 8 IMF; shared/profiles.md).
+ * marker contents; Amd 1 DCI, Amd 3 broadcast, Amd 8 IMF).
  */
 #include "pipeline/encoder_plan.h"
 
@@ -93,7 +93,7 @@ void apply_dci(EncoderPlan &plan, const j2kc_encoder_config &cfg, const j2kc_ima
     plan.tlm = true;
     plan.tile_parts = k4 ? J2KC_TILE_PARTS_DCI_4K : J2KC_TILE_PARTS_COMPONENT;
     if (k4) {
-        // The two-entry POC of profiles.md 1.2: the embedded 2K image first.
+        // The two-entry POC of DCI 4K (Amd 1): the embedded 2K image first.
         plan.poc.push_back({0, 0, 1, static_cast<uint8_t>(levels), 3, J2KC_PROG_CPRL});
         plan.poc.push_back({static_cast<uint8_t>(levels), 0, 1, static_cast<uint8_t>(levels + 1), 3,
                             J2KC_PROG_CPRL});
@@ -104,7 +104,7 @@ void apply_dci(EncoderPlan &plan, const j2kc_encoder_config &cfg, const j2kc_ima
     plan.component_bytes = plan.component_bytes ? std::min(plan.component_bytes, comp_cap) : comp_cap;
 }
 
-/** IMF main level: the smallest whose sample rate covers the stream (profiles.md 2.2). */
+/** IMF main level: the smallest whose sample rate covers the stream (Amd 8). */
 int imf_main_level(double msamples)
 {
     static const double limits[] = {65, 130, 195, 260, 520, 1200, 2400, 4800, 9600, 19200, 38400};
@@ -333,14 +333,12 @@ uint64_t dci_component_cap(int fps_num, int fps_den)
  * rule's finer planes fill them and add 0.02 dB at ratios 3 and 6. Low
  * rates take the rule too: the coarser 2^max(0,p-9) once kept under 0.15
  * bit/sample lost up to 0.03 dB to opj on smooth photographs at ratio 64.
- * DCI 4K keeps 2^max(0,p-9) at every rate: at its cap (0.39 bit/sample) the finer
- * step measured no gain (47.338 -> 47.334 dB with 2 more bit-planes on a
- * mosaic of photographs; 50.152 -> 50.149 with 1 on another frame) for about
- * 15 % of GPU Tier-1 time a plane against its 240 fps target.
+ * DCI 4K keeps 2^max(0,p-9) at every rate: at its cap (0.39 bit/sample) the
+ * finer step measured no gain for about 15 % of GPU Tier-1 time a plane.
  * DCI 2K (1.57 bit/sample at its cap) takes the rule's step but no finer than
- * 2^(p-11), one plane under its old step rather than three: on a DCI 2K
- * photo mosaic that keeps +0.57 of the rule's +0.62 dB, and the three planes
- * cost 8 % of its throughput through ffmpeg on an H100 (424 -> 388 fps).
+ * 2^(p-11), one plane under its old step rather than three: that keeps most
+ * of the rule's gain, and the three planes cost 8 % of its throughput
+ * (docs/measurements.md).
  * A function of the plan's inputs only, so both backends and every frame use
  * the same step.
  */

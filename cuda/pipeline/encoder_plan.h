@@ -2,8 +2,8 @@
  * @file encoder_plan.h
  * @brief Turns the encoder's options and the image shape into the concrete
  * coding parameters of every marker segment, applying the profile rules of
- * ISO/IEC 15444-1 Amd 1 (DCI), Amd 8 (IMF) and Amd 3 (broadcast) as collected
- * in shared/profiles.md. Both backends encode from the same plan.
+ * ISO/IEC 15444-1 Amd 1 (DCI), Amd 8 (IMF) and Amd 3 (broadcast). Both
+ * backends encode from the same plan.
  */
 #pragma once
 
@@ -42,7 +42,7 @@ struct EncoderPlan {
  */
 EncoderPlan plan_encoder(const j2kc_encoder_config &config, const j2kc_image &shape);
 
-/** Frame and per-component byte caps of the DCI profiles at a frame rate (profiles.md 1.3). */
+/** Frame and per-component byte caps of the DCI profiles at a frame rate (Amd 1). */
 uint64_t dci_frame_cap(int fps_num, int fps_den);
 uint64_t dci_component_cap(int fps_num, int fps_den);
 

@@ -1,7 +1,7 @@
 /**
  * @file staged_encoder.cpp
  * @brief Frame loop: transform (backend), Tier-1 (Annex D) over all
- * code-blocks, PCRD-opt (paper 000) with exact Tier-2 sizing, assembly.
+ * code-blocks, PCRD-opt (rate/pcrd.h) with exact Tier-2 sizing, assembly.
  */
 #include "pipeline/staged_encoder.h"
 

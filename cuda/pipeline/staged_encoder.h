@@ -14,11 +14,11 @@
 
 #include "common/log.h"
 #include "common/thread_pool.h"
+#include "geometry/partition.h"
 #include "pipeline/encoder.h"
 #include "pipeline/encoder_common.h"
 #include "pipeline/encoder_plan.h"
 #include "tier1/tier1.h"
-#include "tier2/partition.h"
 
 namespace j2kc {
 

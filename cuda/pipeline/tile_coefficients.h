@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "codestream/markers.h"
+#include "geometry/partition.h"
 #include "quant/quant.h"
-#include "tier2/partition.h"
 
 namespace j2kc {
 

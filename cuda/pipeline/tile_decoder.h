@@ -14,11 +14,11 @@
 
 #include "codestream/markers.h"
 #include "common/thread_pool.h"
+#include "geometry/partition.h"
 #include "pipeline/tile_coefficients.h"
 #include "tier1/t1_decode_job.h"
 #include "tier1/tier1.h"
 #include "tier2/packet_decoder.h"
-#include "tier2/partition.h"
 
 namespace j2kc {
 

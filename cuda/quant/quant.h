@@ -9,7 +9,7 @@
  *
  * Band indices are QCD order: 0 = LL (decomposition level NL), then for
  * resolution r = 1..NL the bands HL, LH, HH at index 3(r-1)+1.. (nb = NL-r+1),
- * as tier2/partition.h's Band::quant_index.
+ * as geometry/partition.h's Band::quant_index.
  */
 #pragma once
 
@@ -17,8 +17,8 @@
 #include <cstdint>
 
 #include "codestream/markers.h"
+#include "geometry/partition.h"
 #include "quant/quant_ops.h"
-#include "tier2/partition.h"
 
 namespace j2kc {
 

@@ -1,19 +1,21 @@
 /**
  * @file pcrd.cu
- * @brief PCRD-opt on the GPU (paper 000, section VI; ISO/IEC 15444-1 Annex
- * J.14): a hull kernel (one thread per code-block), a probe kernel (one warp
- * per code-block at a time, each lane one of the 32 thresholds; per-block
- * partial sums in shared memory = level 1), an update kernel (sums the
- * partials = level 2, compares with the budgets, narrows the window) and a
- * commit kernel per layer. A search round is a fixed sequence of launches
- * with the windows kept in device memory, so the host only reads the final
- * sums back; iterations after convergence return at once.
+ * @brief PCRD-opt on the GPU (Bruns et al., "Evaluation of GPU/CPU
+ * Co-Processing Models for JPEG 2000 Packetization", section VI; ISO/IEC
+ * 15444-1 Annex J.14): a hull kernel (one thread per code-block), a probe
+ * kernel (one warp per code-block at a time, each lane one of the 32
+ * thresholds; per-block partial sums in shared memory = level 1), an update
+ * kernel (sums the partials = level 2, compares with the budgets, narrows the
+ * window) and a commit kernel per layer. A search round is a fixed sequence
+ * of launches with the windows kept in device memory, so the host only reads
+ * the final sums back; iterations after convergence return at once.
  */
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <vector>
 
+#include "common/cuda_util.cuh"
 #include "common/status.h"
 #include "rate/pcrd.h"
 #include "rate/pcrd_core.h"
@@ -24,39 +26,6 @@ namespace j2kc {
 namespace {
 
 using detail::kPcrdNoLimit;
-
-void cuda_check(cudaError_t e, const char *what)
-{
-    if (e != cudaSuccess)
-        fail(J2KC_ERR_CUDA, "pcrd: %s: %s", what, cudaGetErrorString(e));
-}
-
-/** Device memory of one workspace array, grown on demand. */
-template <typename T>
-class DeviceArray {
-public:
-    DeviceArray() = default;
-    ~DeviceArray() { cudaFree(ptr_); }
-    DeviceArray(const DeviceArray &) = delete;
-    DeviceArray &operator=(const DeviceArray &) = delete;
-    void reserve(size_t n)
-    {
-        if (n <= capacity_) return;
-        cudaFree(ptr_);
-        ptr_ = nullptr;
-        capacity_ = 0;
-        if (cudaMalloc(&ptr_, std::max<size_t>(n, 1) * sizeof(T)) != cudaSuccess) {
-            ptr_ = nullptr;
-            fail(J2KC_ERR_NOMEM, "pcrd: no device memory for %zu bytes", n * sizeof(T));
-        }
-        capacity_ = n;
-    }
-    T *get() const { return ptr_; }
-
-private:
-    T *ptr_ = nullptr;
-    size_t capacity_ = 0;
-};
 
 // Error bits of the hull kernel (read back with the sums).
 constexpr uint32_t kErrOffsets = 1, kErrTooManyPasses = 2, kErrLengths = 4, kErrComponent = 8;
@@ -355,8 +324,8 @@ struct PcrdCuda::Impl {
     {
         if (max_rows == 0) {
             int device = 0, sms = 0;
-            cuda_check(cudaGetDevice(&device), "cudaGetDevice");
-            cuda_check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device),
+            check_cuda(cudaGetDevice(&device), "cudaGetDevice");
+            check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device),
                        "cudaDeviceGetAttribute");
             max_rows = static_cast<uint32_t>(std::max(1, sms * 2));
         }
@@ -378,24 +347,24 @@ struct PcrdCuda::Impl {
     {
         FillLimits fl{};
         for (size_t g = 0; g < limit.size() && g < kPcrdMaxGroups; ++g) fl.group[g] = limit[g];
-        cuda_check(cudaMemsetAsync(candidate_count.get(), 0, sizeof(uint32_t), stream),
+        check_cuda(cudaMemsetAsync(candidate_count.get(), 0, sizeof(uint32_t), stream),
                    "cudaMemsetAsync");
         if (a.num_blocks)
             rate_candidates_kernel<<<ceil_div(a.num_blocks, kCommitThreads), kCommitThreads, 0,
                                      stream>>>(a, fl, candidates.get(), candidate_count.get());
-        cuda_check(cudaGetLastError(), "rate_candidates_kernel");
+        check_cuda(cudaGetLastError(), "rate_candidates_kernel");
         uint32_t n = 0;
-        cuda_check(cudaMemcpyAsync(&n, candidate_count.get(), sizeof(n), cudaMemcpyDeviceToHost,
+        check_cuda(cudaMemcpyAsync(&n, candidate_count.get(), sizeof(n), cudaMemcpyDeviceToHost,
                                    stream),
                    "cudaMemcpyAsync");
-        cuda_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+        check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
         std::vector<PcrdCandidate> out(std::min(n, a.num_blocks));
         if (!out.empty()) {
-            cuda_check(cudaMemcpyAsync(out.data(), candidates.get(),
+            check_cuda(cudaMemcpyAsync(out.data(), candidates.get(),
                                        out.size() * sizeof(PcrdCandidate), cudaMemcpyDeviceToHost,
                                        stream),
                        "cudaMemcpyAsync");
-            cuda_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+            check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
         }
         return out;
     }
@@ -405,15 +374,15 @@ struct PcrdCuda::Impl {
     {
         if (list.empty()) return;
         // The candidates buffer is free once its list has been read back.
-        cuda_check(cudaMemcpyAsync(candidates.get(), list.data(), list.size() * sizeof(PcrdCandidate),
+        check_cuda(cudaMemcpyAsync(candidates.get(), list.data(), list.size() * sizeof(PcrdCandidate),
                                    cudaMemcpyHostToDevice, stream),
                    "cudaMemcpyAsync");
         const uint32_t n = static_cast<uint32_t>(list.size());
         rate_apply_kernel<<<ceil_div(n, kCommitThreads), kCommitThreads, 0, stream>>>(
             a, candidates.get(), n, undo);
-        cuda_check(cudaGetLastError(), "rate_apply_kernel");
+        check_cuda(cudaGetLastError(), "rate_apply_kernel");
         // The host list may go away after the return.
-        cuda_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+        check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
     }
 
     Args args(const PcrdBlocks &blocks, const PcrdParams &params, uint32_t groups) const
@@ -445,10 +414,10 @@ struct PcrdCuda::Impl {
     /** Clears the state and builds the hulls; errors surface at the next read-back. */
     void start(const Args &a, cudaStream_t stream)
     {
-        cuda_check(cudaMemsetAsync(a.state, 0, sizeof(DeviceState), stream), "cudaMemsetAsync");
+        check_cuda(cudaMemsetAsync(a.state, 0, sizeof(DeviceState), stream), "cudaMemsetAsync");
         if (a.num_blocks)
             rate_hull_kernel<<<ceil_div(a.num_blocks, kHullThreads), kHullThreads, 0, stream>>>(a);
-        cuda_check(cudaGetLastError(), "rate_hull_kernel");
+        check_cuda(cudaGetLastError(), "rate_hull_kernel");
     }
 
     static void throw_error(uint32_t error)
@@ -485,15 +454,15 @@ struct PcrdCuda::Impl {
             rate_commit_kernel<<<std::max(1u, ceil_div(a.num_blocks, kCommitThreads)),
                                  kCommitThreads, 0, stream>>>(a, l);
         }
-        cuda_check(cudaGetLastError(), "pcrd kernels");
+        check_cuda(cudaGetLastError(), "pcrd kernels");
         DeviceState host{};
         std::vector<uint32_t> thr(size_t{L} * (G + 1));
-        cuda_check(cudaMemcpyAsync(&host, a.state, sizeof(host), cudaMemcpyDeviceToHost, stream),
+        check_cuda(cudaMemcpyAsync(&host, a.state, sizeof(host), cudaMemcpyDeviceToHost, stream),
                    "cudaMemcpyAsync");
-        cuda_check(cudaMemcpyAsync(thr.data(), a.thresholds, thr.size() * sizeof(uint32_t),
+        check_cuda(cudaMemcpyAsync(thr.data(), a.thresholds, thr.size() * sizeof(uint32_t),
                                    cudaMemcpyDeviceToHost, stream),
                    "cudaMemcpyAsync");
-        cuda_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+        check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
         throw_error(host.error);
         detail::PcrdRoundOutcome out;
         out.layer_thresholds.resize(L);
@@ -554,11 +523,11 @@ PcrdResult PcrdCuda::select(const PcrdBlocks &blocks, const PcrdParams &params,
             }});
     if (copy_passes) {
         result.passes.resize(size_t{blocks.num_blocks} * params.num_layers);
-        cuda_check(cudaMemcpyAsync(result.passes.data(), impl_->passes.get(),
+        check_cuda(cudaMemcpyAsync(result.passes.data(), impl_->passes.get(),
                                    result.passes.size() * sizeof(uint16_t),
                                    cudaMemcpyDeviceToHost, stream),
                    "cudaMemcpyAsync");
-        cuda_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+        check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
     }
     return result;
 }
@@ -575,25 +544,25 @@ void PcrdCuda::hull(const PcrdBlocks &blocks, std::vector<uint16_t> &hull_pass,
     const Args a = impl_->args(blocks, params, 1);
     // The arrays come back whole, and a block writes only its hull points:
     // zeros past them (initcheck flagged the copy of unwritten memory).
-    cuda_check(cudaMemsetAsync(a.hull_pass, 0, size_t{blocks.num_passes} * 2, stream), "cudaMemsetAsync");
-    cuda_check(cudaMemsetAsync(a.hull_key, 0, size_t{blocks.num_passes} * 4, stream), "cudaMemsetAsync");
+    check_cuda(cudaMemsetAsync(a.hull_pass, 0, size_t{blocks.num_passes} * 2, stream), "cudaMemsetAsync");
+    check_cuda(cudaMemsetAsync(a.hull_key, 0, size_t{blocks.num_passes} * 4, stream), "cudaMemsetAsync");
     impl_->start(a, stream);
     DeviceState host{};
     hull_pass.resize(blocks.num_passes);
     hull_key.resize(blocks.num_passes);
     hull_count.resize(blocks.num_blocks);
-    cuda_check(cudaMemcpyAsync(&host, a.state, sizeof(host), cudaMemcpyDeviceToHost, stream),
+    check_cuda(cudaMemcpyAsync(&host, a.state, sizeof(host), cudaMemcpyDeviceToHost, stream),
                "cudaMemcpyAsync");
-    cuda_check(cudaMemcpyAsync(hull_pass.data(), a.hull_pass, hull_pass.size() * 2,
+    check_cuda(cudaMemcpyAsync(hull_pass.data(), a.hull_pass, hull_pass.size() * 2,
                                cudaMemcpyDeviceToHost, stream),
                "cudaMemcpyAsync");
-    cuda_check(cudaMemcpyAsync(hull_key.data(), a.hull_key, hull_key.size() * 4,
+    check_cuda(cudaMemcpyAsync(hull_key.data(), a.hull_key, hull_key.size() * 4,
                                cudaMemcpyDeviceToHost, stream),
                "cudaMemcpyAsync");
-    cuda_check(cudaMemcpyAsync(hull_count.data(), a.hull_count, hull_count.size() * 4,
+    check_cuda(cudaMemcpyAsync(hull_count.data(), a.hull_count, hull_count.size() * 4,
                                cudaMemcpyDeviceToHost, stream),
                "cudaMemcpyAsync");
-    cuda_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+    check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
     Impl::throw_error(host.error);
 }
 

@@ -2,7 +2,9 @@
  * @file pcrd.h
  * @brief Post-compression rate-distortion optimisation (PCRD-opt, Taubman's
  * EBCOT; ISO/IEC 15444-1 Annex J.14, informative) run as the parallel
- * slope-threshold search of paper 000: convex hull and slopes per code-block,
+ * slope-threshold search of Bruns, Martínez-del-Amor and Sparenberg,
+ * "Evaluation of GPU/CPU Co-Processing Models for JPEG 2000 Packetization"
+ * (Fraunhofer IIS), section VI: convex hull and slopes per code-block,
  * 32 thresholds probed at once, two-level reduction of the sizes, window
  * narrowed until it holds a single threshold.
  *
@@ -38,7 +40,7 @@ constexpr uint32_t kPcrdKeyAll = 0;
 constexpr uint32_t kPcrdKeyMax = 0x7F7FFFFFu;
 /** Threshold key meaning "nothing" (above every slope key). */
 constexpr uint32_t kPcrdKeyNone = 0x7F800000u;
-/** Thresholds probed at once: one per warp lane (paper 000, section VI). */
+/** Thresholds probed at once: one per warp lane (Bruns et al., section VI). */
 constexpr uint32_t kPcrdProbes = 32;
 /** At most this many size groups (components with their own sums). */
 constexpr uint32_t kPcrdMaxGroups = 16;

@@ -1,10 +1,10 @@
 /**
  * @file pcrd_core.h
- * @brief The bit-defining pieces of PCRD-opt (paper 000, section VI; ISO/IEC
- * 15444-1 Annex J.14) shared by the CPU reference and the CUDA kernels:
- * slope keys, the per-code-block convex hull, selection at a threshold, the
- * packet-header estimate, the 32 probe thresholds of a search window and the
- * window update. Both backends call exactly these, so they agree bit for bit.
+ * @brief The bit-defining pieces of PCRD-opt (rate/pcrd.h; ISO/IEC 15444-1
+ * Annex J.14) shared by the CPU reference and the CUDA kernels: slope keys,
+ * the per-code-block convex hull, selection at a threshold, the packet-header
+ * estimate, the 32 probe thresholds of a search window and the window update.
+ * Both backends call exactly these, so they agree bit for bit.
  */
 #pragma once
 

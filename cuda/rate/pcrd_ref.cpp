@@ -1,7 +1,7 @@
 /**
  * @file pcrd_ref.cpp
- * @brief CPU reference of PCRD-opt (ISO/IEC 15444-1 Annex J.14; paper 000,
- * section VI): the same two-level parallel search as pcrd.cu, written as
+ * @brief CPU reference of PCRD-opt (ISO/IEC 15444-1 Annex J.14; the search
+ * of rate/pcrd.h): the same two-level parallel search as pcrd.cu, written as
  * plain loops. For each layer: per-component windows for the component caps,
  * then one frame window whose thresholds are floored by the component ones;
  * each iteration probes 32 thresholds and narrows the window.
@@ -164,7 +164,7 @@ private:
                          hull_count_[b], n, prev, t, params_.header);
     }
 
-    // Level-1 and level-2 sums of the paper collapse into one loop here. A
+    // Level-1 and level-2 sums of the search (pcrd.h) collapse into one loop here. A
     // block's choice repeats over neighbouring probes: computed once per change.
     void evaluate(uint32_t l)
     {

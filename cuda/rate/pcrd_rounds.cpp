@@ -1,6 +1,6 @@
 /**
  * @file pcrd_rounds.cpp
- * @brief PCRD-opt driver shared by both backends (paper 000 section VI; ISO/IEC
+ * @brief PCRD-opt driver shared by both backends (rate/pcrd.h; ISO/IEC
  * 15444-1 Annex J.14): checks, per-layer budgets, and the loop that meets the
  * budget against Tier-2's exact size, where the search itself only had an
  * estimate of the packet headers.

@@ -16,9 +16,8 @@
  * its lanes' blocks rather than the longest. Only `lanes` lanes of each warp
  * take jobs (kT1DecodeDefaultLanes; tier1_bench --gpu sweeps 1..32): one lane gives
  * the shortest single frame, two the most frames a second (registers, not
- * warps, bound the blocks resident on an SM: H100, natural DCI 4K, one
- * frame 5.3 ms at one lane and 6.6 at two; 8 frames in one launch 2.4 and
- * 1.3 ms a frame). An optional order (the pipeline passes the jobs by
+ * warps, bound the blocks resident on an SM; docs/measurements.md). An
+ * optional order (the pipeline passes the jobs by
  * decreasing bytes) puts blocks of like work in a warp and starts the
  * longest first, so the tail is short blocks. A block's loops are bounded by
  * its pass count (at most 88) and its size, so a hostile stream cannot hang
@@ -38,7 +37,7 @@ namespace {
 /// Small CTAs spread the few thousand threads of a frame over every SM.
 constexpr uint32_t kThreadsPerCta = 32;
 constexpr uint32_t kWarpSize = 32;
-/// Enough threads to fill an H200 several times over; bounds the scratch.
+/// Enough threads to fill the largest GPUs several times over; bounds the scratch.
 constexpr uint32_t kMaxThreads = 1u << 16;
 
 __global__ void tier1_decode_kernel(const T1DecodeJob *jobs, uint32_t num_jobs, const uint8_t *bytes,

@@ -10,8 +10,8 @@
  * CPU core (rows unrolled as template arguments, a jump table of 16 refinement
  * row sets, SSE2 column masks): on the GPU that unrolling is 250 KB of
  * machine code, and a warp whose lanes decode different blocks spends most of
- * its cycles waiting for instructions (Nsight Compute, H100: 78 % of the
- * stalls were instruction fetch). Here every pass is one loop with the row as
+ * its cycles waiting for instructions (most stalls were instruction fetch;
+ * docs/measurements.md). Here every pass is one loop with the row as
  * a run-time value, each kind of decision has one site, and the MQ decoder is
  * the branch-free one (decode_even), so the whole kernel stays a few
  * kilobytes and lanes rejoin at one place.
@@ -85,9 +85,8 @@ struct Pass {
     }
 
     /** One decision in context `ctx`, or a raw bit in a bypassed pass. */
-    /** A decision as selects: on the H100, 8 natural DCI 4K frames in one
-     *  launch took 1.3 ms a frame this way and 1.8 with MqDecoder::decode's
-     *  branches, whose paths the lanes of a warp take apart. */
+    /** A decision as selects: faster than MqDecoder::decode's branches,
+     *  whose paths the lanes of a warp take apart (docs/measurements.md). */
     J2KC_T1D_INLINE uint32_t decide(uint8_t &state) { return mq.decode_even<true>(state); }
     J2KC_T1D_INLINE uint32_t bit(uint32_t ctx) { return bypass ? raw.get() : decide(cx[ctx]); }
 

@@ -2,20 +2,21 @@
  * @file t1_gpu_two_phase.h
  * @brief Tier-1 encoding of ISO/IEC 15444-1 Annex D in two phases, for the
  * GPU: (1) context modelling by a warp per code-block (the sample-parallel
- * pass logic of t1_warp_coder.h, seeds 001/003) writes the block's
+ * pass logic of t1_warp_coder.h, after Matela et al.) writes the block's
  * decisions, one byte each, in coding order; (2) MQ coding (Annex C) by a
  * thread per code-block reads them back, so 32 blocks are arithmetic-coded
  * at once by a warp instead of one block by lane 0 while 31 lanes wait.
  * Output is byte-identical to t1_encode_block (the tests compare every field).
  *
- * The phase-2 coder follows seed 004's advice for the MQ coder on a GPU:
- * the whole coder state in registers (the byte B too: it is written through
- * to memory but never read back), renormalisation in one step by counting
- * leading zeros (C.2.5's loop shifts one bit at a time), and the context of a
- * decision as one word holding Qe and the state, so the common path (an MPS
- * with no renormalisation) needs one load. Contexts and the transition table
- * live in shared memory on the device: the lanes of a warp code different
- * blocks, so their contexts differ and constant memory would serialise them.
+ * The phase-2 coder follows the MQ-coder advice of P. Holub's lecture on
+ * JPEG 2000 on GPUs (Masaryk University, PV197, 2011): the whole coder state
+ * in registers (the byte B too: it is written through to memory but never
+ * read back), renormalisation in one step by counting leading zeros (C.2.5's
+ * loop shifts one bit at a time), and the context of a decision as one word
+ * holding Qe and the state, so the common path (an MPS with no
+ * renormalisation) needs one load. Contexts and the transition table live in
+ * shared memory on the device: the lanes of a warp code different blocks, so
+ * their contexts differ and constant memory would serialise them.
  */
 #pragma once
 

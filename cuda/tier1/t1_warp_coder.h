@@ -1,10 +1,11 @@
 /**
  * @file t1_warp_coder.h
  * @brief Warp-cooperative Tier-1 encoder of one code-block (ISO/IEC 15444-1
- * Annex D), after the sample-parallel context modelling of Matela et al.
- * (seeds 001/003): 32 lanes form the decisions of a stripe chunk of 32
- * columns at once, lane 0 codes them with the MQ coder of Annex C (serial,
- * as 004 prescribes). Output is byte-identical to t1_encode_block.
+ * Annex D), after the sample-parallel context modelling of Matela, Rusňák
+ * and Holub, "GPU-Based Sample-Parallel Context Modeling for EBCOT in
+ * JPEG2000": 32 lanes form the decisions of a stripe chunk of 32 columns at
+ * once, lane 0 codes them with the MQ coder of Annex C (serial by nature).
+ * Output is byte-identical to t1_encode_block.
  *
  * Why the decisions of a chunk can be formed in parallel, pass by pass (a
  * sample's neighbours are in its own column, the columns left and right,

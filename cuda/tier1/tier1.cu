@@ -11,15 +11,12 @@
  *   tier1_code_kernel, a thread per code-block, MQ-codes them, so the
  *   serial arithmetic coding runs 32 blocks wide (register coder, CLZ
  *   renormalisation, contexts and transition table in shared memory).
- *   H200, DCI 4K 12-bit 4:4:4 (26 280 blocks of 32x32, gpu_tier1_test
- *   DISABLED_Throughput4kFrame): quantised indices 4.50 ms (modelling 2.04,
- *   coding 2.47) against 9.92 ms for the warp kernel; lossless 6.75 ms
- *   against 18.7 ms. The coding phase is latency-bound (about 6 warps per
- *   SM, the longest block's decision chain sets its time); the modelling
- *   phase is issue-bound (75% SM throughput).
+ *   About twice as fast as the warp kernel (docs/measurements.md). The
+ *   coding phase is latency-bound (the longest block's decision chain sets
+ *   its time); the modelling phase is issue-bound.
  * - kWarpPerBlock, tier1_encode_warp_kernel: a warp per code-block,
  *   t1_warp_coder.h. The 32 lanes form the decisions of 32 columns of a
- *   stripe at once (the sample-parallel context modelling of seeds 001/003,
+ *   stripe at once (the sample-parallel context modelling of Matela et al.,
  *   with the significance pass's left-to-right dependency resolved by
  *   rounds of a monotone recurrence), lane 0 feeds them to the MQ coder.
  *   Block state is one 16-bit word per stripe column plus the magnitudes, in
@@ -29,15 +26,6 @@
  *   the CPU's serial coder (t1_encoder_core.h) itself; the GPU twin of the
  *   reference, kept for comparison and as the fallback that is identical by
  *   construction.
- *
- * Next steps (issue 3): the coding phase takes ~350 cycles per decision of
- * its longest block where its arithmetic needs ~50; the likely cause (not
- * yet measured) is its loads: a lane's decisions are read 4 bytes at a time
- * only 4 decisions ahead, a warp's 32 streams lie 57 KB apart and mostly
- * miss in L1, and each pass boundary loads the next pass end. Prefetch
- * further ahead and read the next pass end early; overlap the two phases (coding uses ~18% of the SMs) with
- * heavy blocks modelled first; bit-sliced context modelling (a column's 32
- * rows as masks in registers) to cut the modelling phase's instructions.
  */
 #include <cuda_runtime.h>
 
@@ -51,13 +39,12 @@ namespace {
 
 constexpr uint32_t kThreadsPerCta = 64;
 constexpr uint32_t kWarpsPerCta = 4;
-/// Lets ptxas use up to 128 registers: without it, it picks 64 and spills
-/// (112-byte frame); with it, 91 registers, 24-byte frame, no spills, and
-/// still 5 CTAs (20 warps) per SM. To be confirmed by timing (issue 3).
+/// Lets ptxas use up to 128 registers: without it, it picks 64 and spills;
+/// with it, no spills and still 5 CTAs (20 warps) per SM.
 constexpr uint32_t kMinCtasPerSm = 4;
 /// Phase 1 of kTwoPhase keeps no coder state; asks for 8 CTAs (32 warps) per SM
-/// (64 registers, a 16-byte spill): 2.04 ms on the quantised 4K frame against
-/// 2.07 ms at 6 CTAs (phase 3 of tier1_encode_gpu_phase, the probe).
+/// (64 registers, a small spill), slightly faster than 6 (docs/measurements.md;
+/// phase 3 of tier1_encode_gpu_phase is the probe).
 constexpr uint32_t kModelMinCtasPerSm = 8;
 /// Phase 2: a warp per CTA, so the few warps of a frame spread over all SMs.
 constexpr uint32_t kCodeThreadsPerCta = 32;

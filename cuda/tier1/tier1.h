@@ -36,8 +36,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "geometry/partition.h"
 #include "tier1/codeword_segment.h"
-#include "tier2/partition.h"
 
 namespace j2kc {
 

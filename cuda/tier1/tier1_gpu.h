@@ -8,7 +8,7 @@
  * structs), the stream is a cudaStream_t passed as void *.
  *
  * Memory, all in device memory and owned by the caller (size it once per
- * geometry, design.md "Memory and concurrency"):
+ * geometry, so that steady-state frames allocate nothing):
  * - jobs[num_jobs], results[num_jobs];
  * - an output byte arena: job j owns out_bytes[out_offset, out_offset +
  *   out_capacity). Its first byte is the MQ coder's dummy byte B before the

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "codestream/markers.h"
+#include "geometry/partition.h"
 #include "tier2/packet_header.h"
-#include "tier2/partition.h"
 
 namespace j2kc {
 

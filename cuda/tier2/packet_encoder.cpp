@@ -1,13 +1,8 @@
 /**
  * @file packet_encoder.cpp
- * @brief ISO/IEC 15444-1 B.10 (packet header coding), B.9 packet bodies,
- * A.8.1 SOP and A.8.2 EPH, in the packet order of B.12.
- *
- * Choices a conforming decoder relies on: a packet with no new pass for any
- * code-block is written as a zero-length packet (a single 0 bit); Lblock is
- * raised by the least increment that lets every segment length of the packet
- * fit; one length is sent per codeword segment the new passes touch (B.10.7.2),
- * with segment boundaries from the code-block style (packet_header.h).
+ * @brief ISO/IEC 15444-1 B.9 packets of a tile on the CPU: headers (B.10) by
+ * the coder both backends share (packet_header_core.h), bodies, A.8.1 SOP and
+ * A.8.2 EPH, in the packet order of B.12.
  */
 #include "tier2/packet_encoder.h"
 
@@ -15,14 +10,11 @@
 
 #include "common/status.h"
 #include "tier2/bit_io.h"
-#include "tier2/packet_header.h"
+#include "tier2/packet_header_core.h"
 #include "tier2/precinct_trees.h"
 
 namespace j2kc {
 namespace {
-
-/** Zero bit-plane leaf of a code-block that has no pass: never coded, so kept out of the minima. */
-constexpr int32_t kNeverCoded = 0xFFFF;
 
 /** A PacketHeaderWriter into a growing host vector, from `base` on. */
 struct VectorHeaderWriter {
@@ -66,17 +58,17 @@ struct CountingHeaderWriter {
     uint32_t finish() { return w.flush(); }
 };
 
+/** What the packets sent so far tell the decoder about a code-block. */
 struct BlockState {
-    bool included = false;
-    uint8_t lblock = 3;
-    uint32_t passes = 0;
+    uint8_t lblock = kLblockStart;
+    uint32_t passes = 0;  ///< included once non-zero
 };
 
 }  // namespace
 
 /**
  * Header-coding state of a whole tile: tag trees of every precinct-band and
- * Lblock / passes sent / inclusion of every code-block.
+ * Lblock and passes sent of every code-block.
  */
 class PacketHeaderCoder {
 public:
@@ -95,22 +87,10 @@ public:
         for (uint16_t c = 0; c < layout.components.size(); ++c) {
             const TileComponent &tc = layout.components[c];
             for (uint8_t r = 0; r < tc.resolutions.size(); ++r) {
-                const Resolution &res = tc.resolutions[r];
-                for (uint32_t p = 0; p < res.precincts.size(); ++p) {
-                    const Precinct &prec = res.precincts[p];
-                    const uint32_t flat = trees_.table().index(c, r, p);
-                    for (uint32_t b = 0; b < prec.bands.size(); ++b) {
-                        const PrecinctBand &pb = prec.bands[b];
-                        if (pb.num_cblks() == 0) continue;
-                        trees_.inclusion(flat, b, pb).reset(kTagTreeUnknown);
-                        TagTree zbp = trees_.zero_bitplanes(flat, b, pb);
-                        zbp.reset(0);
-                        for (uint32_t i = 0; i < pb.num_cblks(); ++i) {
-                            const CodeBlockPasses &cb = cblks[pb.first_cblk + i];
-                            zbp.set_leaf(i, cb.num_passes == 0 ? kNeverCoded : cb.zero_bitplanes);
-                        }
-                        zbp.build();
-                    }
+                for (uint32_t p = 0; p < tc.resolutions[r].precincts.size(); ++p) {
+                    PrecinctState precinct(*this, PacketId{0, r, c, p}, nullptr);
+                    for (uint32_t b = 0; b < precinct.num_bands(); ++b)
+                        reset_packet_header_band(precinct, precinct.band(b));
                 }
             }
         }
@@ -125,95 +105,9 @@ public:
     template <typename Writer>
     uint64_t code_packet(const PacketId &id, const uint32_t *passes_now, Writer &w)
     {
-        const Resolution &res = layout_.components[id.component].resolutions[id.resolution];
-        const Precinct &prec = res.precincts[id.precinct];
-        const uint32_t flat = trees_.table().index(id.component, id.resolution, id.precinct);
-        const uint8_t style = styles_[id.component];
         runs_.clear();
-
-        bool any = false;
-        for (const PrecinctBand &pb : prec.bands) {
-            for (uint32_t i = 0; i < pb.num_cblks(); ++i) {
-                const uint32_t cb = pb.first_cblk + i;
-                const uint32_t now = passes_now[cb], sent = state_[cb].passes;
-                J2KC_CHECK_ARG(now >= sent && now <= cblks_[cb].num_passes,
-                               "code-block %u: %u passes in layer %u (had %u of %u)", cb, now, id.layer, sent,
-                               cblks_[cb].num_passes);
-                J2KC_CHECK_ARG(now - sent <= kMaxPassesPerPacket, "code-block %u: %u passes in one packet", cb,
-                               now - sent);
-                any |= now > sent;
-            }
-        }
-        if (!any) {  // B.10.3: zero-length packet
-            w.put_bit(0);
-            return 0;
-        }
-        w.put_bit(1);
-
-        uint64_t body = 0;
-        for (uint32_t b = 0; b < prec.bands.size(); ++b) {
-            const PrecinctBand &pb = prec.bands[b];
-            const uint32_t n = pb.num_cblks();
-            if (n == 0) continue;
-            TagTree inclusion = trees_.inclusion(flat, b, pb);
-            TagTree zbp = trees_.zero_bitplanes(flat, b, pb);
-            // The inclusion tree must know every leaf first included in this
-            // layer before any leaf of the band is coded (they share parents).
-            for (uint32_t i = 0; i < n; ++i) {
-                const uint32_t cb = pb.first_cblk + i;
-                if (!state_[cb].included && passes_now[cb] > 0) inclusion.lower_leaf(i, id.layer);
-            }
-            for (uint32_t i = 0; i < n; ++i) {
-                const uint32_t cb = pb.first_cblk + i;
-                BlockState &s = state_[cb];
-                const uint32_t now = passes_now[cb], added = now - s.passes;
-                if (!s.included) {
-                    inclusion.encode(i, int32_t{id.layer} + 1, w);
-                    if (added == 0) continue;
-                    zbp.encode(i, zbp.value(i) + 1, w);
-                    s.included = true;
-                } else {
-                    w.put_bit(added > 0 ? 1 : 0);
-                    if (added == 0) continue;
-                }
-                write_num_passes(added, w);
-
-                const CodeBlockPasses &in = cblks_[cb];
-                const uint32_t start_byte = s.passes ? in.pass_end[s.passes - 1] : 0;
-                // Least Lblock increment that fits every segment length (B.10.7.1).
-                uint32_t need = s.lblock;
-                for (uint32_t p = s.passes, from = start_byte; p < now;) {
-                    const uint32_t e = std::min(now, codeword_segment_end(style, p));
-                    const uint32_t to = in.pass_end[e - 1];
-                    J2KC_CHECK_ARG(to >= from, "code-block %u: pass ends decrease at pass %u", cb, e - 1);
-                    J2KC_CHECK_ARG(!in.pass_terminated || e != codeword_segment_end(style, p) ||
-                                       in.pass_terminated[e - 1],
-                                   "code-block %u: pass %u ends a codeword segment but is not terminated", cb,
-                                   e - 1);
-                    const uint32_t bits = bits_for_value(to - from), log2p = log2_floor_u32(e - p);
-                    if (bits > log2p) need = std::max(need, bits - log2p);
-                    from = to;
-                    p = e;
-                }
-                for (uint32_t k = s.lblock; k < need; ++k) w.put_bit(1);
-                w.put_bit(0);
-                s.lblock = static_cast<uint8_t>(need);
-                for (uint32_t p = s.passes, from = start_byte; p < now;) {
-                    const uint32_t e = std::min(now, codeword_segment_end(style, p));
-                    const uint32_t to = in.pass_end[e - 1];
-                    const uint32_t nbits = s.lblock + log2_floor_u32(e - p);
-                    J2KC_CHECK_ARG(nbits <= 32, "code-block %u: %u-bit length field", cb, nbits);
-                    w.put_bits(to - from, nbits);
-                    from = to;
-                    p = e;
-                }
-                const uint32_t end_byte = in.pass_end[now - 1];
-                runs_.push_back(BodyRun{cb, start_byte, end_byte});
-                body += end_byte - start_byte;
-                s.passes = now;
-            }
-        }
-        return body;
+        PrecinctState precinct(*this, id, passes_now);
+        return code_packet_header(precinct, styles_[id.component], id.layer, w);
     }
 
     const std::vector<BodyRun> &runs() const { return runs_; }
@@ -243,6 +137,61 @@ public:
     }
 
 private:
+    /** One precinct at one layer, as code_packet_header() sees it (cb: index in TileLayout::code_blocks). */
+    class PrecinctState {
+    public:
+        PrecinctState(PacketHeaderCoder &coder, const PacketId &id, const uint32_t *passes_now)
+            : coder_(coder), id_(id), passes_now_(passes_now),
+              flat_(coder.trees_.table().index(id.component, id.resolution, id.precinct)),
+              precinct_(coder.layout_.components[id.component].resolutions[id.resolution].precincts[id.precinct])
+        {
+        }
+
+        uint32_t num_bands() const { return static_cast<uint32_t>(precinct_.bands.size()); }
+        PacketHeaderBand band(uint32_t k) const
+        {
+            const PrecinctBand &pb = precinct_.bands[k];
+            return {pb.first_cblk, pb.num_cblks(), coder_.trees_.inclusion(flat_, k, pb),
+                    coder_.trees_.zero_bitplanes(flat_, k, pb)};
+        }
+        uint32_t passes_now(uint32_t cb) const { return passes_now_[cb]; }
+        uint32_t passes_sent(uint32_t cb) const { return coder_.state_[cb].passes; }
+        uint32_t num_passes(uint32_t cb) const { return coder_.cblks_[cb].num_passes; }
+        uint8_t zero_bitplanes(uint32_t cb) const { return coder_.cblks_[cb].zero_bitplanes; }
+        const uint32_t *pass_end(uint32_t cb) const { return coder_.cblks_[cb].pass_end; }
+        const uint8_t *pass_terminated(uint32_t cb) const { return coder_.cblks_[cb].pass_terminated; }
+        uint8_t &lblock(uint32_t cb) { return coder_.state_[cb].lblock; }
+        void contribute(uint32_t cb, uint32_t begin, uint32_t end, uint64_t)
+        {
+            coder_.runs_.push_back(BodyRun{cb, begin, end});
+            coder_.state_[cb].passes = passes_now_[cb];
+        }
+        void fail(PacketHeaderError error, uint32_t cb, uint32_t x, uint32_t y, uint32_t z) const
+        {
+            switch (error) {
+            case kPacketBadPasses:
+                ::j2kc::fail(J2KC_ERR_INVALID_ARG, "code-block %u: %u passes in layer %u (had %u of %u)", cb, x,
+                             unsigned{id_.layer}, y, z);
+            case kPacketTooManyPasses:
+                ::j2kc::fail(J2KC_ERR_INVALID_ARG, "code-block %u: %u passes in one packet", cb, x);
+            case kPacketPassEndsDecrease:
+                ::j2kc::fail(J2KC_ERR_INVALID_ARG, "code-block %u: pass ends decrease at pass %u", cb, x);
+            case kPacketUnterminated:
+                ::j2kc::fail(J2KC_ERR_INVALID_ARG,
+                             "code-block %u: pass %u ends a codeword segment but is not terminated", cb, x);
+            case kPacketLengthField:
+                ::j2kc::fail(J2KC_ERR_INVALID_ARG, "code-block %u: %u-bit length field", cb, x);
+            }
+        }
+
+    private:
+        PacketHeaderCoder &coder_;
+        PacketId id_;
+        const uint32_t *passes_now_;
+        uint32_t flat_;
+        const Precinct &precinct_;
+    };
+
     const TileLayout &layout_;
     std::vector<uint8_t> styles_;
     const CodeBlockPasses *cblks_;

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "codestream/markers.h"
-#include "tier2/partition.h"
+#include "geometry/partition.h"
 #include "tier2/progression.h"
 
 namespace j2kc {

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "tier2/partition.h"
+#include "geometry/partition.h"
 #include "tier2/progression.h"
 #include "tier2/tag_tree.h"
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "codestream/markers.h"
-#include "tier2/partition.h"
+#include "geometry/partition.h"
 
 namespace j2kc {
 

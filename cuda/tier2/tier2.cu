@@ -1,7 +1,9 @@
 /**
  * @file tier2.cu
- * @brief Tier-2 on the GPU (paper 000, section VII; ISO/IEC 15444-1 B.9-B.12,
- * A.4, A.7.1, A.7.3, A.8): cell lengths, one exclusive prefix sum, fill.
+ * @brief Tier-2 on the GPU (Bruns et al., "Evaluation of GPU/CPU
+ * Co-Processing Models for JPEG 2000 Packetization", section VII; ISO/IEC
+ * 15444-1 B.9-B.12, A.4, A.7.1, A.7.3, A.8): cell lengths, one exclusive
+ * prefix sum, fill.
  *
  * Kernels, all on the caller's stream:
  *  1. tier2_count_packets_kernel: one thread per precinct walks its layers in

@@ -1,12 +1,14 @@
 /**
  * @file tier2_gpu.h
  * @brief Tier-2 on the GPU (ISO/IEC 15444-1 B.9-B.12 packets; A.4 SOT/SOD/
- * EOC, A.7.1 TLM, A.7.3 PLT, A.8 SOP/EPH) after paper 000, section VII: a
- * table of codestream cells (main header, SOT+PLT+SOD of each tile-part,
- * each packet, EOC), their exact lengths, a device-wide exclusive prefix sum
- * for the offsets, and fill kernels: packet headers with the shared tag-tree
- * and header bit writers, warp-cooperative copies of the truncated
- * code-block streams. Only the finished codestream goes back to the host.
+ * EOC, A.7.1 TLM, A.7.3 PLT, A.8 SOP/EPH) after Bruns, Martínez-del-Amor and
+ * Sparenberg, "Evaluation of GPU/CPU Co-Processing Models for JPEG 2000
+ * Packetization", section VII: a table of codestream cells (main header,
+ * SOT+PLT+SOD of each tile-part, each packet, EOC), their exact lengths, a
+ * device-wide exclusive prefix sum for the offsets, and fill kernels: packet
+ * headers with the shared tag-tree and header bit writers, warp-cooperative
+ * copies of the truncated code-block streams. Only the finished codestream
+ * goes back to the host.
  *
  * The codestream is byte-identical to assemble_codestream() of the CPU path
  * (pipeline/codestream_assembly.h) for the same code-block data, truncation
@@ -27,9 +29,9 @@
 #include <memory>
 #include <vector>
 
+#include "geometry/partition.h"
 #include "rate/pcrd.h"
 #include "tier2/packet_encoder.h"
-#include "tier2/partition.h"
 
 namespace j2kc {
 

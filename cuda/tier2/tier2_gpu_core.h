@@ -2,15 +2,15 @@
  * @file tier2_gpu_core.h
  * @brief The per-thread work of Tier-2 on the GPU (ISO/IEC 15444-1 B.9-B.12
  * packets, A.4.2 SOT, A.4.3 SOD, A.7.1 TLM, A.7.3 PLT, A.8.1 SOP, A.8.2 EPH),
- * organised as the codestream cell table of paper 000, section VII: every
- * cell's length, one exclusive prefix sum for the offsets, then fill.
+ * organised as the codestream cell table of Bruns et al. (tier2_gpu.h),
+ * section VII: every cell's length, one exclusive prefix sum for the offsets,
+ * then fill.
  *
  * Everything here is J2KC_HD and works on flat tables (device pointers in the
  * kernels of tier2.cu, host pointers in the host model of the tests), so the
- * device and the host run the very same code. The packet-header coder
- * repeats PacketHeaderCoder::code_packet() (packet_encoder.cpp) step for
- * step on the shared primitives (PacketHeaderWriter, TagTree, Table B.4,
- * codeword_segment_end), so the bytes are those of the CPU reference.
+ * device and the host run the very same code. Packet headers are coded by
+ * code_packet_header() (packet_header_core.h), the coder the CPU packet
+ * encoder runs, so the bytes are those of the CPU reference.
  *
  * Cells, in codestream order: [main header] then for every tile-part
  * [SOT + PLT + SOD] followed by one cell per packet [SOP + header + EPH +
@@ -22,13 +22,11 @@
 
 #include "common/host_device.h"
 #include "tier2/bit_io.h"
-#include "tier2/packet_header.h"
+#include "tier2/packet_header_core.h"
 #include "tier2/tag_tree.h"
 
 namespace j2kc {
 
-/** Zero bit-plane leaf of a code-block without passes (never coded): as the CPU coder. */
-constexpr int32_t kT2gNeverCoded = 0xFFFF;
 constexpr uint32_t kT2gSopBytes = 6, kT2gEphBytes = 2;
 /** SOT (12) + SOD (2). */
 constexpr uint32_t kT2gTilePartFixed = 14;
@@ -171,137 +169,54 @@ J2KC_HD uint32_t t2g_plt_length_bytes(uint32_t v)
     return n;
 }
 
-/** Tag trees and Lblock of a precinct to their state before its first packet. */
-J2KC_HD void t2g_reset_precinct(const T2gTables &t, const T2gBlocks &b, const T2gScratch &s, const T2gPrecinct &prec)
-{
-    for (uint32_t k = 0; k < prec.num_bands; ++k) {
-        const T2gBand band = t.bands[prec.band_begin + k];
-        const uint32_t n = band.cblks_x * band.cblks_y;
-        if (n == 0) continue;
-        TagTree inclusion{s.inclusion + band.node_offset, band.cblks_x, band.cblks_y};
-        TagTree zbp{s.zero_bitplanes + band.node_offset, band.cblks_x, band.cblks_y};
-        inclusion.reset(kTagTreeUnknown);
-        zbp.reset(0);
-        for (uint32_t i = 0; i < n; ++i) {
-            const uint32_t cb = band.first_block + i;
-            zbp.set_leaf(i, b.num_passes[cb] == 0 ? kT2gNeverCoded : int32_t{b.zero_bitplanes[cb]});
-            s.lblock[cb] = 3;
-        }
-        zbp.build();
-    }
-}
-
 /**
- * Codes the header of layer `layer` of precinct `prec` into `w` (the state
- * of its earlier layers is in the trees and lblock), exactly as
- * PacketHeaderCoder::code_packet(). Records where each code-block's bytes
- * start in the body (contrib_rel). Returns the body length, or UINT64_MAX
- * after reporting an error.
+ * Precinct `prec` at layer `layer` as code_packet_header() sees it: frame
+ * code-block indices, passes from the selection table [block * layers +
+ * layer], errors to the status word.
  */
-template <typename Writer>
-J2KC_HD uint64_t t2g_code_packet(const T2gTables &t, const T2gBlocks &b, const uint16_t *passes,
-                                 const T2gScratch &s, const T2gPrecinct &prec, uint32_t layer, Writer &w)
-{
-    const uint32_t L = t.layers;
-    bool any = false;
-    for (uint32_t k = 0; k < prec.num_bands; ++k) {
-        const T2gBand band = t.bands[prec.band_begin + k];
-        const uint32_t n = band.cblks_x * band.cblks_y;
-        for (uint32_t i = 0; i < n; ++i) {
-            const uint32_t cb = band.first_block + i;
-            const uint32_t now = passes[size_t{cb} * L + layer];
-            const uint32_t sent = layer ? passes[size_t{cb} * L + layer - 1] : 0;
-            const uint32_t total = b.num_passes[cb];
-            if (now < sent || now > total) {
-                t2g_fail(s.status, kT2gBadPasses, cb, layer, (now & 0x3FF) << 20 | (sent & 0x3FF) << 10 | (total & 0x3FF));
-                return UINT64_MAX;
-            }
-            if (now - sent > kMaxPassesPerPacket) {
-                t2g_fail(s.status, kT2gTooManyPasses, cb, layer, now - sent);
-                return UINT64_MAX;
-            }
-            any |= now > sent;
-        }
-    }
-    if (!any) {  // B.10.3: zero-length packet
-        w.put_bit(0);
-        return 0;
-    }
-    w.put_bit(1);
+struct T2gPrecinctState {
+    const T2gTables &t;
+    const T2gBlocks &b;
+    const uint16_t *passes;
+    const T2gScratch &s;
+    const T2gPrecinct &prec;
+    uint32_t layer;
 
-    uint64_t body = 0;
-    for (uint32_t k = 0; k < prec.num_bands; ++k) {
-        const T2gBand band = t.bands[prec.band_begin + k];
-        const uint32_t n = band.cblks_x * band.cblks_y;
-        if (n == 0) continue;
-        TagTree inclusion{s.inclusion + band.node_offset, band.cblks_x, band.cblks_y};
-        TagTree zbp{s.zero_bitplanes + band.node_offset, band.cblks_x, band.cblks_y};
-        // Every leaf first included in this layer is known before any leaf is coded (shared parents).
-        for (uint32_t i = 0; i < n; ++i) {
-            const uint32_t cb = band.first_block + i;
-            const uint32_t sent = layer ? passes[size_t{cb} * L + layer - 1] : 0;
-            if (sent == 0 && passes[size_t{cb} * L + layer] > 0) inclusion.lower_leaf(i, int32_t(layer));
-        }
-        for (uint32_t i = 0; i < n; ++i) {
-            const uint32_t cb = band.first_block + i;
-            const uint32_t now = passes[size_t{cb} * L + layer];
-            const uint32_t sent = layer ? passes[size_t{cb} * L + layer - 1] : 0;
-            const uint32_t added = now - sent;
-            if (sent == 0) {  // not included before (a block is included once it got passes)
-                inclusion.encode(i, int32_t(layer) + 1, w);
-                if (added == 0) continue;
-                zbp.encode(i, zbp.value(i) + 1, w);
-            } else {
-                w.put_bit(added > 0 ? 1 : 0);
-                if (added == 0) continue;
-            }
-            write_num_passes(added, w);
-
-            const uint32_t *ends = b.pass_end + b.pass_offset[cb];
-            const uint8_t *term = b.pass_terminated ? b.pass_terminated + b.pass_offset[cb] : nullptr;
-            const uint32_t start_byte = sent ? ends[sent - 1] : 0;
-            const uint32_t lblock = s.lblock[cb];
-            // Least Lblock increment that fits every segment length (B.10.7.1).
-            uint32_t need = lblock;
-            for (uint32_t p = sent, from = start_byte; p < now;) {
-                const uint32_t seg_end = codeword_segment_end(prec.style, p);
-                const uint32_t e = t2g_min(now, seg_end);
-                const uint32_t to = ends[e - 1];
-                if (to < from) {
-                    t2g_fail(s.status, kT2gPassEndsDecrease, cb, e - 1, 0);
-                    return UINT64_MAX;
-                }
-                if (term && e == seg_end && !term[e - 1]) {
-                    t2g_fail(s.status, kT2gUnterminated, cb, e - 1, 0);
-                    return UINT64_MAX;
-                }
-                const uint32_t bits = bits_for_value(to - from), log2p = log2_floor_u32(e - p);
-                if (bits > log2p && bits - log2p > need) need = bits - log2p;
-                from = to;
-                p = e;
-            }
-            for (uint32_t q = lblock; q < need; ++q) w.put_bit(1);
-            w.put_bit(0);
-            s.lblock[cb] = static_cast<uint8_t>(need);
-            for (uint32_t p = sent, from = start_byte; p < now;) {
-                const uint32_t e = t2g_min(now, codeword_segment_end(prec.style, p));
-                const uint32_t to = ends[e - 1];
-                const uint32_t nbits = need + log2_floor_u32(e - p);
-                if (nbits > 32) {
-                    t2g_fail(s.status, kT2gLengthField, cb, nbits, 0);
-                    return UINT64_MAX;
-                }
-                w.put_bits(to - from, nbits);
-                from = to;
-                p = e;
-            }
-            const uint32_t end_byte = ends[now - 1];
-            s.contrib_rel[size_t{cb} * L + layer] = static_cast<uint32_t>(body);
-            body += end_byte - start_byte;
+    J2KC_HD uint32_t num_bands() const { return prec.num_bands; }
+    J2KC_HD PacketHeaderBand band(uint32_t k) const
+    {
+        const T2gBand pb = t.bands[prec.band_begin + k];
+        return {pb.first_block, pb.cblks_x * pb.cblks_y, TagTree{s.inclusion + pb.node_offset, pb.cblks_x, pb.cblks_y},
+                TagTree{s.zero_bitplanes + pb.node_offset, pb.cblks_x, pb.cblks_y}};
+    }
+    J2KC_HD uint32_t passes_now(uint32_t cb) const { return passes[size_t{cb} * t.layers + layer]; }
+    J2KC_HD uint32_t passes_sent(uint32_t cb) const { return layer ? passes[size_t{cb} * t.layers + layer - 1] : 0; }
+    J2KC_HD uint32_t num_passes(uint32_t cb) const { return b.num_passes[cb]; }
+    J2KC_HD uint8_t zero_bitplanes(uint32_t cb) const { return b.zero_bitplanes[cb]; }
+    J2KC_HD const uint32_t *pass_end(uint32_t cb) const { return b.pass_end + b.pass_offset[cb]; }
+    J2KC_HD const uint8_t *pass_terminated(uint32_t cb) const
+    {
+        return b.pass_terminated ? b.pass_terminated + b.pass_offset[cb] : nullptr;
+    }
+    J2KC_HD uint8_t &lblock(uint32_t cb) const { return s.lblock[cb]; }
+    /** Records where the block's bytes start in the body (contrib_rel). */
+    J2KC_HD void contribute(uint32_t cb, uint32_t, uint32_t, uint64_t at) const
+    {
+        s.contrib_rel[size_t{cb} * t.layers + layer] = static_cast<uint32_t>(at);
+    }
+    J2KC_HD void fail(PacketHeaderError error, uint32_t cb, uint32_t x, uint32_t y, uint32_t z) const
+    {
+        switch (error) {
+        case kPacketBadPasses:
+            t2g_fail(s.status, kT2gBadPasses, cb, layer, (x & 0x3FF) << 20 | (y & 0x3FF) << 10 | (z & 0x3FF));
+            break;
+        case kPacketTooManyPasses: t2g_fail(s.status, kT2gTooManyPasses, cb, layer, x); break;
+        case kPacketPassEndsDecrease: t2g_fail(s.status, kT2gPassEndsDecrease, cb, x, 0); break;
+        case kPacketUnterminated: t2g_fail(s.status, kT2gUnterminated, cb, x, 0); break;
+        case kPacketLengthField: t2g_fail(s.status, kT2gLengthField, cb, x, 0); break;
         }
     }
-    return body;
-}
+};
 
 /**
  * All packets of precinct `pi`, layer after layer. Counting (out == null):
@@ -313,15 +228,17 @@ J2KC_HD void t2g_precinct_packets(const T2gTables &t, const T2gBlocks &b, const 
                                   const T2gScratch &s, uint32_t pi, uint8_t *out)
 {
     const T2gPrecinct prec = t.precincts[pi];
-    t2g_reset_precinct(t, b, s, prec);
+    T2gPrecinctState state{t, b, passes, s, prec, 0};
+    for (uint32_t k = 0; k < prec.num_bands; ++k) reset_packet_header_band(state, state.band(k));
     const uint32_t sop = t.sop ? kT2gSopBytes : 0, eph = t.eph ? kT2gEphBytes : 0;
     for (uint32_t l = 0; l < prec.layers_emitted; ++l) {
         const uint32_t pk = t.precinct_packets[prec.packet_begin + l];
         const T2gPacket packet = t.packets[pk];
         uint8_t *at = out ? out + s.cell_off[packet.cell] : nullptr;
         PacketHeaderWriter w(at ? at + sop : nullptr, at ? s.header_len[pk] - eph : 0);
-        const uint64_t body = t2g_code_packet(t, b, passes, s, prec, l, w);
-        if (body == UINT64_MAX) return;
+        state.layer = l;
+        const uint64_t body = code_packet_header(state, prec.style, l, w);
+        if (body == kPacketHeaderFailed) return;
         const uint32_t header = w.flush();
         if (!at) {
             const uint64_t len = uint64_t{sop} + header + eph + body;

@@ -29,7 +29,7 @@ def _fps(r):
 
 
 def ffmpeg_lines(res):
-    """The FFmpeg paths of issues 3 and 4 (rates and share of the target; the
+    """The FFmpeg encode and decode paths (rates and share of the target; the
     commands are in results.md) and j2k_cuda's decode split."""
     import report
     enc, dec = report.ffmpeg_path_rows(res)
@@ -37,7 +37,7 @@ def ffmpeg_lines(res):
     lines = []
     if enc or dec:
         lines += ["FFmpeg paths at %s (%s; exact commands in results.md): encode from host frames against "
-                  "issue 3's %.0f fps, decode through `ffmpeg -f null` against issue 4's %.0f fps:" % (
+                  "the %.0f fps target, decode through `ffmpeg -f null` against the %.0f fps target:" % (
                       res["formats"].get((res["cases"].get(fp.get("case")) or {}).get("fmt"), "DCI 4K"),
                       fp.get("case"), fp.get("enc_target", 0), fp.get("dec_target", 0)), "",
                   "| FFmpeg path | fps | of target | vs FFmpeg native |", "|---|---|---|---|"]

@@ -90,14 +90,14 @@ def ffmpeg_markdown(res):
     if not fp.get("encode") and not fp.get("decode"):
         return []
     case = res["cases"].get(fp.get("case")) or {}
-    out = ["## FFmpeg paths (issues 3 and 4): %s, %s content, %s" % (
+    out = ["## FFmpeg paths: %s, %s content, %s" % (
         res["formats"].get(case.get("fmt"), case.get("fmt")), case.get("content"),
         CASE_TITLES.get(case.get("mode"), case.get("mode"))), ""]
     if fp.get("note"):
         out += [fp["note"] + ".", ""]
     enc, dec = ffmpeg_path_rows(res)
     if enc:
-        out += ["Encode through ffmpeg from host frames (issue 3 target: %.0f fps). Input ceiling: the same command "
+        out += ["Encode through ffmpeg from host frames (target: %.0f fps). Input ceiling: the same command "
                 "with no encoder; frames in memory: the clip's distinct frames read once and replayed as references "
                 "(loop filter), so no file is read while timed; glibc env: the malloc settings that keep FFmpeg's "
                 "rawvideo packets off a fresh mmap each." % fp.get("enc_target", 0), "",
@@ -107,7 +107,7 @@ def ffmpeg_markdown(res):
             out.append("| %s | %s | %s | %s | %s |" % (r["label"], fps, _share(r), r.get("frames", "-"), _cmd(r)))
         out.append("")
     if dec:
-        out += ["Decode (issue 4 target: %.0f fps through `ffmpeg -f null`), j2k_cuda's codestreams of the case; "
+        out += ["Decode (target: %.0f fps through `ffmpeg -f null`), j2k_cuda's codestreams of the case; "
                 "FFmpeg reads them from an MXF clip (`-c copy` of the codestreams, looped); j2kc_bench is the "
                 "library through its C API, for the wrapper's share. Ratio: fps over FFmpeg's native jpeg2000 "
                 "decoder's (%d threads, frame threads) on the same clip." % (fp.get("dec_target", 0),

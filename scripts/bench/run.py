@@ -16,7 +16,7 @@ read and write files in /dev/shm (tmpfs), as their users run them, which the
 table says. FFmpeg's j2k_cuda rows are timed from ffmpeg's own -progress
 reports over a window after warm-up; FFmpeg's frame-threaded codecs, whose
 frames finish in bursts, by whole runs less a one-frame run. On DCI 4K
-natural frames the FFmpeg paths of issues 3 and 4 run side by side (input
+natural frames the FFmpeg encode and decode paths run side by side (input
 ceilings, file or memory input, glibc malloc settings, decode through
 `-f null`), each with its exact command in results.md. PSNR is measured on OpenJPEG's decode of each encoder's output
 (the reference decoder), against the source frame.
@@ -67,9 +67,9 @@ SWEEP_FORMAT = "dci2k"
 SWEEP_BPP = [0.25, 0.5, 1.0, 2.0, 4.0]
 SWEEP_PSNR = [36, 40, 44, 48, 52, 56, 60]  # nvJPEG2000 has no byte target: PSNR targets instead
 
-# The FFmpeg paths of issues 3 (encode from host frames, 120 fps at DCI 4K)
-# and 4 (decode through `ffmpeg -f null`, 96 fps at DCI 4K), measured side by
-# side on this case.
+# The FFmpeg paths and their targets at DCI 4K (encode from host frames,
+# 120 fps; decode through `ffmpeg -f null`, 96 fps), measured side by side on
+# this case.
 FF_CASE = "dci4k-cap-natural"
 FF_ENC_TARGET, FF_DEC_TARGET = 120.0, 96.0
 # glibc settings that keep FFmpeg's rawvideo packets (53 MB at DCI 4K) off a
@@ -847,8 +847,8 @@ def _ff_dec_first(bench, fs, clip, head, out):
 
 
 def dec_ffmpeg_j2kcuda(tier1=None):
-    """`ffmpeg -c:v j2k_cuda -i clip.mxf -f null -` (issue 4's command), timed
-    from its progress reports; the clip loops (-stream_loop -1)."""
+    """`ffmpeg -c:v j2k_cuda -i clip.mxf -f null -` (the decode target's
+    command), timed from its progress reports; the clip loops (-stream_loop -1)."""
     def run(bench, fs, files, out):
         clip = _mxf_clip(bench, files, FF_DEC_CLIP)
         head = [bench.tool("ffmpeg"), "-hide_banner", "-nostdin", "-y", "-threads", str(THREADS), "-c:v", "j2k_cuda"]
@@ -1012,7 +1012,7 @@ def detect_caps(bench):
         CAPS["ffmpeg_loop"] = False
 
 
-# FFmpeg encode paths of issue 3 beside the plain one (the case's "j2k_cuda in
+# FFmpeg encode paths beside the plain one (the case's "j2k_cuda in
 # FFmpeg" row): (label, frames from, j2k_cuda or the input alone, glibc env).
 FF_ENC_PATHS = [
     ("rawvideo file, no encoder (input ceiling)", "file", False, False),
@@ -1025,7 +1025,7 @@ FF_ENC_PATHS = [
 
 
 def run_ffmpeg_encode_paths(bench, fs, case, paths):
-    """Issue 3: where the FFmpeg encode path's limit lies, each path its own
+    """Where the FFmpeg encode path's limit lies, each path its own
     row with its exact command."""
     rows = paths.setdefault("encode", [])
     paths.update(case=FF_CASE, enc_target=FF_ENC_TARGET, dec_target=FF_DEC_TARGET,
@@ -1054,7 +1054,7 @@ def run_ffmpeg_encode_paths(bench, fs, case, paths):
 
 
 def ffmpeg_decode_paths(case, paths):
-    """Issue 4: FFmpeg's decode rows of the case (and j2kc_bench's for the
+    """FFmpeg's decode rows of the case (and j2kc_bench's for the
     library's own rate), with the CPU/GPU split of j2k_cuda's decode."""
     rows = paths.setdefault("decode", [])
     for name, entry in case["decode"].items():

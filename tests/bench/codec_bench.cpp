@@ -1,6 +1,6 @@
 // codec_bench: frames per second of the encoder and decoder through the C API,
 // on synthetic natural-looking frames (smooth gradients, edges, texture and
-// noise), for the DCI 4K/2K, lossless and decode cases of issues 3, 4 and 7.
+// noise), for the DCI 4K/2K, lossless and decode cases.
 // A benchmark, not a test: it prints a table and asserts nothing.
 //
 // usage: codec_bench [--backend cuda|cpu] [--frames N] [--threads N] [case...]

@@ -47,8 +47,8 @@
 #include "tier1_decoder_oracle.h"
 
 #include <cuda_runtime.h>
+#include "geometry/partition.h"
 #include "tier2/packet_decoder.h"
-#include "tier2/partition.h"
 
 #if defined(J2KC_BENCH_OPENJPEG)
 #include <openjpeg.h>

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Third-party JPEG 2000 files, decoded by j2kc and by opj_decompress (issue 2).
+"""Third-party JPEG 2000 files, decoded by j2kc and by opj_decompress.
 
 The interop matrix (interop.py) decodes what opj_compress and grk_compress
 write from procedural images. This corpus adds files that other encoders

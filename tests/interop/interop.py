@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Interoperability matrix for j2kc (issues 2 and 6).
+"""Interoperability matrix for j2kc.
 
 Sections:
   decode     streams made by opj_compress and grk_compress over their option
@@ -808,7 +808,7 @@ class XyzPhotoSource(FileSource):
 
 
 class PsnrCase:
-    """Issue #2: at the byte count opj_compress -I reaches for a ratio, our
+    """At the byte count opj_compress -I reaches for a ratio, our
     encoder (given that many bytes as its budget) uses no more bytes and
     reaches at least its PSNR; both streams decoded by opj_decompress."""
 
@@ -1210,8 +1210,8 @@ def encode_cases():
     photo = FileSource('photo_hopper_240x320.ppm')
     for r in (10, 20, 40):
         cases.append(PsnrCase('photo', photo, r))
-    # The same photograph as smooth 12-bit X'Y'Z' at high rates (issue #2: the
-    # base step under a budget follows the distortion expected there).
+    # The same photograph as smooth 12-bit X'Y'Z' at high rates (the base
+    # step under a budget follows the distortion expected there).
     xyz_photo = XyzPhotoSource('photo_hopper_240x320.ppm')
     for r in (4, 9):
         cases.append(PsnrCase('xyz12_photo', xyz_photo, r))

@@ -3,7 +3,7 @@
  * @brief ISO/IEC 15444-1 Annex B: tile, tile-component, resolution, sub-band,
  * precinct and code-block rectangles (equations B-7 to B-20).
  */
-#include "tier2/partition.h"
+#include "geometry/partition.h"
 
 #include <algorithm>
 

@@ -1,0 +1,42 @@
+# cmake -P cuda/check_layers.cmake: checks every #include "folder/..." of
+# cuda/ against the layers of cuda/layers.cmake, and fails with the list of
+# those that cross them.
+cmake_minimum_required(VERSION 3.22)
+include(${CMAKE_CURRENT_LIST_DIR}/layers.cmake)
+set(root ${CMAKE_CURRENT_LIST_DIR})
+set(errors)
+
+file(GLOB entries LIST_DIRECTORIES true RELATIVE ${root} ${root}/*)
+foreach(entry IN LISTS entries)
+  if(IS_DIRECTORY ${root}/${entry} AND NOT entry STREQUAL "include" AND NOT entry IN_LIST J2KC_FOLDERS)
+    list(APPEND errors "cuda/${entry}/ is in no layer")
+  endif()
+endforeach()
+
+foreach(folder IN LISTS J2KC_FOLDERS)
+  j2kc_layer_below(${folder} below)
+  string(REPLACE ";" " " below_text "${below}")
+  file(GLOB files RELATIVE ${root} ${root}/${folder}/*.h ${root}/${folder}/*.cuh
+                                   ${root}/${folder}/*.cpp ${root}/${folder}/*.cu)
+  foreach(file IN LISTS files)
+    file(STRINGS ${root}/${file} lines REGEX "^[ \t]*#[ \t]*include[ \t]*\"")
+    foreach(line IN LISTS lines)
+      string(REGEX REPLACE "^[ \t]*#[ \t]*include[ \t]*\"([^\"]*)\".*" "\\1" header "${line}")
+      if(header MATCHES "^([^/]+)/")
+        set(to ${CMAKE_MATCH_1})
+        if(NOT to IN_LIST J2KC_FOLDERS)
+          list(APPEND errors "cuda/${file}: \"${header}\": ${to}/ is not a folder of cuda/")
+        elseif(NOT to STREQUAL folder AND NOT to IN_LIST below)
+          list(APPEND errors "cuda/${file}: \"${header}\": ${folder}/ may include only ${below_text}")
+        endif()
+      elseif(NOT header STREQUAL "j2kc.h")
+        list(APPEND errors "cuda/${file}: \"${header}\": name its folder (\"${folder}/${header}\")")
+      endif()
+    endforeach()
+  endforeach()
+endforeach()
+
+if(errors)
+  list(JOIN errors "\n  " text)
+  message(FATAL_ERROR "includes across the layers of cuda/layers.cmake:\n  ${text}")
+endif()

@@ -150,8 +150,26 @@ static int resubmit_in_flight(AVCodecContext *avctx)
     return 0;
 }
 
+/* Whether CUDA frames of the device can hold sw_format: FFmpeg's CUDA
+ * frames take a fixed list of formats, which X'Y'Z', GBR planar above 8 bits
+ * and grey are not part of. */
+static int cuda_frames_hold(AVBufferRef *device_ref, enum AVPixelFormat sw_format)
+{
+    AVHWFramesConstraints *constraints;
+    int found = 0;
+
+    if (!device_ref || !(constraints = av_hwdevice_get_hwframe_constraints(device_ref, NULL)))
+        return 0;
+    for (int i = 0; constraints->valid_sw_formats &&
+                    constraints->valid_sw_formats[i] != AV_PIX_FMT_NONE; i++)
+        found |= constraints->valid_sw_formats[i] == sw_format;
+    av_hwframe_constraints_free(&constraints);
+    return found;
+}
+
 /* Negotiate the output format for a new sequence shape: CUDA frames when
- * the caller's get_format picks them, else the software format. */
+ * the caller's get_format picks them and they can hold the samples, else
+ * the software format. */
 static int configure_output(AVCodecContext *avctx, enum AVPixelFormat sw_format,
                             int width, int height)
 {
@@ -168,7 +186,11 @@ static int configure_output(AVCodecContext *avctx, enum AVPixelFormat sw_format,
     if ((ret = ff_set_dimensions(avctx, width << avctx->lowres, height << avctx->lowres)) < 0)
         return ret;
 #if CONFIG_CUDA
-    pix_fmts[i++] = AV_PIX_FMT_CUDA;
+    if (avctx->hw_frames_ctx || cuda_frames_hold(avctx->hw_device_ctx, sw_format))
+        pix_fmts[i++] = AV_PIX_FMT_CUDA;
+    else if (avctx->hw_device_ctx)
+        av_log(avctx, AV_LOG_WARNING, "CUDA frames cannot hold %s: decoding to system memory\n",
+               av_get_pix_fmt_name(sw_format));
 #endif
     pix_fmts[i++] = sw_format;
 

@@ -466,7 +466,8 @@ check_strict() {
 check_mxf_cuda_frames() {
     if ! has_gpu; then skip mxf-cuda-frames "needs an NVIDIA GPU for CUDA frames"; return; fi
     local fmt src=(-f lavfi -i testsrc2=s=1920x1080:r=24:d=0.125)
-    for fmt in yuv422p10le gbrp12le; do
+    # (CUDA frames hold YCbCr only, not X'Y'Z' or planar RGB above 8 bits.)
+    for fmt in yuv420p yuv422p10le yuv444p16le; do
         ff "${src[@]}" -vf "format=$fmt" -c:v j2k_cuda -backend cuda -fflags +bitexact "$OUT/host-$fmt.mxf" 2>"$OUT/host-$fmt.log" &&
         ff -init_hw_device cuda=gpu -filter_hw_device gpu "${src[@]}" -vf "format=$fmt,hwupload_cuda" \
             -c:v j2k_cuda -backend cuda -fflags +bitexact "$OUT/cuda-$fmt.mxf" 2>"$OUT/cuda-$fmt.log" ||

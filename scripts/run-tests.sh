@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # run-tests.sh: run every test suite and close with one summary line.
 #   scripts/run-tests.sh all   core ctest, FATE fate-j2k_cuda (backend=cpu), ffmpeg interop checks,
-#                              ffplay showing a j2k_cuda clip, a program built against `make install`
+#                              README's examples run as written, ffplay showing a j2k_cuda clip, a program built against `make install`
 #   scripts/run-tests.sh gpu   Gpu* core tests and FATE fate-j2k_cuda-gpu (backend=cuda)
 # Called by `make test` / `make test-gpu`, which set BUILD, CORE_DIR, FF_BUILD,
 # FFMPEG, FFPROBE, FFPLAY and JOBS. Exit status is non-zero when anything failed.
@@ -99,6 +99,8 @@ else
         env FFMPEG="$FFMPEG" FFPROBE="$FFPROBE" OUT="$BUILD/test-ffmpeg" "$here/ffmpeg-checks.sh"
     run_script "ffplay" player env FFMPEG="$FFMPEG" FFPLAY="$FFPLAY" OUT="$BUILD/test-player" "$here/player-test.sh"
     run_script "installed tree" install env BUILD="$BUILD" OUT="$BUILD/test-install" "$here/install-test.sh"
+    run_script "README examples" readme env FFMPEG="$FFMPEG" FFPROBE="$FFPROBE" FFPLAY="$FFPLAY" \
+        OUT="$BUILD/test-readme" "$here/readme-examples.sh" "$here/../README.md"
 fi
 
 echo

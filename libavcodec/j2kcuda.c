@@ -96,13 +96,16 @@ void ff_j2kcuda_note_backend(void *log_ctx, int requested, j2kc_backend actual)
                "(the same output, slower; -backend cuda makes this an error)\n");
 }
 
-/* Every format here is native-endian, unsigned, without alpha, and keeps
- * each sample LSB-aligned in 1 or 2 bytes, so that a j2kc_component can point
- * straight into the plane. Big-endian variants are left to swscale. */
+/* Every format here is native-endian and unsigned, and keeps each sample
+ * LSB-aligned in 1 or 2 bytes, so that a j2kc_component can point straight
+ * into the plane. Big-endian variants are left to swscale. The opacity of
+ * the alpha formats is the last component, as a JP2 cdef box says. */
 static const enum AVPixelFormat supported_formats[] = {
     AV_PIX_FMT_GRAY8,     AV_PIX_FMT_GRAY10,    AV_PIX_FMT_GRAY12,    AV_PIX_FMT_GRAY16,
-    AV_PIX_FMT_RGB24,     AV_PIX_FMT_RGB48,
+    AV_PIX_FMT_YA8,       AV_PIX_FMT_YA16,
+    AV_PIX_FMT_RGB24,     AV_PIX_FMT_RGB48,     AV_PIX_FMT_RGBA,      AV_PIX_FMT_RGBA64,
     AV_PIX_FMT_GBRP,      AV_PIX_FMT_GBRP10,    AV_PIX_FMT_GBRP12,    AV_PIX_FMT_GBRP16,
+    AV_PIX_FMT_GBRAP10,   AV_PIX_FMT_GBRAP12,
     AV_PIX_FMT_YUV420P,   AV_PIX_FMT_YUV420P10, AV_PIX_FMT_YUV420P12, AV_PIX_FMT_YUV420P16,
     AV_PIX_FMT_YUV422P,   AV_PIX_FMT_YUV422P10, AV_PIX_FMT_YUV422P12, AV_PIX_FMT_YUV422P16,
     AV_PIX_FMT_YUV444P,   AV_PIX_FMT_YUV444P10, AV_PIX_FMT_YUV444P12, AV_PIX_FMT_YUV444P16,
@@ -182,6 +185,10 @@ enum AVPixelFormat ff_j2kcuda_output_format(const j2kc_stream_info *info,
         AV_PIX_FMT_GRAY8, AV_PIX_FMT_GRAY10, AV_PIX_FMT_GRAY12, AV_PIX_FMT_GRAY16 };
     static const enum AVPixelFormat rgb[4] = {
         AV_PIX_FMT_RGB24, AV_PIX_FMT_GBRP10, AV_PIX_FMT_GBRP12, AV_PIX_FMT_RGB48 };
+    static const enum AVPixelFormat gray_alpha[4] = {
+        AV_PIX_FMT_YA8, AV_PIX_FMT_YA16, AV_PIX_FMT_YA16, AV_PIX_FMT_YA16 };
+    static const enum AVPixelFormat rgb_alpha[4] = {
+        AV_PIX_FMT_RGBA, AV_PIX_FMT_GBRAP10, AV_PIX_FMT_GBRAP12, AV_PIX_FMT_RGBA64 };
     static const enum AVPixelFormat yuv420[4] = {
         AV_PIX_FMT_YUV420P, AV_PIX_FMT_YUV420P10, AV_PIX_FMT_YUV420P12, AV_PIX_FMT_YUV420P16 };
     static const enum AVPixelFormat yuv422[4] = {
@@ -189,16 +196,22 @@ enum AVPixelFormat ff_j2kcuda_output_format(const j2kc_stream_info *info,
     static const enum AVPixelFormat yuv444[4] = {
         AV_PIX_FMT_YUV444P, AV_PIX_FMT_YUV444P10, AV_PIX_FMT_YUV444P12, AV_PIX_FMT_YUV444P16 };
     const j2kc_component_info *c = info->components;
-    int n = info->num_components, precision = 0, ycc, guessed;
+    int n = info->num_components, precision = 0, ycc, guessed, alpha;
 
-    if (!c || n < 1 || info->components_capacity < FFMIN(n, 3))
+    /* A second component of grey, or a fourth of colour, is its opacity
+     * (what a JP2 cdef box says, and what a raw codestream is taken to mean),
+     * but CMYK's fourth is black. */
+    alpha = n == 2 || (n == 4 && info->color_space != J2KC_COLOR_CMYK);
+    if (!c || n < 1 || info->components_capacity < FFMIN(n, 4))
         return AV_PIX_FMT_NONE;
-    for (int i = 0; i < FFMIN(n, 3); i++) {
+    for (int i = 0; i < FFMIN(n, alpha ? 4 : 3); i++) {
         if (c[i].is_signed || c[i].precision > 16)
             return AV_PIX_FMT_NONE;
         precision = FFMAX(precision, c[i].precision);
     }
 
+    if (n == 2)
+        return c[1].dx == c[0].dx && c[1].dy == c[0].dy ? by_depth(precision, gray_alpha) : by_depth(precision, gray);
     if (n < 3 || info->color_space == J2KC_COLOR_GRAY)
         return by_depth(precision, gray);
     if (c[0].dx != 1 || c[0].dy != 1 || c[1].dx != c[2].dx || c[1].dy != c[2].dy)
@@ -217,7 +230,7 @@ enum AVPixelFormat ff_j2kcuda_output_format(const j2kc_stream_info *info,
           (guessed && !info->mct &&
            colorspace != AVCOL_SPC_UNSPECIFIED && colorspace != AVCOL_SPC_RGB);
     if (!ycc)
-        return by_depth(precision, rgb);
+        return alpha && c[3].dx == 1 && c[3].dy == 1 ? by_depth(precision, rgb_alpha) : by_depth(precision, rgb);
     if (c[1].dx == 2 && c[1].dy == 2)
         return by_depth(precision, yuv420);
     if (c[1].dx == 2 && c[1].dy == 1)

@@ -477,6 +477,32 @@ check_mxf_cuda_frames() {
     done
 }
 
+# Opacity: grey + alpha and RGBA round-trip bit-exact, and a JP2 of them says
+# which channel is the opacity (cdef), so that opj_decompress keeps it too.
+check_alpha() {
+    local fmt
+    for fmt in ya8 rgba rgba64le gbrap10le; do
+        ff -f lavfi -i testsrc2=s=64x48:d=0.08 -vf "format=$fmt" -f framemd5 "$OUT/alpha-$fmt-src.md5" &&
+        ff -f lavfi -i testsrc2=s=64x48:d=0.08 -vf "format=$fmt" -c:v j2k_cuda -backend "$BACKEND" -lossless 1 \
+            "$OUT/alpha-$fmt.mkv" &&
+        ff -c:v j2k_cuda -backend "$BACKEND" -i "$OUT/alpha-$fmt.mkv" -pix_fmt "$fmt" -f framemd5 "$OUT/alpha-$fmt.md5" ||
+            { fail "alpha-$fmt" "could not encode or decode"; continue; }
+        [ "$(frame_md5s "$OUT/alpha-$fmt-src.md5")" = "$(frame_md5s "$OUT/alpha-$fmt.md5")" ] &&
+            pass "alpha-$fmt" || fail "alpha-$fmt" "the decoded frames differ from the source"
+    done
+    if have opj_decompress; then
+        ff -f lavfi -i testsrc2=s=64x48:d=0.04 -frames:v 1 -vf format=rgba -c:v j2k_cuda -backend "$BACKEND" \
+            -lossless 1 -format jp2 "$OUT/alpha.jp2" &&
+        opj_decompress -i "$OUT/alpha.jp2" -o "$OUT/alpha-opj.png" > "$OUT/alpha-opj.log" 2>&1 &&
+        ff -i "$OUT/alpha-opj.png" -pix_fmt rgba -f framemd5 "$OUT/alpha-opj.md5" &&
+        ff -f lavfi -i testsrc2=s=64x48:d=0.04 -frames:v 1 -vf format=rgba -f framemd5 "$OUT/alpha-one.md5" &&
+        [ "$(frame_md5s "$OUT/alpha-opj.md5")" = "$(frame_md5s "$OUT/alpha-one.md5")" ] &&
+            pass alpha-jp2-opj_decompress || fail alpha-jp2-opj_decompress "opj_decompress did not give the RGBA frame back"
+    else
+        skip alpha-jp2-opj_decompress "opj_decompress not installed"
+    fi
+}
+
 check_start
 check_help
 check_threads
@@ -493,3 +519,4 @@ check_colour
 check_colour_hostile
 check_strict
 check_mxf_cuda_frames
+check_alpha

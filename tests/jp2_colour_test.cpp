@@ -15,41 +15,14 @@
 
 #include "j2kc.h"
 #include "test_images.h"
+#include "test_log.h"
 
 namespace {
 
 using Bytes = std::vector<uint8_t>;
 
-struct Log {
-    std::vector<std::string> warnings, errors;
-    static void callback(void *opaque, int level, const char *message)
-    {
-        Log *log = static_cast<Log *>(opaque);
-        if (level <= J2KC_LOG_ERROR) log->errors.push_back(message);
-        else if (level <= J2KC_LOG_WARNING) log->warnings.push_back(message);
-        if (std::getenv("J2KC_TEST_VERBOSE")) std::fprintf(stderr, "j2kc %d: %s\n", level, message);
-    }
-    bool warned(const std::string &text) const
-    {
-        for (const std::string &w : warnings)
-            if (w.find(text) != std::string::npos) return true;
-        return false;
-    }
-};
-
-bool have_gpu()
-{
-    j2kc_decoder_config cfg;
-    j2kc_decoder_config_default(&cfg);
-    cfg.backend = J2KC_BACKEND_CUDA;
-    Log log;
-    cfg.log = Log::callback;
-    cfg.log_opaque = &log;
-    j2kc_decoder *dec = nullptr;
-    const int status = j2kc_decoder_create(&dec, &cfg);
-    j2kc_decoder_free(&dec);
-    return status == J2KC_OK;
-}
+using j2kc_test::Log;
+using j2kc_test::have_gpu;
 
 void put32(Bytes &b, uint32_t v)
 {

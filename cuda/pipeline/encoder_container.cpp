@@ -4,6 +4,7 @@
  * codestream as it is, or a JP2 file (ISO/IEC 15444-1 Annex I). The boxes
  * are written here, after the backend, so both backends give the same files.
  */
+#include <cstring>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -42,15 +43,34 @@ private:
     std::vector<uint8_t> codestream_;  ///< reused from frame to frame
 };
 
+/**
+ * A C caller may leave any int in an enum field; reading it through the C++
+ * enum type is undefined unless the value is one the type can hold, so it is
+ * read as the int it is before it is checked.
+ */
+template <typename Enum>
+int enum_value(const Enum &field)
+{
+    static_assert(sizeof(Enum) == sizeof(int), "the C API's enums are int-sized");
+    int value;
+    std::memcpy(&value, &field, sizeof value);
+    return value;
+}
+
 }  // namespace
 
 std::vector<uint8_t> container_header(const j2kc_encoder_config &config, const j2kc_image &shape)
 {
-    J2KC_CHECK_ARG(config.container == J2KC_CONTAINER_CODESTREAM || config.container == J2KC_CONTAINER_JP2,
-                   "container %d is not CODESTREAM (0) or JP2 (1)", int(config.container));
+    const int container = enum_value(config.container);
+    J2KC_CHECK_ARG(container == J2KC_CONTAINER_CODESTREAM || container == J2KC_CONTAINER_JP2,
+                   "container %d is not CODESTREAM (0) or JP2 (1)", container);
     J2KC_CHECK_ARG((config.icc_profile == nullptr) == (config.icc_profile_size == 0),
                    "icc_profile and icc_profile_size must be given together");
-    if (config.container != J2KC_CONTAINER_JP2) return {};
+    if (container != J2KC_CONTAINER_JP2) return {};
+    const int colour = enum_value(config.color_space);
+    const bool named = colour >= J2KC_COLOR_UNKNOWN && colour <= J2KC_COLOR_CMYK;
+    J2KC_CHECK_ARG(named || config.icc_profile, "colour space %d is none of j2kc.h's: JP2 can say it only through an "
+                   "ICC profile", colour);
     J2KC_CHECK_ARG(shape.components && shape.num_components >= 1 && shape.num_components <= 16384,
                    "image for JP2: %u components", shape.num_components);
     ImageSize siz;
@@ -65,7 +85,7 @@ std::vector<uint8_t> container_header(const j2kc_encoder_config &config, const j
         siz.components.push_back(cs);
     }
     const std::vector<uint8_t> icc(config.icc_profile, config.icc_profile + config.icc_profile_size);
-    return jp2_file_header(siz, config.color_space, icc);
+    return jp2_file_header(siz, named ? config.color_space : J2KC_COLOR_UNKNOWN, icc);
 }
 
 std::unique_ptr<Encoder> with_container(std::unique_ptr<Encoder> codestreams, const j2kc_encoder_config &config,

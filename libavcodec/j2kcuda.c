@@ -240,70 +240,77 @@ enum AVPixelFormat ff_j2kcuda_output_format(const j2kc_stream_info *info,
     return AV_PIX_FMT_NONE;
 }
 
-int ff_j2kcuda_stream_color(const j2kc_stream_info *info, FFJ2KCudaColor *color,
-                            const char **unexpressed)
+const char *ff_j2kcuda_space_color(j2kc_color_space space, FFJ2KCudaColor *color)
 {
     *color = (FFJ2KCudaColor) {
         AVCOL_PRI_UNSPECIFIED, AVCOL_TRC_UNSPECIFIED, AVCOL_SPC_UNSPECIFIED, AVCOL_RANGE_UNSPECIFIED
     };
-    *unexpressed = NULL;
-
-    /* SMPTE ST 428-1: X'Y'Z' with the 1/2.6 transfer, full code range; the
-     * matrix is the container's to say. */
-    if (info->color_space == J2KC_COLOR_XYZ) {
-        *color = (FFJ2KCudaColor) { AVCOL_PRI_SMPTE428, AVCOL_TRC_SMPTE428, AVCOL_SPC_UNSPECIFIED, AVCOL_RANGE_JPEG };
-        return FF_J2KCUDA_COLOR_SOME;
-    }
-    /* A raw codestream says nothing else about colour: what the library
-     * infers from it (RGB from a component transform) is a guess. */
-    if (!info->is_jp2)
-        return FF_J2KCUDA_COLOR_NONE;
-    /* A JP2 file describes its colour whole, also when it says nothing usable
-     * (no usable colr box, or an ICC profile, which goes as side data). */
-    if (!info->enumerated_cs)
-        return FF_J2KCUDA_COLOR_ALL;
-
-    switch (info->color_space) {
+    switch (space) {
     case J2KC_COLOR_SRGB:
         *color = (FFJ2KCudaColor) { AVCOL_PRI_BT709, AVCOL_TRC_IEC61966_2_1, AVCOL_SPC_RGB, AVCOL_RANGE_JPEG };
-        break;
+        return NULL;
     case J2KC_COLOR_GRAY:
         /* The greyscale space is sRGB's luminance: its transfer, no primaries. */
         color->trc   = AVCOL_TRC_IEC61966_2_1;
         color->range = AVCOL_RANGE_JPEG;
-        break;
+        return NULL;
     case J2KC_COLOR_SYCC:
         /* IEC 61966-2-1 Amd 1: full-range BT.601 YCbCr of sRGB. */
         *color = (FFJ2KCudaColor) { AVCOL_PRI_BT709, AVCOL_TRC_IEC61966_2_1, AVCOL_SPC_BT470BG, AVCOL_RANGE_JPEG };
-        break;
+        return NULL;
+    case J2KC_COLOR_XYZ:
+        /* SMPTE ST 428-1: X'Y'Z' with the 1/2.6 transfer, full code range; the
+         * matrix is the container's to say. */
+        *color = (FFJ2KCudaColor) { AVCOL_PRI_SMPTE428, AVCOL_TRC_SMPTE428, AVCOL_SPC_UNSPECIFIED, AVCOL_RANGE_JPEG };
+        return NULL;
     case J2KC_COLOR_YPBPR_1125_60:
         *color = (FFJ2KCudaColor) { AVCOL_PRI_BT709, AVCOL_TRC_BT709, AVCOL_SPC_BT709, AVCOL_RANGE_MPEG };
-        break;
+        return NULL;
     case J2KC_COLOR_YPBPR_1250_50:
         *color = (FFJ2KCudaColor) { AVCOL_PRI_BT470BG, AVCOL_TRC_BT709, AVCOL_SPC_BT470BG, AVCOL_RANGE_MPEG };
-        break;
+        return NULL;
     case J2KC_COLOR_ESRGB:
         /* sRGB primaries, but an extended range FFmpeg has no transfer for. */
-        *color = (FFJ2KCudaColor) { AVCOL_PRI_BT709, AVCOL_TRC_UNSPECIFIED, AVCOL_SPC_RGB, AVCOL_RANGE_UNSPECIFIED };
-        *unexpressed = "e-sRGB";
-        break;
+        color->primaries = AVCOL_PRI_BT709;
+        color->space     = AVCOL_SPC_RGB;
+        return "e-sRGB";
     case J2KC_COLOR_ESYCC:
-        *color = (FFJ2KCudaColor) { AVCOL_PRI_BT709, AVCOL_TRC_UNSPECIFIED, AVCOL_SPC_BT470BG, AVCOL_RANGE_UNSPECIFIED };
-        *unexpressed = "e-sYCC";
-        break;
+        color->primaries = AVCOL_PRI_BT709;
+        color->space     = AVCOL_SPC_BT470BG;
+        return "e-sYCC";
     case J2KC_COLOR_ROMM:
-        *unexpressed = "ROMM-RGB";
-        break;
+        return "ROMM-RGB";
     case J2KC_COLOR_CIELAB:
-        *unexpressed = "CIE L*a*b*";
-        break;
+        return "CIE L*a*b*";
     case J2KC_COLOR_CMYK:
-        *unexpressed = "CMYK";
-        break;
+        return "CMYK";
+    case J2KC_COLOR_UNKNOWN:
+        return NULL;
     default:
-        *unexpressed = "an enumerated colour space unknown to FFmpeg";
-        break;
+        return "an enumerated colour space unknown to FFmpeg";
     }
+}
+
+int ff_j2kcuda_stream_color(const j2kc_stream_info *info, FFJ2KCudaColor *color,
+                            const char **unexpressed)
+{
+    *unexpressed = NULL;
+    if (info->color_space == J2KC_COLOR_XYZ) {
+        ff_j2kcuda_space_color(J2KC_COLOR_XYZ, color);
+        return FF_J2KCUDA_COLOR_SOME;
+    }
+    /* A raw codestream says nothing else about colour: what the library
+     * infers from it (RGB from a component transform) is a guess. A JP2
+     * file describes its colour whole, also when it says nothing usable (no
+     * usable colr box, or an ICC profile, which goes as side data). */
+    if (!info->is_jp2 || !info->enumerated_cs) {
+        ff_j2kcuda_space_color(J2KC_COLOR_UNKNOWN, color);
+        return info->is_jp2 ? FF_J2KCUDA_COLOR_ALL : FF_J2KCUDA_COLOR_NONE;
+    }
+    *unexpressed = ff_j2kcuda_space_color(info->color_space, color);
+    /* An EnumCS the library does not know: unknown, with a warning. */
+    if (info->color_space == J2KC_COLOR_UNKNOWN)
+        *unexpressed = "an enumerated colour space unknown to FFmpeg";
     return FF_J2KCUDA_COLOR_ALL;
 }
 

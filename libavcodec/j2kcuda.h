@@ -105,6 +105,15 @@ typedef struct FFJ2KCudaColor {
     enum AVColorRange                  range;
 } FFJ2KCudaColor;
 
+/**
+ * FFmpeg's colour properties of a j2kc colour space, UNSPECIFIED where the
+ * space leaves them open.
+ *
+ * @return NULL, or the name of a space that FFmpeg's colour properties cannot
+ *         say exactly (then *color holds what they can say)
+ */
+const char *ff_j2kcuda_space_color(j2kc_color_space space, FFJ2KCudaColor *color);
+
 /** How much of a stream's colour description ff_j2kcuda_stream_color() gives. */
 enum {
     FF_J2KCUDA_COLOR_NONE = 0,  ///< nothing: the container's description stands

@@ -121,17 +121,25 @@ static const AVFrameSideData *input_icc_profile(const AVCodecContext *avctx)
                                   AV_FRAME_DATA_ICC_PROFILE);
 }
 
+/* The JP2 colour space the frames' colour properties name, if any. */
+static j2kc_color_space frames_jp2_color(const AVCodecContext *avctx)
+{
+    const J2KCudaEncContext *ctx = avctx->priv_data;
+    FFJ2KCudaColor color = {
+        avctx->color_primaries, avctx->color_trc, avctx->colorspace, avctx->color_range
+    };
+
+    return ff_j2kcuda_jp2_color(ctx->sw_format, &color);
+}
+
 /* JP2 output: a colr box that says what the frames' colour properties say,
  * or their ICC profile; never a guess. */
 static int fill_jp2_color(AVCodecContext *avctx, j2kc_encoder_config *config, const AVFrameSideData *icc)
 {
     J2KCudaEncContext *ctx = avctx->priv_data;
-    FFJ2KCudaColor color = {
-        avctx->color_primaries, avctx->color_trc, avctx->colorspace, avctx->color_range
-    };
 
     config->container   = J2KC_CONTAINER_JP2;
-    config->color_space = ff_j2kcuda_jp2_color(ctx->sw_format, &color);
+    config->color_space = frames_jp2_color(avctx);
     if (icc) {
         config->icc_profile      = icc->data;
         config->icc_profile_size = icc->size;
@@ -247,19 +255,18 @@ static int export_color(AVCodecContext *avctx, j2kc_color_space written)
     J2KCudaEncContext *ctx = avctx->priv_data;
     const AVFrameSideData *icc = input_icc_profile(avctx);
     AVPacketSideData *sd;
+    FFJ2KCudaColor color;
 
-    if (written == J2KC_COLOR_SRGB || written == J2KC_COLOR_SYCC || written == J2KC_COLOR_GRAY) {
-        if (avctx->color_trc == AVCOL_TRC_UNSPECIFIED)
-            avctx->color_trc = AVCOL_TRC_IEC61966_2_1;
-        if (avctx->color_range == AVCOL_RANGE_UNSPECIFIED)
-            avctx->color_range = AVCOL_RANGE_JPEG;
-        if (written != J2KC_COLOR_GRAY && avctx->color_primaries == AVCOL_PRI_UNSPECIFIED)
-            avctx->color_primaries = AVCOL_PRI_BT709;
-        if (written == J2KC_COLOR_SRGB && avctx->colorspace == AVCOL_SPC_UNSPECIFIED)
-            avctx->colorspace = AVCOL_SPC_RGB;
-        if (written == J2KC_COLOR_SYCC && avctx->colorspace == AVCOL_SPC_UNSPECIFIED)
-            avctx->colorspace = AVCOL_SPC_BT470BG;
-    }
+    /* The space the colr box names fills what the frames left unspecified. */
+    ff_j2kcuda_space_color(written, &color);
+    if (avctx->color_primaries == AVCOL_PRI_UNSPECIFIED)
+        avctx->color_primaries = color.primaries;
+    if (avctx->color_trc == AVCOL_TRC_UNSPECIFIED)
+        avctx->color_trc = color.trc;
+    if (avctx->colorspace == AVCOL_SPC_UNSPECIFIED)
+        avctx->colorspace = color.space;
+    if (avctx->color_range == AVCOL_RANGE_UNSPECIFIED)
+        avctx->color_range = color.range;
     /* A raw codestream cannot say X'Y'Z'; let the container say it. */
     if (ctx->sw_format == AV_PIX_FMT_XYZ12) {
         if (avctx->color_trc == AVCOL_TRC_UNSPECIFIED)
@@ -338,14 +345,10 @@ static av_cold int j2kcuda_encode_init(AVCodecContext *avctx)
 
     /* A JP2 file carries the ICC profile the frames come with, which only
      * the first frame may tell: its encoder opens then. */
-    if (ctx->format == J2KC_CONTAINER_JP2) {
-        FFJ2KCudaColor color = {
-            avctx->color_primaries, avctx->color_trc, avctx->colorspace, avctx->color_range
-        };
-        written = ff_j2kcuda_jp2_color(ctx->sw_format, &color);
-    } else if ((ret = open_encoder(avctx, NULL)) < 0) {
+    if (ctx->format == J2KC_CONTAINER_JP2)
+        written = frames_jp2_color(avctx);
+    else if ((ret = open_encoder(avctx, NULL)) < 0)
         return ret;
-    }
 
     if (ctx->profile == J2KC_PROFILE_DCI_2K)
         avctx->profile = AV_PROFILE_JPEG2000_DCINEMA_2K;

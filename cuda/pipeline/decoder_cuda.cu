@@ -356,7 +356,8 @@ struct Slot {
     Event start, uploaded, reconstructed;
     Event tier1_done;     ///< GPU Tier-1 finished (right after `uploaded` with CPU Tier-1)
     PinnedBuffer pinned;  ///< Tier-1 output of every tile, tile after tile, component after component
-    DeviceBuffer raw, planes, scratch;
+    DeviceBuffer coefficients;  ///< Tier-1 output, dequantised and inverse transformed in place
+    DeviceBuffer scratch;
     // GPU Tier-1: the gathered inputs (host, then pinned as jobs | segments |
     // bytes), their device copy, the kernel's scratch and per-job statuses.
     Tier1JobTable jobs;
@@ -913,8 +914,7 @@ private:
             for (const ComponentPlane &p : tile.components)
                 if (!p.out_rect.empty()) scratch_bytes = std::max(scratch_bytes, dwt_gpu_scratch_bytes(p.tc_rect));
         // Grow-only: allocation happens when the geometry grows, not per frame.
-        auto *raw = static_cast<int32_t *>(slot.raw.reserve(bytes));
-        auto *planes = static_cast<int32_t *>(slot.planes.reserve(bytes));
+        auto *coefficients = static_cast<int32_t *>(slot.coefficients.reserve(bytes));
         void *scratch = slot.scratch.reserve(scratch_bytes);
         check_cuda(cudaEventRecord(slot.start.get(), st), "cudaEventRecord");
         if (gpu_tier1_) {
@@ -931,7 +931,7 @@ private:
                            "code-block upload");
             check_cuda(cudaEventRecord(slot.uploaded.get(), st), "cudaEventRecord");
             tier1_decode_gpu(reinterpret_cast<const T1DecodeJob *>(input), num_jobs, input + slot.t1_bytes_at,
-                             reinterpret_cast<const CodewordSegment *>(input + slot.t1_segments_at), raw,
+                             reinterpret_cast<const CodewordSegment *>(input + slot.t1_segments_at), coefficients,
                              t1_scratch, scratch_words, status, st, 0,
                              reinterpret_cast<const uint32_t *>(input + slot.t1_order_at));
             if (num_jobs)
@@ -940,7 +940,7 @@ private:
                            "Tier-1 status download");
         } else {
             if (frame.samples)
-                check_cuda(cudaMemcpyAsync(raw, slot.pinned.as<int32_t>(), frame.samples * 4,
+                check_cuda(cudaMemcpyAsync(coefficients, slot.pinned.as<int32_t>(), frame.samples * 4,
                                            cudaMemcpyHostToDevice, st),
                            "coefficient upload");
             check_cuda(cudaEventRecord(slot.uploaded.get(), st), "cudaEventRecord");
@@ -951,13 +951,14 @@ private:
             for (size_t c = 0; c < tile.components.size(); ++c) {
                 const ComponentPlane &p = tile.components[c];
                 if (p.out_rect.empty()) continue;
-                int32_t *in = raw + frame.offset[t][c];
+                // Dequantisation in place: each sample is read, then written by one thread.
+                int32_t *in = coefficients + frame.offset[t][c];
                 if (p.wavelet == Wavelet::kReversible53) {
-                    int32_t *out = planes + frame.offset[t][c];
+                    int32_t *out = in;
                     dequantize_gpu(in, p.stride, out, p.stride, p.dequant, st);
                     dwt53_inverse_gpu(out, p.stride, p.tc_rect, p.levels, p.levels_to_skip, scratch, st);
                 } else {
-                    float *out = reinterpret_cast<float *>(planes + frame.offset[t][c]);
+                    float *out = reinterpret_cast<float *>(in);
                     dequantize_gpu(in, p.stride, out, p.stride, p.dequant, st);
                     dwt97_inverse_gpu(out, p.stride, p.tc_rect, p.levels, p.levels_to_skip, scratch, st);
                 }
@@ -1006,7 +1007,7 @@ private:
         check_cuda(cudaStreamWaitEvent(os, slot.reconstructed.get(), 0), "cudaStreamWaitEvent");
         check_cuda(cudaEventRecord(gpu_->pack_start.get(), os), "cudaEventRecord");
         placement.image = &device_image;
-        auto *planes = slot.planes.as<int32_t>();
+        auto *planes = slot.coefficients.as<int32_t>();
         for (size_t t = 0; t < frame.planes.size(); ++t) {
             const TileCoefficients &tile = frame.planes[t];
             auto emit = [&](uint32_t first, uint32_t count, bool with_mct) {

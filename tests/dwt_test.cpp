@@ -371,6 +371,10 @@ TEST(GpuDwt, MatchesCpuBitForBit)
     gpu_compare<float>(Rect{3, 0, 3 + 70001, 3}, 3, 0, seed++);
     gpu_compare<int32_t>(Rect{3, 0, 3 + 70001, 3}, 3, 0, seed++);
     gpu_compare<float>(Rect{0, 1, 2, 1 + 20001}, 32, 0, seed++);
+    // Several tiles each way at the first levels, with odd and even origins.
+    gpu_compare<float>(Rect{5, 2, 5 + 331, 2 + 203}, 3, 0, seed++);
+    gpu_compare<int32_t>(Rect{5, 2, 5 + 331, 2 + 203}, 3, 1, seed++);
+    gpu_compare<float>(Rect{0, 7, 260, 7 + 258}, 6, 0, seed++);
 }
 
 }  // namespace

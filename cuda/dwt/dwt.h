@@ -52,8 +52,9 @@ void dwt97_inverse(float *data, size_t stride, const Rect &rect, int levels,
 /* ---- CUDA (dwt.cu) ---------------------------------------------------- */
 
 /**
- * @brief Device scratch the GPU transforms need for `rect`: rect.area()
- * 4-byte elements (bytes returned). Allocate once per geometry (pool).
+ * @brief Device scratch the GPU transforms need for `rect`: about 1.25 x
+ * rect.area() 4-byte elements (bytes returned; the inverse keeps two levels'
+ * outputs). Allocate once per geometry (pool).
  */
 size_t dwt_gpu_scratch_bytes(const Rect &rect);
 

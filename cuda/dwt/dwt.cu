@@ -443,8 +443,9 @@ void inverse_gpu(T *data, size_t stride, const Rect &rect, int levels, int skip,
         if (w && h) {
             const uint32_t tiles_x = (w + kTileSide - 1) / kTileSide, tiles_y = (h + kTileSide - 1) / kTileSide;
             const dim3 grid(tiles_x, std::min(tiles_y, kMaxGridY));
-            dwt_inverse_level_kernel<T><<<grid, dim3(kTileLanes, kTileRows), 0, st>>>(ll, ll_stride, data, stride, out, w,
-                                                                      dwt_run(rr.x0, w), dwt_run(rr.y0, h), tiles_y);
+            const dim3 block(kTileLanes, kTileRows);
+            dwt_inverse_level_kernel<T><<<grid, block, 0, st>>>(ll, ll_stride, data, stride, out, w, dwt_run(rr.x0, w),
+                                                                dwt_run(rr.y0, h), tiles_y);
             check_cuda(cudaGetLastError(), "DWT: inverse kernel");
         }
         ll = out;

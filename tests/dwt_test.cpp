@@ -324,7 +324,7 @@ void gpu_compare(const Rect &tc, int levels, int skip, uint32_t seed)
     T *d = nullptr;
     void *scratch = nullptr;
     ASSERT_EQ(cudaMalloc(&d, host.size() * sizeof(T) + 4), cudaSuccess);
-    ASSERT_EQ(cudaMalloc(&scratch, dwt_gpu_scratch_bytes(tc) + 4), cudaSuccess);
+    ASSERT_EQ(cudaMalloc(&scratch, dwt_gpu_inverse_scratch_bytes(tc) + 4), cudaSuccess);
     ASSERT_EQ(cudaMemcpy(d, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
     auto cpu = host;
     if constexpr (std::is_same_v<T, int32_t>) {

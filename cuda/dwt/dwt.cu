@@ -459,9 +459,11 @@ void inverse_gpu(T *data, size_t stride, const Rect &rect, int levels, int skip,
 
 }  // namespace
 
-size_t dwt_gpu_scratch_bytes(const Rect &rect)
+size_t dwt_gpu_scratch_bytes(const Rect &rect) { return static_cast<size_t>(rect.area()) * 4; }
+
+size_t dwt_gpu_inverse_scratch_bytes(const Rect &rect)
 {
-    // The inverse's two areas: the whole rect, and a level below it.
+    // Two areas: the whole rect, and the level below it.
     const uint64_t quarter = uint64_t{rect.width() / 2 + 1} * (rect.height() / 2 + 1);
     return static_cast<size_t>((rect.area() + quarter) * 4);
 }

@@ -635,7 +635,8 @@ private:
         size_t scratch_bytes = 4;
         for (const TileCoefficients &tile : frame.planes)
             for (const ComponentPlane &p : tile.components)
-                if (!p.out_rect.empty()) scratch_bytes = std::max(scratch_bytes, dwt_gpu_scratch_bytes(p.tc_rect));
+                if (!p.out_rect.empty())
+                    scratch_bytes = std::max(scratch_bytes, dwt_gpu_inverse_scratch_bytes(p.tc_rect));
         // Grow-only: allocation happens when the geometry grows, not per frame.
         auto *coefficients = static_cast<int32_t *>(slot.coefficients.reserve(bytes));
         void *scratch = slot.scratch.reserve(scratch_bytes);

@@ -324,7 +324,7 @@ void gpu_compare(const Rect &tc, int levels, int skip, uint32_t seed)
     T *d = nullptr;
     void *scratch = nullptr;
     ASSERT_EQ(cudaMalloc(&d, host.size() * sizeof(T) + 4), cudaSuccess);
-    ASSERT_EQ(cudaMalloc(&scratch, dwt_gpu_scratch_bytes(tc) + 4), cudaSuccess);
+    ASSERT_EQ(cudaMalloc(&scratch, dwt_gpu_inverse_scratch_bytes(tc) + 4), cudaSuccess);
     ASSERT_EQ(cudaMemcpy(d, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
     auto cpu = host;
     if constexpr (std::is_same_v<T, int32_t>) {
@@ -371,6 +371,10 @@ TEST(GpuDwt, MatchesCpuBitForBit)
     gpu_compare<float>(Rect{3, 0, 3 + 70001, 3}, 3, 0, seed++);
     gpu_compare<int32_t>(Rect{3, 0, 3 + 70001, 3}, 3, 0, seed++);
     gpu_compare<float>(Rect{0, 1, 2, 1 + 20001}, 32, 0, seed++);
+    // Several tiles each way at the first levels, with odd and even origins.
+    gpu_compare<float>(Rect{5, 2, 5 + 331, 2 + 203}, 3, 0, seed++);
+    gpu_compare<int32_t>(Rect{5, 2, 5 + 331, 2 + 203}, 3, 1, seed++);
+    gpu_compare<float>(Rect{0, 7, 260, 7 + 258}, 6, 0, seed++);
 }
 
 }  // namespace

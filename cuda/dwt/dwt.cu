@@ -4,17 +4,29 @@
  * inverse), bit-identical to dwt_ref.cpp because both run the lifting
  * primitives of dwt_lifting.h in the same order.
  *
- * Per level, following the row/column split of Lee et al., "GPU-based
- * JPEG2000 Decoding Scheme for Digital Cinema" (ETRI), but without its
- * explicit transposes:
+ * Forward, per level, following the row/column split of Lee et al.,
+ * "GPU-based JPEG2000 Decoding Scheme for Digital Cinema" (ETRI), but
+ * without its explicit transposes:
  *  - columns: one kernel per lifting step over the whole region, a thread per
  *    column sample, so every warp reads and writes 32 consecutive samples of a
- *    row (coalesced); then one kernel that (de)interleaves rows and applies
- *    the K scaling, writing to scratch (forward) or from scratch (inverse);
+ *    row (coalesced); then one kernel that de-interleaves rows and applies
+ *    the K scaling, writing to scratch;
  *  - rows: one block per row held in shared memory, all lifting steps there,
  *    loads and stores coalesced (the de-interleave is folded into the index
  *    mapping). Rows too long for shared memory fall back to the global
  *    per-step kernels along x.
+ *
+ * Inverse, per level, one kernel: each block takes a tile of the level's
+ * output with a margin of kTileMargin samples on every side, loads it from
+ * the four sub-bands (interleaving and scaling as it loads), runs every row
+ * step and then every column step in shared memory, and writes the tile's
+ * inner part. A sample's value after the steps depends only on the samples
+ * within one step per lifting step around it, so the margin's samples, whose
+ * neighbours outside the tile are missing, are left as they are and only
+ * they come out wrong. Each sample goes through the same operations in the
+ * same order as in dwt_ref.cpp (rows, then columns), so the results are the
+ * CPU's bit for bit. The level's output goes to scratch, where the next level
+ * reads its LL band from; the last level's is copied back into the plane.
  */
 #include <cuda_runtime.h>
 
@@ -28,22 +40,17 @@
 namespace j2kc {
 namespace {
 
-enum StepKind : int {
-    kPredictFwd53 = 0, kUpdateFwd53 = 1, kUpdateInv53 = 2, kPredictInv53 = 3, kFwd97 = 4, kInv97 = 5
-};
+enum StepKind : int { kPredictFwd53 = 0, kUpdateFwd53 = 1, kFwd97 = 2 };
 
 template <int Kind>
 __device__ __forceinline__ int32_t apply_step(int32_t x, int32_t l, int32_t r, float)
 {
-    if (Kind == kPredictFwd53) return lift53_predict_fwd(x, l, r);
-    if (Kind == kUpdateFwd53) return lift53_update_fwd(x, l, r);
-    if (Kind == kUpdateInv53) return lift53_update_inv(x, l, r);
-    return lift53_predict_inv(x, l, r);
+    return Kind == kPredictFwd53 ? lift53_predict_fwd(x, l, r) : lift53_update_fwd(x, l, r);
 }
 template <int Kind>
 __device__ __forceinline__ float apply_step(float x, float l, float r, float c)
 {
-    return Kind == kFwd97 ? lift97_fwd(x, l, r, c) : lift97_inv(x, l, r, c);
+    return lift97_fwd(x, l, r, c);
 }
 
 /* Scaling / single-sample rule applied at the (de)interleave. */
@@ -89,40 +96,30 @@ __global__ void dwt_lift_rows_kernel(T *data, size_t stride, uint32_t w, uint32_
 }
 
 /**
- * Copies a w x h region src -> dst permuting along `axis` (0: x, 1: y):
- * split (forward: interleaved -> low|high, then scaling) or merge (inverse:
- * scaling, low|high -> interleaved). Threads walk destination elements so
- * stores are coalesced; along y the loads are too.
+ * Copies a w x h region src -> dst de-interleaving along `axis` (0: x, 1: y):
+ * interleaved -> low|high, then the scaling. Threads walk destination
+ * elements so stores are coalesced; along y the loads are too.
  */
-template <class T, bool Split>
-__global__ void dwt_permute_kernel(const T *src, size_t src_stride, T *dst, size_t dst_stride, uint32_t w,
-                                   uint32_t h, int axis, uint32_t i0)
+template <class T>
+__global__ void dwt_split_kernel(const T *src, size_t src_stride, T *dst, size_t dst_stride, uint32_t w, uint32_t h,
+                                 int axis, uint32_t i0)
 {
     const uint32_t x = blockIdx.x * blockDim.x + threadIdx.x;
     if (x >= w) return;
     const DwtRun r = dwt_run(i0, axis == 0 ? w : h);
     for (uint32_t y = blockIdx.y * blockDim.y + threadIdx.y; y < h; y += gridDim.y * blockDim.y) {
         const uint32_t d = axis == 0 ? x : y;  // destination index along the axis
-        uint32_t s;
-        bool high;
-        if (Split) {
-            s = dwt_merge_offset(r, d);
-            high = d >= r.nl;
-        } else {
-            s = dwt_split_pos(r, d);
-            high = s >= r.nl;
-        }
+        const uint32_t s = dwt_merge_offset(r, d);
         const uint32_t sx = axis == 0 ? s : x, sy = axis == 0 ? y : s;
-        const T v = src[size_t{sy} * src_stride + sx];
-        dst[size_t{y} * dst_stride + x] = Split ? scale_fwd(v, r, high) : scale_inv(v, r, high);
+        dst[size_t{y} * dst_stride + x] = scale_fwd(src[size_t{sy} * src_stride + sx], r, d >= r.nl);
     }
 }
 
-template <class T, bool Fwd>
-struct RowSteps;
+template <class T>
+struct ForwardRowSteps;
 
 template <>
-struct RowSteps<int32_t, true> {
+struct ForwardRowSteps<int32_t> {
     __device__ static void run(int32_t *s, const DwtRun &r)
     {
         const uint32_t n = r.n, odd = 1 - r.parity, even = r.parity;
@@ -134,54 +131,28 @@ struct RowSteps<int32_t, true> {
         __syncthreads();
     }
 };
-template <>
-struct RowSteps<int32_t, false> {
-    __device__ static void run(int32_t *s, const DwtRun &r)
-    {
-        const uint32_t n = r.n, odd = 1 - r.parity, even = r.parity;
-        for (uint32_t k = even + 2 * threadIdx.x; k < n; k += 2 * blockDim.x)
-            s[k] = lift53_update_inv(s[k], s[dwt_left(k)], s[dwt_right(k, n)]);
-        __syncthreads();
-        for (uint32_t k = odd + 2 * threadIdx.x; k < n; k += 2 * blockDim.x)
-            s[k] = lift53_predict_inv(s[k], s[dwt_left(k)], s[dwt_right(k, n)]);
-        __syncthreads();
-    }
-};
-__device__ void row_step97(float *s, uint32_t n, uint32_t first, float c, bool fwd)
+__device__ void row_step97(float *s, uint32_t n, uint32_t first, float c)
 {
     for (uint32_t k = first + 2 * threadIdx.x; k < n; k += 2 * blockDim.x)
-        s[k] = fwd ? lift97_fwd(s[k], s[dwt_left(k)], s[dwt_right(k, n)], c)
-                   : lift97_inv(s[k], s[dwt_left(k)], s[dwt_right(k, n)], c);
+        s[k] = lift97_fwd(s[k], s[dwt_left(k)], s[dwt_right(k, n)], c);
     __syncthreads();
 }
 template <>
-struct RowSteps<float, true> {
+struct ForwardRowSteps<float> {
     __device__ static void run(float *s, const DwtRun &r)
     {
         const uint32_t odd = 1 - r.parity, even = r.parity;
-        row_step97(s, r.n, odd, kDwtAlpha, true);
-        row_step97(s, r.n, even, kDwtBeta, true);
-        row_step97(s, r.n, odd, kDwtGamma, true);
-        row_step97(s, r.n, even, kDwtDelta, true);
+        row_step97(s, r.n, odd, kDwtAlpha);
+        row_step97(s, r.n, even, kDwtBeta);
+        row_step97(s, r.n, odd, kDwtGamma);
+        row_step97(s, r.n, even, kDwtDelta);
     }
 };
-template <>
-struct RowSteps<float, false> {
-    __device__ static void run(float *s, const DwtRun &r)
-    {
-        const uint32_t odd = 1 - r.parity, even = r.parity;
-        row_step97(s, r.n, even, kDwtDelta, false);
-        row_step97(s, r.n, odd, kDwtGamma, false);
-        row_step97(s, r.n, even, kDwtBeta, false);
-        row_step97(s, r.n, odd, kDwtAlpha, false);
-    }
-};
-
 /**
- * A whole 1-D row transform in shared memory, one block per row.
- * Forward: src rows interleaved -> dst rows low|high. Inverse: the reverse.
+ * A whole forward 1-D row transform in shared memory, one block per row:
+ * src rows interleaved -> dst rows low|high.
  */
-template <class T, bool Fwd>
+template <class T>
 __global__ void dwt_rows_kernel(const T *src, size_t src_stride, T *dst, size_t dst_stride, uint32_t w,
                                 uint32_t h, uint32_t x0)
 {
@@ -191,20 +162,154 @@ __global__ void dwt_rows_kernel(const T *src, size_t src_stride, T *dst, size_t 
     for (uint32_t y = blockIdx.x; y < h; y += gridDim.x) {
         const T *in = src + size_t{y} * src_stride;
         T *out = dst + size_t{y} * dst_stride;
-        if (Fwd) {
-            for (uint32_t k = threadIdx.x; k < w; k += blockDim.x) s[k] = in[k];
-            __syncthreads();
-            if (w > 1) RowSteps<T, true>::run(s, r);
-            for (uint32_t p = threadIdx.x; p < w; p += blockDim.x)
-                out[p] = scale_fwd(s[dwt_merge_offset(r, p)], r, p >= r.nl);
-        } else {
-            for (uint32_t p = threadIdx.x; p < w; p += blockDim.x)
-                s[dwt_merge_offset(r, p)] = scale_inv(in[p], r, p >= r.nl);
-            __syncthreads();
-            if (w > 1) RowSteps<T, false>::run(s, r);
-            for (uint32_t k = threadIdx.x; k < w; k += blockDim.x) out[k] = s[k];
-        }
+        for (uint32_t k = threadIdx.x; k < w; k += blockDim.x) s[k] = in[k];
+        __syncthreads();
+        if (w > 1) ForwardRowSteps<T>::run(s, r);
+        for (uint32_t p = threadIdx.x; p < w; p += blockDim.x)
+            out[p] = scale_fwd(s[dwt_merge_offset(r, p)], r, p >= r.nl);
         __syncthreads();  // s is reused by the next row
+    }
+}
+
+/* ---- Inverse: one tiled kernel per level ---- */
+
+/// Output tile of one block, and the margin of samples around it that the
+/// lifting steps reach (one a step: four for the 9/7, two for the 5/3).
+constexpr uint32_t kTileSide = 64;
+constexpr uint32_t kTileMargin = 4;
+constexpr uint32_t kSpan = kTileSide + 2 * kTileMargin;
+/// A block: a warp's lanes across, kTileRows warps.
+constexpr uint32_t kTileLanes = 32;
+constexpr uint32_t kTileRows = 8;
+
+/** One inverse lifting step of the filter for T, as dwt_ref.cpp's order lists them. */
+template <class T>
+struct InverseSteps;
+template <>
+struct InverseSteps<int32_t> {
+    static constexpr int kCount = 2;
+    /** Step i: whether it updates the samples of the run's own parity, and the sample's new value. */
+    __device__ static bool on_parity(int i) { return i == 0; }
+    __device__ static int32_t apply(int i, int32_t x, int32_t l, int32_t r)
+    {
+        return i == 0 ? lift53_update_inv(x, l, r) : lift53_predict_inv(x, l, r);
+    }
+};
+template <>
+struct InverseSteps<float> {
+    static constexpr int kCount = 4;
+    __device__ static bool on_parity(int i) { return (i & 1) == 0; }
+    __device__ static float apply(int i, float x, float l, float r)
+    {
+        const float c = i == 0 ? kDwtDelta : i == 1 ? kDwtGamma : i == 2 ? kDwtBeta : kDwtAlpha;
+        return lift97_inv(x, l, r, c);
+    }
+};
+
+/** A tile's extent along one axis: run offsets [lo, hi) loaded, [out_lo, out_hi) written. */
+struct TileAxis {
+    uint32_t lo, hi, out_lo, out_hi;
+    __device__ TileAxis(uint32_t tile, uint32_t n)
+    {
+        out_lo = tile * kTileSide;
+        out_hi = min(out_lo + kTileSide, n);
+        lo = out_lo > kTileMargin ? out_lo - kTileMargin : 0;
+        hi = min(out_hi + kTileMargin, n);
+    }
+    __device__ uint32_t size() const { return hi - lo; }
+};
+
+/// Elements between the rows of a tile in shared memory (one more than a row, against bank conflicts).
+constexpr uint32_t kPitch = kSpan + 1;
+
+/**
+ * The lifting steps along one axis of the tile in s: kAlongX lifts the
+ * tile's rows, else its columns. The warp's lanes take different lines
+ * (rows or columns), so that their shared-memory accesses fall in different
+ * banks; the rows of the block take the line's samples. A sample whose
+ * neighbour lies outside the loaded part (a cut, not the run's end, where
+ * dwt_left/dwt_right reflect inside) is not updated: it is in the margin.
+ */
+template <class T, bool kAlongX>
+__device__ void lift_tile(T *s, const DwtRun &r, const TileAxis &a, uint32_t lines)
+{
+    if (r.n < 2) return;
+    constexpr uint32_t kStep = kAlongX ? 1 : kPitch;  // between a line's samples
+    const uint32_t lane = threadIdx.x, row = threadIdx.y;
+#pragma unroll
+    for (int step = 0; step < InverseSteps<T>::kCount; ++step) {
+        const uint32_t parity = InverseSteps<T>::on_parity(step) ? r.parity : 1 - r.parity;
+        const uint32_t k0 = a.lo + ((a.lo ^ parity) & 1u);  // the first offset of that parity loaded
+        const uint32_t count = k0 < a.hi ? (a.hi - k0 + 1) / 2 : 0;
+#pragma unroll
+        for (uint32_t t0 = 0; t0 < kSpan; t0 += kTileLanes)
+#pragma unroll
+            for (uint32_t j0 = 0; j0 < kSpan / 2; j0 += kTileRows) {
+                const uint32_t t = t0 + lane, j = j0 + row;
+                if (t >= lines || j >= count) continue;
+                const uint32_t k = k0 + 2 * j, l = dwt_left(k), rr = dwt_right(k, r.n);
+                if (l < a.lo || rr >= a.hi) continue;
+                T *line = s + (kAlongX ? t * kPitch : t);
+                T &x = line[(k - a.lo) * kStep];
+                x = InverseSteps<T>::apply(step, x, line[(l - a.lo) * kStep], line[(rr - a.lo) * kStep]);
+            }
+        __syncthreads();
+    }
+}
+
+/**
+ * One level of the inverse 2-D transform over tiles: the level's w x h
+ * output from its four sub-bands (the LL band from `ll`, the others from
+ * `bands`, both in the de-interleaved layout) into `dst`. The loops have
+ * fixed trip counts, so that each thread's loads and stores are issued
+ * together rather than one latency after another.
+ */
+template <class T>
+__global__ void __launch_bounds__(kTileLanes *kTileRows)
+    dwt_inverse_level_kernel(const T *ll, size_t ll_stride, const T *bands, size_t band_stride, T *dst,
+                             size_t dst_stride, DwtRun rx, DwtRun ry, uint32_t tiles_y)
+{
+    __shared__ T s[kSpan * kPitch];
+    const uint32_t lane = threadIdx.x, row = threadIdx.y;
+    const TileAxis ax(blockIdx.x, rx.n);
+    for (uint32_t tile_y = blockIdx.y; tile_y < tiles_y; tile_y += gridDim.y) {
+        const TileAxis ay(tile_y, ry.n);
+        const uint32_t sw = ax.size(), sh = ay.size();
+        // Load, interleaving and scaling along x (the row pass's first step).
+#pragma unroll
+        for (uint32_t y0 = 0; y0 < kSpan; y0 += kTileRows)
+#pragma unroll
+            for (uint32_t x0 = 0; x0 < kSpan; x0 += kTileLanes) {
+                const uint32_t y = y0 + row, x = x0 + lane;
+                if (y >= sh || x >= sw) continue;
+                const uint32_t px = dwt_split_pos(rx, ax.lo + x), py = dwt_split_pos(ry, ay.lo + y);
+                const T v = px < rx.nl && py < ry.nl ? ll[size_t{py} * ll_stride + px]
+                                                     : bands[size_t{py} * band_stride + px];
+                s[y * kPitch + x] = scale_inv(v, rx, px >= rx.nl);
+            }
+        __syncthreads();
+        lift_tile<T, true>(s, rx, ax, sh);
+        // The column pass: its scaling, then its steps.
+#pragma unroll
+        for (uint32_t y0 = 0; y0 < kSpan; y0 += kTileRows)
+#pragma unroll
+            for (uint32_t x0 = 0; x0 < kSpan; x0 += kTileLanes) {
+                const uint32_t y = y0 + row, x = x0 + lane;
+                if (y < sh && x < sw) s[y * kPitch + x] = scale_inv(s[y * kPitch + x], ry, dwt_is_high(ry, ay.lo + y));
+            }
+        __syncthreads();
+        lift_tile<T, false>(s, ry, ay, sw);
+        const uint32_t ow = ax.out_hi - ax.out_lo, oh = ay.out_hi - ay.out_lo;
+#pragma unroll
+        for (uint32_t y0 = 0; y0 < kTileSide; y0 += kTileRows)
+#pragma unroll
+            for (uint32_t x0 = 0; x0 < kTileSide; x0 += kTileLanes) {
+                const uint32_t y = y0 + row, x = x0 + lane;
+                if (y < oh && x < ow)
+                    dst[size_t{ay.out_lo + y} * dst_stride + ax.out_lo + x] =
+                        s[(ay.out_lo - ay.lo + y) * kPitch + ax.out_lo - ax.lo + x];
+            }
+        __syncthreads();  // s is reused by the next tile
     }
 }
 
@@ -234,10 +339,6 @@ void lift_rows(T *data, size_t stride, uint32_t w, uint32_t h, uint32_t first, f
     dwt_lift_rows_kernel<T, Kind><<<grid, 256, 0, st>>>(data, stride, w, h, first, c);
 }
 
-/** All lifting steps of one direction along one axis, as separate global passes. */
-template <class T, bool Fwd>
-void lift_all(T *data, size_t stride, uint32_t w, uint32_t h, int axis, uint32_t parity, cudaStream_t st);
-
 template <class T, int Kind>
 void lift_axis(T *data, size_t stride, uint32_t w, uint32_t h, int axis, uint32_t first, float c, cudaStream_t st)
 {
@@ -245,47 +346,29 @@ void lift_axis(T *data, size_t stride, uint32_t w, uint32_t h, int axis, uint32_
     else lift_rows<T, Kind>(data, stride, w, h, first, c, st);
 }
 
-template <>
-void lift_all<int32_t, true>(int32_t *d, size_t s, uint32_t w, uint32_t h, int axis, uint32_t parity,
-                            cudaStream_t st)
+/** All forward lifting steps along one axis, as separate global passes. */
+void lift_all(int32_t *d, size_t s, uint32_t w, uint32_t h, int axis, uint32_t parity, cudaStream_t st)
 {
     lift_axis<int32_t, kPredictFwd53>(d, s, w, h, axis, 1 - parity, 0.f, st);
     lift_axis<int32_t, kUpdateFwd53>(d, s, w, h, axis, parity, 0.f, st);
 }
-template <>
-void lift_all<int32_t, false>(int32_t *d, size_t s, uint32_t w, uint32_t h, int axis, uint32_t parity,
-                             cudaStream_t st)
-{
-    lift_axis<int32_t, kUpdateInv53>(d, s, w, h, axis, parity, 0.f, st);
-    lift_axis<int32_t, kPredictInv53>(d, s, w, h, axis, 1 - parity, 0.f, st);
-}
-template <>
-void lift_all<float, true>(float *d, size_t s, uint32_t w, uint32_t h, int axis, uint32_t parity, cudaStream_t st)
+void lift_all(float *d, size_t s, uint32_t w, uint32_t h, int axis, uint32_t parity, cudaStream_t st)
 {
     lift_axis<float, kFwd97>(d, s, w, h, axis, 1 - parity, kDwtAlpha, st);
     lift_axis<float, kFwd97>(d, s, w, h, axis, parity, kDwtBeta, st);
     lift_axis<float, kFwd97>(d, s, w, h, axis, 1 - parity, kDwtGamma, st);
     lift_axis<float, kFwd97>(d, s, w, h, axis, parity, kDwtDelta, st);
 }
-template <>
-void lift_all<float, false>(float *d, size_t s, uint32_t w, uint32_t h, int axis, uint32_t parity, cudaStream_t st)
-{
-    lift_axis<float, kInv97>(d, s, w, h, axis, parity, kDwtDelta, st);
-    lift_axis<float, kInv97>(d, s, w, h, axis, 1 - parity, kDwtGamma, st);
-    lift_axis<float, kInv97>(d, s, w, h, axis, parity, kDwtBeta, st);
-    lift_axis<float, kInv97>(d, s, w, h, axis, 1 - parity, kDwtAlpha, st);
-}
 
-template <class T, bool Split>
-void permute(const T *src, size_t ss, T *dst, size_t ds, uint32_t w, uint32_t h, int axis, uint32_t i0,
-             cudaStream_t st)
+template <class T>
+void split(const T *src, size_t ss, T *dst, size_t ds, uint32_t w, uint32_t h, int axis, uint32_t i0, cudaStream_t st)
 {
     const dim3 block(32, 8);
-    dwt_permute_kernel<T, Split><<<grid2d(w, h, block), block, 0, st>>>(src, ss, dst, ds, w, h, axis, i0);
+    dwt_split_kernel<T><<<grid2d(w, h, block), block, 0, st>>>(src, ss, dst, ds, w, h, axis, i0);
 }
 
-/** Runs a shared-memory row transform when the row fits; false otherwise. */
-template <class T, bool Fwd>
+/** Runs a shared-memory forward row transform when the row fits; false otherwise. */
+template <class T>
 bool rows_in_shared(const T *src, size_t ss, T *dst, size_t ds, uint32_t w, uint32_t h, uint32_t x0,
                     cudaStream_t st)
 {
@@ -296,11 +379,11 @@ bool rows_in_shared(const T *src, size_t ss, T *dst, size_t ds, uint32_t w, uint
     const uint64_t bytes = uint64_t{w} * sizeof(T);
     if (bytes > static_cast<uint64_t>(optin)) return false;
     if (bytes > 48 * 1024)
-        check_cuda(cudaFuncSetAttribute(dwt_rows_kernel<T, Fwd>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+        check_cuda(cudaFuncSetAttribute(dwt_rows_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                         static_cast<int>(bytes)),
                    "DWT: cudaFuncSetAttribute");
     const uint32_t blocks = std::min<uint32_t>(h, 1u << 20);
-    dwt_rows_kernel<T, Fwd><<<blocks, kRowThreads, static_cast<size_t>(bytes), st>>>(src, ss, dst, ds, w, h, x0);
+    dwt_rows_kernel<T><<<blocks, kRowThreads, static_cast<size_t>(bytes), st>>>(src, ss, dst, ds, w, h, x0);
     return true;
 }
 
@@ -327,12 +410,12 @@ void forward_gpu(T *data, size_t stride, const Rect &rect, int levels, void *scr
         const uint32_t w = rr.width(), h = rr.height();
         if (w == 0 || h == 0) break;
         // Columns: lift in place, then split rows into scratch (stride w).
-        if (h > 1) lift_all<T, true>(data, stride, w, h, 1, rr.y0 & 1u, st);
-        permute<T, true>(data, stride, scratch, w, w, h, 1, rr.y0, st);
+        if (h > 1) lift_all(data, stride, w, h, 1, rr.y0 & 1u, st);
+        split(data, stride, scratch, w, w, h, 1, rr.y0, st);
         // Rows: scratch -> data.
-        if (!rows_in_shared<T, true>(scratch, w, data, stride, w, h, rr.x0, st)) {
-            if (w > 1) lift_all<T, true>(scratch, w, w, h, 0, rr.x0 & 1u, st);
-            permute<T, true>(scratch, w, data, stride, w, h, 0, rr.x0, st);
+        if (!rows_in_shared(scratch, w, data, stride, w, h, rr.x0, st)) {
+            if (w > 1) lift_all(scratch, w, w, h, 0, rr.x0 & 1u, st);
+            split(scratch, w, data, stride, w, h, 0, rr.x0, st);
         }
         check_cuda(cudaGetLastError(), "DWT: forward kernels");
     }
@@ -342,28 +425,48 @@ template <class T>
 void inverse_gpu(T *data, size_t stride, const Rect &rect, int levels, int skip, void *scratch_ptr, void *stream)
 {
     check_args(data, stride, rect, levels, skip, scratch_ptr);
-    if (rect.area() == 0) return;
+    if (rect.area() == 0 || levels == skip) return;
     const auto st = static_cast<cudaStream_t>(stream);
-    T *scratch = static_cast<T *>(scratch_ptr);
+    // A level reads its LL band where the level before wrote it, so the
+    // outputs alternate between two areas of scratch, each level's rows its
+    // width apart: the last level's (the largest) in the first, the one
+    // before it (at most a quarter of that, rounded up) in the second.
+    T *const areas[2] = {static_cast<T *>(scratch_ptr), static_cast<T *>(scratch_ptr) + rect.area()};
+    const T *ll = data;
+    size_t ll_stride = stride;
+    uint32_t w = 0, h = 0;
     for (int lev = levels; lev > skip; --lev) {
         const Rect rr = dwt_resolution_rect(rect, levels, levels - lev + 1);
-        const uint32_t w = rr.width(), h = rr.height();
-        if (w == 0 || h == 0) continue;
-        // Rows: data (low|high) -> scratch (interleaved, stride w).
-        if (!rows_in_shared<T, false>(data, stride, scratch, w, w, h, rr.x0, st)) {
-            permute<T, false>(data, stride, scratch, w, w, h, 0, rr.x0, st);
-            if (w > 1) lift_all<T, false>(scratch, w, w, h, 0, rr.x0 & 1u, st);
+        w = rr.width();
+        h = rr.height();
+        T *out = areas[(lev - skip + 1) & 1];
+        if (w && h) {
+            const uint32_t tiles_x = (w + kTileSide - 1) / kTileSide, tiles_y = (h + kTileSide - 1) / kTileSide;
+            const dim3 grid(tiles_x, std::min(tiles_y, kMaxGridY));
+            const dim3 block(kTileLanes, kTileRows);
+            dwt_inverse_level_kernel<T><<<grid, block, 0, st>>>(ll, ll_stride, data, stride, out, w, dwt_run(rr.x0, w),
+                                                                dwt_run(rr.y0, h), tiles_y);
+            check_cuda(cudaGetLastError(), "DWT: inverse kernel");
         }
-        // Columns: merge rows scratch -> data, lift in place.
-        permute<T, false>(scratch, w, data, stride, w, h, 1, rr.y0, st);
-        if (h > 1) lift_all<T, false>(data, stride, w, h, 1, rr.y0 & 1u, st);
-        check_cuda(cudaGetLastError(), "DWT: inverse kernels");
+        ll = out;
+        ll_stride = w;
     }
+    if (w && h)
+        check_cuda(cudaMemcpy2DAsync(data, stride * sizeof(T), areas[0], size_t{w} * sizeof(T), size_t{w} * sizeof(T),
+                                     h, cudaMemcpyDeviceToDevice, st),
+                   "DWT: inverse copy-back");
 }
 
 }  // namespace
 
 size_t dwt_gpu_scratch_bytes(const Rect &rect) { return static_cast<size_t>(rect.area()) * 4; }
+
+size_t dwt_gpu_inverse_scratch_bytes(const Rect &rect)
+{
+    // Two areas: the whole rect, and the level below it.
+    const uint64_t quarter = uint64_t{rect.width() / 2 + 1} * (rect.height() / 2 + 1);
+    return static_cast<size_t>((rect.area() + quarter) * 4);
+}
 
 void dwt53_forward_gpu(int32_t *data, size_t stride, const Rect &rect, int levels, void *scratch, void *stream)
 {

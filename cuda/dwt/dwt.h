@@ -52,14 +52,22 @@ void dwt97_inverse(float *data, size_t stride, const Rect &rect, int levels,
 /* ---- CUDA (dwt.cu) ---------------------------------------------------- */
 
 /**
- * @brief Device scratch the GPU transforms need for `rect`: rect.area()
- * 4-byte elements (bytes returned). Allocate once per geometry (pool).
+ * @brief Device scratch the GPU forward transforms need for `rect`:
+ * rect.area() 4-byte elements (bytes returned). Allocate once per geometry
+ * (pool).
  */
 size_t dwt_gpu_scratch_bytes(const Rect &rect);
+/**
+ * @brief Device scratch the GPU inverse transforms need for `rect` (bytes):
+ * about 1.25 x rect.area() 4-byte elements, two levels' outputs. At least
+ * dwt_gpu_scratch_bytes(rect).
+ */
+size_t dwt_gpu_inverse_scratch_bytes(const Rect &rect);
 
 /**
- * @brief GPU versions: `data` and `scratch` are device pointers, `stream` a
- * cudaStream_t (nullptr = default stream). Asynchronous: kernels are queued on
+ * @brief GPU versions: `data` and `scratch` are device pointers (scratch of
+ * dwt_gpu_scratch_bytes for the forward, dwt_gpu_inverse_scratch_bytes for
+ * the inverse), `stream` a cudaStream_t (nullptr = default stream). Asynchronous: kernels are queued on
  * the stream; results equal the CPU reference bit for bit. Errors from the
  * CUDA runtime throw j2kc::Error(J2KC_ERR_CUDA).
  */

@@ -11,9 +11,10 @@
  * (Annex E, F) while the workers go on with the next frames. receive() then
  * applies the inverse MCT, clips and packs (Annex G) straight into the
  * caller's planes, in device memory (CUDA frames) or staged back to host
- * memory (HostOutputMirror: page-locked planes by DMA, pageable ones through
- * a pinned staging buffer and a host copy in bands, which idle workers take
- * ahead of any other work and the caller's thread shares). The kernels are
+ * memory (HostOutputMirror, host_output_mirror.cuh: page-locked planes by
+ * DMA, pageable ones through a pinned staging buffer and a host copy in
+ * bands, which idle workers take ahead of any other work and the caller's
+ * thread shares). The kernels are
  * the same stages' .cu twins of the CPU reference, so the pixels are
  * identical.
  *
@@ -54,6 +55,7 @@
 #include "common/status.h"
 #include "dwt/dwt.h"
 #include "pipeline/decoder_common.h"
+#include "pipeline/host_output_mirror.cuh"
 #include "pipeline/tile_decoder.h"
 #include "quant/quant.h"
 #include "tier1/tier1_decode_gpu.h"
@@ -61,287 +63,8 @@
 namespace j2kc {
 namespace {
 
-/**
- * One band of a CPU copy between the caller's host planes and the pinned
- * staging buffer: `rows` rows of `row_bytes`, each pitch apart on its side.
- * Bands are 64 KiB to 4 MiB, about four a thread (some 800 KB of a DCI 4K
- * frame with 17 threads), so that the caller's thread and the idle workers
- * share a frame's copy.
- */
-struct CopyBand {
-    uint8_t *dst;
-    const uint8_t *src;
-    size_t dst_pitch, src_pitch, row_bytes, rows;
-};
-
-void copy_band(const CopyBand &b)
-{
-    if (b.rows == 1 || (b.dst_pitch == b.row_bytes && b.src_pitch == b.row_bytes)) {
-        std::memcpy(b.dst, b.src, b.row_bytes * b.rows);
-        return;
-    }
-    for (size_t r = 0; r < b.rows; ++r) std::memcpy(b.dst + r * b.dst_pitch, b.src + r * b.src_pitch, b.row_bytes);
-}
-
-/** cuda_util.cuh's CudaEvent, made (timing on) when its owner is, in the decoder's context. */
-struct Event : CudaEvent {
-    Event() : CudaEvent(cudaEventDefault) {}
-};
-
-/**
- * Host output planes mirrored in device memory. Components whose byte ranges
- * overlap (packed formats) share one mirror (a group). When a group's samples
- * fill its rows without gaps (planar planes, xyz12 and the like) only those
- * row bytes come back and nothing goes up first; otherwise the mirror starts
- * as a copy of the host bytes and the whole range comes back, so that
- * whatever lies between our samples survives.
- *
- * A group in page-locked memory (cudaMallocHost, cudaHostRegister) goes up
- * and down by DMA straight from and into the caller's bytes. A pageable one
- * goes through a pinned staging buffer: a DMA from pageable memory is a
- * staged copy the driver makes on the caller's thread, slow, and it holds up
- * the other frames' work on the GPU. The CPU copies between the caller's
- * bytes and the staging buffer are cut into bands (upload_bands,
- * download_bands) that the decoder spreads over threads; the download is cut
- * into pieces, each with an event, so that the bands of the first pieces are
- * copied while the later ones still come down.
- */
-class HostOutputMirror {
-public:
-    /** A DMA of a piece of the download: device mirror to staging. */
-    struct Copy2D {
-        void *dst;
-        const void *src;
-        size_t dst_pitch, src_pitch, width, height;
-    };
-    /** Pieces of the download, in stream order; a piece's bands may be copied once its event is done. */
-    struct Piece {
-        size_t copies_end;  ///< its DMAs end here in copies_
-        size_t bands_end;   ///< its bands end here in download_bands()
-    };
-
-    /**
-     * Lays out the groups, sizes the device mirrors and the staging buffer
-     * (grow-only), and cuts the staged groups into bands fit for `threads`
-     * threads. Enqueues nothing: the caller first runs upload_bands() (the
-     * bytes between our samples into the staging buffer), then upload().
-     */
-    void prepare(const j2kc_image &host, unsigned threads)
-    {
-        const uint32_t n = host.num_components;
-        groups_.clear();
-        upload_bands_.clear();
-        download_bands_.clear();
-        copies_.clear();
-        pieces_.clear();
-        device_components_.assign(host.components, host.components + n);
-        std::vector<uint32_t> order(n);
-        for (uint32_t c = 0; c < n; ++c) order[c] = c;
-        std::sort(order.begin(), order.end(),
-                  [&](uint32_t a, uint32_t b) { return host.components[a].data < host.components[b].data; });
-        for (uint32_t c : order) {
-            const uint64_t begin = host.components[c].data, end = begin + component_span(host.components[c]);
-            if (!groups_.empty() && begin < groups_.back().end) {
-                groups_.back().end = std::max(groups_.back().end, end);
-                groups_.back().members.push_back(c);
-            } else {
-                Group g{};
-                g.begin = begin;
-                g.end = end;
-                g.members = {c};
-                groups_.push_back(std::move(g));
-            }
-        }
-        if (buffers_.size() < groups_.size()) buffers_.resize(groups_.size());
-        size_t staged_bytes = 0;
-        for (size_t g = 0; g < groups_.size(); ++g) {
-            Group &grp = groups_[g];
-            describe_rows(host, grp);
-            const size_t bytes = grp.end - grp.begin;
-            grp.device = static_cast<uint8_t *>(buffers_[g].reserve(std::max<size_t>(bytes, 1)));
-            for (uint32_t c : grp.members)
-                device_components_[c].data =
-                    reinterpret_cast<uint64_t>(grp.device) + (host.components[c].data - grp.begin);
-            grp.staged = bytes && !page_locked(grp.begin, grp.end);
-            if (grp.staged) {
-                grp.staged_at = staged_bytes;
-                staged_bytes += align_up(grp.two_d() ? grp.row_bytes * grp.rows : bytes);
-            }
-        }
-        if (!staged_bytes) return;
-        auto *staging = static_cast<uint8_t *>(staging_.reserve(staged_bytes));
-        // Bands: about four a thread, within [64 KiB, 4 MiB]; pieces: about 8 a frame.
-        const size_t band = std::clamp<size_t>(staged_bytes / (4 * size_t{std::max(threads, 1u)}), size_t{64} << 10,
-                                               size_t{4} << 20);
-        const size_t piece = std::max(band, staged_bytes / 8);
-        size_t in_piece = 0;
-        for (Group &grp : groups_) {
-            if (!grp.staged) continue;
-            uint8_t *host_bytes = reinterpret_cast<uint8_t *>(grp.begin);
-            uint8_t *stage = staging + grp.staged_at;
-            // Units are rows of a dense group with padded rows, else bytes of the whole range.
-            const size_t units = grp.two_d() ? grp.rows : grp.end - grp.begin;
-            const size_t unit_bytes = grp.two_d() ? grp.row_bytes : 1;
-            const size_t host_pitch = grp.two_d() ? grp.pitch : 0;
-            const size_t per_band = std::max<size_t>(1, band / unit_bytes);
-            auto band_at = [&](size_t u0, size_t u1, bool down) {
-                uint8_t *h = host_bytes + u0 * (grp.two_d() ? host_pitch : 1);
-                uint8_t *s = stage + u0 * unit_bytes;
-                const size_t row = grp.two_d() ? grp.row_bytes : u1 - u0;
-                const size_t rows = grp.two_d() ? u1 - u0 : 1;
-                return down ? CopyBand{h, s, host_pitch, row, row, rows} : CopyBand{s, h, row, host_pitch, row, rows};
-            };
-            size_t copy_from = 0;  // first unit of the piece's DMA still open in this group
-            for (size_t u0 = 0; u0 < units; u0 += per_band) {
-                const size_t u1 = std::min(units, u0 + per_band);
-                if (!grp.dense) upload_bands_.push_back(band_at(u0, u1, false));
-                download_bands_.push_back(band_at(u0, u1, true));
-                in_piece += (u1 - u0) * unit_bytes;
-                const bool close_piece = in_piece >= piece;
-                if (close_piece || u1 == units) {
-                    if (grp.two_d())
-                        copies_.push_back({stage + copy_from * unit_bytes, grp.device + copy_from * grp.pitch,
-                                           grp.row_bytes, grp.pitch, grp.row_bytes, u1 - copy_from});
-                    else
-                        copies_.push_back({stage + copy_from, grp.device + copy_from, u1 - copy_from, u1 - copy_from,
-                                           u1 - copy_from, 1});
-                    copy_from = u1;
-                }
-                if (close_piece) {
-                    pieces_.push_back({copies_.size(), download_bands_.size()});
-                    in_piece = 0;
-                }
-            }
-        }
-        if (pieces_.empty() || pieces_.back().bands_end != download_bands_.size())
-            pieces_.push_back({copies_.size(), download_bands_.size()});
-        while (events_.size() < pieces_.size()) events_.emplace_back(std::make_unique<Event>());
-    }
-
-    /** Bands that copy the host bytes of the staged groups with gaps into the staging buffer (before upload()). */
-    const std::vector<CopyBand> &upload_bands() const { return upload_bands_; }
-
-    /** The host bytes of the groups with gaps go up (from the staging buffer, or straight when page-locked). */
-    void upload(cudaStream_t stream)
-    {
-        for (const Group &grp : groups_) {
-            if (grp.dense || grp.end == grp.begin) continue;
-            const void *src = grp.staged ? static_cast<const void *>(staging_.as<uint8_t>() + grp.staged_at)
-                                         : reinterpret_cast<const void *>(grp.begin);
-            check_cuda(cudaMemcpyAsync(grp.device, src, grp.end - grp.begin, cudaMemcpyHostToDevice, stream),
-                       "upload of the output planes");
-        }
-    }
-
-    const j2kc_component *components() const { return device_components_.data(); }
-
-    /**
-     * Enqueues the download: the staged groups' pieces into the staging
-     * buffer, each followed by its event, then the page-locked groups
-     * straight into the caller's bytes.
-     */
-    void download(cudaStream_t stream)
-    {
-        size_t c = 0;
-        for (size_t p = 0; p < pieces_.size(); ++p) {
-            for (; c < pieces_[p].copies_end; ++c) {
-                const Copy2D &k = copies_[c];
-                check_cuda(cudaMemcpy2DAsync(k.dst, k.dst_pitch, k.src, k.src_pitch, k.width, k.height,
-                                             cudaMemcpyDeviceToHost, stream),
-                           "download of the output planes");
-            }
-            check_cuda(cudaEventRecord(events_[p]->get(), stream), "cudaEventRecord");
-        }
-        for (const Group &grp : groups_) {
-            if (grp.staged || grp.end == grp.begin) continue;
-            if (grp.two_d())
-                check_cuda(cudaMemcpy2DAsync(reinterpret_cast<void *>(grp.begin), grp.pitch, grp.device, grp.pitch,
-                                             grp.row_bytes, grp.rows, cudaMemcpyDeviceToHost, stream),
-                           "download of the output planes");
-            else
-                check_cuda(cudaMemcpyAsync(reinterpret_cast<void *>(grp.begin), grp.device, grp.end - grp.begin,
-                                           cudaMemcpyDeviceToHost, stream),
-                           "download of the output planes");
-        }
-    }
-
-    /** Bands that copy the staging buffer into the caller's bytes, piece after piece. */
-    const std::vector<CopyBand> &download_bands() const { return download_bands_; }
-    const std::vector<Piece> &pieces() const { return pieces_; }
-    const Event &piece_event(size_t p) const { return *events_[p]; }
-
-    /** Whether piece p is in the staging buffer (without waiting). */
-    bool piece_ready(size_t p) const
-    {
-        const cudaError_t e = cudaEventQuery(events_[p]->get());
-        if (e == cudaErrorNotReady) return false;
-        check_cuda(e, "cudaEventQuery");
-        return true;
-    }
-
-private:
-    struct Group {
-        uint64_t begin, end;  ///< the caller's bytes
-        std::vector<uint32_t> members;
-        bool dense;        ///< samples fill each row span: no upload, rows only back
-        size_t pitch;      ///< row stride of the members
-        size_t row_bytes;  ///< bytes of samples in a row
-        size_t rows;
-        uint8_t *device;   ///< the mirror
-        bool staged;       ///< pageable: through the staging buffer, at staged_at
-        size_t staged_at;  ///< rows are row_bytes apart there (two_d), else the range as it is
-        /** Dense with padded rows: only the row spans move. */
-        bool two_d() const { return dense && pitch != row_bytes; }
-    };
-
-    static size_t align_up(size_t v) { return (v + 4095) & ~size_t{4095}; }
-
-    /** Whether the caller's range is page-locked (a DMA can reach it without the driver's staging). */
-    static bool page_locked(uint64_t begin, uint64_t end)
-    {
-        for (uint64_t at : {begin, end - 1}) {
-            cudaPointerAttributes a{};
-            if (cudaPointerGetAttributes(&a, reinterpret_cast<const void *>(at)) != cudaSuccess) {
-                cudaGetLastError();  // older runtimes: "invalid value" for pageable memory
-                return false;
-            }
-            if (a.type != cudaMemoryTypeHost) return false;
-        }
-        return true;
-    }
-
-    /** Whether the group's samples cover its rows contiguously, as one interleaved or planar plane. */
-    static void describe_rows(const j2kc_image &host, Group &grp)
-    {
-        grp.dense = false;
-        const j2kc_component &k0 = host.components[grp.members[0]];
-        if (k0.row_stride <= 0 || k0.width == 0 || k0.height == 0) return;
-        uint64_t covered = 0;
-        for (uint32_t c : grp.members) {  // members are sorted by address
-            const j2kc_component &k = host.components[c];
-            if (k.row_stride != k0.row_stride || k.sample_stride != k0.sample_stride || k.width != k0.width ||
-                k.height != k0.height || k.data - grp.begin != covered)
-                return;
-            covered += k.bytes_per_sample;
-        }
-        if (covered != k0.sample_stride) return;
-        const uint64_t row_bytes = uint64_t{k0.width} * k0.sample_stride;
-        if (row_bytes > uint64_t(k0.row_stride)) return;
-        grp.dense = true;
-        grp.pitch = size_t(k0.row_stride);
-        grp.row_bytes = size_t(row_bytes);
-        grp.rows = k0.height;
-    }
-
-    std::vector<Group> groups_;
-    std::vector<DeviceBuffer> buffers_;
-    std::vector<j2kc_component> device_components_;
-    PinnedBuffer staging_;  ///< the staged groups, one after the other
-    std::vector<CopyBand> upload_bands_, download_bands_;
-    std::vector<Copy2D> copies_;
-    std::vector<Piece> pieces_;
-    std::vector<std::unique_ptr<Event>> events_;  ///< one a piece, made as pieces grow in number
-};
+/** The decoder's events time its stages. */
+using Event = TimedEvent;
 
 float elapsed_ms(const Event &from, const Event &to)
 {
@@ -356,7 +79,8 @@ struct Slot {
     Event start, uploaded, reconstructed;
     Event tier1_done;     ///< GPU Tier-1 finished (right after `uploaded` with CPU Tier-1)
     PinnedBuffer pinned;  ///< Tier-1 output of every tile, tile after tile, component after component
-    DeviceBuffer raw, planes, scratch;
+    DeviceBuffer coefficients;  ///< Tier-1 output, dequantised and inverse transformed in place
+    DeviceBuffer scratch;
     // GPU Tier-1: the gathered inputs (host, then pinned as jobs | segments |
     // bytes), their device copy, the kernel's scratch and per-job statuses.
     Tier1JobTable jobs;
@@ -911,10 +635,10 @@ private:
         size_t scratch_bytes = 4;
         for (const TileCoefficients &tile : frame.planes)
             for (const ComponentPlane &p : tile.components)
-                if (!p.out_rect.empty()) scratch_bytes = std::max(scratch_bytes, dwt_gpu_scratch_bytes(p.tc_rect));
+                if (!p.out_rect.empty())
+                    scratch_bytes = std::max(scratch_bytes, dwt_gpu_inverse_scratch_bytes(p.tc_rect));
         // Grow-only: allocation happens when the geometry grows, not per frame.
-        auto *raw = static_cast<int32_t *>(slot.raw.reserve(bytes));
-        auto *planes = static_cast<int32_t *>(slot.planes.reserve(bytes));
+        auto *coefficients = static_cast<int32_t *>(slot.coefficients.reserve(bytes));
         void *scratch = slot.scratch.reserve(scratch_bytes);
         check_cuda(cudaEventRecord(slot.start.get(), st), "cudaEventRecord");
         if (gpu_tier1_) {
@@ -931,7 +655,7 @@ private:
                            "code-block upload");
             check_cuda(cudaEventRecord(slot.uploaded.get(), st), "cudaEventRecord");
             tier1_decode_gpu(reinterpret_cast<const T1DecodeJob *>(input), num_jobs, input + slot.t1_bytes_at,
-                             reinterpret_cast<const CodewordSegment *>(input + slot.t1_segments_at), raw,
+                             reinterpret_cast<const CodewordSegment *>(input + slot.t1_segments_at), coefficients,
                              t1_scratch, scratch_words, status, st, 0,
                              reinterpret_cast<const uint32_t *>(input + slot.t1_order_at));
             if (num_jobs)
@@ -940,7 +664,7 @@ private:
                            "Tier-1 status download");
         } else {
             if (frame.samples)
-                check_cuda(cudaMemcpyAsync(raw, slot.pinned.as<int32_t>(), frame.samples * 4,
+                check_cuda(cudaMemcpyAsync(coefficients, slot.pinned.as<int32_t>(), frame.samples * 4,
                                            cudaMemcpyHostToDevice, st),
                            "coefficient upload");
             check_cuda(cudaEventRecord(slot.uploaded.get(), st), "cudaEventRecord");
@@ -951,13 +675,14 @@ private:
             for (size_t c = 0; c < tile.components.size(); ++c) {
                 const ComponentPlane &p = tile.components[c];
                 if (p.out_rect.empty()) continue;
-                int32_t *in = raw + frame.offset[t][c];
+                // Dequantisation in place: each sample is read, then written by one thread.
+                int32_t *in = coefficients + frame.offset[t][c];
                 if (p.wavelet == Wavelet::kReversible53) {
-                    int32_t *out = planes + frame.offset[t][c];
+                    int32_t *out = in;
                     dequantize_gpu(in, p.stride, out, p.stride, p.dequant, st);
                     dwt53_inverse_gpu(out, p.stride, p.tc_rect, p.levels, p.levels_to_skip, scratch, st);
                 } else {
-                    float *out = reinterpret_cast<float *>(planes + frame.offset[t][c]);
+                    float *out = reinterpret_cast<float *>(in);
                     dequantize_gpu(in, p.stride, out, p.stride, p.dequant, st);
                     dwt97_inverse_gpu(out, p.stride, p.tc_rect, p.levels, p.levels_to_skip, scratch, st);
                 }
@@ -1006,7 +731,7 @@ private:
         check_cuda(cudaStreamWaitEvent(os, slot.reconstructed.get(), 0), "cudaStreamWaitEvent");
         check_cuda(cudaEventRecord(gpu_->pack_start.get(), os), "cudaEventRecord");
         placement.image = &device_image;
-        auto *planes = slot.planes.as<int32_t>();
+        auto *planes = slot.coefficients.as<int32_t>();
         for (size_t t = 0; t < frame.planes.size(); ++t) {
             const TileCoefficients &tile = frame.planes[t];
             auto emit = [&](uint32_t first, uint32_t count, bool with_mct) {

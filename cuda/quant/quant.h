@@ -105,6 +105,7 @@ void dequantize_ref(const int32_t *in, size_t in_stride, float *out, size_t out_
 void dequantize_ref(const int32_t *in, size_t in_stride, int32_t *out, size_t out_stride, const DequantizeParams &p);
 
 /* ---- CUDA (quant.cu): device pointers, asynchronous on stream (cudaStream_t or nullptr). ---- */
+/* Dequantisation may run in place (in == out, same stride): each sample is read, then written, by one thread. */
 
 void quantize_gpu(const float *in, size_t in_stride, int32_t *out, size_t out_stride, const QuantizeParams &p,
                   void *stream);

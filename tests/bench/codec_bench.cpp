@@ -4,9 +4,10 @@
 // A benchmark, not a test: it prints a table and asserts nothing.
 //
 // usage: codec_bench [--backend cuda|cpu] [--frames N] [--threads N] [case...]
-// cases: dci4k dci2k lossless4k decode4k (default: all)
+// cases: dci4k dci2k lossless4k decode4k decode2k decodelossless4k (default: all)
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -132,7 +133,9 @@ Result run_encode(const Frame &frame, j2kc_encoder_config cfg, int frames, bool 
 
 /**
  * Decode throughput with several frames in flight (j2kc_decoder_submit /
- * receive, frames_in_flight 0 = the library's default), into host frames.
+ * receive, frames_in_flight 0 = the library's default), into host frames
+ * (or, with J2KC_BENCH_DECODE_CUDA=1, into a frame in CUDA memory, copied
+ * back once at the end for the PSNR).
  * Prints the stage split per frame: CPU Tier-2 and Tier-1 (summed over the
  * worker threads, so divide by the thread count for wall time), GPU upload,
  * dequantisation + inverse DWT, MCT + pack, download.
@@ -146,6 +149,8 @@ Result run_decode(const std::vector<uint8_t> &cs, const Frame &src, j2kc_backend
     cfg.backend = backend;
     cfg.threads = threads;
     cfg.frames_in_flight = in_flight;
+    size_t free_before = 0, free_after = 0, total = 0;
+    if (backend == J2KC_BACKEND_CUDA) cudaMemGetInfo(&free_before, &total);
     j2kc_decoder *dec = nullptr;
     if (j2kc_decoder_create(&dec, &cfg) != J2KC_OK) return r;
     Frame out = make_frame(1, 1, 0);
@@ -154,6 +159,13 @@ Result run_decode(const std::vector<uint8_t> &cs, const Frame &src, j2kc_backend
     for (int c = 0; c < 3; ++c) out.comps[c].data = reinterpret_cast<uint64_t>(out.packed.data() + c);
     out.image = src.image;
     out.image.components = out.comps.data();
+    const char *to_cuda = std::getenv("J2KC_BENCH_DECODE_CUDA");
+    void *dev = nullptr;
+    if (backend == J2KC_BACKEND_CUDA && to_cuda && std::atoi(to_cuda)) {
+        if (cudaMalloc(&dev, out.packed.size() * 2) != cudaSuccess) return r;
+        for (int c = 0; c < 3; ++c) out.comps[c].data = reinterpret_cast<uint64_t>(static_cast<uint16_t *>(dev) + c);
+        out.image.memory = J2KC_MEMORY_CUDA;
+    }
     if (j2kc_decode(dec, cs.data(), cs.size(), &out.image) != J2KC_OK) return r;  // warm-up: pools sized
     j2kc_decoder_reset(dec);  // stage times from here on
     int64_t tag = 0;
@@ -166,14 +178,21 @@ Result run_decode(const std::vector<uint8_t> &cs, const Frame &src, j2kc_backend
         }
     for (; received < frames; ++received) failed += j2kc_decoder_receive(dec, &out.image, &tag, 1) != J2KC_OK;
     r.fps = frames / std::chrono::duration<double>(Clock::now() - t0).count();
+    if (backend == J2KC_BACKEND_CUDA) cudaMemGetInfo(&free_after, &total);
+    if (dev) {
+        cudaMemcpy(out.packed.data(), dev, out.packed.size() * 2, cudaMemcpyDeviceToHost);
+        cudaFree(dev);
+    }
     j2kc_stage_times t{};
     j2kc_decoder_stage_times(dec, &t);
     const double n = frames;
     if (backend == J2KC_BACKEND_CUDA)
         std::printf("|   decode split, ms/frame | in flight %d, %d threads | CPU tier2 %.2f, tier1 %.2f (thread-ms) | "
-                    "GPU upload %.2f, dequant+IDWT %.2f, MCT+pack %.2f, download %.2f; latency %.1f%s |\n",
+                    "GPU upload %.2f, dequant+IDWT %.2f, MCT+pack %.2f, download %.2f; latency %.1f; "
+                    "GPU memory %.0f MB%s |\n",
                     in_flight, threads, t.tier2 / n, t.tier1 / n, t.upload / n, t.dwt / n, t.color / n,
-                    t.download / n, t.total / n, failed ? " (FAILED FRAMES)" : "");
+                    t.download / n, t.total / n, double(free_before - free_after) / 1e6,
+                    failed ? " (FAILED FRAMES)" : "");
     else
         std::printf("|   decode split, ms/frame | in flight %d, %d threads | CPU headers %.2f, tier2+tier1 %.2f | "
                     "sample stages %.2f (wall); latency %.1f%s |\n",
@@ -203,8 +222,19 @@ int main(int argc, char **argv)
         else if (a == "--threads" && i + 1 < argc) threads = std::atoi(argv[++i]);
         else cases.push_back(a);
     }
-    if (cases.empty()) cases = {"dci4k", "dci2k", "lossless4k", "decode4k"};
+    if (cases.empty()) cases = {"dci4k", "dci2k", "lossless4k", "decode4k", "decode2k", "decodelossless4k"};
     const bool timing = std::getenv("J2KC_TIMING") != nullptr;
+    // Decoder frames in flight to measure (J2KC_BENCH_DECODE_IN_FLIGHT=1,8,16; 0 = the library's default).
+    std::vector<int> decode_depths = {1, 0};
+    if (const char *v = std::getenv("J2KC_BENCH_DECODE_IN_FLIGHT")) {
+        decode_depths.clear();
+        for (const char *p = v; *p;) {
+            char *end = nullptr;
+            decode_depths.push_back(std::max(0, int(std::strtol(p, &end, 10))));
+            p = *end == ',' ? end + 1 : end;
+            if (end == p && *p) break;
+        }
+    }
     std::printf("| case | input | fps | bytes/frame |\n|---|---|---|---|\n");
     const Frame f4k = make_frame(4096, 2160, 1);
     std::vector<uint8_t> dci4k_stream;
@@ -235,16 +265,30 @@ int main(int argc, char **argv)
                             r.fps, r.mean_bytes);
                 std::fflush(stdout);
             }
-        } else if (c == "decode4k") {
-            if (dci4k_stream.empty()) {
-                cfg.profile = J2KC_PROFILE_DCI_4K;
-                run_encode(f4k, cfg, 1, false, &dci4k_stream);
+        } else if (c == "decode4k" || c == "decode2k" || c == "decodelossless4k") {
+            // Each decode case encodes its own stream once: DCI 4K or 2K at
+            // the profile's cap, or 12-bit lossless 4K (5/3, 32 x 32 blocks).
+            const bool dci2k = c == "decode2k", lossless = c == "decodelossless4k";
+            const Frame f2k = dci2k ? make_frame(2048, 1080, 2) : Frame{};
+            const Frame &f = dci2k ? f2k : f4k;
+            std::vector<uint8_t> stream;
+            if (c == "decode4k" && !dci4k_stream.empty()) {
+                stream = dci4k_stream;
+            } else {
+                if (lossless) {
+                    cfg.lossless = 1;
+                    cfg.cblk_width_log2 = cfg.cblk_height_log2 = 5;
+                } else {
+                    cfg.profile = dci2k ? J2KC_PROFILE_DCI_2K : J2KC_PROFILE_DCI_4K;
+                }
+                run_encode(f, cfg, 1, false, &stream);
             }
-            for (int in_flight : {1, 0}) {
-                const Result r = run_decode(dci4k_stream, f4k, backend, threads, frames, in_flight);
-                std::printf("| decode DCI 4K (host frames, %s in flight) | %s | %.1f | PSNR %.2f dB |\n",
-                            in_flight == 1 ? "1 frame" : "default frames", backend == J2KC_BACKEND_CUDA ? "cuda" : "cpu",
-                            r.fps, r.psnr);
+            const char *name = dci2k ? "DCI 2K" : lossless ? "lossless 4K 12-bit" : "DCI 4K";
+            for (int in_flight : decode_depths) {
+                const Result r = run_decode(stream, f, backend, threads, frames, in_flight);
+                std::printf("| decode %s (host frames, %s in flight) | %s | %.1f | PSNR %.2f dB |\n", name,
+                            in_flight == 0 ? "default" : std::to_string(in_flight).c_str(),
+                            backend == J2KC_BACKEND_CUDA ? "cuda" : "cpu", r.fps, r.psnr);
                 std::fflush(stdout);
             }
         }

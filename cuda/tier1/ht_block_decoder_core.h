@@ -42,9 +42,15 @@
 #if defined(__CUDACC__)
 #define J2KC_HT_INLINE __host__ __device__ __forceinline__
 #define J2KC_HT_FN __host__ __device__ inline
+#define J2KC_HT_BLOCK_FN __host__ __device__ __noinline__ inline
+#elif defined(__GNUC__)
+#define J2KC_HT_INLINE inline
+#define J2KC_HT_FN inline
+#define J2KC_HT_BLOCK_FN inline __attribute__((noinline))
 #else
 #define J2KC_HT_INLINE inline
 #define J2KC_HT_FN inline
+#define J2KC_HT_BLOCK_FN inline
 #endif
 
 namespace j2kc {
@@ -625,7 +631,7 @@ J2KC_HT_FN void decode_magref(uint32_t *values, size_t vstride, uint32_t width, 
  * holds ht_scratch_words(width) words. Only the last HT set is decoded.
  * Returns kHtOk or why the block is corrupt.
  */
-J2KC_HT_FN uint32_t ht_decode_block(const uint8_t *data, const CodewordSegment *segments, size_t num_segments,
+J2KC_HT_BLOCK_FN uint32_t ht_decode_block(const uint8_t *data, const CodewordSegment *segments, size_t num_segments,
                                     uint32_t width, uint32_t height, uint32_t planes, uint32_t zero_bitplanes,
                                     bool causal, uint32_t *values, size_t vstride, uint32_t *scratch)
 {
@@ -660,8 +666,11 @@ J2KC_HT_FN uint32_t ht_decode_block(const uint8_t *data, const CodewordSegment *
     const uint8_t *dref = dcup + lcup;
     uint32_t lref = 0;
     if (z > 1) {
-        if (k + 1 >= num_segments || segments[k + 1].passes != z - 1) return kHtBadSegments;
-        lref = segments[k + 1].length;
+        // One segment after the cleanup's holds the z - 1 refinement passes.
+        size_t after = 0;
+        J2KC_DEVICE_NO_UNROLL
+        for (size_t j = k + 1; j < num_segments; ++j, ++after) lref += segments[j].length;
+        if (after != 1) return kHtBadSegments;
     }
 
     CleanupFrame f;

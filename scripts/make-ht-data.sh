@@ -122,4 +122,9 @@ rm "$out/g_rgb8_rev.jp2"
 
 # ------------------------------------------------------------------ expected samples
 python3 "$here/scripts/make-ht-expected.py" "$out"
+# SigProp/MagRef, placeholder passes, an HT set over layers (FFmpeg, when at
+# hand, cross-checks the last two: FFMPEG=/path/to/ffmpeg).
+ffmpeg=${FFMPEG:-$(command -v ffmpeg || true)}
+[[ -z $ffmpeg && -x $here/build/stage/bin/ffmpeg ]] && ffmpeg=$here/build/stage/bin/ffmpeg
+python3 "$here/scripts/make-ht-refine.py" "$out" "$work" "$out/expected.txt" $ffmpeg
 ls -l "$out"

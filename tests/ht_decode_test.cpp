@@ -306,6 +306,106 @@ TEST(HtDecode, ReduceAndLayers)
     }
 }
 
+// ------------------------------------------------------------ refinement passes, placeholders, layers
+
+/** r_layers_31x9: the cleanup in layer 0, SigProp in layer 1, MagRef in layer 2; every prefix of
+ *  layers decodes, and each added pass moves a sample by at most its plane's weight. */
+TEST(HtRefinement, SetOverLayersTruncates)
+{
+    const std::vector<uint8_t> cs = read_file(data_path("r_layers_31x9.j2c"));
+    const Decoded all = decode(cs, J2KC_BACKEND_CPU);
+    check_against_reference("r_layers_31x9.j2c", all);
+    const Decoded two = decode(cs, J2KC_BACKEND_CPU, 0, 0, 2), one = decode(cs, J2KC_BACKEND_CPU, 0, 0, 1);
+    ASSERT_EQ(two.status, J2KC_OK);
+    ASSERT_EQ(one.status, J2KC_OK);
+    size_t refined = 0, propagated = 0;
+    for (size_t i = 0; i < all.planes[0].size(); ++i) {
+        // Reversible: a plane-1 cleanup value stands for 2 mu (+1 for the half plane it leaves).
+        EXPECT_LE(std::abs(all.planes[0][i] - two.planes[0][i]), 1) << i;
+        EXPECT_LE(std::abs(two.planes[0][i] - one.planes[0][i]), 1) << i;
+        refined += all.planes[0][i] != two.planes[0][i];
+        propagated += two.planes[0][i] != one.planes[0][i];
+    }
+    EXPECT_GT(refined, 10u);
+    EXPECT_GT(propagated, 10u);
+}
+
+/** The codewords of the one code-block of a stream (its first tile). */
+struct OneBlock {
+    std::vector<uint8_t> bytes;
+    std::vector<CodewordSegment> segments;
+    uint32_t width = 0, height = 0;
+    Tier1DecodeParams params;
+};
+
+OneBlock one_block(const std::string &name)
+{
+    OneBlock b;
+    const std::vector<uint8_t> file = read_file(data_path(name));
+    const Codestream cs = parse_codestream(file.data(), file.size());
+    TileBlocks blocks;
+    TileCoefficients planes;
+    prepare_tile(cs, cs.tiles[0], TileDecodeOptions{}, blocks, planes);
+    EXPECT_EQ(blocks.codewords.size(), 1u);
+    const CodeBlockCodewords &cw = blocks.codewords[0];
+    for (const CodeBlockChunk &c : cw.chunks) b.bytes.insert(b.bytes.end(), c.data, c.data + c.length);
+    b.segments = cw.segments;
+    b.width = blocks.layout.code_blocks[0].rect.width();
+    b.height = blocks.layout.code_blocks[0].rect.height();
+    b.params.style = cs.main.cod->component.cblk_style;
+    b.params.num_bitplanes = 9;  // 9-bit samples, no levels, one guard bit
+    b.params.zero_bitplanes = cw.zero_bitplanes;
+    return b;
+}
+
+std::vector<int32_t> decode_one(const OneBlock &b)
+{
+    Tier1Decoder dec;
+    std::vector<int32_t> out(size_t{b.width} * b.height, 0x5555);
+    dec.decode(b.bytes.data(), b.segments.data(), b.segments.size(), b.width, b.height, b.params, out.data(),
+               b.width);
+    return out;
+}
+
+TEST(HtRefinement, TierTwoSegmentsOfPlaceholdersAndLayers)
+{
+    // 3 placeholder passes, then the cleanup: one segment of 4 passes, then SigProp + MagRef.
+    const OneBlock ph = one_block("r_placeholders_24x24.j2c");
+    ASSERT_EQ(ph.segments.size(), 2u);
+    EXPECT_EQ(ph.segments[0].passes, 4u);
+    EXPECT_EQ(ph.segments[1].passes, 2u);
+    // Over three layers: the cleanup's segment, and SigProp and MagRef continuing one segment.
+    const OneBlock ly = one_block("r_layers_31x9.j2c");
+    ASSERT_EQ(ly.segments.size(), 2u);
+    EXPECT_EQ(ly.segments[0].passes, 1u);
+    EXPECT_EQ(ly.segments[1].passes, 2u);
+}
+
+/** Several HT sets (MULTIHT): only the last is decoded, whatever the earlier sets hold. */
+TEST(HtRefinement, EarlierHtSetsAreSkipped)
+{
+    const OneBlock b = one_block("r_refine_32x20.j2c");
+    ASSERT_EQ(b.segments.size(), 2u);
+    const std::vector<int32_t> want = decode_one(b);
+    std::mt19937 rng(5);
+    for (int sets = 1; sets <= 3; ++sets) {
+        OneBlock m = b;
+        m.bytes.clear();
+        m.segments.clear();
+        for (int s = 0; s < sets; ++s) {
+            const uint32_t a = 2 + rng() % 40, r = rng() % 20;
+            for (uint32_t i = 0; i < a + r; ++i) m.bytes.push_back(uint8_t(rng()));
+            m.segments.push_back({a, 1});
+            m.segments.push_back({r, 2});
+        }
+        m.bytes.insert(m.bytes.end(), b.bytes.begin(), b.bytes.end());
+        m.segments.insert(m.segments.end(), b.segments.begin(), b.segments.end());
+        // Each earlier set is a plane above: P drops by one per set to keep the cleanup's plane.
+        m.params.zero_bitplanes = static_cast<uint8_t>(b.params.zero_bitplanes - sets);
+        EXPECT_TRUE(decode_one(m) == want) << sets << " earlier sets";
+    }
+}
+
 // ------------------------------------------------------------ the job table (the GPU's code, on the host)
 
 /** append_tier1_jobs + t1_decode_any_job give the planes and corrupt counts decode_code_block does. */

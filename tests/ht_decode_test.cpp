@@ -21,6 +21,8 @@
 #include <string>
 #include <vector>
 
+#include "codestream/dump.h"
+#include "codestream/jp2.h"
 #include "codestream/markers.h"
 #include "codestream/reader.h"
 #include "common/status.h"
@@ -290,6 +292,27 @@ TEST(HtDecode, CodestreamSaysHt)
     EXPECT_EQ(parsed.ccap.size(), 1u);
     EXPECT_EQ(parsed.ccap15 & ccap15::kModeMask, 0);  // every block HT
     EXPECT_EQ(parsed.main.cod->component.cblk_style & cblk_style::kHighThroughput, cblk_style::kHighThroughput);
+}
+
+TEST(HtDecode, DumpShowsCapAndCcap15)
+{
+    const std::vector<uint8_t> cs = read_file(data_path("g_gray16_rev.j2k"));
+    const std::string text = dump_codestream(parse_codestream(cs.data(), cs.size()));
+    EXPECT_NE(text.find("Rsiz 0x4000 (Part 15 capabilities)"), std::string::npos) << text;
+    EXPECT_NE(text.find("CAP: Pcap 0x00020000: Part 15"), std::string::npos) << text;
+    EXPECT_NE(text.find("Ccap15 0x"), std::string::npos) << text;
+    EXPECT_NE(text.find("HTONLY"), std::string::npos) << text;
+    EXPECT_NE(text.find("style 0x40 (HT)"), std::string::npos) << text;
+}
+
+/** A JPH file (brand 'jph ', ISO/IEC 15444-15 Annex D) is a JP2-like file the decoder takes as it is. */
+TEST(HtDecode, JphFile)
+{
+    const std::vector<uint8_t> f = read_file(data_path("g_rgb8_rev.jph"));
+    const Jp2File jph = parse_jp2(f.data(), f.size());
+    EXPECT_EQ(jph.brand, jp2_box::kBrandJph);
+    EXPECT_TRUE(jph.warnings.empty()) << jph.warnings[0];
+    check_against_reference("g_rgb8_rev.jph", decode(f, J2KC_BACKEND_CPU));
 }
 
 /** Reduced resolutions and fewer layers decode too, with the same values on both paths of Tier-1. */

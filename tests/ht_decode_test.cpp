@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -543,6 +544,81 @@ TEST(GpuHtDecode, CpuTier1OnCudaBackendMatchesCpuBackend)
     check_gpu_matches_cpu(0);
 }
 
+/**
+ * Not a check: with J2KC_HT_BENCH=FILE[,FILE...] set, frames a second of the
+ * CPU backend and of the CUDA backend (Tier-1 on the GPU and on the CPU) on
+ * those HT files; skipped otherwise.
+ */
+TEST(HtBench, DecodeThroughput)
+{
+    const char *list = std::getenv("J2KC_HT_BENCH");
+    if (!list) GTEST_SKIP() << "set J2KC_HT_BENCH=FILE[,FILE...] to time HT decoding";
+    std::stringstream files(list);
+    std::string path;
+    while (std::getline(files, path, ',')) {
+        const std::vector<uint8_t> cs = read_file(path);
+        ASSERT_FALSE(cs.empty()) << path;
+        struct Run {
+            const char *name;
+            j2kc_backend backend;
+            int tier1_on_gpu;
+        };
+        for (const Run &r : {Run{"cpu", J2KC_BACKEND_CPU, 0}, Run{"cuda, Tier-1 on the GPU", J2KC_BACKEND_CUDA, 1},
+                             Run{"cuda, Tier-1 on the CPU", J2KC_BACKEND_CUDA, 0}}) {
+            if (r.backend == J2KC_BACKEND_CUDA && !have_gpu()) continue;
+            j2kc_decoder_config cfg;
+            j2kc_decoder_config_default(&cfg);
+            cfg.backend = r.backend;
+            cfg.log = quiet;
+            cfg.threads = 0;
+            cfg.tier1_on_gpu = r.tier1_on_gpu;
+            j2kc_decoder *dec = nullptr;
+            ASSERT_EQ(j2kc_decoder_create(&dec, &cfg), J2KC_OK);
+            std::vector<j2kc_component_info> ci(16);
+            j2kc_stream_info info{};
+            info.struct_size = sizeof(info);
+            info.components = ci.data();
+            info.components_capacity = 16;
+            ASSERT_EQ(j2kc_decoder_parse(dec, cs.data(), cs.size(), &info), J2KC_OK);
+            std::vector<std::vector<uint16_t>> planes(info.num_components);
+            std::vector<j2kc_component> comps(info.num_components);
+            for (uint32_t c = 0; c < info.num_components; ++c) {
+                planes[c].resize(size_t{ci[c].width} * ci[c].height);
+                j2kc_component &k = comps[c];
+                std::memset(&k, 0, sizeof(k));
+                k.data = reinterpret_cast<uint64_t>(planes[c].data());
+                k.row_stride = ptrdiff_t(ci[c].width) * 2;
+                k.sample_stride = 2;
+                k.bytes_per_sample = 2;
+                k.precision = ci[c].precision;
+                k.dx = ci[c].dx;
+                k.dy = ci[c].dy;
+                k.width = ci[c].width;
+                k.height = ci[c].height;
+            }
+            j2kc_image image{};
+            image.struct_size = sizeof(image);
+            image.memory = J2KC_MEMORY_HOST;
+            image.width = info.width;
+            image.height = info.height;
+            image.num_components = info.num_components;
+            image.components = comps.data();
+            ASSERT_EQ(j2kc_decode(dec, cs.data(), cs.size(), &image), J2KC_OK);  // warm-up
+            const int frames = 10;
+            const auto t0 = std::chrono::steady_clock::now();
+            for (int i = 0; i < frames; ++i) ASSERT_EQ(j2kc_decode(dec, cs.data(), cs.size(), &image), J2KC_OK);
+            const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            j2kc_stage_times t{};
+            j2kc_decoder_stage_times(dec, &t);
+            std::printf("%s: %ux%u, %zu bytes, %s: %.1f fps (%.2f ms a frame; stage times a frame: tier2 %.2f, "
+                        "tier1 %.2f, dwt %.2f)\n",
+                        path.c_str(), info.width, info.height, cs.size(), r.name, frames / s, 1e3 * s / frames,
+                        t.tier2 / (frames + 1), t.tier1 / (frames + 1), t.dwt / (frames + 1));
+            j2kc_decoder_free(&dec);
+        }
+    }
+}
+
 // ------------------------------------------------------------ hostile HT data
 
 /** One HT block through Tier1Decoder; true when it decoded, false on INVALID_DATA. */
@@ -664,11 +740,14 @@ TEST(HtHostile, RandomSegmentsAnyShape)
 TEST(HtHostile, DamagedStreams)
 {
     size_t decoded = 0;
+    // J2KC_HT_FUZZ_ROUNDS=N: more damaged copies of each stream (a longer run under the sanitizers).
+    const char *rounds_env = std::getenv("J2KC_HT_FUZZ_ROUNDS");
+    const uint32_t rounds = rounds_env ? uint32_t(std::max(1, std::atoi(rounds_env))) : 6;
     for (const std::string &name : stream_names()) {
         const std::vector<uint8_t> clean = read_file(data_path(name));
-        for (uint32_t seed = 1; seed <= 6; ++seed) {
-            std::vector<uint8_t> v = garble(clean, seed, int(seed * 3));
-            if (seed % 2 == 0) v.resize(v.size() * (50 + seed * 5) / 100);
+        for (uint32_t seed = 1; seed <= rounds; ++seed) {
+            std::vector<uint8_t> v = garble(clean, seed, int(1 + seed % 7 * 3));
+            if (seed % 2 == 0) v.resize(v.size() * (50 + seed % 10 * 5) / 100);
             const Decoded d = decode(v, J2KC_BACKEND_CPU);
             EXPECT_TRUE(d.status == J2KC_OK || d.status == J2KC_ERR_INVALID_DATA ||
                         d.status == J2KC_ERR_UNSUPPORTED)

@@ -217,7 +217,7 @@ struct BackwardLsb {
 /**
  * The MEL stream: forward from Pcup, most significant bit first, a stuffed
  * bit after 0xFF; the last two bytes of the cleanup segment read as if the
- * Scup nibble and byte were all ones (7.1.2's modDcup), and 0xFF past Lcup.
+ * Scup nibble and byte were all ones (the standard's modDcup), and 0xFF past Lcup.
  */
 struct MelDecoder {
     const uint8_t *data;  ///< the cleanup segment
@@ -334,7 +334,7 @@ struct QuadSig {
     uint32_t rho, u_off, e_k, e_1;
 };
 
-/** Significance and EMB pattern of a quad in context c (7.3.4/7.3.5): MEL in context 0, then CxtVLC. */
+/** Significance and EMB pattern of a quad in context c (7.3.5): MEL in context 0, then CxtVLC. */
 J2KC_HT_INLINE QuadSig decode_quad_sig(BackwardLsb &vlc, MelDecoder &mel, uint32_t table, uint32_t c)
 {
     QuadSig q{0, 0, 0, 0};
@@ -496,7 +496,7 @@ J2KC_HT_FN uint32_t decode_cleanup(const CleanupFrame &f, const uint8_t *d, uint
                     const uint32_t u = pf + sf + 4 * u_extension(vlc, sf);
                     (a.u_off ? ua : ub) = u;
                 }
-                // Exponent predictor (7.3.7): kappa = max(1, Emax - 1) for
+                // Exponent predictor: kappa = max(1, Emax - 1) for
                 // quads with more than one significant sample, Emax over the
                 // nw, n, ne, nf neighbours in the row above.
                 {

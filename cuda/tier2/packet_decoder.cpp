@@ -60,7 +60,7 @@ uint32_t read_length(PacketHeaderReader &reader, uint32_t bits, uint32_t cb)
 }
 
 /**
- * ISO/IEC 15444-15 B.3 (the HT form of B.10.7.2): the segment lengths of
+ * ISO/IEC 15444-15 (its HT form of B.10.7.2): the segment lengths of
  * `new_passes` passes of an HT code-block, from pass s.passes on. Before the
  * block's first HT cleanup pass come placeholder passes (3 * P0 of them,
  * carrying no bytes): a packet whose passes end at Z holds its last cleanup

@@ -65,6 +65,29 @@ void dump_component_coding(std::string &s, const ComponentCoding &c, const char 
     }
 }
 
+/** CAP (A.5.2 as Part 15 extends it): the parts Pcap names, each Ccap^i, Ccap15's fields. */
+void dump_cap(std::string &s, const Codestream &cs)
+{
+    appendf(s, "CAP: Pcap 0x%08X:", cs.cap);
+    size_t k = 0;
+    for (int bit = 31; bit >= 0; --bit) {
+        if (!(cs.cap >> bit & 1u)) continue;
+        appendf(s, " Part %d", 32 - bit);
+        if (k < cs.ccap.size()) appendf(s, " (Ccap 0x%04X)", cs.ccap[k]);
+        ++k;
+    }
+    s += "\n";
+    if (!cs.has_ccap15) return;
+    const uint16_t c = cs.ccap15;
+    static const char *modes[] = {"HTONLY (every code-block HT)", "reserved mode 1",
+                                  "HTDECLARED (HT code-blocks declared)", "MIXED (HT and Part-1 code-blocks)"};
+    appendf(s, "     Ccap15 0x%04X: %s, %s, %s, %s, %s, MAGB %u (B %u)\n", c, modes[(c & ccap15::kModeMask) >> 14],
+            (c & ccap15::kMultiHt) ? "MULTIHT" : "SINGLEHT", (c & ccap15::kRgn) ? "RGN" : "RGNFREE",
+            (c & ccap15::kHeterogeneous) ? "HETEROGENEOUS" : "HOMOGENEOUS",
+            (c & ccap15::kIrreversible) ? "HTIRV (irreversible allowed)" : "HTREV (reversible only)",
+            ccap15::magb(c), static_cast<unsigned>(c & ccap15::kMagbMask));
+}
+
 void dump_cod(std::string &s, const CodingStyle &c, const char *label)
 {
     appendf(s, "%s: progression %s, %u layer%s, MCT %u, SOP %s, EPH %s\n", label,
@@ -133,8 +156,8 @@ std::string dump_codestream(const Codestream &cs)
 {
     std::string s;
     const ImageSize &z = cs.siz;
-    appendf(s, "SIZ: Rsiz 0x%04X, Xsiz %u, Ysiz %u, XOsiz %u, YOsiz %u\n", z.rsiz, z.width,
-            z.height, z.x0, z.y0);
+    appendf(s, "SIZ: Rsiz 0x%04X%s, Xsiz %u, Ysiz %u, XOsiz %u, YOsiz %u\n", z.rsiz,
+            (z.rsiz & kRsizPart15) ? " (Part 15 capabilities)" : "", z.width, z.height, z.x0, z.y0);
     appendf(s, "     XTsiz %u, YTsiz %u, XTOsiz %u, YTOsiz %u: %ux%u = %u tile%s\n", z.tile_width,
             z.tile_height, z.tile_x0, z.tile_y0, z.tiles_x(), z.tiles_y(), z.num_tiles(),
             z.num_tiles() == 1 ? "" : "s");
@@ -148,7 +171,7 @@ std::string dump_codestream(const Codestream &cs)
         appendf(s, "     component %zu: %u-bit %s, XRsiz %u, YRsiz %u\n", c, k.precision,
                 k.is_signed ? "signed" : "unsigned", k.dx, k.dy);
     }
-    if (cs.cap) appendf(s, "CAP: Pcap 0x%08X\n", cs.cap);
+    if (cs.cap) dump_cap(s, cs);
     dump_header(s, cs.main, "");
     if (!cs.tlm.empty()) {
         appendf(s, "TLM: %zu tile-part length%s:", cs.tlm.size(), cs.tlm.size() == 1 ? "" : "s");

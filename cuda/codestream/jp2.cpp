@@ -458,9 +458,14 @@ Jp2File parse_jp2(const uint8_t *data, size_t size)
                 f.brand = r.u32();
                 f.minor_version = r.u32();
                 while (r.remaining()) f.compatibility.push_back(r.u32());
-                if (std::find(f.compatibility.begin(), f.compatibility.end(),
-                              jp2_box::kBrandJp2) == f.compatibility.end())
-                    f.warnings.push_back("ftyp does not list 'jp2 ' as compatible");
+                // A JPH file (HTJ2K, ISO/IEC 15444-15 Annex D) has the JP2 boxes
+                // under the brand 'jph '.
+                const auto listed = [&](uint32_t brand) {
+                    return std::find(f.compatibility.begin(), f.compatibility.end(), brand) !=
+                           f.compatibility.end();
+                };
+                if (!listed(jp2_box::kBrandJp2) && !listed(jp2_box::kBrandJph))
+                    f.warnings.push_back("ftyp lists neither 'jp2 ' nor 'jph ' as compatible");
             });
             have_ftyp = true;
             continue;

@@ -34,6 +34,7 @@ constexpr uint32_t kCaptureResolution = 0x72657363;  ///< 'resc'
 constexpr uint32_t kDisplayResolution = 0x72657364;  ///< 'resd'
 constexpr uint32_t kCodestream = 0x6A703263;  ///< 'jp2c'
 constexpr uint32_t kBrandJp2 = 0x6A703220;    ///< 'jp2 '
+constexpr uint32_t kBrandJph = 0x6A706820;    ///< 'jph ': the JPH file format of ISO/IEC 15444-15 Annex D
 }  // namespace jp2_box
 
 /** pclr (I.5.3.4): a palette of num_entries rows, one value per column. */

@@ -67,8 +67,31 @@ constexpr uint8_t kTermAll = 0x04;     ///< terminate every pass
 constexpr uint8_t kVerticallyCausal = 0x08;
 constexpr uint8_t kPredictableTermination = 0x10;
 constexpr uint8_t kSegmentationSymbols = 0x20;
-constexpr uint8_t kHighThroughput = 0x40;  ///< Part 15: rejected as unsupported
+constexpr uint8_t kHighThroughput = 0x40;  ///< Part 15: HT code-blocks (HT block coder)
+constexpr uint8_t kMixed = 0x80;           ///< Part 15 with kHighThroughput: each block HT or Part-1 (refused)
 }  // namespace cblk_style
+
+/** Rsiz bit 14: the codestream uses Part-15 (HTJ2K) capabilities. */
+constexpr uint16_t kRsizPart15 = 0x4000;
+/** Pcap bit of Part 15 in the CAP marker (bit 32 - i for Part i). */
+constexpr uint32_t kPcapPart15 = 0x00020000;
+
+/** The Ccap15 fields of CAP (ISO/IEC 15444-15 Table A.3). */
+namespace ccap15 {
+/** Bits 14..15: 0 every block HT, 2 some blocks HT (HTDECLARED: not every block need be), 3 MIXED. */
+constexpr uint16_t kModeMask = 0xC000;
+constexpr uint16_t kMultiHt = 0x2000;        ///< bit 13: several HT sets per code-block
+constexpr uint16_t kRgn = 0x1000;            ///< bit 12: RGN marker segments may be present
+constexpr uint16_t kHeterogeneous = 0x0800;  ///< bit 11: HTHETEROGENEOUS
+constexpr uint16_t kIrreversible = 0x0020;   ///< bit 5: irreversible transform may be used
+constexpr uint16_t kMagbMask = 0x001F;       ///< bits 0..4: B, the bound on magnitude bit-planes
+/** The magnitude bound MAGB that the 5-bit B field stands for (Table A.3). */
+inline uint32_t magb(uint16_t c)
+{
+    const uint32_t b = c & kMagbMask;
+    return b < 20 ? b + 8 : (b < 31 ? 4 * (b - 19) + 27 : 74);
+}
+}  // namespace ccap15
 
 /** SPcod/SPcoc plus the precinct bit of Scod/Scoc: everything per component. */
 struct ComponentCoding {
@@ -177,6 +200,9 @@ struct Codestream {
     std::vector<TilePartLength> tlm;
     std::vector<std::pair<uint16_t, uint16_t>> crg;  ///< component registration
     uint32_t cap = 0;                          ///< Pcap (Part 15 etc.), 0 = none
+    std::vector<uint16_t> ccap;                ///< the Ccap^i of CAP, one per Pcap bit, Part 1 first
+    bool has_ccap15 = false;                   ///< CAP carries Ccap15 (Pcap has kPcapPart15)
+    uint16_t ccap15 = 0;                       ///< Ccap15 (fields in namespace ccap15)
     std::vector<Tile> tiles;                   ///< tiles that appeared, in index order
     std::vector<TilePartInfo> tile_parts;      ///< every tile-part, in codestream order
     std::vector<std::string> warnings;         ///< non-fatal oddities met while parsing

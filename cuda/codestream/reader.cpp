@@ -337,10 +337,15 @@ ComponentCoding Parser::parse_spco(ByteReader &r, bool precincts)
     cc.cblk_width_log2 = static_cast<uint8_t>(xcb + 2);
     cc.cblk_height_log2 = static_cast<uint8_t>(ycb + 2);
     cc.cblk_style = r.u8();
-    J2KC_CHECK_SUPPORTED(!(cc.cblk_style & cblk_style::kHighThroughput),
-                         "HT code-blocks (ISO/IEC 15444-15) are not supported (style 0x%02X)",
+    // ISO/IEC 15444-15: bit 6 alone makes every code-block HT; with bit 7
+    // (MIXED) each block may be HT or Part-1, told apart by its first
+    // codeword-segment length in the packet headers, which we do not follow.
+    J2KC_CHECK_SUPPORTED((cc.cblk_style & cblk_style::kMixed) == 0 ||
+                             (cc.cblk_style & cblk_style::kHighThroughput) == 0,
+                         "code-block style 0x%02X: mixed HT and Part-1 code-blocks (ISO/IEC 15444-15 "
+                         "MIXED mode) are not supported; HT-only (0x40) streams are",
                          cc.cblk_style);
-    J2KC_CHECK_SUPPORTED(!(cc.cblk_style & 0x80),
+    J2KC_CHECK_SUPPORTED(!(cc.cblk_style & cblk_style::kMixed),
                          "code-block style 0x%02X: bit 7 is outside Part 1", cc.cblk_style);
     const uint8_t transform = r.u8();
     if (transform > 1) {
@@ -517,7 +522,18 @@ void Parser::parse_cap(ByteReader &r)
     for (uint32_t v = pcap; v; v &= v - 1) ++bits;
     J2KC_CHECK_DATA(r.remaining() == 2u * bits, "Lcap %zu, Pcap 0x%08X needs %u", r.remaining() + 6,
                     pcap, 6 + 2 * bits);
-    r.skip(r.remaining());
+    // A.5.2 (as amended by Part 15): one Ccap^i per bit set in Pcap, from
+    // the most significant (Part 1) down.
+    cs_.ccap.clear();
+    for (int bit = 31; bit >= 0; --bit) {
+        if (!(pcap >> bit & 1u)) continue;
+        const uint16_t c = r.u16();
+        cs_.ccap.push_back(c);
+        if (uint32_t{1} << bit == kPcapPart15) {
+            cs_.has_ccap15 = true;
+            cs_.ccap15 = c;
+        }
+    }
     cs_.cap = pcap;
 }
 

@@ -38,8 +38,10 @@ constexpr uint64_t kDecoderMaxTileComponents = 1ull << 20;
  * garbage after the last tile-part, a last tile-part cut short (its data is
  * kept, Tile::truncated set), unknown marker segments (skipped).
  * Throws j2kc::Error: INVALID_DATA for anything that breaks Annex A,
- * UNSUPPORTED for legal features outside Part 1 (HT code-blocks, Part 2
- * markers and transforms), LIMIT when `limits` would be exceeded.
+ * UNSUPPORTED for legal features outside Part 1 other than HT code-blocks
+ * (ISO/IEC 15444-15, which are read: CAP/Ccap15, style 0x40; MIXED blocks,
+ * style 0xC0, are refused), Part 2 markers and transforms, LIMIT when
+ * `limits` would be exceeded.
  */
 Codestream parse_codestream(const uint8_t *data, size_t size, const ParseLimits &limits = {});
 

@@ -58,6 +58,7 @@
 #include "pipeline/host_output_mirror.cuh"
 #include "pipeline/tile_decoder.h"
 #include "quant/quant.h"
+#include "tier1/ht_decode_gpu.h"
 #include "tier1/tier1_decode_gpu.h"
 
 namespace j2kc {
@@ -658,6 +659,13 @@ private:
                              reinterpret_cast<const CodewordSegment *>(input + slot.t1_segments_at), coefficients,
                              t1_scratch, scratch_words, status, st, 0,
                              reinterpret_cast<const uint32_t *>(input + slot.t1_order_at));
+            // HT code-blocks (ISO/IEC 15444-15): their own kernel, after the
+            // Part-1 one (which zeroes them), on the same stream.
+            if (table.ht_jobs)
+                ht_decode_gpu(reinterpret_cast<const T1DecodeJob *>(input), num_jobs, input + slot.t1_bytes_at,
+                              reinterpret_cast<const CodewordSegment *>(input + slot.t1_segments_at), raw,
+                              t1_scratch, scratch_words, status, st, 0,
+                              reinterpret_cast<const uint32_t *>(input + slot.t1_order_at));
             if (num_jobs)
                 check_cuda(cudaMemcpyAsync(slot.t1_status_host.as<uint8_t>(), status, num_jobs,
                                            cudaMemcpyDeviceToHost, st),

@@ -170,7 +170,6 @@ void append_tier1_jobs(const Codestream &cs, const Tile &tile, const TileDecodeO
         if (cw.included && cw.num_passes > 0) {
             // The checks decode_code_block and Tier1Decoder make by throwing.
             const Tier1DecodeParams params = code_block_params(cs, tile, tc, cb, cw);
-            J2KC_CHECK_SUPPORTED(!(params.style & cblk_style::kHighThroughput), "HT code-blocks are not supported");
             J2KC_CHECK_ARG(cb.rect.width() <= kTier1MaxSide && cb.rect.height() <= kTier1MaxSide &&
                                uint64_t{cb.rect.width()} * cb.rect.height() <= kTier1MaxSamples,
                            "code-block %ux%u exceeds 1024 per side or 4096 samples", cb.rect.width(),
@@ -178,6 +177,7 @@ void append_tier1_jobs(const Codestream &cs, const Tile &tile, const TileDecodeO
             const uint32_t planes = uint32_t{params.num_bitplanes} + params.roi_shift;
             J2KC_CHECK_SUPPORTED(cb.rect.empty() || planes <= kTier1MaxBitplanes, "%u bit-planes exceed %u",
                                  planes, kTier1MaxBitplanes);
+            if (params.style & cblk_style::kHighThroughput) ++table.ht_jobs;
             job.orientation = static_cast<uint8_t>(params.orientation);
             job.style = params.style;
             job.num_bitplanes = params.num_bitplanes;

@@ -68,6 +68,7 @@ struct Tier1JobTable {
     std::vector<CodewordSegment> segments;
     std::vector<T1DecodeJob> jobs;
     size_t max_scratch_words = 0;  ///< t1_decode_job_scratch_words of the largest block
+    size_t ht_jobs = 0;            ///< jobs of HT code-blocks (style 0x40), for ht_decode_gpu.h
 
     void clear()
     {
@@ -75,6 +76,7 @@ struct Tier1JobTable {
         segments.clear();
         jobs.clear();
         max_scratch_words = 0;
+        ht_jobs = 0;
     }
 };
 
@@ -84,7 +86,9 @@ struct Tier1JobTable {
  * with no segments, which writes zeros). Component c's plane starts at
  * element plane_offset[c] of the jobs' output buffer (out's planes give the
  * strides). Throws what decode_code_block throws for the tile's parameters
- * (impossible Mb, the HT style, more than 30 planes); invalid codewords are
+ * (impossible Mb, more than 30 planes); HT blocks get jobs with style 0x40
+ * (counted in ht_jobs: the Part-1 kernel leaves them to ht_decode_gpu.h, and
+ * t1_decode_any_job runs either on the host); invalid codewords are
  * left to the job, which reports them (kT1JobCorrupt) and writes zeros, as
  * decode_code_block returns false.
  */

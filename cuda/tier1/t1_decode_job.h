@@ -41,7 +41,8 @@ static_assert(sizeof(T1DecodeJob) == 48, "T1DecodeJob is a fixed 48-byte record"
 enum T1DecodeJobStatus : uint8_t {
     kT1JobOk = 0,
     kT1JobCorrupt = 1,      ///< invalid codewords (Tier1Decoder throws INVALID_DATA): zero output
-    kT1JobUnsupported = 2,  ///< geometry, > 30 planes or HT (Tier1Decoder throws): zero output
+    kT1JobUnsupported = 2,  ///< geometry, > 30 planes (Tier1Decoder throws), or an HT job, which
+                            ///< t1_decode_job_ht (ht_decode_job.h) decodes instead: zero output
 };
 
 /** Scratch words one job needs: the stripe-column flags. */

@@ -83,7 +83,7 @@ void encode_code_block(const int32_t *coeffs, size_t stride, uint32_t width, uin
 
 struct Tier1DecodeParams {
     BandOrientation orientation = kLL;
-    uint8_t style = 0;
+    uint8_t style = 0;              ///< with kHighThroughput: an HT block (ISO/IEC 15444-15)
     uint8_t num_bitplanes = 0;      ///< Mb of the band
     uint8_t zero_bitplanes = 0;     ///< P from the packet header
     uint8_t roi_shift = 0;          ///< s of RGN (max-shift), 0 without ROI
@@ -116,7 +116,12 @@ struct Tier1DecodeParams {
  * inside the ROI and divides its out by 2^s (keeping the fractional bit);
  * others are background and used as they are. (OpenJPEG and Grok test
  * |out| >= 2^s on the same doubled values; the two rules differ only for
- * background magnitudes in [2^(s-1), 2^s).)
+ * background magnitudes in [2^(s-1), 2^s).) *
+ * HT blocks (style has kHighThroughput, ISO/IEC 15444-15): the segments are
+ * the HT sets' cleanup and refinement segments as Tier-2 delivers them, the
+ * last HT set is decoded (ht_block_decoder_core.h), and the output is the
+ * same representation. Corrupt HT data (bad Scup, segments that do not form
+ * an HT set, exponents beyond the planes) throws INVALID_DATA.
  */
 class Tier1Decoder {
 public:
@@ -125,7 +130,10 @@ public:
                 size_t out_stride);
 
 private:
-    std::vector<uint32_t> flags_;   ///< one word per stripe column (t1_decoder_core.h)
+    void decode_ht(const uint8_t *data, const CodewordSegment *segments, size_t num_segments, uint32_t width,
+                   uint32_t height, const Tier1DecodeParams &params, int32_t *out, size_t out_stride);
+
+    std::vector<uint32_t> flags_;   ///< one word per stripe column (t1_decoder_core.h); HT: quad rows
     std::vector<uint32_t> values_;  ///< the block's values before conversion
 };
 

@@ -112,8 +112,10 @@ void Tier1Decoder::decode(const uint8_t *data, const CodewordSegment *segments, 
                           int32_t *out, size_t out_stride)
 {
     check_geometry(width, height);
-    J2KC_CHECK_SUPPORTED(!(params.style & cblk_style::kHighThroughput),
-                         "HT code-blocks are not supported");
+    if (params.style & cblk_style::kHighThroughput) {
+        decode_ht(data, segments, num_segments, width, height, params, out, out_stride);  // ht_decoder.cpp
+        return;
+    }
     if (width == 0 || height == 0) return;
     const uint32_t planes = uint32_t{params.num_bitplanes} + params.roi_shift;
     uint64_t total_passes = 0;

@@ -2,8 +2,9 @@
  * @file packet_decoder.cpp
  * @brief ISO/IEC 15444-1 B.10 (packet header decoding: B.10.3 zero-length
  * packets, B.10.4 inclusion, B.10.5 zero bit-planes, B.10.6 number of passes,
- * B.10.7 Lblock and codeword-segment lengths), B.9 packet bodies, A.8.1 SOP,
- * A.8.2 EPH and A.7.4/A.7.5 packed headers.
+ * B.10.7 Lblock and codeword-segment lengths, with the HT code-block form of
+ * ISO/IEC 15444-15), B.9 packet bodies, A.8.1 SOP, A.8.2 EPH and A.7.4/A.7.5
+ * packed headers.
  */
 #include "tier2/packet_decoder.h"
 
@@ -25,6 +26,7 @@ constexpr uint32_t kMaxLengthBits = 32;
 /** Header-coding state of one code-block across layers. */
 struct BlockState {
     bool included = false;
+    bool ht_cleanup = false;  ///< HT: the first HT cleanup pass has been read (placeholders are over)
     uint8_t lblock = 3;
     uint32_t passes = 0;
 };
@@ -48,6 +50,72 @@ struct Contribution {
 bool marker_at(const uint8_t *p, size_t size, size_t pos, uint8_t code)
 {
     return size - pos >= 2 && p[pos] == 0xFF && p[pos + 1] == code;
+}
+
+/** A segment length field of `bits` bits (Lblock + floor(log2 passes)). */
+uint32_t read_length(PacketHeaderReader &reader, uint32_t bits, uint32_t cb)
+{
+    J2KC_CHECK_DATA(bits <= kMaxLengthBits, "code-block %u: %u-bit segment length", cb, bits);
+    return reader.bits(bits);
+}
+
+/**
+ * ISO/IEC 15444-15 (its HT form of B.10.7.2): the segment lengths of
+ * `new_passes` passes of an HT code-block, from pass s.passes on. Before the
+ * block's first HT cleanup pass come placeholder passes (3 * P0 of them,
+ * carrying no bytes): a packet whose passes end at Z holds its last cleanup
+ * at pass 3 * floor((Z - 1) / 3), so its first length covers the passes up
+ * to that cleanup, counted as in Part 1 (Lblock + floor(log2 passes) bits),
+ * and is not zero; a zero there means placeholders only, and the field then
+ * spans all the packet's passes. After it, each HT cleanup pass is a segment
+ * of its own, and the SigProp and MagRef passes of a set share the next one
+ * (a MagRef sent in a later packet than its SigProp continues that segment).
+ */
+void read_ht_lengths(PacketHeaderReader &reader, BlockState &s, uint32_t new_passes, uint32_t cb,
+                     std::vector<Piece> &pieces, uint64_t &bytes)
+{
+    uint32_t pass = s.passes, left = new_passes;
+    if (!s.ht_cleanup) {
+        const uint32_t end = pass + left;
+        const uint32_t refinement = (end - 1) % 3;  // passes after the packet's last cleanup
+        if (left > refinement) {
+            const uint32_t upto = left - refinement;  // placeholders and the cleanup
+            const uint32_t bits = s.lblock + log2_floor_u32(upto);
+            uint32_t length = read_length(reader, bits, cb);
+            if (length > 0) {
+                pieces.push_back(Piece{length, upto, true});
+                bytes += length;
+                s.ht_cleanup = true;
+                pass += upto;
+                left -= upto;
+            } else {
+                // Placeholders only: the rest of a zero field as wide as one
+                // segment of all the passes.
+                const uint32_t more = log2_floor_u32(left) - log2_floor_u32(upto);
+                length = more ? read_length(reader, more, cb) : 0;
+                J2KC_CHECK_DATA(length == 0, "code-block %u: HT placeholder passes with %u bytes", cb, length);
+                pieces.push_back(Piece{0, left, true});
+                pass += left;
+                left = 0;
+            }
+        } else {
+            const uint32_t length = read_length(reader, s.lblock + log2_floor_u32(left), cb);
+            J2KC_CHECK_DATA(length == 0, "code-block %u: HT placeholder passes with %u bytes", cb, length);
+            pieces.push_back(Piece{0, left, true});
+            pass += left;
+            left = 0;
+        }
+    }
+    while (left > 0) {
+        // The first cleanup was pass 3 * P0, so cleanups are the passes = 0 mod 3.
+        const uint32_t phase = pass % 3;
+        const uint32_t take = phase == 0 ? 1 : std::min(left, 3 - phase);
+        const uint32_t length = read_length(reader, s.lblock + log2_floor_u32(take), cb);
+        pieces.push_back(Piece{length, take, phase != 2});
+        bytes += length;
+        pass += take;
+        left -= take;
+    }
 }
 
 }  // namespace
@@ -127,6 +195,17 @@ void decode_tile_packets(const Codestream &cs, const Tile &tile, const TileLayou
                                                 "code-block %u: Lblock beyond %u", cb, kMaxLengthBits);
                             }
                             s.lblock = static_cast<uint8_t>(s.lblock + increment);
+                            if (cstyle & cblk_style::kHighThroughput) {
+                                J2KC_CHECK_DATA(s.passes + new_passes >= s.passes,
+                                                "code-block %u: pass count overflows", cb);
+                                uint64_t bytes = 0;
+                                read_ht_lengths(reader, s, new_passes, cb, pieces, bytes);
+                                ct.bytes += bytes;
+                                s.passes += new_passes;
+                                ct.num_pieces = static_cast<uint32_t>(pieces.size()) - ct.first_piece;
+                                contributions.push_back(ct);
+                                continue;
+                            }
                             // B.10.7.2: one length per codeword segment the new passes touch.
                             uint32_t pass = s.passes, left = new_passes;
                             while (left > 0) {

@@ -37,7 +37,17 @@ struct LastError {
     }
 };
 
-const char *profile_name(uint16_t rsiz)
+std::string profile_name_part1(uint16_t rsiz);
+
+/** The profile Rsiz names; bit 14 (ISO/IEC 15444-15) adds HTJ2K to it. */
+std::string profile_name(uint16_t rsiz)
+{
+    if (!(rsiz & 0x4000)) return profile_name_part1(rsiz);
+    const uint16_t rest = rsiz & ~uint16_t{0x4000};
+    return rest == 0 ? "HTJ2K (Part 15, no further restrictions)" : profile_name_part1(rest) + ", HTJ2K (Part 15)";
+}
+
+std::string profile_name_part1(uint16_t rsiz)
 {
     if (rsiz == 0) return "none (Part 1, no restrictions)";
     if (rsiz == 1) return "Profile 0";
@@ -103,7 +113,7 @@ std::string api_summary(const uint8_t *data, size_t size)
     appendf(s, "%s\n", info.is_jp2 ? "JP2 file" : "raw codestream");
     appendf(s, "image: %u x %u, %u component%s, %u tile%s\n", info.width, info.height, info.num_components,
             info.num_components == 1 ? "" : "s", info.num_tiles, info.num_tiles == 1 ? "" : "s");
-    appendf(s, "profile: Rsiz 0x%04x, %s\n", info.rsiz, profile_name(info.rsiz));
+    appendf(s, "profile: Rsiz 0x%04x, %s\n", info.rsiz, profile_name(info.rsiz).c_str());
     appendf(s, "coding: %u decomposition level%s, %s, MCT %s, %u layer%s, colour %s\n", info.levels,
             info.levels == 1 ? "" : "s", info.reversible ? "reversible 5/3" : "irreversible 9/7",
             info.mct ? "on" : "off", info.layers, info.layers == 1 ? "" : "s", color_name(info.color_space));

@@ -37,10 +37,11 @@ constexpr int kExitUsage = 2;   // the command line is wrong
 const char *const kMainHelp =
     "usage: j2kc <command> [options]\n"
     "\n"
-    "JPEG 2000 (ISO/IEC 15444-1) decoder and encoder of libj2kcuda.\n"
+    "JPEG 2000 (ISO/IEC 15444-1) decoder and encoder of libj2kcuda; the decoder also\n"
+    "reads HTJ2K (ISO/IEC 15444-15) codestreams and JPH files.\n"
     "\n"
     "commands:\n"
-    "  decode   codestream (.j2c/.j2k/.jp2) -> image (.pgx/.pgm/.ppm/.pam/.raw/.rawl)\n"
+    "  decode   codestream (.j2c/.j2k/.jph/.jp2) -> image (.pgx/.pgm/.ppm/.pam/.raw/.rawl)\n"
     "  encode   image -> codestream (.j2c/.j2k) or JP2 file (.jp2)\n"
     "  dump     main header, tile-parts, marker segments and profile checks\n"
     "\n"
@@ -49,9 +50,9 @@ const char *const kMainHelp =
     "command line.\n";
 
 const char *const kDecodeHelp =
-    "usage: j2kc decode -i IN.{j2c,j2k,jp2} -o OUT.{pgx,pgm,ppm,pam,raw,rawl} [options]\n"
+    "usage: j2kc decode -i IN.{j2c,j2k,jp2,jph} -o OUT.{pgx,pgm,ppm,pam,raw,rawl} [options]\n"
     "\n"
-    "  -i, --input FILE     raw codestream or JP2 file\n"
+    "  -i, --input FILE     raw codestream (Part 1 or HTJ2K) or JP2/JPH file\n"
     "  -o, --output FILE    image; the extension picks the format:\n"
     "                         .pgx   one file a component (OUT_0.pgx, OUT_1.pgx, ...) at\n"
     "                                the component's own size, precision and signedness,\n"
@@ -114,7 +115,7 @@ const char *const kEncodeHelp =
     "  -v, --verbose        print the library's messages\n";
 
 const char *const kDumpHelp =
-    "usage: j2kc dump -i IN.{j2c,j2k,jp2}\n"
+    "usage: j2kc dump -i IN.{j2c,j2k,jp2,jph}\n"
     "\n"
     "Prints the main header, the tile-parts, every marker segment and whether the\n"
     "constraints of the profile the stream claims (DCI, IMF, broadcast) hold.\n"

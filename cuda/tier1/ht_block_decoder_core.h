@@ -1,0 +1,696 @@
+/**
+ * @file ht_block_decoder_core.h
+ * @brief The HTJ2K block decoder (Rec. ITU-T T.814 | ISO/IEC 15444-15,
+ * clause 7): the HT cleanup pass (MagSgn, MEL and VLC byte streams, CxtVLC
+ * codewords, U-VLC residuals, exponent predictors), the HT SigProp and
+ * MagRef refinement passes, and the choice of the HT set to decode from the
+ * passes Tier-2 delivered (placeholder passes, several HT sets). One
+ * implementation, J2KC_HD, for the host (Tier1Decoder::decode) and the CUDA
+ * kernel (ht_decode.cu, a thread per code-block): no allocation, no
+ * exceptions, every read bounded by the block's segments.
+ *
+ * Output: the representation Tier1Decoder gives for Part-1 blocks (tier1.h),
+ * in sign and magnitude (bit 31 the sign): 0 while insignificant, else
+ * 2 * M + 2^p with M the magnitude decoded (quantisation-index units) and p
+ * the lowest plane decoded for that coefficient. A cleanup pass at plane
+ * p_c gives (2 mu + 1) 2^p_c for its significant samples (mu the cleanup's
+ * magnitude); SigProp at p_c - 1 gives 3 * 2^(p_c - 1) to the samples it
+ * makes significant; MagRef at p_c - 1 adds +-2^(p_c - 1) to the samples the
+ * cleanup found, as Part-1's refinement does. So quant/ sees no difference.
+ *
+ * Planes: with Mb + s planes (s the ROI shift), P zero bit-planes from the
+ * packet header and Z passes signalled, the last HT set begins with the
+ * cleanup pass number 3 * P0 (P0 = floor((Z - 1) / 3): the 3 * P0 passes
+ * before it are placeholders or earlier HT sets), which codes plane
+ * p_c = Mb + s - 1 - P - P0; Z - 3 * P0 - 1 refinement passes (0..2) follow it.
+ *
+ * State between the passes lives in the output values themselves: a sample
+ * is significant when its value is non-zero, and one that SigProp made
+ * significant is told from a cleanup one by bit p_c - 1 of its magnitude
+ * (a cleanup magnitude is a multiple of 2^p_c). The cleanup keeps two rows
+ * of quad records in a small scratch (ht_scratch_words).
+ */
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "common/host_device.h"
+#include "tier1/codeword_segment.h"
+#include "tier1/ht_vlc_table.h"
+
+#if defined(__CUDACC__)
+#define J2KC_HT_INLINE __host__ __device__ __forceinline__
+#define J2KC_HT_FN __host__ __device__ inline
+#define J2KC_HT_BLOCK_FN __host__ __device__ __noinline__ inline
+#elif defined(__GNUC__)
+#define J2KC_HT_INLINE inline
+#define J2KC_HT_FN inline
+#define J2KC_HT_BLOCK_FN inline __attribute__((noinline))
+#else
+#define J2KC_HT_INLINE inline
+#define J2KC_HT_FN inline
+#define J2KC_HT_BLOCK_FN inline
+#endif
+
+namespace j2kc {
+namespace ht {
+
+// ------------------------------------------------------------------ tables
+
+/**
+ * Decoder lookup of the CxtVLC tables: t[table][(context << 7) | next 7 bits
+ * of the VLC stream] = u_off (bit 0), codeword length (bits 1..3), rho
+ * (bits 4..7), e_k (bits 8..11), e_1 (bits 12..15). Table 0 is for the first
+ * row of quads, 1 for the others. Each table is a complete prefix code per
+ * context (ht_vlc_table.h), so every entry is filled.
+ */
+struct VlcLookup {
+    uint16_t t[2][1024];
+};
+
+J2KC_HD constexpr VlcLookup make_vlc_lookup()
+{
+    VlcLookup v{};
+    for (int table = 0; table < 2; ++table) {
+        const HtVlcRow *rows = table == 0 ? kHtVlcFirstRow : kHtVlcOtherRows;
+        const size_t n = table == 0 ? kHtVlcFirstRowCount : kHtVlcOtherRowsCount;
+        for (size_t r = 0; r < n; ++r) {
+            const HtVlcRow row = rows[r];
+            const uint16_t entry = static_cast<uint16_t>(row.u_off | (row.length << 1) | (row.rho << 4) |
+                                                         (row.e_k << 8) | (row.e_1 << 12));
+            // Every 7-bit look-ahead whose first `length` bits are the codeword.
+            for (uint32_t rest = 0; rest < (1u << (7 - row.length)); ++rest)
+                v.t[table][(uint32_t{row.context} << 7) | (rest << row.length) | row.codeword] = entry;
+        }
+    }
+    return v;
+}
+inline constexpr VlcLookup kVlcLookup = make_vlc_lookup();
+#if defined(__CUDACC__)
+static __device__ const VlcLookup kVlcLookupDevice = make_vlc_lookup();
+#endif
+
+J2KC_HT_INLINE uint32_t vlc_entry(uint32_t table, uint32_t index)
+{
+#if defined(__CUDA_ARCH__)
+    return kVlcLookupDevice.t[table][index];
+#else
+    return kVlcLookup.t[table][index];
+#endif
+}
+
+/** MEL exponents by state (T.814 Table 2). */
+J2KC_HT_INLINE uint32_t mel_exponent(uint32_t k)
+{
+    // 0,0,0,1,1,1,2,2,2,3,3,4,5 packed 3 bits per state.
+    constexpr uint64_t packed = (0ull << 0) | (0ull << 3) | (0ull << 6) | (1ull << 9) | (1ull << 12) |
+                                (1ull << 15) | (2ull << 18) | (2ull << 21) | (2ull << 24) | (3ull << 27) |
+                                (3ull << 30) | (4ull << 33) | (5ull << 36);
+    return static_cast<uint32_t>(packed >> (3 * k)) & 7u;
+}
+
+J2KC_HT_INLINE uint32_t bit_length(uint32_t v)
+{
+#if defined(__CUDA_ARCH__)
+    return 32u - static_cast<uint32_t>(__clz(static_cast<int>(v)));
+#else
+    return v ? 32u - static_cast<uint32_t>(__builtin_clz(v)) : 0u;
+#endif
+}
+
+J2KC_HT_INLINE uint32_t popcount4(uint32_t v) { return (v & 1u) + ((v >> 1) & 1u) + ((v >> 2) & 1u) + ((v >> 3) & 1u); }
+
+// ------------------------------------------------------------------ byte streams
+
+/**
+ * A forward stream read least-significant bit first (MagSgn, SigProp): after
+ * a 0xFF byte the next byte's most significant bit is a stuffed 0 and is
+ * skipped. Past the end it reads `fill` bytes (0xFF for MagSgn, 0 for SigProp).
+ */
+struct ForwardLsb {
+    const uint8_t *data;
+    uint32_t size, pos;
+    uint64_t acc;
+    uint32_t bits;
+    uint32_t last;
+    uint32_t fill;
+
+    J2KC_HT_INLINE void init(const uint8_t *d, uint32_t n, uint32_t fill_byte)
+    {
+        data = d;
+        size = n;
+        pos = 0;
+        acc = 0;
+        bits = 0;
+        last = 0;
+        fill = fill_byte;
+    }
+    J2KC_HT_INLINE void refill()
+    {
+        while (bits <= 56) {
+            const uint32_t b = pos < size ? data[pos++] : fill;
+            const uint32_t n = last == 0xFF ? 7u : 8u;
+            acc |= uint64_t{b & ((1u << n) - 1u)} << bits;
+            bits += n;
+            last = b;
+        }
+    }
+    /** n <= 32 bits, first bit read in bit 0. */
+    J2KC_HT_INLINE uint32_t get(uint32_t n)
+    {
+        if (n == 0) return 0;
+        if (bits < n) refill();
+        const uint32_t v = static_cast<uint32_t>(acc & ((uint64_t{1} << n) - 1u));
+        acc >>= n;
+        bits -= n;
+        return v;
+    }
+};
+
+/**
+ * A backward stream read least-significant bit first (VLC, MagRef): bytes
+ * from `pos` down to `lo`; a byte whose low seven bits are all ones, read
+ * right after (that is, before in memory) a byte above 0x8F, carries seven
+ * bits (its most significant bit is stuffed). Past the start it reads zeros.
+ */
+struct BackwardLsb {
+    const uint8_t *data;
+    int64_t pos, lo;
+    uint64_t acc;
+    uint32_t bits;
+    uint32_t last;
+
+    J2KC_HT_INLINE void refill()
+    {
+        while (bits <= 56) {
+            const uint32_t b = pos >= lo ? data[pos] : 0u;
+            --pos;
+            const uint32_t n = (last > 0x8F && (b & 0x7F) == 0x7F) ? 7u : 8u;
+            acc |= uint64_t{b & ((1u << n) - 1u)} << bits;
+            bits += n;
+            last = b;
+        }
+    }
+    J2KC_HT_INLINE uint32_t peek7()
+    {
+        if (bits < 7) refill();
+        return static_cast<uint32_t>(acc & 0x7F);
+    }
+    J2KC_HT_INLINE void skip(uint32_t n)
+    {
+        if (bits < n) refill();
+        acc >>= n;
+        bits -= n;
+    }
+    J2KC_HT_INLINE uint32_t get(uint32_t n)
+    {
+        if (n == 0) return 0;
+        if (bits < n) refill();
+        const uint32_t v = static_cast<uint32_t>(acc & ((uint64_t{1} << n) - 1u));
+        acc >>= n;
+        bits -= n;
+        return v;
+    }
+};
+
+/**
+ * The MEL stream: forward from Pcup, most significant bit first, a stuffed
+ * bit after 0xFF; the last two bytes of the cleanup segment read as if the
+ * Scup nibble and byte were all ones (the standard's modDcup), and 0xFF past Lcup.
+ */
+struct MelDecoder {
+    const uint8_t *data;  ///< the cleanup segment
+    uint32_t pos, end;    ///< next byte, Lcup
+    uint32_t tmp, bits;
+    uint32_t k, run;
+    bool one;
+
+    J2KC_HT_INLINE void init(const uint8_t *d, uint32_t pcup, uint32_t lcup)
+    {
+        data = d;
+        pos = pcup;
+        end = lcup;
+        tmp = 0;
+        bits = 0;
+        k = 0;
+        run = 0;
+        one = false;
+    }
+    J2KC_HT_INLINE uint32_t byte_at(uint32_t i) const
+    {
+        if (i >= end || i + 1 == end) return 0xFF;
+        return i + 2 == end ? (data[i] | 0x0Fu) : data[i];
+    }
+    J2KC_HT_INLINE uint32_t bit()
+    {
+        if (bits == 0) {
+            bits = tmp == 0xFF ? 7u : 8u;
+            tmp = byte_at(pos);
+            if (pos < end) ++pos;
+        }
+        --bits;
+        return (tmp >> bits) & 1u;
+    }
+    /** decodeMELSym: 0 or 1. */
+    J2KC_HT_INLINE uint32_t symbol()
+    {
+        if (run == 0 && !one) {
+            uint32_t e = mel_exponent(k);
+            if (bit()) {
+                run = 1u << e;
+                k = k + 1 < 12 ? k + 1 : 12;
+            } else {
+                run = 0;
+                while (e > 0) {
+                    run = 2 * run + bit();
+                    --e;
+                }
+                k = k > 0 ? k - 1 : 0;
+                one = true;
+            }
+        }
+        if (run > 0) {
+            --run;
+            return 0;
+        }
+        one = false;
+        return 1;
+    }
+};
+
+// ------------------------------------------------------------------ U-VLC
+
+/** decodeUPrefix: 1, 2, 3 or 5. */
+J2KC_HT_INLINE uint32_t u_prefix(BackwardLsb &vlc)
+{
+    if (vlc.get(1)) return 1;
+    if (vlc.get(1)) return 2;
+    return vlc.get(1) ? 3 : 5;
+}
+/** decodeUSuffix. */
+J2KC_HT_INLINE uint32_t u_suffix(BackwardLsb &vlc, uint32_t prefix)
+{
+    if (prefix < 3) return 0;
+    return prefix == 3 ? vlc.get(1) : vlc.get(5);
+}
+/** decodeUExtension. */
+J2KC_HT_INLINE uint32_t u_extension(BackwardLsb &vlc, uint32_t suffix) { return suffix >= 28 ? vlc.get(4) : 0; }
+
+// ------------------------------------------------------------------ block
+
+/** What ht_decode_block found wrong (the values are then meaningless). */
+enum HtStatus : uint32_t {
+    kHtOk = 0,
+    kHtBadSegments = 1,  ///< the passes' segments do not form an HT set (cleanup not ending a segment, ...)
+    kHtNoPlane = 2,      ///< P + P0 leaves no plane for the cleanup pass (Kmax exceeded)
+    kHtShortCleanup = 3, ///< cleanup segment shorter than 2 bytes
+    kHtBadScup = 4,      ///< Scup outside 2..min(Lcup, 4079)
+    kHtBadExponent = 5,  ///< an exponent bound U_q or a magnitude beyond the block's planes
+};
+
+J2KC_HT_INLINE const char *ht_status_text(uint32_t s)
+{
+    switch (s) {
+    case kHtOk: return "ok";
+    case kHtBadSegments: return "codeword segments do not form an HT set";
+    case kHtNoPlane: return "zero bit-planes and placeholder passes leave no plane for the cleanup pass";
+    case kHtShortCleanup: return "HT cleanup segment shorter than 2 bytes";
+    case kHtBadScup: return "HT cleanup segment: Scup (MEL + VLC length) out of range";
+    default: return "HT cleanup pass: exponent bound beyond the block's bit-planes";
+    }
+}
+
+/** Scratch words ht_decode_block needs for a block `width` samples wide: two rows of quad records. */
+J2KC_HD constexpr size_t ht_scratch_words(uint32_t width) { return 2 * (size_t{(width + 1) / 2} + 2); }
+
+/** Quad record: rho (bits 0..3), E of its bottom-left sample (8..13), of its bottom-right (16..21). */
+J2KC_HT_INLINE uint32_t quad_rho(uint32_t r) { return r & 0xFu; }
+J2KC_HT_INLINE uint32_t quad_e_bl(uint32_t r) { return (r >> 8) & 0x3Fu; }
+J2KC_HT_INLINE uint32_t quad_e_br(uint32_t r) { return (r >> 16) & 0x3Fu; }
+
+/** What the VLC (and MEL) give for one quad. */
+struct QuadSig {
+    uint32_t rho, u_off, e_k, e_1;
+};
+
+/** Significance and EMB pattern of a quad in context c (7.3.5): MEL in context 0, then CxtVLC. */
+J2KC_HT_INLINE QuadSig decode_quad_sig(BackwardLsb &vlc, MelDecoder &mel, uint32_t table, uint32_t c)
+{
+    QuadSig q{0, 0, 0, 0};
+    if (c == 0 && mel.symbol() == 0) return q;
+    const uint32_t e = vlc_entry(table, (c << 7) | vlc.peek7());
+    vlc.skip((e >> 1) & 7u);
+    q.u_off = e & 1u;
+    q.rho = (e >> 4) & 0xFu;
+    q.e_k = (e >> 8) & 0xFu;
+    q.e_1 = (e >> 12) & 0xFu;
+    return q;
+}
+
+/** Block-wide constants of the cleanup pass. */
+struct CleanupFrame {
+    uint32_t *values;
+    size_t vstride;
+    uint32_t width, height;
+    uint32_t p;       ///< p_c, the cleanup's plane
+    uint32_t u_max;   ///< largest U_q allowed: planes - p_c + 1
+    uint32_t mu_lim;  ///< mu must stay below 2^(planes - p_c) (magnitude < 2^planes)
+};
+
+/**
+ * MagSgn of one quad (7.3.8): values of its samples inside the block, and its
+ * record (rho and the exponents of its bottom samples). Returns false when a
+ * magnitude does not fit the block's planes.
+ */
+J2KC_HT_INLINE bool decode_quad_magsgn(const CleanupFrame &f, ForwardLsb &ms, const QuadSig &q, uint32_t U,
+                                       uint32_t qx, uint32_t qy, uint32_t &record)
+{
+    uint32_t e_bl = 0, e_br = 0;
+    const uint32_t x0 = 2 * qx, y0 = 2 * qy;
+    for (uint32_t i = 0; i < 4; ++i) {
+        uint32_t value = 0, e = 0;
+        if ((q.rho >> i) & 1u) {
+            const uint32_t known = (q.e_k >> i) & 1u;
+            const uint32_t m = U - known;  // U >= 1 >= known
+            const uint32_t v = ms.get(m) | (((q.e_1 >> i) & 1u) << m);
+            const uint32_t mu = (v >> 1) + 1;
+            if (mu >= f.mu_lim) return false;
+            e = bit_length(v | 1u);
+            value = ((v & 1u) << 31) | ((2 * mu + 1) << f.p);
+        }
+        if (i == 1) e_bl = e;
+        if (i == 3) e_br = e;
+        const uint32_t x = x0 + (i >> 1), y = y0 + (i & 1u);
+        if (x < f.width && y < f.height) f.values[size_t{y} * f.vstride + x] = value;
+    }
+    record = q.rho | (e_bl << 8) | (e_br << 16);
+    return true;
+}
+
+/**
+ * The HT cleanup pass (7.3) over the cleanup segment d[0, lcup) at plane
+ * f.p. `scratch` holds ht_scratch_words(width) words. Writes every sample of
+ * the block.
+ */
+J2KC_HT_FN uint32_t decode_cleanup(const CleanupFrame &f, const uint8_t *d, uint32_t lcup, uint32_t *scratch)
+{
+    if (lcup < 2) return kHtShortCleanup;
+    const uint32_t scup = (uint32_t{d[lcup - 1]} << 4) | (d[lcup - 2] & 0x0Fu);
+    if (scup < 2 || scup > lcup || scup > 4079) return kHtBadScup;
+    const uint32_t pcup = lcup - scup;
+
+    ForwardLsb ms;
+    ms.init(d, pcup, 0xFF);
+    MelDecoder mel;
+    mel.init(d, pcup, lcup);
+    // VLC: backward from byte Lcup - 2, of which only the upper nibble (read
+    // as if the Scup nibble were all ones) belongs to it.
+    BackwardLsb vlc;
+    vlc.data = d;
+    vlc.lo = pcup;
+    vlc.pos = static_cast<int64_t>(lcup) - 3;
+    {
+        const uint32_t first = d[lcup - 2] | 0x0Fu;
+        const uint32_t nibble = first >> 4;
+        const uint32_t n = (nibble & 7u) == 7u ? 3u : 4u;  // previous byte (Scup's) reads as 0xFF
+        vlc.acc = nibble & ((1u << n) - 1u);
+        vlc.bits = n;
+        vlc.last = first;
+    }
+
+    const uint32_t qw = (f.width + 1) / 2, qh = (f.height + 1) / 2;
+    // Two rows of quad records with a zero guard on each side: above[1 + qx].
+    uint32_t *above = scratch, *cur = scratch + (qw + 2);
+    for (uint32_t i = 0; i < qw + 2; ++i) above[i] = cur[i] = 0;
+
+    for (uint32_t qy = 0; qy < qh; ++qy) {
+        const bool first_row = qy == 0;
+        cur[0] = cur[qw + 1] = 0;
+        uint32_t c = 0;  // context of the next quad (first row)
+        for (uint32_t qx = 0; qx < qw; qx += 2) {
+            const bool has_b = qx + 1 < qw;
+            QuadSig a, b{0, 0, 0, 0};
+            uint32_t ua = 0, ub = 0;
+            if (first_row) {
+                a = decode_quad_sig(vlc, mel, 0, c);
+                c = ((a.rho | (a.rho >> 1)) & 1u) | (((a.rho >> 2) & 1u) << 1) | (((a.rho >> 3) & 1u) << 2);
+                if (has_b) {
+                    b = decode_quad_sig(vlc, mel, 0, c);
+                    c = ((b.rho | (b.rho >> 1)) & 1u) | (((b.rho >> 2) & 1u) << 1) | (((b.rho >> 3) & 1u) << 2);
+                }
+                if (a.u_off && b.u_off) {
+                    if (mel.symbol()) {
+                        const uint32_t pa = u_prefix(vlc), pb = u_prefix(vlc);
+                        const uint32_t sa = u_suffix(vlc, pa), sb = u_suffix(vlc, pb);
+                        const uint32_t xa = u_extension(vlc, sa), xb = u_extension(vlc, sb);
+                        ua = 2 + pa + sa + 4 * xa;
+                        ub = 2 + pb + sb + 4 * xb;
+                    } else {
+                        const uint32_t pa = u_prefix(vlc);
+                        if (pa > 2) {
+                            ub = vlc.get(1) + 1;
+                            const uint32_t sa = u_suffix(vlc, pa);
+                            ua = pa + sa + 4 * u_extension(vlc, sa);
+                        } else {
+                            const uint32_t pb = u_prefix(vlc);
+                            const uint32_t sa = u_suffix(vlc, pa), sb = u_suffix(vlc, pb);
+                            const uint32_t xa = u_extension(vlc, sa), xb = u_extension(vlc, sb);
+                            ua = pa + sa + 4 * xa;
+                            ub = pb + sb + 4 * xb;
+                        }
+                    }
+                } else if (a.u_off || b.u_off) {
+                    const uint32_t pf = u_prefix(vlc), sf = u_suffix(vlc, pf);
+                    const uint32_t u = pf + sf + 4 * u_extension(vlc, sf);
+                    (a.u_off ? ua : ub) = u;
+                }
+                // kappa is 1 in the first row.
+                const uint32_t Ua = 1 + ua, Ub = 1 + ub;
+                if (Ua > f.u_max || Ub > f.u_max) return kHtBadExponent;
+                if (!decode_quad_magsgn(f, ms, a, Ua, qx, qy, cur[1 + qx])) return kHtBadExponent;
+                if (has_b && !decode_quad_magsgn(f, ms, b, Ub, qx + 1, qy, cur[2 + qx])) return kHtBadExponent;
+            } else {
+                // Context (7.3.5, eq. 2): nw|n, w|sw, ne|nf.
+                const uint32_t nw = above[qx], n = above[1 + qx], nf = above[2 + qx];
+                const uint32_t left = cur[qx];
+                uint32_t ca = ((quad_rho(nw) >> 3) | (quad_rho(n) >> 1)) & 1u;
+                ca |= ((quad_rho(left) >> 2) | (quad_rho(left) >> 3)) & 1u ? 2u : 0u;
+                ca |= ((quad_rho(n) >> 3) | (quad_rho(nf) >> 1)) & 1u ? 4u : 0u;
+                a = decode_quad_sig(vlc, mel, 1, ca);
+                if (has_b) {
+                    const uint32_t nf2 = above[3 + qx];
+                    uint32_t cb = ((quad_rho(n) >> 3) | (quad_rho(nf) >> 1)) & 1u;
+                    cb |= ((a.rho >> 2) | (a.rho >> 3)) & 1u ? 2u : 0u;
+                    cb |= ((quad_rho(nf) >> 3) | (quad_rho(nf2) >> 1)) & 1u ? 4u : 0u;
+                    b = decode_quad_sig(vlc, mel, 1, cb);
+                }
+                if (a.u_off && b.u_off) {
+                    const uint32_t pa = u_prefix(vlc), pb = u_prefix(vlc);
+                    const uint32_t sa = u_suffix(vlc, pa), sb = u_suffix(vlc, pb);
+                    const uint32_t xa = u_extension(vlc, sa), xb = u_extension(vlc, sb);
+                    ua = pa + sa + 4 * xa;
+                    ub = pb + sb + 4 * xb;
+                } else if (a.u_off || b.u_off) {
+                    const uint32_t pf = u_prefix(vlc), sf = u_suffix(vlc, pf);
+                    const uint32_t u = pf + sf + 4 * u_extension(vlc, sf);
+                    (a.u_off ? ua : ub) = u;
+                }
+                // Exponent predictor: kappa = max(1, Emax - 1) for
+                // quads with more than one significant sample, Emax over the
+                // nw, n, ne, nf neighbours in the row above.
+                {
+                    uint32_t emax = quad_e_br(nw);
+                    const uint32_t e1 = quad_e_bl(n), e2 = quad_e_br(n), e3 = quad_e_bl(nf);
+                    emax = emax > e1 ? emax : e1;
+                    emax = emax > e2 ? emax : e2;
+                    emax = emax > e3 ? emax : e3;
+                    const uint32_t kappa = popcount4(a.rho) > 1 && emax > 2 ? emax - 1 : 1;
+                    const uint32_t Ua = kappa + ua;
+                    if (Ua > f.u_max) return kHtBadExponent;
+                    if (!decode_quad_magsgn(f, ms, a, Ua, qx, qy, cur[1 + qx])) return kHtBadExponent;
+                }
+                if (has_b) {
+                    const uint32_t nf2 = above[3 + qx];
+                    uint32_t emax = quad_e_br(n);
+                    const uint32_t e1 = quad_e_bl(nf), e2 = quad_e_br(nf), e3 = quad_e_bl(nf2);
+                    emax = emax > e1 ? emax : e1;
+                    emax = emax > e2 ? emax : e2;
+                    emax = emax > e3 ? emax : e3;
+                    const uint32_t kappa = popcount4(b.rho) > 1 && emax > 2 ? emax - 1 : 1;
+                    const uint32_t Ub = kappa + ub;
+                    if (Ub > f.u_max) return kHtBadExponent;
+                    if (!decode_quad_magsgn(f, ms, b, Ub, qx + 1, qy, cur[2 + qx])) return kHtBadExponent;
+                }
+            }
+        }
+        uint32_t *t = above;
+        above = cur;
+        cur = t;
+    }
+    return kHtOk;
+}
+
+/** Significance of the sample at (x, y) for SigProp: non-zero value, inside the block. */
+J2KC_HT_INLINE bool sig_at(const uint32_t *values, size_t vstride, uint32_t width, uint32_t height, int64_t x,
+                           int64_t y)
+{
+    if (x < 0 || y < 0 || x >= width || y >= height) return false;
+    return values[size_t(y) * vstride + size_t(x)] != 0;
+}
+
+/**
+ * HT SigProp (7.4) at plane p over the refinement segment (forward, zeros
+ * past its end): stripes of four rows, in groups of four columns; in a group
+ * the significance bits of the candidates (insignificant, with a significant
+ * neighbour: cleanup-significant anywhere, SigProp-significant earlier in
+ * the scan; in vertically causal mode not the row below a stripe) column by
+ * column, then the signs of those that became significant.
+ */
+J2KC_HT_FN void decode_sigprop(uint32_t *values, size_t vstride, uint32_t width, uint32_t height, uint32_t p,
+                               bool causal, const uint8_t *dref, uint32_t lref)
+{
+    ForwardLsb sp;
+    sp.init(dref, lref, 0);
+    const uint32_t mark = 3u << p;
+    for (uint32_t y0 = 0; y0 < height; y0 += 4) {
+        const uint32_t rows = height - y0 < 4 ? height - y0 : 4;
+        for (uint32_t x0 = 0; x0 < width; x0 += 4) {
+            const uint32_t cols = width - x0 < 4 ? width - x0 : 4;
+            uint32_t fresh = 0;  // bit 4 * col + row: became significant in this group
+            for (uint32_t cx = 0; cx < cols; ++cx) {
+                const int64_t x = x0 + cx;
+                for (uint32_t r = 0; r < rows; ++r) {
+                    const int64_t y = y0 + r;
+                    uint32_t &v = values[size_t(y) * vstride + size_t(x)];
+                    if (v != 0) continue;
+                    const bool below = !(causal && r == 3);
+                    const bool nb = sig_at(values, vstride, width, height, x - 1, y - 1) ||
+                                    sig_at(values, vstride, width, height, x, y - 1) ||
+                                    sig_at(values, vstride, width, height, x + 1, y - 1) ||
+                                    sig_at(values, vstride, width, height, x - 1, y) ||
+                                    sig_at(values, vstride, width, height, x + 1, y) ||
+                                    (below && (sig_at(values, vstride, width, height, x - 1, y + 1) ||
+                                               sig_at(values, vstride, width, height, x, y + 1) ||
+                                               sig_at(values, vstride, width, height, x + 1, y + 1)));
+                    if (!nb) continue;
+                    if (sp.get(1)) {
+                        v = mark;
+                        fresh |= 1u << (4 * cx + r);
+                    }
+                }
+            }
+            while (fresh) {
+#if defined(__CUDA_ARCH__)
+                const uint32_t i = static_cast<uint32_t>(__ffs(static_cast<int>(fresh)) - 1);
+#else
+                const uint32_t i = static_cast<uint32_t>(__builtin_ctz(fresh));
+#endif
+                fresh &= fresh - 1;
+                values[size_t(y0 + (i & 3u)) * vstride + x0 + (i >> 2)] |= sp.get(1) << 31;
+            }
+        }
+    }
+}
+
+/**
+ * HT MagRef (7.5) at plane p over the refinement segment, read backward from
+ * its end (zeros before its start): one bit per sample the cleanup found
+ * significant, stripes of four rows, column by column.
+ */
+J2KC_HT_FN void decode_magref(uint32_t *values, size_t vstride, uint32_t width, uint32_t height, uint32_t p,
+                              const uint8_t *dref, uint32_t lref)
+{
+    BackwardLsb mr;
+    mr.data = dref;
+    mr.lo = 0;
+    mr.pos = static_cast<int64_t>(lref) - 1;
+    mr.acc = 0;
+    mr.bits = 0;
+    mr.last = 0xFF;
+    for (uint32_t y0 = 0; y0 < height; y0 += 4) {
+        const uint32_t rows = height - y0 < 4 ? height - y0 : 4;
+        for (uint32_t x = 0; x < width; ++x) {
+            for (uint32_t r = 0; r < rows; ++r) {
+                uint32_t &v = values[size_t(y0 + r) * vstride + x];
+                // Cleanup magnitudes are multiples of 2^(p + 1); SigProp's have bit p.
+                if (v == 0 || ((v >> p) & 1u)) continue;
+                v += (mr.get(1) << (p + 1)) - (1u << p);
+            }
+        }
+    }
+}
+
+/**
+ * Decodes an HT code-block from its codeword segments (bytes back to back
+ * from `data`, as Tier-2 delivers them: each HT cleanup pass ends a segment,
+ * possibly with the placeholder passes before it; each set's SigProp and
+ * MagRef share the next segment). planes = Mb + s (at most 30), P the zero
+ * bit-planes. Writes every sample of the width x height block into
+ * values[y * vstride + x] in sign and magnitude (file comment); `scratch`
+ * holds ht_scratch_words(width) words. Only the last HT set is decoded.
+ * Returns kHtOk or why the block is corrupt.
+ */
+J2KC_HT_BLOCK_FN uint32_t ht_decode_block(const uint8_t *data, const CodewordSegment *segments, size_t num_segments,
+                                    uint32_t width, uint32_t height, uint32_t planes, uint32_t zero_bitplanes,
+                                    bool causal, uint32_t *values, size_t vstride, uint32_t *scratch)
+{
+    uint64_t total = 0;
+    J2KC_DEVICE_NO_UNROLL
+    for (size_t k = 0; k < num_segments; ++k) total += segments[k].passes;
+    if (total == 0 || width == 0 || height == 0) {
+        for (uint32_t y = 0; y < height; ++y)
+            for (uint32_t x = 0; x < width; ++x) values[size_t{y} * vstride + x] = 0;
+        return kHtOk;
+    }
+    // The last HT set: its cleanup is pass 3 * P0.
+    const uint64_t cleanup = 3 * ((total - 1) / 3);
+    const uint32_t z = static_cast<uint32_t>(total - cleanup);  // 1..3
+    const uint64_t p0 = cleanup / 3;
+    if (uint64_t{zero_bitplanes} + p0 + 1 > planes) return kHtNoPlane;
+    const uint32_t pc = planes - 1 - zero_bitplanes - static_cast<uint32_t>(p0);
+
+    // Find the segment that ends with the cleanup pass, and the one after it.
+    uint64_t pass = 0, offset = 0;
+    size_t k = 0;
+    J2KC_DEVICE_NO_UNROLL
+    for (; k < num_segments; ++k) {
+        const uint64_t end = pass + segments[k].passes;
+        if (end > cleanup) break;
+        pass = end;
+        offset += segments[k].length;
+    }
+    if (k == num_segments || pass + segments[k].passes != cleanup + 1) return kHtBadSegments;
+    const uint8_t *dcup = data + offset;
+    const uint32_t lcup = segments[k].length;
+    const uint8_t *dref = dcup + lcup;
+    uint32_t lref = 0;
+    if (z > 1) {
+        // One segment after the cleanup's holds the z - 1 refinement passes.
+        size_t after = 0;
+        J2KC_DEVICE_NO_UNROLL
+        for (size_t j = k + 1; j < num_segments; ++j, ++after) lref += segments[j].length;
+        if (after != 1) return kHtBadSegments;
+    }
+
+    CleanupFrame f;
+    f.values = values;
+    f.vstride = vstride;
+    f.width = width;
+    f.height = height;
+    f.p = pc;
+    f.u_max = planes - pc + 1;
+    f.mu_lim = planes - pc >= 31 ? 0xFFFFFFFFu : (1u << (planes - pc));
+    const uint32_t status = decode_cleanup(f, dcup, lcup, scratch);
+    if (status != kHtOk) return status;
+    // Refinement passes need a plane below the cleanup's (as Part-1 skips
+    // passes beyond the last plane).
+    if (z > 1 && pc > 0) {
+        decode_sigprop(values, vstride, width, height, pc - 1, causal, dref, lref);
+        if (z > 2) decode_magref(values, vstride, width, height, pc - 1, dref, lref);
+    }
+    return kHtOk;
+}
+
+}  // namespace ht
+}  // namespace j2kc

@@ -1,0 +1,767 @@
+// HTJ2K (ISO/IEC 15444-15) decoding: HT codestreams written by independent
+// encoders (OpenJPH's ojph_compress, Grok's grk_compress -M 64) and by
+// tests/data/ht's own generator (refinement passes, placeholder passes,
+// layers), decoded by the CPU backend and compared with an independent
+// decoder's samples (tests/data/ht/expected.txt, scripts/make-ht-data.sh);
+// the job-table path the GPU runs (t1_decode_any_job) against Tier1Decoder on
+// the host; the GPU backend against the CPU (Gpu*, skipped without a
+// device); and hostile HT data, which must give an error status or a corrupt
+// (zero) code-block, never a read outside the bytes.
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "codestream/dump.h"
+#include "codestream/jp2.h"
+#include "codestream/markers.h"
+#include "codestream/reader.h"
+#include "common/status.h"
+#include "j2kc.h"
+#include "pipeline/tile_decoder.h"
+#include "tier1/ht_block_decoder_core.h"
+#include "tier1/ht_decode_job.h"
+#include "tier1/ht_vlc_table.h"
+#include "tier1/t1_decode_job.h"
+#include "tier1/tier1.h"
+
+namespace j2kc {
+namespace {
+
+bool have_gpu()
+{
+    int n = 0;
+    return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+}
+
+void quiet(void *, int, const char *) {}
+
+std::string data_path(const std::string &name)
+{
+    const char *dir = std::getenv("J2KC_TEST_DATA");
+    return std::string(dir ? dir : "tests/data") + "/ht/" + name;
+}
+
+std::vector<uint8_t> read_file(const std::string &path)
+{
+    std::ifstream f(path, std::ios::binary);
+    return std::vector<uint8_t>(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+}
+
+uint64_t fnv1a(const std::vector<int32_t> &v)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (int32_t s : v) {
+        const uint32_t u = static_cast<uint32_t>(s);
+        for (int b = 0; b < 4; ++b) {
+            h ^= (u >> (8 * b)) & 0xFF;
+            h *= 0x100000001b3ull;
+        }
+    }
+    return h;
+}
+
+struct Expected {
+    std::string file;
+    uint32_t component = 0, width = 0, height = 0, precision = 0;
+    bool is_signed = false;
+    uint64_t hash = 0;
+    int tolerance = 0;
+};
+
+std::vector<Expected> expected_components()
+{
+    std::vector<Expected> out;
+    std::ifstream f(data_path("expected.txt"));
+    std::string line;
+    while (std::getline(f, line)) {
+        if (line.empty() || line[0] == '#') continue;
+        std::istringstream s(line);
+        Expected e;
+        int sgn = 0;
+        std::string hash;
+        s >> e.file >> e.component >> e.width >> e.height >> e.precision >> sgn >> hash >> e.tolerance;
+        e.is_signed = sgn != 0;
+        e.hash = std::stoull(hash, nullptr, 16);
+        out.push_back(e);
+    }
+    return out;
+}
+
+std::vector<std::string> stream_names()
+{
+    std::vector<std::string> names;
+    for (const Expected &e : expected_components())
+        if (names.empty() || names.back() != e.file) names.push_back(e.file);
+    return names;
+}
+
+struct Decoded {
+    int status = J2KC_OK;
+    std::vector<j2kc_component_info> info;
+    std::vector<std::vector<int32_t>> planes;
+};
+
+/** Decodes through the public API into 32-bit planes, the components as coded. */
+Decoded decode(const std::vector<uint8_t> &cs, j2kc_backend backend, int tier1_on_gpu = 0, int reduce = 0,
+               int layers = 0, int strict = 0)
+{
+    j2kc_decoder_config cfg;
+    j2kc_decoder_config_default(&cfg);
+    cfg.backend = backend;
+    cfg.log = quiet;
+    cfg.threads = 2;
+    cfg.reduce = reduce;
+    cfg.layers = layers;
+    cfg.strict = strict;
+    cfg.tier1_on_gpu = tier1_on_gpu;
+    Decoded d;
+    j2kc_decoder *dec = nullptr;
+    d.status = j2kc_decoder_create(&dec, &cfg);
+    if (d.status != J2KC_OK) return d;
+    std::vector<j2kc_component_info> ci(16);
+    j2kc_stream_info info{};
+    info.struct_size = sizeof(info);
+    info.components = ci.data();
+    info.components_capacity = 16;
+    d.status = j2kc_decoder_parse(dec, cs.data(), cs.size(), &info);
+    if (d.status == J2KC_OK) {
+        ci.resize(info.num_components);
+        d.info = ci;
+        d.planes.resize(info.num_components);
+        std::vector<j2kc_component> comps(info.num_components);
+        for (uint32_t c = 0; c < info.num_components; ++c) {
+            d.planes[c].assign(size_t{ci[c].width} * ci[c].height, 0x5A5A5A5A);
+            j2kc_component &k = comps[c];
+            std::memset(&k, 0, sizeof(k));
+            k.data = reinterpret_cast<uint64_t>(d.planes[c].data());
+            k.row_stride = ptrdiff_t(ci[c].width) * 4;
+            k.sample_stride = 4;
+            k.bytes_per_sample = 4;
+            k.precision = ci[c].precision;
+            k.is_signed = ci[c].is_signed;
+            k.dx = ci[c].dx;
+            k.dy = ci[c].dy;
+            k.width = ci[c].width;
+            k.height = ci[c].height;
+        }
+        j2kc_image image{};
+        image.struct_size = sizeof(image);
+        image.memory = J2KC_MEMORY_HOST;
+        image.width = info.width;
+        image.height = info.height;
+        image.num_components = info.num_components;
+        image.components = comps.data();
+        d.status = j2kc_decode(dec, cs.data(), cs.size(), &image);
+        // Samples are the low `precision` bits of each integer (j2kc.h), sign-extended when signed.
+        for (uint32_t c = 0; c < info.num_components && d.status == J2KC_OK; ++c) {
+            const uint32_t prec = ci[c].precision;
+            if (prec >= 32) continue;
+            for (int32_t &v : d.planes[c]) {
+                const uint32_t u = static_cast<uint32_t>(v) & ((1u << prec) - 1u);
+                v = ci[c].is_signed && (u >> (prec - 1)) ? static_cast<int32_t>(u | ~((1u << prec) - 1u))
+                                                          : static_cast<int32_t>(u);
+            }
+        }
+    }
+    j2kc_decoder_free(&dec);
+    return d;
+}
+
+/** The reference samples of a 9/7 stream (FILE.ref: components in turn, 16-bit LE). */
+std::vector<std::vector<int32_t>> reference_planes(const std::string &file, const std::vector<Expected> &comps)
+{
+    const std::vector<uint8_t> bytes = read_file(data_path(file + ".ref"));
+    std::vector<std::vector<int32_t>> planes;
+    size_t at = 0;
+    for (const Expected &e : comps) {
+        std::vector<int32_t> p(size_t{e.width} * e.height);
+        for (auto &v : p) {
+            if (at + 2 > bytes.size()) return {};
+            const uint16_t u = static_cast<uint16_t>(bytes[at] | (bytes[at + 1] << 8));
+            v = e.is_signed ? int32_t(int16_t(u)) : int32_t(u);
+            at += 2;
+        }
+        planes.push_back(std::move(p));
+    }
+    return planes;
+}
+
+/** Checks one stream's decode against its expectation; returns the worst difference. */
+void check_against_reference(const std::string &file, const Decoded &d)
+{
+    std::vector<Expected> comps;
+    for (const Expected &e : expected_components())
+        if (e.file == file) comps.push_back(e);
+    ASSERT_FALSE(comps.empty()) << file;
+    ASSERT_EQ(d.status, J2KC_OK) << file;
+    ASSERT_EQ(d.planes.size(), comps.size()) << file;
+    std::vector<std::vector<int32_t>> ref;
+    if (comps[0].tolerance) {
+        ref = reference_planes(file, comps);
+        ASSERT_EQ(ref.size(), comps.size()) << file << ": no .ref samples";
+    }
+    for (size_t c = 0; c < comps.size(); ++c) {
+        const Expected &e = comps[c];
+        EXPECT_EQ(d.info[c].width, e.width) << file << " component " << c;
+        EXPECT_EQ(d.info[c].height, e.height) << file << " component " << c;
+        EXPECT_EQ(d.info[c].precision, e.precision) << file << " component " << c;
+        EXPECT_EQ(d.info[c].is_signed != 0, e.is_signed) << file << " component " << c;
+        if (e.tolerance == 0) {
+            EXPECT_EQ(fnv1a(d.planes[c]), e.hash) << file << " component " << c << ": not the reference's samples";
+        } else {
+            ASSERT_EQ(ref[c].size(), d.planes[c].size());
+            EXPECT_EQ(fnv1a(ref[c]), e.hash) << file << ".ref";
+            int worst = 0;
+            size_t differ = 0;
+            for (size_t i = 0; i < ref[c].size(); ++i) {
+                const int diff = std::abs(ref[c][i] - d.planes[c][i]);
+                worst = std::max(worst, diff);
+                differ += diff != 0;
+            }
+            EXPECT_LE(worst, e.tolerance) << file << " component " << c << " (" << differ << " samples differ)";
+        }
+    }
+}
+
+// ------------------------------------------------------------ the VLC tables
+
+TEST(HtVlcTable, CompletePrefixCodePerContext)
+{
+    const HtVlcRow *tables[2] = {kHtVlcFirstRow, kHtVlcOtherRows};
+    const size_t sizes[2] = {kHtVlcFirstRowCount, kHtVlcOtherRowsCount};
+    for (int t = 0; t < 2; ++t) {
+        for (uint32_t c = 0; c < 8; ++c) {
+            // Kraft sum exactly 1 and no codeword a prefix of another: the 128
+            // 7-bit look-aheads each match exactly one row.
+            std::vector<int> hits(128, 0);
+            for (size_t r = 0; r < sizes[t]; ++r) {
+                const HtVlcRow &row = tables[t][r];
+                ASSERT_LT(row.context, 8);
+                ASSERT_GE(row.length, 1);
+                ASSERT_LE(row.length, 7);
+                ASSERT_LT(row.codeword, 1u << row.length);
+                ASSERT_EQ(row.e_k & ~row.rho, 0) << "e_k outside rho";
+                ASSERT_EQ(row.e_1 & ~row.e_k, 0) << "e_1 outside e_k";
+                if (row.u_off == 0) {
+                    ASSERT_EQ(row.e_k, 0);
+                }
+                if (row.context != c) continue;
+                for (uint32_t v = 0; v < 128; ++v)
+                    if ((v & ((1u << row.length) - 1)) == row.codeword) ++hits[v];
+            }
+            for (uint32_t v = 0; v < 128; ++v) EXPECT_EQ(hits[v], 1) << "table " << t << " context " << c << " bits " << v;
+        }
+    }
+    // The first row's context 0 never codes an all-insignificant quad (MEL does).
+    for (size_t r = 0; r < kHtVlcFirstRowCount; ++r)
+        EXPECT_FALSE(kHtVlcFirstRow[r].context == 0 && kHtVlcFirstRow[r].rho == 0);
+    EXPECT_EQ(kHtVlcFirstRowCount, 444u);
+    EXPECT_EQ(kHtVlcOtherRowsCount, 358u);
+}
+
+// ------------------------------------------------------------ peers' streams
+
+TEST(HtDecode, StreamsOfOtherEncodersMatchAnIndependentDecoder)
+{
+    const std::vector<std::string> names = stream_names();
+    ASSERT_GE(names.size(), 15u) << "tests/data/ht/expected.txt missing or short";
+    for (const std::string &name : names) {
+        const std::vector<uint8_t> cs = read_file(data_path(name));
+        ASSERT_FALSE(cs.empty()) << name;
+        check_against_reference(name, decode(cs, J2KC_BACKEND_CPU));
+    }
+}
+
+TEST(HtDecode, CodestreamSaysHt)
+{
+    const std::vector<uint8_t> cs = read_file(data_path("o_gray8_rev.j2c"));
+    const Codestream parsed = parse_codestream(cs.data(), cs.size());
+    EXPECT_EQ(parsed.siz.rsiz & kRsizPart15, kRsizPart15);
+    EXPECT_EQ(parsed.cap, kPcapPart15);
+    ASSERT_TRUE(parsed.has_ccap15);
+    EXPECT_EQ(parsed.ccap.size(), 1u);
+    EXPECT_EQ(parsed.ccap15 & ccap15::kModeMask, 0);  // every block HT
+    EXPECT_EQ(parsed.main.cod->component.cblk_style & cblk_style::kHighThroughput, cblk_style::kHighThroughput);
+}
+
+TEST(HtDecode, DumpShowsCapAndCcap15)
+{
+    const std::vector<uint8_t> cs = read_file(data_path("g_gray16_rev.j2k"));
+    const std::string text = dump_codestream(parse_codestream(cs.data(), cs.size()));
+    EXPECT_NE(text.find("Rsiz 0x4000 (Part 15 capabilities)"), std::string::npos) << text;
+    EXPECT_NE(text.find("CAP: Pcap 0x00020000: Part 15"), std::string::npos) << text;
+    EXPECT_NE(text.find("Ccap15 0x"), std::string::npos) << text;
+    EXPECT_NE(text.find("HTONLY"), std::string::npos) << text;
+    EXPECT_NE(text.find("style 0x40 (HT)"), std::string::npos) << text;
+}
+
+/** A JPH file (brand 'jph ', ISO/IEC 15444-15 Annex D) is a JP2-like file the decoder takes as it is. */
+TEST(HtDecode, JphFile)
+{
+    const std::vector<uint8_t> f = read_file(data_path("g_rgb8_rev.jph"));
+    const Jp2File jph = parse_jp2(f.data(), f.size());
+    EXPECT_EQ(jph.brand, jp2_box::kBrandJph);
+    EXPECT_TRUE(jph.warnings.empty()) << jph.warnings[0];
+    check_against_reference("g_rgb8_rev.jph", decode(f, J2KC_BACKEND_CPU));
+}
+
+/** Reduced resolutions and fewer layers decode too, with the same values on both paths of Tier-1. */
+TEST(HtDecode, ReduceAndLayers)
+{
+    for (const std::string &name : stream_names()) {
+        const std::vector<uint8_t> cs = read_file(data_path(name));
+        for (int reduce : {1, 2}) {
+            const Decoded d = decode(cs, J2KC_BACKEND_CPU, 0, reduce);
+            EXPECT_TRUE(d.status == J2KC_OK || d.status == J2KC_ERR_UNSUPPORTED) << name << " reduce " << reduce;
+        }
+        const Decoded one = decode(cs, J2KC_BACKEND_CPU, 0, 0, 1);
+        EXPECT_EQ(one.status, J2KC_OK) << name;
+    }
+}
+
+// ------------------------------------------------------------ refinement passes, placeholders, layers
+
+/** r_layers_31x9: the cleanup in layer 0, SigProp in layer 1, MagRef in layer 2; every prefix of
+ *  layers decodes, and each added pass moves a sample by at most its plane's weight. */
+TEST(HtRefinement, SetOverLayersTruncates)
+{
+    const std::vector<uint8_t> cs = read_file(data_path("r_layers_31x9.j2c"));
+    const Decoded all = decode(cs, J2KC_BACKEND_CPU);
+    check_against_reference("r_layers_31x9.j2c", all);
+    const Decoded two = decode(cs, J2KC_BACKEND_CPU, 0, 0, 2), one = decode(cs, J2KC_BACKEND_CPU, 0, 0, 1);
+    ASSERT_EQ(two.status, J2KC_OK);
+    ASSERT_EQ(one.status, J2KC_OK);
+    size_t refined = 0, propagated = 0;
+    for (size_t i = 0; i < all.planes[0].size(); ++i) {
+        // Reversible: a plane-1 cleanup value stands for 2 mu (+1 for the half plane it leaves).
+        EXPECT_LE(std::abs(all.planes[0][i] - two.planes[0][i]), 1) << i;
+        EXPECT_LE(std::abs(two.planes[0][i] - one.planes[0][i]), 1) << i;
+        refined += all.planes[0][i] != two.planes[0][i];
+        propagated += two.planes[0][i] != one.planes[0][i];
+    }
+    EXPECT_GT(refined, 10u);
+    EXPECT_GT(propagated, 10u);
+}
+
+/** The codewords of the one code-block of a stream (its first tile). */
+struct OneBlock {
+    std::vector<uint8_t> bytes;
+    std::vector<CodewordSegment> segments;
+    uint32_t width = 0, height = 0;
+    Tier1DecodeParams params;
+};
+
+OneBlock one_block(const std::string &name)
+{
+    OneBlock b;
+    const std::vector<uint8_t> file = read_file(data_path(name));
+    const Codestream cs = parse_codestream(file.data(), file.size());
+    TileBlocks blocks;
+    TileCoefficients planes;
+    prepare_tile(cs, cs.tiles[0], TileDecodeOptions{}, blocks, planes);
+    EXPECT_EQ(blocks.codewords.size(), 1u);
+    const CodeBlockCodewords &cw = blocks.codewords[0];
+    for (const CodeBlockChunk &c : cw.chunks) b.bytes.insert(b.bytes.end(), c.data, c.data + c.length);
+    b.segments = cw.segments;
+    b.width = blocks.layout.code_blocks[0].rect.width();
+    b.height = blocks.layout.code_blocks[0].rect.height();
+    b.params.style = cs.main.cod->component.cblk_style;
+    b.params.num_bitplanes = 9;  // 9-bit samples, no levels, one guard bit
+    b.params.zero_bitplanes = cw.zero_bitplanes;
+    return b;
+}
+
+std::vector<int32_t> decode_one(const OneBlock &b)
+{
+    Tier1Decoder dec;
+    std::vector<int32_t> out(size_t{b.width} * b.height, 0x5555);
+    dec.decode(b.bytes.data(), b.segments.data(), b.segments.size(), b.width, b.height, b.params, out.data(),
+               b.width);
+    return out;
+}
+
+TEST(HtRefinement, TierTwoSegmentsOfPlaceholdersAndLayers)
+{
+    // 3 placeholder passes, then the cleanup: one segment of 4 passes, then SigProp + MagRef.
+    const OneBlock ph = one_block("r_placeholders_24x24.j2c");
+    ASSERT_EQ(ph.segments.size(), 2u);
+    EXPECT_EQ(ph.segments[0].passes, 4u);
+    EXPECT_EQ(ph.segments[1].passes, 2u);
+    // Over three layers: the cleanup's segment, and SigProp and MagRef continuing one segment.
+    const OneBlock ly = one_block("r_layers_31x9.j2c");
+    ASSERT_EQ(ly.segments.size(), 2u);
+    EXPECT_EQ(ly.segments[0].passes, 1u);
+    EXPECT_EQ(ly.segments[1].passes, 2u);
+}
+
+/** Several HT sets (MULTIHT): only the last is decoded, whatever the earlier sets hold. */
+TEST(HtRefinement, EarlierHtSetsAreSkipped)
+{
+    const OneBlock b = one_block("r_refine_32x20.j2c");
+    ASSERT_EQ(b.segments.size(), 2u);
+    const std::vector<int32_t> want = decode_one(b);
+    std::mt19937 rng(5);
+    for (int sets = 1; sets <= 3; ++sets) {
+        OneBlock m = b;
+        m.bytes.clear();
+        m.segments.clear();
+        for (int s = 0; s < sets; ++s) {
+            const uint32_t a = 2 + rng() % 40, r = rng() % 20;
+            for (uint32_t i = 0; i < a + r; ++i) m.bytes.push_back(uint8_t(rng()));
+            m.segments.push_back({a, 1});
+            m.segments.push_back({r, 2});
+        }
+        m.bytes.insert(m.bytes.end(), b.bytes.begin(), b.bytes.end());
+        m.segments.insert(m.segments.end(), b.segments.begin(), b.segments.end());
+        // Each earlier set is a plane above: P drops by one per set to keep the cleanup's plane.
+        m.params.zero_bitplanes = static_cast<uint8_t>(b.params.zero_bitplanes - sets);
+        EXPECT_TRUE(decode_one(m) == want) << sets << " earlier sets";
+    }
+}
+
+// ------------------------------------------------------------ the job table (the GPU's code, on the host)
+
+/** append_tier1_jobs + t1_decode_any_job give the planes and corrupt counts decode_code_block does. */
+void check_job_table(const std::vector<uint8_t> &file, size_t &blocks_seen, size_t &corrupt_seen)
+{
+    Codestream cs;
+    try {
+        cs = parse_codestream(file.data(), file.size());
+    } catch (const Error &) {
+        return;
+    }
+    constexpr int32_t kSentinel = 0x1234567;
+    for (uint32_t reduce : {0u, 1u}) {
+        for (const Tile &tile : cs.tiles) {
+            const TileDecodeOptions options{reduce, 0};
+            TileBlocks blocks;
+            TileCoefficients ref, got;
+            try {
+                prepare_tile(cs, tile, options, blocks, ref);
+            } catch (const Error &) {
+                continue;
+            }
+            got = ref;
+            std::vector<size_t> offset;
+            size_t total = 0;
+            for (const ComponentPlane &p : ref.components) {
+                offset.push_back(total);
+                total += p.samples();
+            }
+            std::vector<int32_t> a(total + 1, kSentinel), b(total + 1, kSentinel);
+            for (size_t c = 0; c < ref.components.size(); ++c) ref.components[c].data = a.data() + offset[c];
+            Tier1Scratch scratch;
+            uint32_t corrupt_ref = 0;
+            for (size_t i = 0; i < blocks.layout.code_blocks.size(); ++i)
+                if (!decode_code_block(cs, tile, options, blocks, i, ref, scratch)) ++corrupt_ref;
+            Tier1JobTable table;
+            append_tier1_jobs(cs, tile, options, blocks, got, offset.data(), table);
+            std::vector<uint32_t> words(std::max<size_t>(table.max_scratch_words, 1));
+            uint32_t corrupt_got = 0;
+            for (const T1DecodeJob &job : table.jobs)
+                corrupt_got += t1_decode_any_job(job, table.bytes.data(), table.segments.data(), b.data(),
+                                                 words.data(), words.size()) != kT1JobOk;
+            EXPECT_EQ(corrupt_got, corrupt_ref);
+            ASSERT_TRUE(a == b) << "tile " << tile.index << " reduce " << reduce;
+            EXPECT_EQ(a.back(), kSentinel);
+            blocks_seen += table.ht_jobs;
+            corrupt_seen += corrupt_ref;
+        }
+    }
+}
+
+/** Flips bytes of the packet data (after the first SOD) at seeded positions. */
+std::vector<uint8_t> garble(std::vector<uint8_t> v, uint32_t seed, int flips)
+{
+    size_t sod = 0;
+    for (size_t i = 0; i + 1 < v.size(); ++i)
+        if (v[i] == 0xFF && v[i + 1] == 0x93) {
+            sod = i + 2;
+            break;
+        }
+    if (sod == 0 || sod >= v.size()) return v;
+    std::mt19937 rng(seed);
+    for (int k = 0; k < flips; ++k) v[sod + rng() % (v.size() - sod)] ^= static_cast<uint8_t>(1u << (rng() % 8));
+    return v;
+}
+
+TEST(HtJobTable, GatheredJobsMatchDecodeCodeBlock)
+{
+    size_t blocks = 0, corrupt = 0;
+    for (const std::string &name : stream_names()) {
+        const std::vector<uint8_t> cs = read_file(data_path(name));
+        if (cs.size() < 2 || cs[0] != 0xFF) continue;  // raw codestreams
+        check_job_table(cs, blocks, corrupt);
+        for (uint32_t seed = 1; seed <= 3; ++seed) check_job_table(garble(cs, seed, 6), blocks, corrupt);
+    }
+    EXPECT_GT(blocks, 200u);
+    EXPECT_GT(corrupt, 0u);
+}
+
+// ------------------------------------------------------------ the GPU backend
+
+void check_gpu_matches_cpu(int tier1_on_gpu)
+{
+    size_t compared = 0;
+    for (const std::string &name : stream_names()) {
+        const std::vector<uint8_t> clean = read_file(data_path(name));
+        for (uint32_t variant = 0; variant < 3; ++variant) {
+            const std::vector<uint8_t> cs = variant ? garble(clean, variant, 4) : clean;
+            for (int reduce : {0, 1}) {
+                const Decoded cpu = decode(cs, J2KC_BACKEND_CPU, 0, reduce);
+                const Decoded gpu = decode(cs, J2KC_BACKEND_CUDA, tier1_on_gpu, reduce);
+                ASSERT_EQ(gpu.status, cpu.status) << name << " variant " << variant << " reduce " << reduce;
+                if (cpu.status != J2KC_OK) continue;
+                EXPECT_TRUE(gpu.planes == cpu.planes) << name << " variant " << variant << " reduce " << reduce;
+                ++compared;
+            }
+        }
+        if (tier1_on_gpu) check_against_reference(name, decode(clean, J2KC_BACKEND_CUDA, tier1_on_gpu));
+    }
+    EXPECT_GE(compared, 60u);
+}
+
+TEST(GpuHtDecode, GpuTier1MatchesCpuBackend)
+{
+    if (!have_gpu()) GTEST_SKIP() << "no usable CUDA device";
+    check_gpu_matches_cpu(1);
+}
+
+TEST(GpuHtDecode, CpuTier1OnCudaBackendMatchesCpuBackend)
+{
+    if (!have_gpu()) GTEST_SKIP() << "no usable CUDA device";
+    check_gpu_matches_cpu(0);
+}
+
+/**
+ * Not a check: with J2KC_HT_BENCH=FILE[,FILE...] set, frames a second of the
+ * CPU backend and of the CUDA backend (Tier-1 on the GPU and on the CPU) on
+ * those HT files; skipped otherwise.
+ */
+TEST(HtBench, DecodeThroughput)
+{
+    const char *list = std::getenv("J2KC_HT_BENCH");
+    if (!list) GTEST_SKIP() << "set J2KC_HT_BENCH=FILE[,FILE...] to time HT decoding";
+    std::stringstream files(list);
+    std::string path;
+    while (std::getline(files, path, ',')) {
+        const std::vector<uint8_t> cs = read_file(path);
+        ASSERT_FALSE(cs.empty()) << path;
+        struct Run {
+            const char *name;
+            j2kc_backend backend;
+            int tier1_on_gpu;
+        };
+        for (const Run &r : {Run{"cpu", J2KC_BACKEND_CPU, 0}, Run{"cuda, Tier-1 on the GPU", J2KC_BACKEND_CUDA, 1},
+                             Run{"cuda, Tier-1 on the CPU", J2KC_BACKEND_CUDA, 0}}) {
+            if (r.backend == J2KC_BACKEND_CUDA && !have_gpu()) continue;
+            j2kc_decoder_config cfg;
+            j2kc_decoder_config_default(&cfg);
+            cfg.backend = r.backend;
+            cfg.log = quiet;
+            cfg.threads = 0;
+            cfg.tier1_on_gpu = r.tier1_on_gpu;
+            j2kc_decoder *dec = nullptr;
+            ASSERT_EQ(j2kc_decoder_create(&dec, &cfg), J2KC_OK);
+            std::vector<j2kc_component_info> ci(16);
+            j2kc_stream_info info{};
+            info.struct_size = sizeof(info);
+            info.components = ci.data();
+            info.components_capacity = 16;
+            ASSERT_EQ(j2kc_decoder_parse(dec, cs.data(), cs.size(), &info), J2KC_OK);
+            std::vector<std::vector<uint16_t>> planes(info.num_components);
+            std::vector<j2kc_component> comps(info.num_components);
+            for (uint32_t c = 0; c < info.num_components; ++c) {
+                planes[c].resize(size_t{ci[c].width} * ci[c].height);
+                j2kc_component &k = comps[c];
+                std::memset(&k, 0, sizeof(k));
+                k.data = reinterpret_cast<uint64_t>(planes[c].data());
+                k.row_stride = ptrdiff_t(ci[c].width) * 2;
+                k.sample_stride = 2;
+                k.bytes_per_sample = 2;
+                k.precision = ci[c].precision;
+                k.dx = ci[c].dx;
+                k.dy = ci[c].dy;
+                k.width = ci[c].width;
+                k.height = ci[c].height;
+            }
+            j2kc_image image{};
+            image.struct_size = sizeof(image);
+            image.memory = J2KC_MEMORY_HOST;
+            image.width = info.width;
+            image.height = info.height;
+            image.num_components = info.num_components;
+            image.components = comps.data();
+            ASSERT_EQ(j2kc_decode(dec, cs.data(), cs.size(), &image), J2KC_OK);  // warm-up
+            const int frames = 10;
+            const auto t0 = std::chrono::steady_clock::now();
+            for (int i = 0; i < frames; ++i) ASSERT_EQ(j2kc_decode(dec, cs.data(), cs.size(), &image), J2KC_OK);
+            const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            j2kc_stage_times t{};
+            j2kc_decoder_stage_times(dec, &t);
+            std::printf("%s: %ux%u, %zu bytes, %s: %.1f fps (%.2f ms a frame; stage times a frame: tier2 %.2f, "
+                        "tier1 %.2f, dwt %.2f)\n",
+                        path.c_str(), info.width, info.height, cs.size(), r.name, frames / s, 1e3 * s / frames,
+                        t.tier2 / (frames + 1), t.tier1 / (frames + 1), t.dwt / (frames + 1));
+            j2kc_decoder_free(&dec);
+        }
+    }
+}
+
+// ------------------------------------------------------------ hostile HT data
+
+/** One HT block through Tier1Decoder; true when it decoded, false on INVALID_DATA. */
+bool decode_block(const std::vector<uint8_t> &bytes, const std::vector<CodewordSegment> &segs, uint32_t w, uint32_t h,
+                  uint8_t planes, uint8_t zero_bitplanes, std::vector<int32_t> &out, uint8_t extra_style = 0)
+{
+    Tier1Decoder dec;
+    Tier1DecodeParams p;
+    p.style = static_cast<uint8_t>(cblk_style::kHighThroughput | extra_style);
+    p.num_bitplanes = planes;
+    p.zero_bitplanes = zero_bitplanes;
+    out.assign(size_t{w} * h, 0x7777);
+    try {
+        dec.decode(bytes.data(), segs.data(), segs.size(), w, h, p, out.data(), w);
+    } catch (const Error &e) {
+        EXPECT_EQ(e.status(), J2KC_ERR_INVALID_DATA);
+        return false;
+    }
+    return true;
+}
+
+/** The job path on the same block: the same verdict and values. */
+void check_job_agrees(const std::vector<uint8_t> &bytes, const std::vector<CodewordSegment> &segs, uint32_t w,
+                      uint32_t h, uint8_t planes, uint8_t zero_bitplanes, uint8_t extra_style = 0)
+{
+    std::vector<int32_t> ref;
+    const bool ok = decode_block(bytes, segs, w, h, planes, zero_bitplanes, ref, extra_style);
+    T1DecodeJob job{};
+    job.data_offset = 0;
+    job.out_offset = 1;
+    job.data_length = static_cast<uint32_t>(bytes.size());
+    job.segment_offset = 0;
+    job.num_segments = static_cast<uint32_t>(segs.size());
+    job.out_stride = w + 3;
+    job.width = static_cast<uint16_t>(w);
+    job.height = static_cast<uint16_t>(h);
+    job.style = static_cast<uint8_t>(cblk_style::kHighThroughput | extra_style);
+    job.num_bitplanes = planes;
+    job.zero_bitplanes = zero_bitplanes;
+    std::vector<int32_t> out(size_t{h} * job.out_stride + 2, 0x3C3C3C3C);
+    std::vector<uint32_t> scratch(t1_decode_job_scratch_words(w, h));
+    const uint8_t st = t1_decode_any_job(job, bytes.data(), segs.data(), out.data(), scratch.data(), scratch.size());
+    EXPECT_EQ(st == kT1JobOk, ok);
+    for (uint32_t y = 0; y < h; ++y)
+        for (uint32_t x = 0; x < w; ++x)
+            ASSERT_EQ(out[1 + size_t{y} * job.out_stride + x], ok ? ref[size_t{y} * w + x] : 0) << x << "," << y;
+    EXPECT_EQ(out[0], 0x3C3C3C3C);
+    EXPECT_EQ(out.back(), 0x3C3C3C3C);
+}
+
+TEST(HtHostile, BadCleanupSegments)
+{
+    std::vector<int32_t> out;
+    // Shorter than two bytes.
+    EXPECT_FALSE(decode_block({0x12}, {{1, 1}}, 8, 8, 8, 0, out));
+    EXPECT_FALSE(decode_block({}, {{0, 1}}, 8, 8, 8, 0, out));
+    // Scup (last byte << 4 | low nibble of the one before) below 2, above Lcup, above 4079.
+    EXPECT_FALSE(decode_block({0x00, 0x00, 0x00, 0x00}, {{4, 1}}, 8, 8, 8, 0, out));
+    EXPECT_FALSE(decode_block({0x00, 0x00, 0x03, 0x01}, {{4, 1}}, 8, 8, 8, 0, out));   // Scup 19 > 4
+    std::vector<uint8_t> big(5000, 0);
+    big[4998] = 0x0F;
+    big[4999] = 0xFF;  // Scup 4095
+    EXPECT_FALSE(decode_block(big, {{5000, 1}}, 8, 8, 8, 0, out));
+    // Zero bit-planes that leave no plane; placeholders that do the same.
+    EXPECT_FALSE(decode_block({0x00, 0x00, 0x02, 0x00}, {{4, 1}}, 8, 8, 8, 8, out));
+    EXPECT_FALSE(decode_block({0x00, 0x00, 0x02, 0x00}, {{0, 3}, {4, 1}}, 8, 8, 8, 7, out));
+    // Segments that do not form an HT set: the cleanup pass inside a longer segment.
+    EXPECT_FALSE(decode_block({0x00, 0x00, 0x02, 0x00}, {{4, 2}}, 8, 8, 8, 0, out));
+    EXPECT_FALSE(decode_block({0x00, 0x00, 0x02, 0x00}, {{4, 1}, {0, 1}, {0, 1}}, 8, 8, 8, 0, out));
+    // MEL bits all ones (runs of insignificant quads) and nothing else: an all-zero block.
+    EXPECT_TRUE(decode_block({0xFF, 0x00, 0x04, 0x00}, {{4, 1}}, 8, 8, 8, 0, out));
+    EXPECT_TRUE(std::all_of(out.begin(), out.end(), [](int32_t v) { return v == 0; }));
+    EXPECT_TRUE(decode_block({0x00, 0x00, 0x02, 0x00}, {{4, 1}}, 8, 8, 8, 0, out));
+    for (const auto &bytes : {std::vector<uint8_t>{0x12}, std::vector<uint8_t>{0x00, 0x00, 0x03, 0x01},
+                              std::vector<uint8_t>{0x00, 0x00, 0x02, 0x00}})
+        check_job_agrees(bytes, {{uint32_t(bytes.size()), 1}}, 8, 8, 8, 0);
+}
+
+/** Random bytes as cleanup and refinement segments of every block shape: no crash, no read
+ *  outside the bytes (ASan), the same verdict and values on both paths. */
+TEST(HtHostile, RandomSegmentsAnyShape)
+{
+    std::mt19937 rng(2024);
+    const uint32_t sides[] = {1, 2, 3, 4, 5, 7, 8, 16, 31, 32, 64, 128, 1024};
+    size_t ok = 0, bad = 0;
+    for (int iter = 0; iter < 600; ++iter) {
+        uint32_t w = sides[rng() % 13], h = sides[rng() % 13];
+        while (w * h > 4096) (w > h ? w : h) /= 2;
+        std::vector<uint8_t> bytes(rng() % 300);
+        const int kind = int(rng() % 3);
+        for (auto &b : bytes) b = kind == 0 ? uint8_t(rng()) : kind == 1 ? uint8_t(rng() % 2 ? 0xFF : rng()) : 0;
+        // Plausible Scup now and then.
+        if (bytes.size() >= 4 && rng() % 2) {
+            const uint32_t scup = 2 + rng() % std::min<uint32_t>(uint32_t(bytes.size()) - 1, 200);
+            bytes[bytes.size() - 1] = uint8_t(scup >> 4);
+            bytes[bytes.size() - 2] = uint8_t((bytes[bytes.size() - 2] & 0xF0) | (scup & 0xF));
+        }
+        const uint32_t lcup = bytes.empty() ? 0 : uint32_t(rng() % (bytes.size() + 1));
+        std::vector<CodewordSegment> segs;
+        const uint32_t passes = 1 + rng() % 7;
+        if (passes <= 3) {
+            segs.push_back({lcup, 1});
+            if (passes > 1) segs.push_back({uint32_t(bytes.size()) - lcup, passes - 1});
+        } else {
+            segs.push_back({lcup, passes});
+        }
+        const uint8_t planes = uint8_t(1 + rng() % 30);
+        const uint8_t zbp = uint8_t(rng() % planes);
+        const uint8_t style = rng() % 2 ? cblk_style::kVerticallyCausal : 0;
+        std::vector<int32_t> out;
+        (decode_block(bytes, segs, w, h, planes, zbp, out, style) ? ok : bad)++;
+        check_job_agrees(bytes, segs, w, h, planes, zbp, style);
+    }
+    EXPECT_GT(ok, 0u);
+    EXPECT_GT(bad, 50u);
+}
+
+/** Cut, garbled and truncated HT streams through the whole decoder: a status, never a crash. */
+TEST(HtHostile, DamagedStreams)
+{
+    size_t decoded = 0;
+    // J2KC_HT_FUZZ_ROUNDS=N: more damaged copies of each stream (a longer run under the sanitizers).
+    const char *rounds_env = std::getenv("J2KC_HT_FUZZ_ROUNDS");
+    const uint32_t rounds = rounds_env ? uint32_t(std::max(1, std::atoi(rounds_env))) : 6;
+    for (const std::string &name : stream_names()) {
+        const std::vector<uint8_t> clean = read_file(data_path(name));
+        for (uint32_t seed = 1; seed <= rounds; ++seed) {
+            std::vector<uint8_t> v = garble(clean, seed, int(1 + seed % 7 * 3));
+            if (seed % 2 == 0) v.resize(v.size() * (50 + seed % 10 * 5) / 100);
+            const Decoded d = decode(v, J2KC_BACKEND_CPU);
+            EXPECT_TRUE(d.status == J2KC_OK || d.status == J2KC_ERR_INVALID_DATA ||
+                        d.status == J2KC_ERR_UNSUPPORTED)
+                << name << " seed " << seed << " status " << d.status;
+            decoded += d.status == J2KC_OK;
+            // Strict decoding refuses what the lenient one passes over, never crashes either.
+            const Decoded s = decode(v, J2KC_BACKEND_CPU, 0, 0, 0, 1);
+            EXPECT_TRUE(s.status == J2KC_OK || s.status == J2KC_ERR_INVALID_DATA ||
+                        s.status == J2KC_ERR_UNSUPPORTED)
+                << name << " seed " << seed << " strict status " << s.status;
+        }
+    }
+    EXPECT_GT(decoded, 20u);
+}
+
+}  // namespace
+}  // namespace j2kc

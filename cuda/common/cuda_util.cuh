@@ -207,89 +207,97 @@ private:
 };
 
 /**
- * A CUDA stream of our own: created with flags and a priority, destroyed with
- * its owner. Destroy it in the context that made it (owners that outlive a
- * call open a ContextScope in their destructor). Empty until create().
+ * A CUDA runtime handle of our own (a stream, an event), destroyed with its
+ * owner by `Destroy`. Destroy it in the context that made it (owners that
+ * outlive a call open a ContextScope in their destructor). Empty until the
+ * owning class makes one, so handles that only some paths need cost
+ * nothing otherwise.
  */
-class CudaStream {
+template <typename Handle, cudaError_t (*Destroy)(Handle)>
+class CudaOwned {
 public:
-    CudaStream() = default;
-    explicit CudaStream(unsigned flags, int priority = 0) { create(flags, priority); }
-    ~CudaStream() { reset(); }
-    CudaStream(const CudaStream &) = delete;
-    CudaStream &operator=(const CudaStream &) = delete;
-    CudaStream(CudaStream &&o) noexcept : stream_(std::exchange(o.stream_, nullptr)) {}
-    CudaStream &operator=(CudaStream &&o) noexcept
+    CudaOwned() = default;
+    ~CudaOwned() { reset(); }
+    CudaOwned(const CudaOwned &) = delete;
+    CudaOwned &operator=(const CudaOwned &) = delete;
+    CudaOwned(CudaOwned &&o) noexcept : handle_(std::exchange(o.handle_, nullptr)) {}
+    CudaOwned &operator=(CudaOwned &&o) noexcept
     {
         if (this != &o) {
             reset();
-            stream_ = std::exchange(o.stream_, nullptr);
+            handle_ = std::exchange(o.handle_, nullptr);
         }
         return *this;
     }
+
+    void reset()
+    {
+        if (handle_) Destroy(handle_);
+        handle_ = nullptr;
+    }
+    Handle get() const { return handle_; }
+
+protected:
+    /** Takes `h` (made by the caller), replacing any held handle. */
+    void adopt(Handle h)
+    {
+        reset();
+        handle_ = h;
+    }
+
+private:
+    Handle handle_ = nullptr;
+};
+
+/** A CUDA stream of our own, created with flags and a priority. */
+class CudaStream : public CudaOwned<cudaStream_t, cudaStreamDestroy> {
+public:
+    CudaStream() = default;
+    explicit CudaStream(unsigned flags, int priority = 0) { create(flags, priority); }
 
     /** Makes a new stream (replacing any held one); priority 0 is the default priority. */
     void create(unsigned flags = cudaStreamNonBlocking, int priority = 0)
     {
         cudaStream_t s = nullptr;
         check_cuda(cudaStreamCreateWithPriority(&s, flags, priority), "cudaStreamCreate");
-        reset();
-        stream_ = s;
+        adopt(s);
     }
-    void reset()
-    {
-        if (stream_) cudaStreamDestroy(stream_);
-        stream_ = nullptr;
-    }
-    cudaStream_t get() const { return stream_; }
-    void sync() const { check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize"); }
-
-private:
-    cudaStream_t stream_ = nullptr;
+    void sync() const { check_cuda(cudaStreamSynchronize(get()), "cudaStreamSynchronize"); }
 };
 
 /**
  * A CUDA event of our own, created with flags (cudaEventDefault times it,
- * cudaEventDisableTiming makes it cheaper for ordering only). Empty until
- * create(), so events that only timing needs cost nothing otherwise.
+ * cudaEventDisableTiming makes it cheaper for ordering only).
  */
-class CudaEvent {
+class CudaEvent : public CudaOwned<cudaEvent_t, cudaEventDestroy> {
 public:
     CudaEvent() = default;
     explicit CudaEvent(unsigned flags) { create(flags); }
-    ~CudaEvent() { reset(); }
-    CudaEvent(const CudaEvent &) = delete;
-    CudaEvent &operator=(const CudaEvent &) = delete;
-    CudaEvent(CudaEvent &&o) noexcept : event_(std::exchange(o.event_, nullptr)) {}
-    CudaEvent &operator=(CudaEvent &&o) noexcept
-    {
-        if (this != &o) {
-            reset();
-            event_ = std::exchange(o.event_, nullptr);
-        }
-        return *this;
-    }
 
     /** Makes a new event (replacing any held one). */
     void create(unsigned flags = cudaEventDefault)
     {
         cudaEvent_t e = nullptr;
         check_cuda(cudaEventCreateWithFlags(&e, flags), "cudaEventCreate");
-        reset();
-        event_ = e;
+        adopt(e);
     }
-    void reset()
-    {
-        if (event_) cudaEventDestroy(event_);
-        event_ = nullptr;
-    }
-    cudaEvent_t get() const { return event_; }
-    void record(cudaStream_t stream) const { check_cuda(cudaEventRecord(event_, stream), "cudaEventRecord"); }
-    void sync() const { check_cuda(cudaEventSynchronize(event_), "cudaEventSynchronize"); }
-
-private:
-    cudaEvent_t event_ = nullptr;
+    void record(cudaStream_t stream) const { check_cuda(cudaEventRecord(get(), stream), "cudaEventRecord"); }
+    void sync() const { check_cuda(cudaEventSynchronize(get()), "cudaEventSynchronize"); }
 };
+
+/**
+ * Milliseconds of GPU time between two completed timing events, for the
+ * stage times the encoders and decoders report. A time that cannot be read
+ * (an event made without timing, or not yet complete) counts as 0 and the
+ * error is cleared: statistics never fail a frame, nor a later launch check.
+ */
+inline float elapsed_ms(const CudaEvent &from, const CudaEvent &to)
+{
+    float ms = 0;
+    if (cudaEventElapsedTime(&ms, from.get(), to.get()) == cudaSuccess) return ms;
+    cudaGetLastError();
+    return 0.0f;
+}
 
 /** The stream the caller lent, or one of our own (a CudaStream) on `device`. */
 class StreamHolder {

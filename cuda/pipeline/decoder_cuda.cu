@@ -343,12 +343,6 @@ private:
     std::vector<std::unique_ptr<Event>> events_;  ///< one a piece, made as pieces grow in number
 };
 
-float elapsed_ms(const Event &from, const Event &to)
-{
-    float ms = 0;
-    return cudaEventElapsedTime(&ms, from.get(), to.get()) == cudaSuccess ? ms : 0.0f;
-}
-
 /** What one frame in flight holds on the GPU side: buffers sized by the largest geometry seen. */
 struct Slot {
     explicit Slot(void *context, int device) : stream(nullptr, context, device) {}

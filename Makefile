@@ -7,7 +7,8 @@
 #   make test       every test: core ctest, FATE (backend=cpu), ffmpeg interop checks, ffplay, installed tree
 #   make test-gpu   the GPU half: Gpu* core tests and FATE with backend=cuda
 BUILD       ?= build
-CUDA_ARCHS  ?= 75-real;80-real;86-real;89-real;90-real;100-real;120-real;120-virtual
+# The default architectures are the top CMakeLists.txt's (one place to change them).
+CUDA_ARCHS  ?= $(shell sed -n 's/^ *set(CMAKE_CUDA_ARCHITECTURES "\(.*\)")/\1/p' CMakeLists.txt)
 JOBS        ?= $(shell nproc)
 CMAKE_FLAGS ?=
 PREFIX      ?= /usr/local

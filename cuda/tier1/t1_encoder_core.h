@@ -569,42 +569,37 @@ J2KC_HD void t1_record_pass(T1EncodeOutput &out, uint32_t pass, int nbp, int64_t
  * RawEncoder through this one object at pass boundaries and codes the passes
  * its own way in between; so the bytes, the lengths and the truncation
  * points cannot differ between them.
+ *
+ * It holds only the segment's own state; what the block fixes (the output,
+ * its style, the pass bound) comes with each call from the caller's
+ * registers. The warp coder runs the bookkeeping in lane 0 alone, and every
+ * value that only lane 0 sets or reads costs a register in every lane of
+ * its kernel.
  */
 struct T1SegmentDriver {
-    uint8_t *buf;            ///< out.buf: the dummy byte, then the stream
-    size_t capacity;         ///< bytes of buf
-    size_t pass_bound;       ///< t1_pass_byte_bound of the block
-    uint32_t num_passes;
-    uint8_t style;
-    size_t seg_start;        ///< buffer position of the current (or next) segment
-    bool open;               ///< a segment is open
-    bool raw;                ///< the open segment is a raw one
-    uint32_t first_pass;     ///< the open segment's first pass
+    uint32_t seg_start;   ///< buffer position of the current (or next) segment
+    uint32_t first_pass;  ///< the open segment's first pass
+    bool open;            ///< a segment is open
+    bool raw;             ///< the open segment is a raw one
 
-    /** Starts the block's stream in out.buf (writes the dummy byte). */
-    J2KC_HD void begin(const T1EncodeOutput &out, uint32_t width, uint32_t height, uint8_t block_style,
-                       uint32_t passes)
+    /** Starts the block's stream in buf (writes the dummy byte before it). */
+    J2KC_HD void begin(uint8_t *buf)
     {
-        buf = out.buf;
-        capacity = out.capacity;
-        pass_bound = t1_pass_byte_bound(width, height);
-        num_passes = passes;
-        style = block_style;
         seg_start = 1;
+        first_pass = 0;
         open = false;
         raw = false;
-        first_pass = 0;
-        buf[0] = 0;  // the byte before the stream (MqEncoder::init reads it)
+        buf[0] = 0;  // MqEncoder::init reads the byte before a segment
     }
-
-    J2KC_HD bool terminates(uint32_t pass) const { return t1_pass_ends_segment(pass, num_passes, style); }
 
     /**
      * Before pass `pass`: false if the bytes so far plus what one pass can
-     * add might not fit (kT1EncodeOverflow); otherwise opens a segment,
-     * raw or MQ as the pass is, when none is open.
+     * add (`pass_bound`, t1_pass_byte_bound) might not fit the `capacity`
+     * bytes of `buf` (kT1EncodeOverflow); otherwise opens a segment, raw or
+     * MQ as the pass is, when none is open.
      */
-    J2KC_HD bool begin_pass(uint32_t pass, MqEncoder &mq, RawEncoder &rawc)
+    J2KC_HD bool begin_pass(uint32_t pass, uint8_t style, size_t pass_bound, uint8_t *buf, size_t capacity,
+                            MqEncoder &mq, RawEncoder &rawc)
     {
         const size_t used = open ? (raw ? static_cast<size_t>(rawc.bp - buf) + 1 : mq.used()) : seg_start;
         if (used + pass_bound > capacity) return false;
@@ -620,38 +615,39 @@ struct T1SegmentDriver {
 
     /**
      * After pass `pass`: a pass that does not end its segment leaves what
-     * its truncation point will be found from; one that does terminates the
-     * segment, whose bytes are then final, and sets the truncation points of
-     * all its passes.
+     * its truncation point will be found from; one that does (`terminated`,
+     * t1_pass_ends_segment) terminates the segment, whose bytes are then
+     * final, and sets the truncation points of all its passes.
      */
-    J2KC_HD void end_pass(uint32_t pass, MqEncoder &mq, RawEncoder &rawc, const T1EncodeScratch &scratch,
-                          T1EncodeOutput &out)
+    J2KC_HD void end_pass(uint32_t pass, bool terminated, uint8_t style, MqEncoder &mq, RawEncoder &rawc,
+                          const T1EncodeScratch &scratch, T1EncodeOutput &out)
     {
-        if (!terminates(pass)) {
+        if (!terminated) {
             if (raw) scratch.raw_ends[pass] = rawc.bytes_needed();
             else scratch.snapshots[pass] = mq.snapshot();
             return;
         }
         const bool predictable = (style & kStylePredictable) != 0;
         const uint32_t length = raw ? rawc.flush(predictable) : (predictable ? mq.flush_predictable() : mq.flush());
-        const uint8_t *seg = buf + seg_start;
+        const uint8_t *seg = out.buf + seg_start;
         for (uint32_t q = first_pass; q < pass; ++q) {
             const uint32_t needed = raw ? scratch.raw_ends[q] : mq_truncation_length(scratch.snapshots[q], seg, length);
-            out.pass_end[q] = static_cast<uint32_t>(seg_start - 1) + segment_truncation_point(needed, seg, length);
+            out.pass_end[q] = seg_start - 1 + segment_truncation_point(needed, seg, length);
         }
         seg_start += length;
-        out.pass_end[pass] = static_cast<uint32_t>(seg_start - 1);
+        out.pass_end[pass] = seg_start - 1;
         open = false;
     }
 
-    /** After the last pass: the block's pass count and length. Truncation
-     *  points never decrease (a longer prefix is always safe). */
-    J2KC_HD void finish(T1EncodeOutput &out) const
+    /** After the last of `num_passes` passes: the block's pass count and
+     *  length. Truncation points never decrease (a longer prefix is always
+     *  safe). */
+    J2KC_HD void finish(uint32_t num_passes, T1EncodeOutput &out) const
     {
         for (uint32_t q = 1; q < num_passes; ++q)
             if (out.pass_end[q] < out.pass_end[q - 1]) out.pass_end[q] = out.pass_end[q - 1];
         out.num_passes = num_passes;
-        out.bytes = static_cast<uint32_t>(seg_start - 1);
+        out.bytes = seg_start - 1;
     }
 };
 
@@ -688,16 +684,18 @@ J2KC_HD uint32_t t1_encode_block(const int32_t *coeffs, size_t stride, uint32_t 
     const uint32_t plan = t1_encode_plan(max_mag, width, height, num_bitplanes, out, &nbp, &num_passes);
     if (plan != kT1EncodeOk || num_passes == 0) return plan;
 
+    const size_t pass_bound = t1_pass_byte_bound(width, height);
     T1SegmentDriver seg;
-    seg.begin(out, width, height, style, num_passes);
+    seg.begin(out.buf);
     for (uint32_t pass = 0; pass < num_passes; ++pass) {
-        if (!seg.begin_pass(pass, st.mq, st.raw)) return kT1EncodeOverflow;
+        if (!seg.begin_pass(pass, style, pass_bound, out.buf, out.capacity, st.mq, st.raw)) return kT1EncodeOverflow;
         st.dist = 0;
         run_pass(st, pass, nbp, style);
-        t1_record_pass(out, pass, nbp, static_cast<int64_t>(st.dist), seg.terminates(pass));
-        seg.end_pass(pass, st.mq, st.raw, scratch, out);
+        const bool terminated = t1_pass_ends_segment(pass, num_passes, style);
+        t1_record_pass(out, pass, nbp, static_cast<int64_t>(st.dist), terminated);
+        seg.end_pass(pass, terminated, style, st.mq, st.raw, scratch, out);
     }
-    seg.finish(out);
+    seg.finish(num_passes, out);
     return kT1EncodeOk;
 }
 

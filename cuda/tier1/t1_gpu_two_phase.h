@@ -61,12 +61,18 @@ J2KC_HD uint32_t t1w_model_block(T1WarpShared &sh, const int32_t *coeffs, size_t
                                  uint16_t *words, uint32_t *mags, uint8_t *dec, uint32_t dec_cap,
                                  uint32_t *pass_dec_end, T1EncodeOutput &out)
 {
-    const T1WBlockStart start =
-        t1w_begin_block(sh, coeffs, stride, width, height, style, num_bitplanes, words, mags, out);
-    if (start.status != kT1EncodeOk || start.num_passes == 0) return start.status;
-    const int nbp = start.nbp;
-    const uint32_t num_passes = start.num_passes;
-
+    // The steps of t1w_begin_block and t1_encode_plan written out, with the
+    // zero bit-planes set last: through those helpers this kernel, held to
+    // 64 registers for 8 CTAs an SM, spills more (docs/measurements.md).
+    bool empty = false;
+    const uint32_t check = t1_encode_check(width, height, style, num_bitplanes, out, &empty);
+    if (check != kT1EncodeOk || empty) return check;
+    const uint32_t max_mag = t1w_load_block(sh, coeffs, stride, width, height, words, mags);
+    if (max_mag == 0) return kT1EncodeOk;
+    int nbp = 0;
+    if (const uint32_t deep = t1_data_bitplanes(max_mag, num_bitplanes, out, &nbp)) return deep;
+    const uint32_t num_passes = 3 * static_cast<uint32_t>(nbp) - 2;
+    if (out.capacity < 1 + t1_pass_byte_bound(width, height)) return kT1EncodeOverflow;
     T1WEmit em{dec, 0, dec_cap, false};
     // Phase 1 codes nothing: t1w_pass<true> leaves these alone.
     MqEncoder mq_unused{};
@@ -96,6 +102,7 @@ J2KC_HD uint32_t t1w_model_block(T1WarpShared &sh, const int32_t *coeffs, size_t
     T1W_SYNC();
     if (em.overflow) return kT1EncodeOverflow;
     out.num_passes = num_passes;
+    out.zero_bitplanes = static_cast<uint8_t>(num_bitplanes - static_cast<uint32_t>(nbp));
     return kT1EncodeOk;
 }
 
@@ -226,8 +233,9 @@ J2KC_HD uint32_t t1_code_block_decisions(const uint8_t *dec, const uint32_t *pas
     t1_reset_context_words(cx, cx_stride);
     MqEncoder mq{};
     RawEncoder rawc{};
-    T1SegmentDriver seg{};
-    seg.begin(out, width, height, style, num_passes);
+    const size_t pass_bound = t1_pass_byte_bound(width, height);
+    T1SegmentDriver seg;
+    seg.begin(out.buf);
     bool raw = false;
     uint32_t pass = 0;       // passes begun
     uint32_t pass_end = 0;   // end of the current pass's decisions
@@ -243,10 +251,12 @@ J2KC_HD uint32_t t1_code_block_decisions(const uint8_t *dec, const uint32_t *pas
             // begins the next.
             bool reset = false;
             do {
-                if (pass > 0) seg.end_pass(pass - 1, mq, rawc, scratch, out);
+                if (pass > 0)
+                    seg.end_pass(pass - 1, t1_pass_ends_segment(pass - 1, num_passes, style), style, mq, rawc,
+                                 scratch, out);
                 if (pass == num_passes) break;
                 raw = t1_pass_is_raw(pass, style);
-                if (!seg.begin_pass(pass, mq, rawc)) return kT1EncodeOverflow;
+                if (!seg.begin_pass(pass, style, pass_bound, out.buf, out.capacity, mq, rawc)) return kT1EncodeOverflow;
                 if ((style & kStyleReset) && pass > 0) {
                     t1_reset_context_words(cx, cx_stride);
                     reset = true;
@@ -278,7 +288,7 @@ J2KC_HD uint32_t t1_code_block_decisions(const uint8_t *dec, const uint32_t *pas
         }
         d = dn;
     }
-    seg.finish(out);
+    seg.finish(num_passes, out);
     return kT1EncodeOk;
 }
 

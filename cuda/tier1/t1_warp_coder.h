@@ -565,8 +565,8 @@ J2KC_HD uint32_t t1w_load_block(T1WarpShared &sh, const int32_t *coeffs, size_t 
 #endif
 }
 
-/** How a warp block encoder starts: a status, and the planes and passes to
- *  code (none with kT1EncodeOk: nothing to code). */
+/** How the warp block encoder starts: a status, and the planes and passes
+ *  to code (none with kT1EncodeOk: nothing to code). */
 struct T1WBlockStart {
     uint32_t status;
     int nbp;
@@ -574,9 +574,8 @@ struct T1WBlockStart {
 };
 
 /**
- * What every warp block encoder (this one, the two-phase coder's first
- * phase) starts with: the checks of t1_encode_block, the load, the planes
- * and passes. Every lane calls it.
+ * How the warp block encoder starts: the checks of t1_encode_block, the
+ * load, the planes and passes (t1_encode_plan). Every lane calls it.
  */
 J2KC_HD T1WBlockStart t1w_begin_block(T1WarpShared &sh, const int32_t *coeffs, size_t stride, uint32_t width,
                                       uint32_t height, uint8_t style, uint32_t num_bitplanes, uint16_t *words,
@@ -609,35 +608,39 @@ J2KC_HD uint32_t t1_warp_encode_block(T1WarpShared &sh, const int32_t *coeffs, s
     const int nbp = start.nbp;
     const uint32_t num_passes = start.num_passes;
 
-    // Lane 0's coder state and segments.
+    // Lane 0 codes and keeps the segments. Every lane begins the driver (the
+    // same zero goes to buf[0]), reads the output's pointer and works out
+    // whether a pass ends its segment: values that lane 0's branch alone
+    // sets cost registers in every lane, enough to lose a CTA an SM
+    // (docs/measurements.md).
+    const size_t pass_bound = t1_pass_byte_bound(width, height);
     MqEncoder mq{};
     RawEncoder rawc{};
     uint8_t cx[kT1NumContexts];
-    T1SegmentDriver seg{};
     T1WEmit em{};
-    T1W_SERIAL
-    {
-        t1_reset_contexts(cx);
-        seg.begin(out, width, height, style, num_passes);
-    }
+    uint8_t *const buf = out.buf;
+    T1SegmentDriver seg;
+    seg.begin(buf);
+    T1W_SERIAL { t1_reset_contexts(cx); }
     for (uint32_t pass = 0; pass < num_passes; ++pass) {
         // Lane 0's room check; the verdict goes to all lanes.
-        T1W_SERIAL { sh.changed[0] = !seg.begin_pass(pass, mq, rawc); }
+        T1W_SERIAL { sh.changed[0] = !seg.begin_pass(pass, style, pass_bound, buf, out.capacity, mq, rawc); }
         T1W_SYNC();
         const bool overflow = sh.changed[0] != 0;
         T1W_SYNC();
         if (overflow) return kT1EncodeOverflow;
         t1w_pass<false>(sh, words, mags, width, height, orientation, style, pass, nbp, mq, rawc, cx, em);
+        const bool terminated = t1_pass_ends_segment(pass, num_passes, style);
         T1W_SERIAL
         {
             int64_t sum = 0;
             for (uint32_t k = 0; k < 32; ++k) sum += sh.dist[k];
-            t1_record_pass(out, pass, nbp, sum, seg.terminates(pass));
-            seg.end_pass(pass, mq, rawc, scratch, out);
+            t1_record_pass(out, pass, nbp, sum, terminated);
+            seg.end_pass(pass, terminated, style, mq, rawc, scratch, out);
         }
         T1W_SYNC();
     }
-    T1W_SERIAL { seg.finish(out); }
+    T1W_SERIAL { seg.finish(num_passes, out); }
     T1W_SYNC();
     return kT1EncodeOk;
 }

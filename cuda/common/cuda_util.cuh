@@ -40,28 +40,51 @@ inline std::atomic<uint64_t> &cuda_buffer_allocations()
     return count;
 }
 
-/** Device memory that only grows. */
-class DeviceBuffer {
+/** cudaMalloc and cudaFree, for GrowBuffer: device memory. */
+struct DeviceMemory {
+    static void *allocate(size_t bytes)
+    {
+        void *p = nullptr;
+        const cudaError_t e = cudaMalloc(&p, bytes);
+        if (e == cudaErrorMemoryAllocation) {
+            cudaGetLastError();
+            fail(J2KC_ERR_NOMEM, "cudaMalloc of %zu bytes failed", bytes);
+        }
+        check_cuda(e, "cudaMalloc");
+        return p;
+    }
+    static void release(void *p) { cudaFree(p); }
+};
+
+/** cudaMallocHost and cudaFreeHost, for GrowBuffer: page-locked host
+ *  memory (fast, asynchronous copies). */
+struct PinnedMemory {
+    static void *allocate(size_t bytes)
+    {
+        void *p = nullptr;
+        check_cuda(cudaMallocHost(&p, bytes), "cudaMallocHost");
+        return p;
+    }
+    static void release(void *p) { cudaFreeHost(p); }
+};
+
+/** Memory of one kind (`Memory`: DeviceMemory or PinnedMemory) that only
+ *  grows, and is counted in cuda_buffer_allocations. */
+template <typename Memory>
+class GrowBuffer {
 public:
-    DeviceBuffer() = default;
-    ~DeviceBuffer() { release(); }
-    DeviceBuffer(const DeviceBuffer &) = delete;
-    DeviceBuffer &operator=(const DeviceBuffer &) = delete;
-    DeviceBuffer(DeviceBuffer &&o) noexcept : ptr_(std::exchange(o.ptr_, nullptr)), size_(std::exchange(o.size_, 0)) {}
+    GrowBuffer() = default;
+    ~GrowBuffer() { release(); }
+    GrowBuffer(const GrowBuffer &) = delete;
+    GrowBuffer &operator=(const GrowBuffer &) = delete;
+    GrowBuffer(GrowBuffer &&o) noexcept : ptr_(std::exchange(o.ptr_, nullptr)), size_(std::exchange(o.size_, 0)) {}
 
     void *reserve(size_t bytes)
     {
         if (bytes > size_) {
             release();
-            void *p = nullptr;
-            const cudaError_t e = cudaMalloc(&p, bytes);
-            if (e == cudaErrorMemoryAllocation) {
-                cudaGetLastError();
-                fail(J2KC_ERR_NOMEM, "cudaMalloc of %zu bytes failed", bytes);
-            }
-            check_cuda(e, "cudaMalloc");
+            ptr_ = Memory::allocate(bytes);
             cuda_buffer_allocations().fetch_add(1, std::memory_order_relaxed);
-            ptr_ = p;
             size_ = bytes;
         }
         return ptr_;
@@ -73,13 +96,18 @@ public:
 private:
     void release()
     {
-        if (ptr_) cudaFree(ptr_);
+        if (ptr_) Memory::release(ptr_);
         ptr_ = nullptr;
         size_ = 0;
     }
     void *ptr_ = nullptr;
     size_t size_ = 0;
 };
+
+/** Device memory that only grows. */
+using DeviceBuffer = GrowBuffer<DeviceMemory>;
+/** Page-locked host memory that only grows. */
+using PinnedBuffer = GrowBuffer<PinnedMemory>;
 
 /** A DeviceBuffer seen as an array of T, never empty (so its pointer is never null). */
 template <typename T>
@@ -90,35 +118,6 @@ public:
 
 private:
     DeviceBuffer buffer_;
-};
-
-/** Page-locked host memory that only grows (fast, asynchronous copies). */
-class PinnedBuffer {
-public:
-    PinnedBuffer() = default;
-    ~PinnedBuffer() { if (ptr_) cudaFreeHost(ptr_); }
-    PinnedBuffer(const PinnedBuffer &) = delete;
-    PinnedBuffer &operator=(const PinnedBuffer &) = delete;
-
-    void *reserve(size_t bytes)
-    {
-        if (bytes > size_) {
-            if (ptr_) cudaFreeHost(ptr_);
-            ptr_ = nullptr;
-            size_ = 0;
-            check_cuda(cudaMallocHost(&ptr_, bytes), "cudaMallocHost");
-            cuda_buffer_allocations().fetch_add(1, std::memory_order_relaxed);
-            size_ = bytes;
-        }
-        return ptr_;
-    }
-    template <typename T>
-    T *as() const { return static_cast<T *>(ptr_); }
-    size_t size() const { return size_; }
-
-private:
-    void *ptr_ = nullptr;
-    size_t size_ = 0;
 };
 
 /** Makes `device` current for a scope and restores the caller's device after. */

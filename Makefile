@@ -1,13 +1,14 @@
 # j2k_cuda top-level build. `make help` lists the targets.
 #
-#   make            libj2kcuda + j2kc tool (build/core), then the full FFmpeg with j2k_cuda (build/ffmpeg),
+#   make            libj2kcuda + j2kc tool (build/core), then the full FFmpeg with libj2kcuda (build/ffmpeg),
 #                   shared and static, ffmpeg/ffprobe/ffplay, staged as an install tree in build/stage
 #   make install    that tree into PREFIX
 #   make demo       DCI 4K encode/decode of a generated clip, GPU when present else CPU
 #   make test       every test: core ctest, FATE (backend=cpu), ffmpeg interop checks, ffplay, installed tree
 #   make test-gpu   the GPU half: Gpu* core tests and FATE with backend=cuda
 BUILD       ?= build
-CUDA_ARCHS  ?= 75-real;80-real;86-real;89-real;90-real;100-real;120-real;120-virtual
+# The default architectures are the top CMakeLists.txt's (one place to change them).
+CUDA_ARCHS  ?= $(shell sed -n 's/^ *set(CMAKE_CUDA_ARCHITECTURES "\(.*\)")/\1/p' CMakeLists.txt)
 JOBS        ?= $(shell nproc)
 CMAKE_FLAGS ?=
 PREFIX      ?= /usr/local
@@ -119,7 +120,7 @@ test-gpu-core: core
 	cd $(CORE_DIR) && GTEST_FILTER='Gpu*:*/Gpu*:*.Gpu*' ctest --output-on-failure
 
 # ---------------------------------------------------------------------------
-# FFmpeg with j2k_cuda.
+# FFmpeg with libj2kcuda.
 $(B)/src/ffmpeg/.debian-source:
 	scripts/fetch-debian-source.sh $(APT_DIR) $(B)/src/ffmpeg ffmpeg $(FFMPEG_DEB_VERSION) $(FFMPEG_ORIG_SHA256)
 
@@ -179,8 +180,8 @@ $(FF_BUILD)/ffbuild/config.mak: $(FF_SRC)/.j2kcuda-patched $(DEPS)/lib/pkgconfig
 	cd $(FF_BUILD) && PKG_CONFIG_PATH=$(DEPS)/lib/pkgconfig$${PKG_CONFIG_PATH:+:$$PKG_CONFIG_PATH} \
 	  $(FF_SRC)/configure $(FF_CONFIGURE_FLAGS) > configure.log 2>&1 || \
 	  { tail -n 30 configure.log; echo "FFmpeg configure failed: see $(FF_BUILD)/ffbuild/config.log"; exit 1; }
-	@grep -q '^#define CONFIG_J2K_CUDA_ENCODER 1' $(FF_BUILD)/config_components.h || \
-	  { echo "FFmpeg configure left j2k_cuda out: see $(FF_BUILD)/ffbuild/config.log"; exit 1; }
+	@grep -q '^#define CONFIG_LIBJ2KCUDA_ENCODER 1' $(FF_BUILD)/config_components.h || \
+	  { echo "FFmpeg configure left libj2kcuda out: see $(FF_BUILD)/ffbuild/config.log"; exit 1; }
 
 ffmpeg-configure: $(FF_BUILD)/ffbuild/config.mak
 
@@ -219,7 +220,7 @@ test-fate: all
 test-ffmpeg: all
 	FFMPEG=$(FFMPEG) FFPROBE=$(FFPROBE) OUT=$(B)/test-ffmpeg scripts/ffmpeg-checks.sh
 
-# ffplay showing a j2k_cuda MXF headless (SDL's dummy driver), against ffmpeg's decode.
+# ffplay showing a libj2kcuda MXF headless (SDL's dummy driver), against ffmpeg's decode.
 test-player: all
 	FFMPEG=$(FFMPEG) FFPLAY=$(FFPLAY) OUT=$(B)/test-player scripts/player-test.sh
 
@@ -310,7 +311,7 @@ check-archs:
 
 # ---------------------------------------------------------------------------
 # An install tree: ffmpeg, ffprobe, ffplay, j2kc; the shared and static
-# libav* (j2k_cuda inside libavcodec), libj2kcuda.a; FFmpeg's headers and
+# libav* (libj2kcuda inside libavcodec), libj2kcuda.a; FFmpeg's headers and
 # j2kc.h; libav*.pc and j2kcuda.pc. $(1): prefix, $(2): DESTDIR.
 # The core's part comes from CMake's install rules, FFmpeg's from its own
 # `make install` (configured for /usr/local; prefix is overridden, which
@@ -335,11 +336,11 @@ install: all
 
 help:
 	@echo "j2k_cuda targets:"
-	@echo "  make               libj2kcuda and the j2kc tool ($(CORE_DIR)), then FFmpeg with j2k_cuda ($(FF_BUILD)):"
+	@echo "  make               libj2kcuda and the j2kc tool ($(CORE_DIR)), then FFmpeg with libj2kcuda ($(FF_BUILD)):"
 	@echo "                     the full FFmpeg (every native codec, format, filter; x86 assembly; libopenjpeg,"
 	@echo "                     zimg, lcms2, libxml2, freetype/harfbuzz/fribidi/fontconfig, soxr, SDL2; CUDA/NVDEC/"
 	@echo "                     NVENC), shared and static, ffmpeg/ffprobe/ffplay, staged as an install in $(STAGE)"
-	@echo "  make demo          encode a generated 4096x2160 XYZ clip to DCI 4K MXF with j2k_cuda, decode it"
+	@echo "  make demo          encode a generated 4096x2160 XYZ clip to DCI 4K MXF with libj2kcuda, decode it"
 	@echo "                     back, print fps, bytes/frame against the DCI cap and PSNR (GPU if present, else CPU)"
 	@echo "  make test          every test: core ctest, FATE fate-j2k_cuda (backend=cpu), ffmpeg interop checks,"
 	@echo "                     ffplay headless, a program built against 'make install'"
@@ -349,7 +350,7 @@ help:
 	@echo "  make ffmpeg        fetch (Debian source packages), patch, configure, build and stage FFmpeg"
 	@echo "  make test-fate     FATE: make -C $(FF_BUILD) fate-j2k_cuda  (fate-gpu: fate-j2k_cuda-gpu)"
 	@echo "  make test-ffmpeg   ffmpeg/ffprobe/opj_* interop checks, hostile input to the wrapper"
-	@echo "  make test-player   ffplay plays a j2k_cuda MXF with SDL's dummy driver; the frame shown against ffmpeg's"
+	@echo "  make test-player   ffplay plays a libj2kcuda MXF with SDL's dummy driver; the frame shown against ffmpeg's"
 	@echo "  make test-install  make install into a temporary prefix, build and run a decoder program from it"
 	@echo "  make test-sanitize the GoogleTest suite under ASan+UBSan+LeakSanitizer, CPU tests ($(BUILD)/sanitize;"
 	@echo "                     SAN_MODE=quick|full, default quick)"
@@ -365,7 +366,7 @@ help:
 	@echo "  make bench-bins    refresh BENCH_DIR's j2kc_bench and ffmpeg (with its libraries) from this tree"
 	@echo "  make bench-readme  README's Performance section from BENCH_OUT/results.json"
 	@echo "  make check-archs   compile every .cu file for the oldest CUDA_ARCHS entry ($(CHECK_ARCH)); CI runs it"
-	@echo "  make install       into PREFIX: bin/ ffmpeg ffprobe ffplay j2kc; lib/ libav*.so and .a (j2k_cuda in"
+	@echo "  make install       into PREFIX: bin/ ffmpeg ffprobe ffplay j2kc; lib/ libav*.so and .a (libj2kcuda in"
 	@echo "                     libavcodec), libj2kcuda.a, pkgconfig/ libav*.pc j2kcuda.pc; include/ FFmpeg's, j2kc.h."
 	@echo "                     Relocatable: programs and libraries find ../lib themselves (DESTDIR honoured)"
 	@echo "  make clean         remove $(BUILD)/ (distclean: the same)"

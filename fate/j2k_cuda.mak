@@ -1,5 +1,5 @@
-# j2k_cuda (libj2kcuda) round trips, profile streams and decoding of
-# codestreams made by opj_compress.
+# libj2kcuda round trips, profile streams and decoding of codestreams made by
+# opj_compress.
 #
 #   make fate-j2k_cuda        the list on the CPU reference backend (CI)
 #   make fate-j2k_cuda-gpu    the same list and references on the CUDA backend
@@ -13,8 +13,11 @@ J2K_CUDA_BACKEND ?= cpu
 J2K_CUDA_DATA     = $(TARGET_PATH)/tests/data/fate
 J2K_CUDA_SAMPLES  = $(SRC_PATH)/tests/j2k_cuda
 J2K_CUDA_SWS      = -sws_flags +accurate_rnd+bitexact+full_chroma_int
+# The encoder runs under j2k_cuda, the name of the first releases, which
+# stays an alias: ffmpeg writes the encoder's name into each file's encoder
+# tag, and the references hold those files' md5.
 J2K_CUDA_ENC      = -c:v j2k_cuda -backend $(J2K_CUDA_BACKEND) -threads 2
-J2K_CUDA_DEC      = -c:v j2k_cuda -backend $(J2K_CUDA_BACKEND)
+J2K_CUDA_DEC      = -c:v libj2kcuda -backend $(J2K_CUDA_BACKEND)
 
 # $(1): lavfi source, $(2): pixel format, $(3): encoder options, $(4): container
 define J2K_CUDA_ROUNDTRIP
@@ -69,6 +72,15 @@ FATE_J2K_CUDA += fate-j2k_cuda-lossless-options
 fate-j2k_cuda-lossless-options: CMD = $(call J2K_CUDA_LOSSLESS,$(J2K_CUDA_SRC_SMALL),rgb24,-levels 3 -cblk_width 16 -cblk_height 32 -precinct_width 32 -precinct_height 32 -prog_order rpcl -layers 3 -tile_width 32 -tile_height 24 -tile_parts resolution -tlm 1 -plt 1 -sop 1 -eph 1,)
 fate-j2k_cuda-lossless-options: REF = $(SRC_PATH)/tests/ref/fate/j2k_cuda-source-rgb24
 
+# Each codec under its other name: the encoder as libj2kcuda, the decoder as
+# j2k_cuda, giving the same pixels.
+FATE_J2K_CUDA += fate-j2k_cuda-lossless-libj2kcuda fate-j2k_cuda-lossless-decoder-alias
+fate-j2k_cuda-lossless-libj2kcuda: J2K_CUDA_ENC = -c:v libj2kcuda -backend $(J2K_CUDA_BACKEND) -threads 2
+fate-j2k_cuda-lossless-libj2kcuda: CMD = $(call J2K_CUDA_LOSSLESS,$(J2K_CUDA_SRC_SMALL),rgb24,,)
+fate-j2k_cuda-lossless-libj2kcuda: REF = $(SRC_PATH)/tests/ref/fate/j2k_cuda-source-rgb24
+fate-j2k_cuda-lossless-decoder-alias: CMD = framemd5 -c:v j2k_cuda -backend $(J2K_CUDA_BACKEND) -i $(J2K_CUDA_SAMPLES)/opj-lossless-rgb.j2k -c:v rawvideo
+fate-j2k_cuda-lossless-decoder-alias: REF = $(SRC_PATH)/tests/ref/fate/j2k_cuda-opj-lossless-rgb
+
 # Coding options on a lossy stream.
 FATE_J2K_CUDA += fate-j2k_cuda-options-cprl fate-j2k_cuda-options-budget
 fate-j2k_cuda-options-cprl: CMD = $(call J2K_CUDA_ROUNDTRIP,$(J2K_CUDA_SRC_SMALL),gbrp12le,-prog_order cprl -layers 4 -levels 2 -tile_parts component -tlm 1,nut)
@@ -82,7 +94,7 @@ fate-j2k_cuda-imf: CMD = $(call J2K_CUDA_ROUNDTRIP,testsrc2=s=1920x1080:r=24:d=0
 fate-j2k_cuda-broadcast: CMD = $(call J2K_CUDA_ROUNDTRIP,testsrc2=s=1920x1080:r=25:d=0.04,yuv422p10le,-profile:v broadcast,mov)
 
 # Codestreams made by opj_compress (fate/data/README says how): decoded by
-# j2k_cuda; the lossless ones must match FFmpeg's native decoder exactly.
+# libj2kcuda; the lossless ones must match FFmpeg's native decoder exactly.
 J2K_CUDA_OPJ = opj-lossless-rgb opj-lossless-gray opj-lossy-rgb opj-rpcl-tiles
 define J2K_CUDA_OPJ_TEST
 FATE_J2K_CUDA += fate-j2k_cuda-$(1)
@@ -96,7 +108,7 @@ fate-j2k_cuda-opj-lossless-gray-native: CMD = framemd5 -c:v jpeg2000 -i $(J2K_CU
 fate-j2k_cuda-opj-lossless-gray-native: REF = $(SRC_PATH)/tests/ref/fate/j2k_cuda-opj-lossless-gray
 FATE_J2K_CUDA-$(call DEMDEC, IMAGE_J2K_PIPE, JPEG2000) += $(FATE_J2K_CUDA_NATIVE)
 
-FATE_J2K_CUDA_ALL = $(if $(CONFIG_J2K_CUDA_ENCODER)$(CONFIG_J2K_CUDA_DECODER),$(FATE_J2K_CUDA) $(FATE_J2K_CUDA-yes))
+FATE_J2K_CUDA_ALL = $(if $(CONFIG_LIBJ2KCUDA_ENCODER)$(CONFIG_LIBJ2KCUDA_DECODER),$(FATE_J2K_CUDA) $(FATE_J2K_CUDA-yes))
 
 FATE_FFMPEG += $(FATE_J2K_CUDA_ALL)
 fate-j2k_cuda: $(FATE_J2K_CUDA_ALL)

@@ -33,15 +33,15 @@ ff() { "$FFMPEG" -nostdin -hide_banner -loglevel error -y "$@"; }
 t0=$(now)
 ff -f lavfi -i "$src" -vf format=xyz12le -c:v wrapped_avframe -f null -
 t1=$(now)
-ff -f lavfi -i "$src" -vf format=xyz12le -c:v j2k_cuda -profile:v dci_4k -backend "$backend" "$mxf"
+ff -f lavfi -i "$src" -vf format=xyz12le -c:v libj2kcuda -profile:v dci_4k -backend "$backend" "$mxf"
 t2=$(now)
 frames=$("$FFPROBE" -v error -count_packets -select_streams v:0 -show_entries stream=nb_read_packets -of csv=p=0 "$mxf")
-ff -c:v j2k_cuda -backend "$backend" -i "$mxf" -f null -
+ff -c:v libj2kcuda -backend "$backend" -i "$mxf" -f null -
 t3=$(now)
 # Both sides carry the same colour tags (the MXF says X'Y'Z'), so that the
 # conversion to RGB for the comparison is the same on each.
 tags=setparams=range=pc:color_primaries=smpte428:color_trc=smpte428:colorspace=gbr
-psnr=$("$FFMPEG" -nostdin -hide_banner -c:v j2k_cuda -backend "$backend" -i "$mxf" -f lavfi -i "$src" \
+psnr=$("$FFMPEG" -nostdin -hide_banner -c:v libj2kcuda -backend "$backend" -i "$mxf" -f lavfi -i "$src" \
        -lavfi "[0:v]$tags,format=rgb48le[dec];[1:v]format=xyz12le,$tags,format=rgb48le[ref];[dec][ref]psnr" -f null - 2>&1 |
        sed -nE 's/.*PSNR (.*)/\1/p' | tail -n 1)
 sizes=$("$FFPROBE" -v error -select_streams v:0 -show_entries packet=size -of csv=p=0 "$mxf")

@@ -54,8 +54,8 @@ echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]
 RUN
 chmod +x "$out/run.sh"
-"$out/ffmpeg" -hide_banner -decoders 2>/dev/null | grep ' j2k_cuda ' >/dev/null ||
-    { echo "fate-bundle: $out/ffmpeg does not start or lacks j2k_cuda"; exit 1; }
+"$out/ffmpeg" -hide_banner -decoders 2>/dev/null | grep ' libj2kcuda ' >/dev/null ||
+    { echo "fate-bundle: $out/ffmpeg does not start or lacks libj2kcuda"; exit 1; }
 # The system libraries make the folder large (ICU's data alone is 30 MB);
 # compressed, it carries as one file: tar xf fate-bundle.tar.xz.
 tar -C "$(dirname "$out")" -cf - "$(basename "$out")" | xz -T0 -6 > "$out.tar.xz"

@@ -36,15 +36,30 @@ check_start() {
 
 check_help() {
     local h
-    h=$("$FFMPEG" -hide_banner -h encoder=j2k_cuda 2>&1)
+    h=$("$FFMPEG" -hide_banner -h encoder=libj2kcuda 2>&1)
     for opt in profile lossless max_frame_bytes levels cblk_width precinct_width prog_order \
                layers tile_width tile_parts tlm plt sop eph gpu backend dci_4k; do
         echo "$h" | grep -q -- "$opt" || { fail help-encoder "option $opt missing"; return; }
     done
     pass help-encoder
-    h=$("$FFMPEG" -hide_banner -h decoder=j2k_cuda 2>&1)
+    h=$("$FFMPEG" -hide_banner -h decoder=libj2kcuda 2>&1)
     echo "$h" | grep -q backend && echo "$h" | grep -q layers && pass help-decoder ||
         fail help-decoder "options missing"
+}
+
+# The decoder ffmpeg picks for JPEG 2000 by itself, and j2k_cuda, the name of
+# the first releases, still naming both codecs.
+check_names() {
+    ff -f lavfi -i testsrc2=s=64x48:d=0.04 -c:v libj2kcuda -backend "$BACKEND" "$OUT/names.j2c" ||
+        { fail names "libj2kcuda could not encode"; return; }
+    local map
+    map=$("$FFMPEG" -nostdin -hide_banner -backend "$BACKEND" -i "$OUT/names.j2c" -f null - 2>&1)
+    echo "$map" | grep -q 'jpeg2000 (libj2kcuda)' && pass decoder-preferred ||
+        fail decoder-preferred "ffmpeg picked another decoder: $(echo "$map" | grep -m 1 'Stream #0:0 ->')"
+    ff -f lavfi -i testsrc2=s=64x48:d=0.04 -c:v j2k_cuda -backend "$BACKEND" "$OUT/names-alias.j2c" &&
+        ff -c:v j2k_cuda -backend "$BACKEND" -i "$OUT/names-alias.j2c" -f null - &&
+        cmp -s "$OUT/names.j2c" "$OUT/names-alias.j2c" && pass name-j2k_cuda ||
+        fail name-j2k_cuda "-c:v j2k_cuda does not code as libj2kcuda does"
 }
 
 # Without a usable GPU the default backend (auto) runs on the CPU and says so
@@ -52,7 +67,7 @@ check_help() {
 check_no_device() {
     if has_gpu; then skip no-device "a GPU is present"; return; fi
     local err
-    err=$("$FFMPEG" -nostdin -hide_banner -f lavfi -i testsrc2=s=64x64:d=0.04 -c:v j2k_cuda -f null - 2>&1)
+    err=$("$FFMPEG" -nostdin -hide_banner -f lavfi -i testsrc2=s=64x64:d=0.04 -c:v libj2kcuda -f null - 2>&1)
     if [ $? != 0 ]; then fail no-device "the default backend failed without a GPU: $err"; return; fi
     if [ "$(echo "$err" | grep -c 'No usable NVIDIA GPU')" = 1 ]; then pass no-device
     else fail no-device "no single line saying the CPU runs it: $err"; fi
@@ -63,15 +78,15 @@ check_no_device() {
 check_threads() {
     local log=$OUT/threads.log
     "$FFMPEG" -nostdin -hide_banner -loglevel verbose -y -f lavfi -i testsrc2=s=64x48:d=0.04 \
-        -c:v j2k_cuda -backend "$BACKEND" "$OUT/threads.j2c" > "$log" 2>&1 &&
-    "$FFMPEG" -nostdin -hide_banner -loglevel verbose -c:v j2k_cuda -backend "$BACKEND" -i "$OUT/threads.j2c" \
+        -c:v libj2kcuda -backend "$BACKEND" "$OUT/threads.j2c" > "$log" 2>&1 &&
+    "$FFMPEG" -nostdin -hide_banner -loglevel verbose -c:v libj2kcuda -backend "$BACKEND" -i "$OUT/threads.j2c" \
         -f null - >> "$log" 2>&1 || { fail threads "ffmpeg failed: $(tail -n 1 "$log")"; return; }
     grep -q "Encoding .*, 0 CPU threads" "$log" && grep -q "Decoding .*, 0 CPU threads" "$log" ||
         { fail threads-auto "$(grep -E 'CPU threads' "$log" | tr '\n' ' ')"; return; }
     # grep reads the whole log: grep -q would stop early and, with pipefail,
     # count ffmpeg's SIGPIPE as a failure.
     "$FFMPEG" -nostdin -hide_banner -loglevel verbose -y -f lavfi -i testsrc2=s=64x48:d=0.04 \
-        -c:v j2k_cuda -backend "$BACKEND" -threads 3 -f null - > "$log" 2>&1
+        -c:v libj2kcuda -backend "$BACKEND" -threads 3 -f null - > "$log" 2>&1
     grep -q "Encoding .*, 3 CPU threads" "$log" &&
         pass threads || fail threads-manual "-threads 3 did not reach the encoder"
 }
@@ -80,7 +95,7 @@ check_threads() {
 check_dci_4k() {
     local mxf=$OUT/dci4k.mxf
     if ! ff -f lavfi -i testsrc2=s=4096x2160:d=1 -frames:v "$DCI_FRAMES" -pix_fmt xyz12le \
-            -c:v j2k_cuda -profile:v dci_4k -backend "$BACKEND" "$mxf"; then
+            -c:v libj2kcuda -profile:v dci_4k -backend "$BACKEND" "$mxf"; then
         fail dci-4k-encode "ffmpeg failed"; return
     fi
     pass dci-4k-encode
@@ -110,7 +125,7 @@ check_dci_4k() {
     # Our decoder against FFmpeg's native one on the same lossy codestream.
     local psnr
     psnr=$("$FFMPEG" -nostdin -hide_banner -c:v jpeg2000 -i "$OUT/dci4k.j2c" \
-           -c:v j2k_cuda -backend "$BACKEND" -i "$OUT/dci4k.j2c" \
+           -c:v libj2kcuda -backend "$BACKEND" -i "$OUT/dci4k.j2c" \
            -lavfi '[1:v]setparams=color_primaries=unknown:color_trc=unknown:range=unknown[t];[0:v]format=rgb48le[a];[t]format=rgb48le[b];[a][b]psnr' -f null - 2>&1 |
            sed -nE 's/.*PSNR .* average:([0-9.inf]+).*/\1/p' | tail -n 1)
     case "$psnr" in
@@ -124,9 +139,9 @@ check_dci_4k() {
 check_lossless() {
     local src=testsrc2=s=127x95:d=0.12,format=rgb48le
     ff -f lavfi -i "$src" -vf format=rgb48le -f framemd5 "$OUT/src.md5" || { fail lossless "source"; return; }
-    ff -f lavfi -i "$src" -vf format=rgb48le -c:v j2k_cuda -backend "$BACKEND" -lossless 1 "$OUT/ll.mkv" ||
+    ff -f lavfi -i "$src" -vf format=rgb48le -c:v libj2kcuda -backend "$BACKEND" -lossless 1 "$OUT/ll.mkv" ||
         { fail lossless-encode "ffmpeg failed"; return; }
-    ff -c:v j2k_cuda -backend "$BACKEND" -i "$OUT/ll.mkv" -pix_fmt rgb48le -f framemd5 "$OUT/ll-ours.md5" &&
+    ff -c:v libj2kcuda -backend "$BACKEND" -i "$OUT/ll.mkv" -pix_fmt rgb48le -f framemd5 "$OUT/ll-ours.md5" &&
         [ "$(frame_md5s "$OUT/src.md5")" = "$(frame_md5s "$OUT/ll-ours.md5")" ] &&
         pass lossless-j2k_cuda || fail lossless-j2k_cuda "decoded frames differ from the source"
     ff -c:v jpeg2000 -i "$OUT/ll.mkv" -pix_fmt rgb48le -f framemd5 "$OUT/ll-native.md5" &&
@@ -138,7 +153,7 @@ check_lossless() {
 check_peer() {  # name file
     local name=$1 file=$2
     ff -c:v jpeg2000 -i "$file" -pix_fmt rgb48le -f framemd5 "$OUT/$name-native.md5" || { skip "$name" "native decoder failed"; return; }
-    ff -c:v j2k_cuda -backend "$BACKEND" -i "$file" -pix_fmt rgb48le -f framemd5 "$OUT/$name-ours.md5" ||
+    ff -c:v libj2kcuda -backend "$BACKEND" -i "$file" -pix_fmt rgb48le -f framemd5 "$OUT/$name-ours.md5" ||
         { fail "$name" "j2k_cuda could not decode it"; return; }
     [ "$(frame_md5s "$OUT/$name-native.md5")" = "$(frame_md5s "$OUT/$name-ours.md5")" ] &&
         pass "$name" || fail "$name" "pixels differ from FFmpeg's native decoder"
@@ -185,12 +200,12 @@ r = subprocess.run(sys.argv[1:], stdin=subprocess.DEVNULL)
 print("signal %d" % -r.returncode if r.returncode < 0 else r.returncode)' "$@"
 }
 ff_status() { status_of "$FFMPEG" -nostdin -hide_banner -loglevel error -y "$@"; }
-# j2k_cuda's own lines in a log (the library's message comes through its log callback).
-ours() { grep -c '^\[j2k_cuda @' "$1"; }
+# libj2kcuda's own lines in a log (the library's message comes through its log callback).
+ours() { grep -c '^\[libj2kcuda @' "$1"; }
 
 # Lossless 3-component frames, so that j2k_cuda and the native decoder must agree exactly.
 make_frames() {  # prefix WxH count
-    ff -f lavfi -i "testsrc2=s=$2:d=1" -frames:v "$3" -pix_fmt rgb24 -c:v j2k_cuda -backend "$BACKEND" -lossless 1 \
+    ff -f lavfi -i "testsrc2=s=$2:d=1" -frames:v "$3" -pix_fmt rgb24 -c:v libj2kcuda -backend "$BACKEND" -lossless 1 \
         -f image2 "$OUT/$1%02d.j2c"
 }
 
@@ -211,7 +226,7 @@ a = bytearray(d); a[n // 3: 2 * n // 3] = bytes(2 * n // 3 - n // 3)
 open(sys.argv[2], 'wb').write(a)
 b = bytearray(d); b[n // 2: n // 2 + 16] = b'\xff\x90' * 8
 open(sys.argv[3], 'wb').write(b)" "$src" "$OUT/trunc-$(printf %03d $i).j2c" "$OUT/trunc-$(printf %03d $((i + 1))).j2c"
-    st=$(ff_status -f image2 -c:v j2k_cuda -backend "$BACKEND" -i "$OUT/trunc-%03d.j2c" -f framemd5 "$OUT/trunc.md5" 2>"$OUT/trunc.log")
+    st=$(ff_status -f image2 -c:v libj2kcuda -backend "$BACKEND" -i "$OUT/trunc-%03d.j2c" -f framemd5 "$OUT/trunc.md5" 2>"$OUT/trunc.log")
     case $st in
     signal*) fail hostile-truncated "ffmpeg died of $st: $(tail -n 2 "$OUT/trunc.log" | tr '\n' ' ')"; return ;;
     esac
@@ -223,12 +238,12 @@ open(sys.argv[3], 'wb').write(b)" "$src" "$OUT/trunc-$(printf %03d $i).j2c" "$OU
         fail hostile-truncated "exit $st, no frame decoded (the first is intact): $(head -n 2 "$OUT/trunc.log" | tr '\n' ' ')"
     fi
     # One truncated file on its own: an error exit with j2k_cuda's message, or a (partial) frame.
-    st=$(ff_status -c:v j2k_cuda -backend "$BACKEND" -i "$OUT/trunc-004.j2c" -f null - 2>"$OUT/trunc1.log")
+    st=$(ff_status -c:v libj2kcuda -backend "$BACKEND" -i "$OUT/trunc-004.j2c" -f null - 2>"$OUT/trunc1.log")
     case $st in
     signal*) fail hostile-truncated-header "ffmpeg died of $st" ;;
     0) fail hostile-truncated-header "a 12-byte codestream decoded" ;;
     *) [ "$(ours "$OUT/trunc1.log")" -ge 1 ] && pass hostile-truncated-header ||
-           fail hostile-truncated-header "exit $st without a j2k_cuda message: $(head -n 1 "$OUT/trunc1.log")" ;;
+           fail hostile-truncated-header "exit $st without a libj2kcuda message: $(head -n 1 "$OUT/trunc1.log")" ;;
     esac
 }
 
@@ -246,11 +261,11 @@ open(sys.argv[2], 'wb').write(b'P6\n16 8\n255\n' + bytes(range(256)) * 1 + bytes
     ff -f lavfi -i testsrc2=s=64x48:d=0.08 -c:v rawvideo "$OUT/raw.nut" || { fail hostile-other-codec "no raw NUT"; return; }
     local what st bad=
     for what in png.j2c ppm.j2c raw.nut; do
-        st=$(ff_status -c:v j2k_cuda -backend "$BACKEND" -i "$OUT/$what" -f null - 2>"$OUT/other-$what.log")
+        st=$(ff_status -c:v libj2kcuda -backend "$BACKEND" -i "$OUT/$what" -f null - 2>"$OUT/other-$what.log")
         case $st in
         signal*) bad="$bad $what: died of $st;" ;;
         0) bad="$bad $what: decoded;" ;;
-        *) grep -q '^\[j2k_cuda @.*not a JPEG 2000' "$OUT/other-$what.log" ||
+        *) grep -q '^\[libj2kcuda @.*not a JPEG 2000' "$OUT/other-$what.log" ||
                bad="$bad $what: exit $st, message: $(head -n 1 "$OUT/other-$what.log");" ;;
         esac
     done
@@ -270,7 +285,7 @@ check_size_change() {
     for kind in image2 nut; do
         local in
         [ $kind = image2 ] && in=(-f image2 -i "$OUT/sizes-s%03d.j2c") || in=(-i "$OUT/sizes.nut")
-        st=$(ff_status -c:v j2k_cuda -backend "$BACKEND" "${in[@]}" -noautoscale -pix_fmt rgb48le -f framemd5 \
+        st=$(ff_status -c:v libj2kcuda -backend "$BACKEND" "${in[@]}" -noautoscale -pix_fmt rgb48le -f framemd5 \
              "$OUT/sizes-$kind-ours.md5" 2>"$OUT/sizes-$kind.log")
         case $st in
         0) ;;
@@ -295,22 +310,22 @@ check_size_change() {
 check_gpu_gone() {
     make_frames gg 32x24 1 || { fail hostile-gpu-gone "could not encode"; return; }
     local st bad= line
-    st=$(CUDA_VISIBLE_DEVICES= ff_status -f lavfi -i testsrc2=s=32x24:d=0.04 -c:v j2k_cuda -backend cuda -f null - 2>"$OUT/gone-enc.log")
+    st=$(CUDA_VISIBLE_DEVICES= ff_status -f lavfi -i testsrc2=s=32x24:d=0.04 -c:v libj2kcuda -backend cuda -f null - 2>"$OUT/gone-enc.log")
     case $st in signal*|0) bad="$bad encoder: $st;" ;; esac
-    st=$(CUDA_VISIBLE_DEVICES= ff_status -c:v j2k_cuda -backend cuda -i "$OUT/gg01.j2c" -f null - 2>"$OUT/gone-dec.log")
+    st=$(CUDA_VISIBLE_DEVICES= ff_status -c:v libj2kcuda -backend cuda -i "$OUT/gg01.j2c" -f null - 2>"$OUT/gone-dec.log")
     case $st in signal*|0) bad="$bad decoder: $st;" ;; esac
-    st=$(ff_status -f lavfi -i testsrc2=s=32x24:d=0.04 -c:v j2k_cuda -backend cuda -gpu 99 -f null - 2>"$OUT/gone-idx.log")
+    st=$(ff_status -f lavfi -i testsrc2=s=32x24:d=0.04 -c:v libj2kcuda -backend cuda -gpu 99 -f null - 2>"$OUT/gone-idx.log")
     case $st in signal*|0) bad="$bad encoder -gpu 99: $st;" ;; esac
     for line in gone-enc gone-dec gone-idx; do
-        grep -q '^\[j2k_cuda @.*\(CUDA device\|GPU\)' "$OUT/$line.log" || bad="$bad $line: no message naming the device;"
+        grep -q '^\[libj2kcuda @.*\(CUDA device\|GPU\)' "$OUT/$line.log" || bad="$bad $line: no message naming the device;"
     done
     [ -z "$bad" ] && pass hostile-gpu-gone || fail hostile-gpu-gone "$bad"
-    st=$(CUDA_VISIBLE_DEVICES= ff_status -c:v j2k_cuda -backend auto -i "$OUT/gg01.j2c" -f null - 2>"$OUT/gone-auto.log")
+    st=$(CUDA_VISIBLE_DEVICES= ff_status -c:v libj2kcuda -backend auto -i "$OUT/gg01.j2c" -f null - 2>"$OUT/gone-auto.log")
     [ "$st" = 0 ] && pass hostile-gpu-gone-auto-cpu || fail hostile-gpu-gone-auto-cpu "exit $st: $(head -n 1 "$OUT/gone-auto.log")"
 }
 
 # Encoder options, sizes and formats it cannot honour: an error exit and
-# exactly one j2k_cuda line that says why (ffmpeg adds its generic lines).
+# exactly one libj2kcuda line that says why (ffmpeg adds its generic lines).
 reject() {  # name regexp ffmpeg-args...
     local name=$1 re=$2 st n
     shift 2
@@ -319,14 +334,14 @@ reject() {  # name regexp ffmpeg-args...
     case $st in
     signal*) fail "reject-$name" "ffmpeg died of $st" ;;
     0) fail "reject-$name" "accepted" ;;
-    *) if [ "$n" = 1 ] && grep -q "^\[j2k_cuda @.*$re" "$OUT/reject-$name.log"; then pass "reject-$name"
-       else fail "reject-$name" "exit $st, $n j2k_cuda lines: $(grep '^\[j2k_cuda' "$OUT/reject-$name.log" | head -n 2 | tr '\n' ' ')"; fi ;;
+    *) if [ "$n" = 1 ] && grep -q "^\[libj2kcuda @.*$re" "$OUT/reject-$name.log"; then pass "reject-$name"
+       else fail "reject-$name" "exit $st, $n libj2kcuda lines: $(grep '^\[libj2kcuda' "$OUT/reject-$name.log" | head -n 2 | tr '\n' ' ')"; fi ;;
     esac
 }
 
 check_encoder_rejects() {
     local src=(-f lavfi -i testsrc2=s=64x48:d=0.04)
-    local enc=(-c:v j2k_cuda -backend "$BACKEND")
+    local enc=(-c:v libj2kcuda -backend "$BACKEND")
     reject profile-format 'needs 12-bit' "${src[@]}" -pix_fmt rgb24 "${enc[@]}" -profile:v dci_4k
     reject profile-size 'larger than 4096x2160' -f lavfi -i color=s=4104x16:d=0.04 -pix_fmt xyz12le "${enc[@]}" -profile:v dci_4k
     reject profile-levels 'decomposition levels' -f lavfi -i color=s=4096x2160:d=0.04 -pix_fmt xyz12le "${enc[@]}" -profile:v dci_4k -levels 7
@@ -340,7 +355,7 @@ check_encoder_rejects() {
     local st
     st=$(status_of "$FFMPEG" -nostdin -hide_banner -loglevel warning -y "${src[@]}" -pix_fmt pal8 "${enc[@]}" \
          -f null - 2>"$OUT/pixfmt.log")
-    if [ "$st" = 0 ] && grep -q "Incompatible pixel format 'pal8' for codec 'j2k_cuda', auto-selecting" "$OUT/pixfmt.log"; then
+    if [ "$st" = 0 ] && grep -q "Incompatible pixel format 'pal8' for codec 'libj2kcuda', auto-selecting" "$OUT/pixfmt.log"; then
         pass pixfmt-negotiated
     else
         fail pixfmt-negotiated "exit $st: $(head -n 1 "$OUT/pixfmt.log")"
@@ -354,7 +369,7 @@ check_encoder_rejects() {
 probe_colour() {  # file [ffprobe args...]
     local f=$1
     shift
-    "$FFPROBE" -v warning -c:v j2k_cuda -backend "$BACKEND" "$@" -select_streams v:0 \
+    "$FFPROBE" -v warning -c:v libj2kcuda -backend "$BACKEND" "$@" -select_streams v:0 \
         -show_entries stream=color_range,color_space,color_transfer,color_primaries -of csv=p=0 "$f"
 }
 
@@ -368,7 +383,7 @@ expect_colour() {  # name pattern file [ffprobe args...]
 
 check_colour() {
     local src=(-f lavfi -i testsrc2=s=96x60:d=0.04 -frames:v 1 -s 97x61)
-    local enc=(-c:v j2k_cuda -backend "$BACKEND")
+    local enc=(-c:v libj2kcuda -backend "$BACKEND")
     ff "${src[@]}" -pix_fmt rgb24 "${enc[@]}" -format jp2 "$OUT/srgb.jp2" &&
         expect_colour colour-srgb pc,gbr,iec61966-2-1,bt709 "$OUT/srgb.jp2" || fail colour-srgb "could not encode"
     ff "${src[@]}" -pix_fmt gray "${enc[@]}" -format jp2 "$OUT/grey.jp2" &&
@@ -382,7 +397,7 @@ check_colour() {
     # range costs well over 10 dB).
     local psnr=
     ff "${src[@]}" -pix_fmt rgb24 "$OUT/sycc-src.png" &&
-    ff -c:v j2k_cuda -backend "$BACKEND" -i "$OUT/sycc.jp2" -pix_fmt rgb24 "$OUT/sycc-back.png" &&
+    ff -c:v libj2kcuda -backend "$BACKEND" -i "$OUT/sycc.jp2" -pix_fmt rgb24 "$OUT/sycc-back.png" &&
     psnr=$("$FFMPEG" -nostdin -hide_banner -i "$OUT/sycc-back.png" -i "$OUT/sycc-src.png" \
            -lavfi psnr -f null - 2>&1 | sed -n 's/.*PSNR.* average:\([0-9.inf]*\).*/\1/p')
     if [ -n "$psnr" ] && { [ "$psnr" = inf ] || awk -v p="$psnr" 'BEGIN { exit !(p >= 30) }'; }; then
@@ -400,12 +415,12 @@ check_colour() {
     if ff "${src[@]}" -pix_fmt rgb24 -vf setparams=color_primaries=bt2020:color_trc=bt470m,iccgen \
           "${enc[@]}" -format jp2 "$OUT/icc.jp2" 2>"$OUT/icc-enc.log"; then
         local sd
-        sd=$("$FFPROBE" -v error -c:v j2k_cuda -backend "$BACKEND" -show_frames -show_entries frame=side_data_list \
+        sd=$("$FFPROBE" -v error -c:v libj2kcuda -backend "$BACKEND" -show_frames -show_entries frame=side_data_list \
              "$OUT/icc.jp2" 2>&1)
         echo "$sd" | grep -q 'side_data_type=ICC profile' && pass colour-icc ||
             fail colour-icc "no ICC profile side data on the decoded frame: $(echo "$sd" | head -n 3 | tr '\n' ' ')"
         # With FFmpeg's ICC handling on, the profile's primaries and transfer come back.
-        sd=$("$FFPROBE" -v error -c:v j2k_cuda -backend "$BACKEND" -flags2 icc_profiles -show_frames \
+        sd=$("$FFPROBE" -v error -c:v libj2kcuda -backend "$BACKEND" -flags2 icc_profiles -show_frames \
              -show_entries frame=color_primaries,color_transfer -of csv=p=0 "$OUT/icc.jp2" 2>&1 | cut -d, -f1,2)
         [ "$sd" = "bt2020,bt470m" ] && pass colour-icc-detected || fail colour-icc-detected "got '$sd'"
     else
@@ -439,9 +454,9 @@ open(sys.argv[3], 'wb').write(e)" "$OUT/srgb.jp2" "$OUT/colr-method.jp2" "$OUT/c
     local f got
     for f in colr-method colr-enum; do
         got=$(probe_colour "$OUT/$f.jp2" 2>"$OUT/$f.log") &&
-            "$FFMPEG" -nostdin -hide_banner -c:v j2k_cuda -backend "$BACKEND" -i "$OUT/$f.jp2" -f null - 2>>"$OUT/$f.log"
+            "$FFMPEG" -nostdin -hide_banner -c:v libj2kcuda -backend "$BACKEND" -i "$OUT/$f.jp2" -f null - 2>>"$OUT/$f.log"
         if [ $? = 0 ] && [ "$got" = unknown,unknown,unknown,unknown ] &&
-           grep -q '^\[j2k_cuda @.*colr' "$OUT/$f.log"; then pass "hostile-$f"
+           grep -q '^\[libj2kcuda @.*colr' "$OUT/$f.log"; then pass "hostile-$f"
         else fail "hostile-$f" "ffprobe '$got': $(head -n 2 "$OUT/$f.log" | tr '\n' ' ')"; fi
     done
 }
@@ -453,16 +468,16 @@ check_strict() {
     local size st
     size=$(stat -c %s "$OUT/st01.j2c")
     head -c $((size * 2 / 3)) "$OUT/st01.j2c" > "$OUT/st-cut.j2c"
-    st=$(ff_status -c:v j2k_cuda -backend "$BACKEND" -i "$OUT/st-cut.j2c" -f framemd5 "$OUT/st-lenient.md5" 2>"$OUT/st-lenient.log")
+    st=$(ff_status -c:v libj2kcuda -backend "$BACKEND" -i "$OUT/st-cut.j2c" -f framemd5 "$OUT/st-lenient.md5" 2>"$OUT/st-lenient.log")
     if [ "$st" = 0 ] && [ "$(grep -vc '^#' "$OUT/st-lenient.md5")" = 1 ]; then pass strict-lenient
     else fail strict-lenient "exit $st, frames: $(grep -vc '^#' "$OUT/st-lenient.md5" 2>/dev/null)"; fi
-    st=$(ff_status -c:v j2k_cuda -backend "$BACKEND" -err_detect explode -xerror -i "$OUT/st-cut.j2c" \
+    st=$(ff_status -c:v libj2kcuda -backend "$BACKEND" -err_detect explode -xerror -i "$OUT/st-cut.j2c" \
          -f framemd5 "$OUT/st-strict.md5" 2>"$OUT/st-strict.log")
     case $st in
     0) fail strict-explode "the damaged frame decoded" ;;
     signal*) fail strict-explode "ffmpeg died of $st" ;;
-    *) grep -q '^\[j2k_cuda @' "$OUT/st-strict.log" && pass strict-explode ||
-           fail strict-explode "exit $st without j2k_cuda's message" ;;
+    *) grep -q '^\[libj2kcuda @' "$OUT/st-strict.log" && pass strict-explode ||
+           fail strict-explode "exit $st without libj2kcuda's message" ;;
     esac
 }
 
@@ -475,9 +490,9 @@ check_mxf_cuda_frames() {
     local fmt src=(-f lavfi -i testsrc2=s=1920x1080:r=24:d=0.125)
     # (CUDA frames hold YCbCr only, not X'Y'Z' or planar RGB above 8 bits.)
     for fmt in yuv420p yuv422p10le yuv444p16le; do
-        ff "${src[@]}" -vf "format=$fmt" -c:v j2k_cuda -backend cuda -fflags +bitexact "$OUT/host-$fmt.mxf" 2>"$OUT/host-$fmt.log" &&
+        ff "${src[@]}" -vf "format=$fmt" -c:v libj2kcuda -backend cuda -fflags +bitexact "$OUT/host-$fmt.mxf" 2>"$OUT/host-$fmt.log" &&
         ff -init_hw_device cuda=gpu -filter_hw_device gpu "${src[@]}" -vf "format=$fmt,hwupload_cuda" \
-            -c:v j2k_cuda -backend cuda -fflags +bitexact "$OUT/cuda-$fmt.mxf" 2>"$OUT/cuda-$fmt.log" ||
+            -c:v libj2kcuda -backend cuda -fflags +bitexact "$OUT/cuda-$fmt.mxf" 2>"$OUT/cuda-$fmt.log" ||
             { fail "mxf-cuda-frames-$fmt" "encode failed: $(cat "$OUT/host-$fmt.log" "$OUT/cuda-$fmt.log" | head -n 2 | tr '\n' ' ')"; continue; }
         cmp -s "$OUT/host-$fmt.mxf" "$OUT/cuda-$fmt.mxf" && pass "mxf-cuda-frames-$fmt" ||
             fail "mxf-cuda-frames-$fmt" "the MXF from CUDA frames differs from the one from frames in memory"
@@ -490,15 +505,15 @@ check_alpha() {
     local fmt
     for fmt in ya8 rgba rgba64le gbrap10le; do
         ff -f lavfi -i testsrc2=s=64x48:d=0.08 -vf "format=$fmt" -f framemd5 "$OUT/alpha-$fmt-src.md5" &&
-        ff -f lavfi -i testsrc2=s=64x48:d=0.08 -vf "format=$fmt" -c:v j2k_cuda -backend "$BACKEND" -lossless 1 \
+        ff -f lavfi -i testsrc2=s=64x48:d=0.08 -vf "format=$fmt" -c:v libj2kcuda -backend "$BACKEND" -lossless 1 \
             "$OUT/alpha-$fmt.mkv" &&
-        ff -c:v j2k_cuda -backend "$BACKEND" -i "$OUT/alpha-$fmt.mkv" -pix_fmt "$fmt" -f framemd5 "$OUT/alpha-$fmt.md5" ||
+        ff -c:v libj2kcuda -backend "$BACKEND" -i "$OUT/alpha-$fmt.mkv" -pix_fmt "$fmt" -f framemd5 "$OUT/alpha-$fmt.md5" ||
             { fail "alpha-$fmt" "could not encode or decode"; continue; }
         [ "$(frame_md5s "$OUT/alpha-$fmt-src.md5")" = "$(frame_md5s "$OUT/alpha-$fmt.md5")" ] &&
             pass "alpha-$fmt" || fail "alpha-$fmt" "the decoded frames differ from the source"
     done
     if have opj_decompress; then
-        ff -f lavfi -i testsrc2=s=64x48:d=0.04 -frames:v 1 -vf format=rgba -c:v j2k_cuda -backend "$BACKEND" \
+        ff -f lavfi -i testsrc2=s=64x48:d=0.04 -frames:v 1 -vf format=rgba -c:v libj2kcuda -backend "$BACKEND" \
             -lossless 1 -format jp2 "$OUT/alpha.jp2" &&
         opj_decompress -i "$OUT/alpha.jp2" -o "$OUT/alpha-opj.png" > "$OUT/alpha-opj.log" 2>&1 &&
         ff -i "$OUT/alpha-opj.png" -pix_fmt rgba -f framemd5 "$OUT/alpha-opj.md5" &&
@@ -512,6 +527,7 @@ check_alpha() {
 
 check_start
 check_help
+check_names
 check_threads
 check_no_device
 check_lossless

@@ -54,13 +54,13 @@ check_install() {
 
     local clip=$OUT/clip.mov
     if ! "$prefix/bin/ffmpeg" -nostdin -hide_banner -loglevel error -y -f lavfi -i testsrc2=s=96x64:r=10:d=0.8 \
-            -pix_fmt yuv422p10le -c:v j2k_cuda -backend "$BACKEND" "$clip" 2> "$OUT/encode.log"; then
+            -pix_fmt yuv422p10le -c:v libj2kcuda -backend "$BACKEND" "$clip" 2> "$OUT/encode.log"; then
         fail $name "the installed ffmpeg does not encode: $(tail -n 2 "$OUT/encode.log" | tr '\n' ' ')"; return 1
     fi
     if ! "$OUT/decode_frames" "$clip" "$BACKEND" > "$OUT/program.txt" 2> "$OUT/program.log"; then
         fail $name "the program failed: $(tail -n 2 "$OUT/program.log" | tr '\n' ' ')"; return 1
     fi
-    if ! "$prefix/bin/ffmpeg" -nostdin -hide_banner -loglevel error -c:v j2k_cuda -backend "$BACKEND" -i "$clip" \
+    if ! "$prefix/bin/ffmpeg" -nostdin -hide_banner -loglevel error -c:v libj2kcuda -backend "$BACKEND" -i "$clip" \
             -map 0:v -c:v rawvideo -f framemd5 "$OUT/ffmpeg.md5" 2> "$OUT/framemd5.log"; then
         fail $name "ffmpeg's framemd5 failed: $(tail -n 2 "$OUT/framemd5.log" | tr '\n' ' ')"; return 1
     fi
@@ -81,8 +81,8 @@ check_relocated() {
     local moved=$OUT/moved
     mv "$prefix" "$moved"
     "$moved/bin/ffmpeg" -hide_banner -decoders > "$OUT/moved-decoders.txt" 2> "$OUT/moved.log"
-    if ! grep -q ' j2k_cuda ' "$OUT/moved-decoders.txt"; then
-        fail install-relocated "the moved ffmpeg does not start or lacks j2k_cuda: $(tail -n 2 "$OUT/moved.log" | tr '\n' ' ')"
+    if ! grep -q ' libj2kcuda ' "$OUT/moved-decoders.txt"; then
+        fail install-relocated "the moved ffmpeg does not start or lacks libj2kcuda: $(tail -n 2 "$OUT/moved.log" | tr '\n' ' ')"
         return
     fi
     local stray soname path

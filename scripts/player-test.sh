@@ -33,10 +33,10 @@ ff() { "$FFMPEG" -nostdin -hide_banner -loglevel error -y "$@"; }
 
 run() {
     if ! ff -f lavfi -i "testsrc2=s=${w}x$h:r=24:d=0.04,loop=loop=23:size=1" -pix_fmt rgb24 \
-            -c:v j2k_cuda -backend "$BACKEND" "$clip" 2> "$OUT/encode.log"; then
+            -c:v libj2kcuda -backend "$BACKEND" "$clip" 2> "$OUT/encode.log"; then
         fail $name "encoding the clip failed: $(tail -n 2 "$OUT/encode.log" | tr '\n' ' ')"; return
     fi
-    if ! ff -c:v j2k_cuda -backend "$BACKEND" -i "$clip" -frames:v 1 -pix_fmt rgb24 -f rawvideo "$OUT/ref.rgb" \
+    if ! ff -c:v libj2kcuda -backend "$BACKEND" -i "$clip" -frames:v 1 -pix_fmt rgb24 -f rawvideo "$OUT/ref.rgb" \
             2> "$OUT/ref.log"; then
         fail $name "ffmpeg's decode failed: $(tail -n 2 "$OUT/ref.log" | tr '\n' ' ')"; return
     fi
@@ -45,7 +45,7 @@ run() {
     (cd "$OUT/frames" &&
      SDL_VIDEODRIVER=dummy SDL_VIDEO_DUMMY_SAVE_FRAMES=1 SDL_RENDER_DRIVER=software SDL_AUDIODRIVER=dummy \
      timeout -k 5 60 "$FFPLAY" -hide_banner -loglevel error -nostats -an -autoexit -x $w -y $h \
-         -vcodec j2k_cuda -backend "$BACKEND" "$clip" < /dev/null > "$OUT/ffplay.log" 2>&1) || st=$?
+         -vcodec libj2kcuda -backend "$BACKEND" "$clip" < /dev/null > "$OUT/ffplay.log" 2>&1) || st=$?
     case $st in
     0) ;;
     124|137) fail $name "ffplay did not end within 60 s"; return ;;

@@ -258,11 +258,12 @@ TEST(Tier1Core, GpuSizingHelpers)
     }
 }
 
-// The two-phase kernel's register MQ coder (mq_encode_select over
-// MqRegEncoder) against MqEncoder: the same bytes, lengths and snapshots over
+// The two-phase kernel's ENCODE on context words (mq_encode_select, CLZ
+// renormalisation) against MqEncoder::encode on context bytes (RENORME's
+// loop), each driving its own MqEncoder: the same bytes, lengths and snapshots over
 // long random decision streams whose skew makes carries, 0xFF bytes, long
 // renormalisations (Qe = 1) and both terminations frequent.
-TEST(Tier1TwoPhaseMq, RegisterCoderMatchesMqEncoder)
+TEST(Tier1TwoPhaseMq, WordContextEncodeMatchesByteContextEncode)
 {
     std::mt19937 rng(401);
     for (int trial = 0; trial < 60; ++trial) {
@@ -279,8 +280,8 @@ TEST(Tier1TwoPhaseMq, RegisterCoderMatchesMqEncoder)
         for (uint32_t &p : p1) p = (trial % 3 == 0) ? rng() % 65536 : (rng() % 2 ? rng() % 64 : 65535 - rng() % 64);
         const uint32_t ctxs = 1 + rng() % kT1NumContexts;
         MqEncoder e;
-        e.init(ref.data() + 1);
-        t1core::MqRegEncoder g{};
+        e.init(ref.data(), 1);
+        MqEncoder g{};
         g.init(got.data(), 1);
         for (size_t k = 0; k < n; ++k) {
             const uint32_t ctx = rng() % ctxs;
@@ -289,7 +290,7 @@ TEST(Tier1TwoPhaseMq, RegisterCoderMatchesMqEncoder)
             cx_got[ctx] = t1core::mq_encode_select(g, bit, cx_got[ctx], t1core::kMqWordTable.t[cx_got[ctx] & 0x7F]);
             ASSERT_EQ(cx_got[ctx] & 0x7Fu, cx_ref[ctx]) << "trial " << trial << " decision " << k;
             if (k % 997 == 0) {
-                const MqPassSnapshot a = mq_snapshot(e), b = g.snapshot();
+                const MqPassSnapshot a = e.snapshot(), b = g.snapshot();
                 ASSERT_EQ(a.a, b.a);
                 ASSERT_EQ(a.c, b.c);
                 ASSERT_EQ(a.ct, b.ct);

@@ -30,7 +30,7 @@ std::vector<uint8_t> mq_encode(const std::vector<uint32_t> &bits, const std::vec
     std::vector<uint8_t> buf(bits.size() * 2 + 64, 0);
     std::vector<uint8_t> states(num_ctx, 0);
     MqEncoder enc;
-    enc.init(buf.data() + 1);
+    enc.init(buf.data(), 1);
     for (size_t i = 0; i < bits.size(); ++i) enc.encode(bits[i], states[ctxs[i]]);
     const uint32_t len = predictable ? enc.flush_predictable() : enc.flush();
     return std::vector<uint8_t>(buf.begin() + 1, buf.begin() + 1 + len);

@@ -40,28 +40,51 @@ inline std::atomic<uint64_t> &cuda_buffer_allocations()
     return count;
 }
 
-/** Device memory that only grows. */
-class DeviceBuffer {
+/** cudaMalloc and cudaFree, for GrowBuffer: device memory. */
+struct DeviceMemory {
+    static void *allocate(size_t bytes)
+    {
+        void *p = nullptr;
+        const cudaError_t e = cudaMalloc(&p, bytes);
+        if (e == cudaErrorMemoryAllocation) {
+            cudaGetLastError();
+            fail(J2KC_ERR_NOMEM, "cudaMalloc of %zu bytes failed", bytes);
+        }
+        check_cuda(e, "cudaMalloc");
+        return p;
+    }
+    static void release(void *p) { cudaFree(p); }
+};
+
+/** cudaMallocHost and cudaFreeHost, for GrowBuffer: page-locked host
+ *  memory (fast, asynchronous copies). */
+struct PinnedMemory {
+    static void *allocate(size_t bytes)
+    {
+        void *p = nullptr;
+        check_cuda(cudaMallocHost(&p, bytes), "cudaMallocHost");
+        return p;
+    }
+    static void release(void *p) { cudaFreeHost(p); }
+};
+
+/** Memory of one kind (`Memory`: DeviceMemory or PinnedMemory) that only
+ *  grows, and is counted in cuda_buffer_allocations. */
+template <typename Memory>
+class GrowBuffer {
 public:
-    DeviceBuffer() = default;
-    ~DeviceBuffer() { release(); }
-    DeviceBuffer(const DeviceBuffer &) = delete;
-    DeviceBuffer &operator=(const DeviceBuffer &) = delete;
-    DeviceBuffer(DeviceBuffer &&o) noexcept : ptr_(std::exchange(o.ptr_, nullptr)), size_(std::exchange(o.size_, 0)) {}
+    GrowBuffer() = default;
+    ~GrowBuffer() { release(); }
+    GrowBuffer(const GrowBuffer &) = delete;
+    GrowBuffer &operator=(const GrowBuffer &) = delete;
+    GrowBuffer(GrowBuffer &&o) noexcept : ptr_(std::exchange(o.ptr_, nullptr)), size_(std::exchange(o.size_, 0)) {}
 
     void *reserve(size_t bytes)
     {
         if (bytes > size_) {
             release();
-            void *p = nullptr;
-            const cudaError_t e = cudaMalloc(&p, bytes);
-            if (e == cudaErrorMemoryAllocation) {
-                cudaGetLastError();
-                fail(J2KC_ERR_NOMEM, "cudaMalloc of %zu bytes failed", bytes);
-            }
-            check_cuda(e, "cudaMalloc");
+            ptr_ = Memory::allocate(bytes);
             cuda_buffer_allocations().fetch_add(1, std::memory_order_relaxed);
-            ptr_ = p;
             size_ = bytes;
         }
         return ptr_;
@@ -73,13 +96,18 @@ public:
 private:
     void release()
     {
-        if (ptr_) cudaFree(ptr_);
+        if (ptr_) Memory::release(ptr_);
         ptr_ = nullptr;
         size_ = 0;
     }
     void *ptr_ = nullptr;
     size_t size_ = 0;
 };
+
+/** Device memory that only grows. */
+using DeviceBuffer = GrowBuffer<DeviceMemory>;
+/** Page-locked host memory that only grows. */
+using PinnedBuffer = GrowBuffer<PinnedMemory>;
 
 /** A DeviceBuffer seen as an array of T, never empty (so its pointer is never null). */
 template <typename T>
@@ -90,35 +118,6 @@ public:
 
 private:
     DeviceBuffer buffer_;
-};
-
-/** Page-locked host memory that only grows (fast, asynchronous copies). */
-class PinnedBuffer {
-public:
-    PinnedBuffer() = default;
-    ~PinnedBuffer() { if (ptr_) cudaFreeHost(ptr_); }
-    PinnedBuffer(const PinnedBuffer &) = delete;
-    PinnedBuffer &operator=(const PinnedBuffer &) = delete;
-
-    void *reserve(size_t bytes)
-    {
-        if (bytes > size_) {
-            if (ptr_) cudaFreeHost(ptr_);
-            ptr_ = nullptr;
-            size_ = 0;
-            check_cuda(cudaMallocHost(&ptr_, bytes), "cudaMallocHost");
-            cuda_buffer_allocations().fetch_add(1, std::memory_order_relaxed);
-            size_ = bytes;
-        }
-        return ptr_;
-    }
-    template <typename T>
-    T *as() const { return static_cast<T *>(ptr_); }
-    size_t size() const { return size_; }
-
-private:
-    void *ptr_ = nullptr;
-    size_t size_ = 0;
 };
 
 /** Makes `device` current for a scope and restores the caller's device after. */
@@ -207,89 +206,97 @@ private:
 };
 
 /**
- * A CUDA stream of our own: created with flags and a priority, destroyed with
- * its owner. Destroy it in the context that made it (owners that outlive a
- * call open a ContextScope in their destructor). Empty until create().
+ * A CUDA runtime handle of our own (a stream, an event), destroyed with its
+ * owner by `Destroy`. Destroy it in the context that made it (owners that
+ * outlive a call open a ContextScope in their destructor). Empty until the
+ * owning class makes one, so handles that only some paths need cost
+ * nothing otherwise.
  */
-class CudaStream {
+template <typename Handle, cudaError_t (*Destroy)(Handle)>
+class CudaOwned {
 public:
-    CudaStream() = default;
-    explicit CudaStream(unsigned flags, int priority = 0) { create(flags, priority); }
-    ~CudaStream() { reset(); }
-    CudaStream(const CudaStream &) = delete;
-    CudaStream &operator=(const CudaStream &) = delete;
-    CudaStream(CudaStream &&o) noexcept : stream_(std::exchange(o.stream_, nullptr)) {}
-    CudaStream &operator=(CudaStream &&o) noexcept
+    CudaOwned() = default;
+    ~CudaOwned() { reset(); }
+    CudaOwned(const CudaOwned &) = delete;
+    CudaOwned &operator=(const CudaOwned &) = delete;
+    CudaOwned(CudaOwned &&o) noexcept : handle_(std::exchange(o.handle_, nullptr)) {}
+    CudaOwned &operator=(CudaOwned &&o) noexcept
     {
         if (this != &o) {
             reset();
-            stream_ = std::exchange(o.stream_, nullptr);
+            handle_ = std::exchange(o.handle_, nullptr);
         }
         return *this;
     }
+
+    void reset()
+    {
+        if (handle_) Destroy(handle_);
+        handle_ = nullptr;
+    }
+    Handle get() const { return handle_; }
+
+protected:
+    /** Takes `h` (made by the caller), replacing any held handle. */
+    void adopt(Handle h)
+    {
+        reset();
+        handle_ = h;
+    }
+
+private:
+    Handle handle_ = nullptr;
+};
+
+/** A CUDA stream of our own, created with flags and a priority. */
+class CudaStream : public CudaOwned<cudaStream_t, cudaStreamDestroy> {
+public:
+    CudaStream() = default;
+    explicit CudaStream(unsigned flags, int priority = 0) { create(flags, priority); }
 
     /** Makes a new stream (replacing any held one); priority 0 is the default priority. */
     void create(unsigned flags = cudaStreamNonBlocking, int priority = 0)
     {
         cudaStream_t s = nullptr;
         check_cuda(cudaStreamCreateWithPriority(&s, flags, priority), "cudaStreamCreate");
-        reset();
-        stream_ = s;
+        adopt(s);
     }
-    void reset()
-    {
-        if (stream_) cudaStreamDestroy(stream_);
-        stream_ = nullptr;
-    }
-    cudaStream_t get() const { return stream_; }
-    void sync() const { check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize"); }
-
-private:
-    cudaStream_t stream_ = nullptr;
+    void sync() const { check_cuda(cudaStreamSynchronize(get()), "cudaStreamSynchronize"); }
 };
 
 /**
  * A CUDA event of our own, created with flags (cudaEventDefault times it,
- * cudaEventDisableTiming makes it cheaper for ordering only). Empty until
- * create(), so events that only timing needs cost nothing otherwise.
+ * cudaEventDisableTiming makes it cheaper for ordering only).
  */
-class CudaEvent {
+class CudaEvent : public CudaOwned<cudaEvent_t, cudaEventDestroy> {
 public:
     CudaEvent() = default;
     explicit CudaEvent(unsigned flags) { create(flags); }
-    ~CudaEvent() { reset(); }
-    CudaEvent(const CudaEvent &) = delete;
-    CudaEvent &operator=(const CudaEvent &) = delete;
-    CudaEvent(CudaEvent &&o) noexcept : event_(std::exchange(o.event_, nullptr)) {}
-    CudaEvent &operator=(CudaEvent &&o) noexcept
-    {
-        if (this != &o) {
-            reset();
-            event_ = std::exchange(o.event_, nullptr);
-        }
-        return *this;
-    }
 
     /** Makes a new event (replacing any held one). */
     void create(unsigned flags = cudaEventDefault)
     {
         cudaEvent_t e = nullptr;
         check_cuda(cudaEventCreateWithFlags(&e, flags), "cudaEventCreate");
-        reset();
-        event_ = e;
+        adopt(e);
     }
-    void reset()
-    {
-        if (event_) cudaEventDestroy(event_);
-        event_ = nullptr;
-    }
-    cudaEvent_t get() const { return event_; }
-    void record(cudaStream_t stream) const { check_cuda(cudaEventRecord(event_, stream), "cudaEventRecord"); }
-    void sync() const { check_cuda(cudaEventSynchronize(event_), "cudaEventSynchronize"); }
-
-private:
-    cudaEvent_t event_ = nullptr;
+    void record(cudaStream_t stream) const { check_cuda(cudaEventRecord(get(), stream), "cudaEventRecord"); }
+    void sync() const { check_cuda(cudaEventSynchronize(get()), "cudaEventSynchronize"); }
 };
+
+/**
+ * Milliseconds of GPU time between two completed timing events, for the
+ * stage times the encoders and decoders report. A time that cannot be read
+ * (an event made without timing, or not yet complete) counts as 0 and the
+ * error is cleared: statistics never fail a frame, nor a later launch check.
+ */
+inline float elapsed_ms(const CudaEvent &from, const CudaEvent &to)
+{
+    float ms = 0;
+    if (cudaEventElapsedTime(&ms, from.get(), to.get()) == cudaSuccess) return ms;
+    cudaGetLastError();
+    return 0.0f;
+}
 
 /** The stream the caller lent, or one of our own (a CudaStream) on `device`. */
 class StreamHolder {

@@ -67,12 +67,6 @@ namespace {
 /** The decoder's events time its stages. */
 using Event = TimedEvent;
 
-float elapsed_ms(const Event &from, const Event &to)
-{
-    float ms = 0;
-    return cudaEventElapsedTime(&ms, from.get(), to.get()) == cudaSuccess ? ms : 0.0f;
-}
-
 /** What one frame in flight holds on the GPU side: buffers sized by the largest geometry seen. */
 struct Slot {
     explicit Slot(void *context, int device) : stream(nullptr, context, device) {}

@@ -699,13 +699,6 @@ private:
     /** Frames small enough for the larger defaults of slots and back-half workers. */
     bool small_frames() const { return samples_ <= kSmallFrameSamples; }
 
-    static double elapsed_ms(const CudaEvent &a, const CudaEvent &b)
-    {
-        float ms = 0;
-        check_cuda(cudaEventElapsedTime(&ms, a.get(), b.get()), "cudaEventElapsedTime");
-        return ms;
-    }
-
     /** Worker thread: waits for the slot's Tier-1, then PCRD-opt and Tier-2 (host-driven rounds). */
     void finish_frame(Slot &s)
     {

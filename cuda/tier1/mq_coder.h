@@ -11,6 +11,7 @@
  */
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "common/host_device.h"
@@ -160,8 +161,26 @@ J2KC_MQ_HD void mq_flush_predictable_bits(uint32_t &c, int32_t &ct, ByteOut &&by
 }
 
 /**
- * MQ encoder (C.2), "software conventions" form with the byte at BP in
- * memory. The caller owns the output buffer: init(dst) needs dst[-1]
+ * The encoder's state at the end of a pass that does not end its segment:
+ * enough to find, once the segment is finished, how many of its bytes a
+ * decoder needs to reproduce every decision up to that pass.
+ */
+struct MqPassSnapshot {
+    uint32_t a;
+    uint32_t c;
+    int32_t ct;
+    int32_t b_offset;  ///< position of B relative to the segment start (-1: the byte before)
+    uint8_t b;         ///< B's value then (a later carry may still raise it)
+};
+
+/**
+ * MQ encoder (C.2) with the byte B held in a register: every change of B is
+ * stored at once, so the buffer holds what the "software conventions" form
+ * of C.2 writes, but BYTEOUT never loads B back (on the GPU a load of a byte
+ * just stored to global memory is a round trip to L2). Positions are offsets
+ * into the block's buffer, which keeps the state in few registers.
+ *
+ * The caller owns the buffer: init(buf, seg_start) needs buf[seg_start - 1]
  * readable and writable (a dummy 0 before the first segment, or the previous
  * segment's last byte, which a carry can never change), and room for the
  * worst case of the symbols coded plus 3 bytes of termination.
@@ -170,48 +189,46 @@ struct MqEncoder {
     uint32_t a;
     uint32_t c;
     int32_t ct;
-    uint8_t *bp;     ///< the byte B (C.2.1); starts one before the segment
-    uint8_t *start;  ///< first byte of the segment (BPST)
+    uint32_t b;       ///< the value of byte B (C.2.1), buf[pos]
+    int32_t pos;      ///< offset of B; starts one before the segment
+    int32_t start;    ///< offset of the segment's first byte (BPST)
+    uint8_t *buf;
 
-    /** INITENC (C.2.8). */
-    J2KC_MQ_HD void init(uint8_t *dst)
+    /** INITENC (C.2.8) for a segment starting at buffer[seg_start]. */
+    J2KC_MQ_HD void init(uint8_t *buffer, int32_t seg_start)
     {
+        buf = buffer;
         a = 0x8000;
         c = 0;
-        bp = dst - 1;
-        start = dst;
-        ct = (*bp == 0xFF) ? 13 : 12;
+        pos = seg_start - 1;
+        start = seg_start;
+        b = buf[pos];
+        ct = b == 0xFF ? 13 : 12;
     }
 
-    /** BYTEOUT (C.2.6) with bit stuffing: after 0xFF only 7 bits go out, so
-     *  the stuffed zero absorbs a later carry and no marker can appear. */
+    /**
+     * BYTEOUT (C.2.6) with bit stuffing: after 0xFF only 7 bits go out, so
+     * the stuffed zero absorbs a later carry and no marker can appear. The
+     * four cases of C.2.6 as selects (GPU lanes coding different blocks then
+     * diverge less): a carry into B happens only when B is not 0xFF;
+     * dropping C's carry bit before taking the next byte is what an 8-bit
+     * store of C >> 19 does; after a B of 0xFF (before or after the carry)
+     * the next byte takes 7 bits.
+     */
     J2KC_MQ_HD void byte_out()
     {
-        if (*bp == 0xFF) {
-            ++bp;
-            *bp = static_cast<uint8_t>(c >> 20);
-            c &= 0xFFFFF;
-            ct = 7;
-        } else if (c < 0x8000000) {
-            ++bp;
-            *bp = static_cast<uint8_t>(c >> 19);
-            c &= 0x7FFFF;
-            ct = 8;
-        } else {
-            ++*bp;
-            if (*bp == 0xFF) {
-                c &= 0x7FFFFFF;
-                ++bp;
-                *bp = static_cast<uint8_t>(c >> 20);
-                c &= 0xFFFFF;
-                ct = 7;
-            } else {
-                ++bp;
-                *bp = static_cast<uint8_t>(c >> 19);
-                c &= 0x7FFFF;
-                ct = 8;
-            }
+        const bool carry = b != 0xFFu && c >= 0x8000000u;
+        if (carry) {
+            ++b;
+            buf[pos] = static_cast<uint8_t>(b);
+            c &= 0x7FFFFFF;
         }
+        const bool stuff = b == 0xFFu;
+        ++pos;
+        b = (stuff ? (c >> 20) : (c >> 19)) & 0xFFu;
+        c &= stuff ? 0xFFFFFu : 0x7FFFFu;
+        ct = stuff ? 7 : 8;
+        buf[pos] = static_cast<uint8_t>(b);
     }
 
     /** RENORME (C.2.5). */
@@ -235,8 +252,8 @@ struct MqEncoder {
         }
     }
 
-    /** Bytes that are final except for a possible carry into B: BP - BPST. */
-    J2KC_MQ_HD int64_t bytes_before_b() const { return bp - start; }
+    /** Bytes of the buffer in use, B included. */
+    J2KC_MQ_HD size_t used() const { return static_cast<size_t>(pos) + 1; }
 
     /**
      * FLUSH (C.2.9): SETBITS, two byte-outs, and the last byte kept unless it
@@ -246,8 +263,8 @@ struct MqEncoder {
     J2KC_MQ_HD uint32_t flush()
     {
         mq_flush_bits(a, c, ct, [this] { byte_out(); });
-        if (*bp != 0xFF) ++bp;
-        return static_cast<uint32_t>(bp - start);
+        if (b != 0xFF) ++pos;
+        return static_cast<uint32_t>(pos - start);
     }
 
     /**
@@ -258,28 +275,16 @@ struct MqEncoder {
     J2KC_MQ_HD uint32_t flush_predictable()
     {
         mq_flush_predictable_bits(c, ct, [this] { byte_out(); });
-        if (*bp != 0xFF) byte_out();
-        return static_cast<uint32_t>(bp - start);
+        if (b != 0xFF) byte_out();
+        return static_cast<uint32_t>(pos - start);
+    }
+
+    /** The state a truncation point is later found from. */
+    J2KC_MQ_HD MqPassSnapshot snapshot() const
+    {
+        return MqPassSnapshot{a, c, ct, pos - start, static_cast<uint8_t>(b)};
     }
 };
-
-/**
- * The encoder's state at the end of a pass that does not end its segment:
- * enough to find, once the segment is finished, how many of its bytes a
- * decoder needs to reproduce every decision up to that pass.
- */
-struct MqPassSnapshot {
-    uint32_t a;
-    uint32_t c;
-    int32_t ct;
-    int32_t b_offset;  ///< position of B relative to the segment start (-1: the byte before)
-    uint8_t b;         ///< B's value then (a later carry may still raise it)
-};
-
-J2KC_MQ_HD MqPassSnapshot mq_snapshot(const MqEncoder &e)
-{
-    return MqPassSnapshot{e.a, e.c, e.ct, static_cast<int32_t>(e.bp - e.start), *e.bp};
-}
 
 /**
  * Shortest prefix of a finished segment (`seg`, `seg_length` bytes; seg[-1]
@@ -303,13 +308,15 @@ J2KC_MQ_HD uint32_t mq_truncation_length(const MqPassSnapshot &snap, const uint8
     tmp.a = snap.a;
     tmp.c = snap.c + snap.a;
     tmp.ct = snap.ct;
-    tmp.bp = u;
-    tmp.start = u + 1;
+    tmp.b = snap.b;
+    tmp.pos = 0;
+    tmp.start = 1;
+    tmp.buf = u;
     for (int k = 0; k < 6; ++k) {  // 6 byte-outs shift out all 28 bits of C
         tmp.c <<= tmp.ct;
         tmp.byte_out();
     }
-    const int32_t emitted = static_cast<int32_t>(tmp.bp - u) + 1;
+    const int32_t emitted = tmp.pos + 1;
     for (int32_t k = 0; k < emitted; ++k) {
         const int32_t pos = snap.b_offset + k;
         const uint32_t actual = pos < static_cast<int32_t>(seg_length) ? seg[pos] : 0xFFu;

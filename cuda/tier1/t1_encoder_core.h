@@ -528,6 +528,130 @@ J2KC_HD uint32_t t1_data_bitplanes(uint32_t max_mag, uint32_t num_bitplanes, T1E
 }
 
 /**
+ * After the block is loaded: the bit-planes its data needs (*nbp), the passes
+ * they make (*num_passes), the zero bit-planes, and the verdict that not even
+ * one pass fits the output. kT1EncodeOk with *num_passes 0: an all-zero block.
+ */
+J2KC_HD uint32_t t1_encode_plan(uint32_t max_mag, uint32_t width, uint32_t height, uint32_t num_bitplanes,
+                                T1EncodeOutput &out, int *nbp, uint32_t *num_passes)
+{
+    *nbp = 0;
+    *num_passes = 0;
+    if (max_mag == 0) return kT1EncodeOk;
+    if (const uint32_t deep = t1_data_bitplanes(max_mag, num_bitplanes, out, nbp)) return deep;
+    out.zero_bitplanes = static_cast<uint8_t>(num_bitplanes - static_cast<uint32_t>(*nbp));
+    if (out.capacity < 1 + t1_pass_byte_bound(width, height)) return kT1EncodeOverflow;
+    *num_passes = 3 * static_cast<uint32_t>(*nbp) - 2;
+    return kT1EncodeOk;
+}
+
+/** Whether pass `pass` of `num_passes` ends its codeword segment (the last
+ *  one always does). */
+J2KC_HD bool t1_pass_ends_segment(uint32_t pass, uint32_t num_passes, uint8_t style)
+{
+    return pass + 1 == num_passes || t1_pass_is_terminated(pass, style);
+}
+
+/** A pass's distortion decrease (from its sum before the 2^p factor) and
+ *  whether it ends its codeword segment, into `out`. */
+J2KC_HD void t1_record_pass(T1EncodeOutput &out, uint32_t pass, int nbp, int64_t dist_sum, bool terminated)
+{
+    out.pass_distortion[pass] = t1_pass_distortion(dist_sum, t1_pass_bitplane(pass, nbp));
+    out.pass_terminated[pass] = terminated ? 1 : 0;
+}
+
+/**
+ * The codeword segments of one block (D.4 termination, D.6 bypass): when a
+ * segment opens and with which coder, the room check before every pass, the
+ * termination, the truncation point of every pass of a finished segment, and
+ * the final lengths. Every block encoder (the serial one below, the warp
+ * coder, the two-phase coder's second phase) drives its own MqEncoder and
+ * RawEncoder through this one object at pass boundaries and codes the passes
+ * its own way in between; so the bytes, the lengths and the truncation
+ * points cannot differ between them.
+ *
+ * It holds only the segment's own state; what the block fixes (the output,
+ * its style, the pass bound) comes with each call from the caller's
+ * registers. The warp coder runs the bookkeeping in lane 0 alone, and every
+ * value that only lane 0 sets or reads costs a register in every lane of
+ * its kernel.
+ */
+struct T1SegmentDriver {
+    uint32_t seg_start;   ///< buffer position of the current (or next) segment
+    uint32_t first_pass;  ///< the open segment's first pass
+    bool open;            ///< a segment is open
+    bool raw;             ///< the open segment is a raw one
+
+    /** Starts the block's stream in buf (writes the dummy byte before it). */
+    J2KC_HD void begin(uint8_t *buf)
+    {
+        seg_start = 1;
+        first_pass = 0;
+        open = false;
+        raw = false;
+        buf[0] = 0;  // MqEncoder::init reads the byte before a segment
+    }
+
+    /**
+     * Before pass `pass`: false if the bytes so far plus what one pass can
+     * add (`pass_bound`, t1_pass_byte_bound) might not fit the `capacity`
+     * bytes of `buf` (kT1EncodeOverflow); otherwise opens a segment, raw or
+     * MQ as the pass is, when none is open.
+     */
+    J2KC_HD bool begin_pass(uint32_t pass, uint8_t style, size_t pass_bound, uint8_t *buf, size_t capacity,
+                            MqEncoder &mq, RawEncoder &rawc)
+    {
+        const size_t used = open ? (raw ? static_cast<size_t>(rawc.bp - buf) + 1 : mq.used()) : seg_start;
+        if (used + pass_bound > capacity) return false;
+        if (!open) {
+            raw = t1_pass_is_raw(pass, style);
+            if (raw) rawc.init(buf + seg_start);
+            else mq.init(buf, static_cast<int32_t>(seg_start));
+            open = true;
+            first_pass = pass;
+        }
+        return true;
+    }
+
+    /**
+     * After pass `pass`: a pass that does not end its segment leaves what
+     * its truncation point will be found from; one that does (`terminated`,
+     * t1_pass_ends_segment) terminates the segment, whose bytes are then
+     * final, and sets the truncation points of all its passes.
+     */
+    J2KC_HD void end_pass(uint32_t pass, bool terminated, uint8_t style, MqEncoder &mq, RawEncoder &rawc,
+                          const T1EncodeScratch &scratch, T1EncodeOutput &out)
+    {
+        if (!terminated) {
+            if (raw) scratch.raw_ends[pass] = rawc.bytes_needed();
+            else scratch.snapshots[pass] = mq.snapshot();
+            return;
+        }
+        const bool predictable = (style & kStylePredictable) != 0;
+        const uint32_t length = raw ? rawc.flush(predictable) : (predictable ? mq.flush_predictable() : mq.flush());
+        const uint8_t *seg = out.buf + seg_start;
+        for (uint32_t q = first_pass; q < pass; ++q) {
+            const uint32_t needed = raw ? scratch.raw_ends[q] : mq_truncation_length(scratch.snapshots[q], seg, length);
+            out.pass_end[q] = seg_start - 1 + segment_truncation_point(needed, seg, length);
+        }
+        seg_start += length;
+        out.pass_end[pass] = seg_start - 1;
+        open = false;
+    }
+
+    /** After the last of `num_passes` passes: the block's pass count and
+     *  length. Truncation points never decrease (a longer prefix is always
+     *  safe). */
+    J2KC_HD void finish(uint32_t num_passes, T1EncodeOutput &out) const
+    {
+        for (uint32_t q = 1; q < num_passes; ++q)
+            if (out.pass_end[q] < out.pass_end[q - 1]) out.pass_end[q] = out.pass_end[q - 1];
+        out.num_passes = num_passes;
+        out.bytes = seg_start - 1;
+    }
+};
+
+/**
  * Codes one code-block: the body of encode_code_block (tier1.h gives the
  * contract) for any memory the caller chooses. On a status other than
  * kT1EncodeOk the outputs are unspecified except data_bitplanes.
@@ -555,65 +679,23 @@ J2KC_HD uint32_t t1_encode_block(const int32_t *coeffs, size_t stride, uint32_t 
             max_mag |= mag;
         }
     }
-    if (max_mag == 0) return kT1EncodeOk;
     int nbp = 0;
-    if (const uint32_t deep = t1_data_bitplanes(max_mag, num_bitplanes, out, &nbp)) return deep;
-    out.zero_bitplanes = static_cast<uint8_t>(num_bitplanes - static_cast<uint32_t>(nbp));
-    const uint32_t num_passes = 3 * static_cast<uint32_t>(nbp) - 2;
+    uint32_t num_passes = 0;
+    const uint32_t plan = t1_encode_plan(max_mag, width, height, num_bitplanes, out, &nbp, &num_passes);
+    if (plan != kT1EncodeOk || num_passes == 0) return plan;
 
-    const bool predictable = (style & kStylePredictable) != 0;
     const size_t pass_bound = t1_pass_byte_bound(width, height);
-    if (out.capacity < 1 + pass_bound) return kT1EncodeOverflow;
-    uint8_t *const buf = out.buf;
-    buf[0] = 0;  // the dummy byte before the stream (MqEncoder::init reads it)
-
-    size_t seg_start = 1;  // buffer position of the current segment
-    bool segment_open = false;
-    bool segment_raw = false;
-    uint32_t seg_first_pass = 0;
+    T1SegmentDriver seg;
+    seg.begin(out.buf);
     for (uint32_t pass = 0; pass < num_passes; ++pass) {
-        const bool raw = t1_pass_is_raw(pass, style);
-        const size_t used = segment_open ? static_cast<size_t>((segment_raw ? st.raw.bp : st.mq.bp) - buf) + 1
-                                         : seg_start;
-        if (used + pass_bound > out.capacity) return kT1EncodeOverflow;
-        if (!segment_open) {
-            if (raw) st.raw.init(buf + seg_start);
-            else st.mq.init(buf + seg_start);
-            segment_open = true;
-            segment_raw = raw;
-            seg_first_pass = pass;
-        }
+        if (!seg.begin_pass(pass, style, pass_bound, out.buf, out.capacity, st.mq, st.raw)) return kT1EncodeOverflow;
         st.dist = 0;
         run_pass(st, pass, nbp, style);
-
-        const int p = t1_pass_bitplane(pass, nbp);
-        out.pass_distortion[pass] = t1_pass_distortion(static_cast<int64_t>(st.dist), p);
-        const bool last = pass + 1 == num_passes;
-        const bool terminated = last || t1_pass_is_terminated(pass, style);
-        out.pass_terminated[pass] = terminated ? 1 : 0;
-        if (!terminated) {
-            if (segment_raw) scratch.raw_ends[pass] = st.raw.bytes_needed();
-            else scratch.snapshots[pass] = mq_snapshot(st.mq);
-            continue;
-        }
-        const uint32_t length = segment_raw ? st.raw.flush(predictable)
-                                            : (predictable ? st.mq.flush_predictable() : st.mq.flush());
-        const uint8_t *seg = buf + seg_start;
-        // Truncation points of the segment's earlier passes, now its bytes are final.
-        for (uint32_t q = seg_first_pass; q < pass; ++q) {
-            const uint32_t needed = segment_raw ? scratch.raw_ends[q]
-                                                : mq_truncation_length(scratch.snapshots[q], seg, length);
-            out.pass_end[q] = static_cast<uint32_t>(seg_start - 1) + segment_truncation_point(needed, seg, length);
-        }
-        seg_start += length;
-        out.pass_end[pass] = static_cast<uint32_t>(seg_start - 1);
-        segment_open = false;
+        const bool terminated = t1_pass_ends_segment(pass, num_passes, style);
+        t1_record_pass(out, pass, nbp, static_cast<int64_t>(st.dist), terminated);
+        seg.end_pass(pass, terminated, style, st.mq, st.raw, scratch, out);
     }
-    // Truncation points never decrease (a longer prefix is always safe).
-    for (uint32_t q = 1; q < num_passes; ++q)
-        if (out.pass_end[q] < out.pass_end[q - 1]) out.pass_end[q] = out.pass_end[q - 1];
-    out.num_passes = num_passes;
-    out.bytes = static_cast<uint32_t>(seg_start - 1);
+    seg.finish(num_passes, out);
     return kT1EncodeOk;
 }
 

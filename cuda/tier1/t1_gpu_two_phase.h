@@ -10,8 +10,8 @@
  *
  * The phase-2 coder follows the MQ-coder advice of P. Holub's lecture on
  * JPEG 2000 on GPUs (Masaryk University, PV197, 2011): the whole coder state
- * in registers (the byte B too: it is written through to memory but never
- * read back), renormalisation in one step by counting leading zeros (C.2.5's
+ * in registers (MqEncoder, which every block coder shares, keeps B there
+ * too), renormalisation in one step by counting leading zeros (C.2.5's
  * loop shifts one bit at a time), and the context of a decision as one word
  * holding Qe and the state, so the common path (an MPS with no
  * renormalisation) needs one load. Contexts and the transition table live in
@@ -61,33 +61,32 @@ J2KC_HD uint32_t t1w_model_block(T1WarpShared &sh, const int32_t *coeffs, size_t
                                  uint16_t *words, uint32_t *mags, uint8_t *dec, uint32_t dec_cap,
                                  uint32_t *pass_dec_end, T1EncodeOutput &out)
 {
+    // The steps of t1w_begin_block and t1_encode_plan written out, with the
+    // zero bit-planes set last: through those helpers this kernel, held to
+    // 64 registers for 8 CTAs an SM, spills more (docs/measurements.md).
     bool empty = false;
     const uint32_t check = t1_encode_check(width, height, style, num_bitplanes, out, &empty);
     if (check != kT1EncodeOk || empty) return check;
-    orientation &= 3u;
-
     const uint32_t max_mag = t1w_load_block(sh, coeffs, stride, width, height, words, mags);
     if (max_mag == 0) return kT1EncodeOk;
     int nbp = 0;
     if (const uint32_t deep = t1_data_bitplanes(max_mag, num_bitplanes, out, &nbp)) return deep;
     const uint32_t num_passes = 3 * static_cast<uint32_t>(nbp) - 2;
-    // The same early verdict as t1_encode_block: not even one pass fits.
     if (out.capacity < 1 + t1_pass_byte_bound(width, height)) return kT1EncodeOverflow;
-
+    T1WEmit em{dec, 0, dec_cap, false};
+    // Phase 1 codes nothing: t1w_pass<true> leaves these alone.
     MqEncoder mq_unused{};
     RawEncoder raw_unused{};
     uint8_t cx_unused[1] = {0};
-    T1WEmit em{dec, 0, dec_cap, false};
     for (uint32_t pass = 0; pass < num_passes; ++pass) {
         t1w_pass<true>(sh, words, mags, width, height, orientation, style, pass, nbp, mq_unused, raw_unused,
                        cx_unused, em);
-        const bool terminated = pass + 1 == num_passes || t1_pass_is_terminated(pass, style);
+        const bool terminated = t1_pass_ends_segment(pass, num_passes, style);
         T1W_SERIAL
         {
             int64_t sum = 0;
             for (uint32_t k = 0; k < 32; ++k) sum += sh.dist[k];
-            out.pass_distortion[pass] = t1_pass_distortion(sum, t1_pass_bitplane(pass, nbp));
-            out.pass_terminated[pass] = terminated ? 1 : 0;
+            t1_record_pass(out, pass, nbp, sum, terminated);
             pass_dec_end[pass] = em.pos;
         }
         // Lane 0 has read every lane's sh.dist before the next pass zeroes
@@ -164,79 +163,6 @@ J2KC_HD uint32_t mq_clz32(uint32_t v)
 #endif
 }
 
-/**
- * The MQ encoder of C.2 with its byte B held in a register: the same
- * arithmetic and the same bytes in memory as MqEncoder (every change of B is
- * stored at once, so the buffer holds what MqEncoder's would), but no load
- * of B per byte-out. Positions are offsets into the block's buffer.
- */
-struct MqRegEncoder {
-    uint32_t a;
-    uint32_t c;
-    int32_t ct;
-    uint32_t b;       ///< the value of byte B (buf[pos])
-    int32_t pos;      ///< offset of B
-    int32_t start;    ///< offset of the segment's first byte
-    uint8_t *buf;
-
-    /** INITENC (C.2.8) for a segment starting at buf[seg_start]. */
-    J2KC_HD void init(uint8_t *buffer, int32_t seg_start)
-    {
-        buf = buffer;
-        a = 0x8000;
-        c = 0;
-        pos = seg_start - 1;
-        start = seg_start;
-        b = buf[pos];
-        ct = b == 0xFF ? 13 : 12;
-    }
-
-    /**
-     * BYTEOUT (C.2.6) with bit stuffing, as MqEncoder::byte_out, with its
-     * four cases as selects (lanes coding different blocks then diverge
-     * less): a carry into B happens only when B is not 0xFF; dropping C's
-     * carry bit before taking the next byte is what MqEncoder's 8-bit store
-     * of C >> 19 does; after a B of 0xFF (before or after the carry) the
-     * next byte takes 7 bits.
-     */
-    J2KC_HD void byte_out()
-    {
-        const bool carry = b != 0xFFu && c >= 0x8000000u;
-        if (carry) {
-            ++b;
-            buf[pos] = static_cast<uint8_t>(b);
-            c &= 0x7FFFFFF;
-        }
-        const bool stuff = b == 0xFFu;
-        ++pos;
-        b = (stuff ? (c >> 20) : (c >> 19)) & 0xFFu;
-        c &= stuff ? 0xFFFFFu : 0x7FFFFu;
-        ct = stuff ? 7 : 8;
-        buf[pos] = static_cast<uint8_t>(b);
-    }
-
-    /** FLUSH (C.2.9), as MqEncoder::flush. Returns the segment length. */
-    J2KC_HD uint32_t flush()
-    {
-        mq_flush_bits(a, c, ct, [this] { byte_out(); });
-        if (b != 0xFF) ++pos;
-        return static_cast<uint32_t>(pos - start);
-    }
-
-    /** Predictable termination, as MqEncoder::flush_predictable. */
-    J2KC_HD uint32_t flush_predictable()
-    {
-        mq_flush_predictable_bits(c, ct, [this] { byte_out(); });
-        if (b != 0xFF) byte_out();
-        return static_cast<uint32_t>(pos - start);
-    }
-
-    J2KC_HD MqPassSnapshot snapshot() const
-    {
-        return MqPassSnapshot{a, c, ct, pos - start, static_cast<uint8_t>(b)};
-    }
-};
-
 /** Four decision bytes from a 4-aligned address of the stream. */
 J2KC_HD uint32_t t1_load_decisions4(const uint8_t *p)
 {
@@ -256,7 +182,7 @@ J2KC_HD uint32_t t1_load_decisions4(const uint8_t *p)
  * reaching CT). `t` is table[w & 0x7F], loaded by the caller as soon as w is
  * known. Returns the context's new word.
  */
-J2KC_HD uint32_t mq_encode_select(MqRegEncoder &e, uint32_t bit, uint32_t w, const MqWordTransition &t)
+J2KC_HD uint32_t mq_encode_select(MqEncoder &e, uint32_t bit, uint32_t w, const MqWordTransition &t)
 {
     const bool mps = bit == (w & 1u);
     const bool renorm = mq_encode_interval(e.a, e.c, w >> 8, mps);
@@ -283,8 +209,8 @@ J2KC_HD uint32_t mq_encode_select(MqRegEncoder &e, uint32_t bit, uint32_t w, con
 
 /**
  * Phase 2 for one block, by one thread: codes the decisions of phase 1
- * (`dec`, 4-byte aligned; pass q's end in pass_dec_end[q]) with the segment,
- * termination and truncation-point logic of t1_encode_block, into out.buf.
+ * (`dec`, 4-byte aligned; pass q's end in pass_dec_end[q]) through the
+ * blocks' one T1SegmentDriver, into out.buf.
  * `cx` holds the 19 context words, entry k at cx[k * cx_stride]. out must
  * hold phase 1's num_passes; sets out.bytes and every pass_end.
  *
@@ -303,17 +229,14 @@ J2KC_HD uint32_t t1_code_block_decisions(const uint8_t *dec, const uint32_t *pas
     const uint32_t num_passes = out.num_passes;
     out.bytes = 0;
     if (num_passes == 0) return kT1EncodeOk;
-    const bool predictable = (style & kStylePredictable) != 0;
-    const size_t pass_bound = t1_pass_byte_bound(width, height);
     const uint32_t total = pass_dec_end[num_passes - 1];
-    uint8_t *const buf = out.buf;
-    buf[0] = 0;  // the dummy byte before the stream
     t1_reset_context_words(cx, cx_stride);
-    MqRegEncoder mq{};
+    MqEncoder mq{};
     RawEncoder rawc{};
-    size_t seg_start = 1;
-    bool segment_open = false, segment_raw = false, raw = false;
-    uint32_t seg_first_pass = 0;
+    const size_t pass_bound = t1_pass_byte_bound(width, height);
+    T1SegmentDriver seg;
+    seg.begin(out.buf);
+    bool raw = false;
     uint32_t pass = 0;       // passes begun
     uint32_t pass_end = 0;   // end of the current pass's decisions
     // Decision bytes: `cur` holds the word with decision k's byte at bits
@@ -328,39 +251,12 @@ J2KC_HD uint32_t t1_code_block_decisions(const uint8_t *dec, const uint32_t *pas
             // begins the next.
             bool reset = false;
             do {
-                if (pass > 0) {
-                    const uint32_t q = pass - 1;
-                    const bool terminated = pass == num_passes || t1_pass_is_terminated(q, style);
-                    if (!terminated) {
-                        if (segment_raw) scratch.raw_ends[q] = rawc.bytes_needed();
-                        else scratch.snapshots[q] = mq.snapshot();
-                    } else {
-                        const uint32_t length = segment_raw ? rawc.flush(predictable)
-                                                            : (predictable ? mq.flush_predictable() : mq.flush());
-                        const uint8_t *seg = buf + seg_start;
-                        for (uint32_t r = seg_first_pass; r < q; ++r) {
-                            const uint32_t needed = segment_raw ? scratch.raw_ends[r]
-                                                                : mq_truncation_length(scratch.snapshots[r], seg, length);
-                            out.pass_end[r] =
-                                static_cast<uint32_t>(seg_start - 1) + segment_truncation_point(needed, seg, length);
-                        }
-                        seg_start += length;
-                        out.pass_end[q] = static_cast<uint32_t>(seg_start - 1);
-                        segment_open = false;
-                    }
-                }
+                if (pass > 0)
+                    seg.end_pass(pass - 1, t1_pass_ends_segment(pass - 1, num_passes, style), style, mq, rawc,
+                                 scratch, out);
                 if (pass == num_passes) break;
                 raw = t1_pass_is_raw(pass, style);
-                const size_t used =
-                    segment_open ? (segment_raw ? static_cast<size_t>(rawc.bp - buf) : size_t(mq.pos)) + 1 : seg_start;
-                if (used + pass_bound > out.capacity) return kT1EncodeOverflow;
-                if (!segment_open) {
-                    if (raw) rawc.init(buf + seg_start);
-                    else mq.init(buf, static_cast<int32_t>(seg_start));
-                    segment_open = true;
-                    segment_raw = raw;
-                    seg_first_pass = pass;
-                }
+                if (!seg.begin_pass(pass, style, pass_bound, out.buf, out.capacity, mq, rawc)) return kT1EncodeOverflow;
                 if ((style & kStyleReset) && pass > 0) {
                     t1_reset_context_words(cx, cx_stride);
                     reset = true;
@@ -392,9 +288,7 @@ J2KC_HD uint32_t t1_code_block_decisions(const uint8_t *dec, const uint32_t *pas
         }
         d = dn;
     }
-    for (uint32_t q = 1; q < num_passes; ++q)
-        if (out.pass_end[q] < out.pass_end[q - 1]) out.pass_end[q] = out.pass_end[q - 1];
-    out.bytes = static_cast<uint32_t>(seg_start - 1);
+    seg.finish(num_passes, out);
     return kT1EncodeOk;
 }
 

@@ -340,6 +340,7 @@ J2KC_HD void t1w_pass(T1WarpShared &sh, uint16_t *words, const uint32_t *mags, u
                       uint32_t orientation, uint8_t style, uint32_t pass, int nbp, MqEncoder &mq, RawEncoder &rawc,
                       uint8_t *cx, T1WEmit &em)
 {
+    orientation &= 3u;  // the sub-band's two bits, whatever the caller passes
     const int p = t1_pass_bitplane(pass, nbp);
     const bool raw = t1_pass_is_raw(pass, style);
     const bool vc = (style & kStyleVerticallyCausal) != 0;
@@ -564,6 +565,31 @@ J2KC_HD uint32_t t1w_load_block(T1WarpShared &sh, const int32_t *coeffs, size_t 
 #endif
 }
 
+/** How the warp block encoder starts: a status, and the planes and passes
+ *  to code (none with kT1EncodeOk: nothing to code). */
+struct T1WBlockStart {
+    uint32_t status;
+    int nbp;
+    uint32_t num_passes;
+};
+
+/**
+ * How the warp block encoder starts: the checks of t1_encode_block, the
+ * load, the planes and passes (t1_encode_plan). Every lane calls it.
+ */
+J2KC_HD T1WBlockStart t1w_begin_block(T1WarpShared &sh, const int32_t *coeffs, size_t stride, uint32_t width,
+                                      uint32_t height, uint8_t style, uint32_t num_bitplanes, uint16_t *words,
+                                      uint32_t *mags, T1EncodeOutput &out)
+{
+    T1WBlockStart start{kT1EncodeOk, 0, 0};
+    bool empty = false;
+    start.status = t1_encode_check(width, height, style, num_bitplanes, out, &empty);
+    if (start.status != kT1EncodeOk || empty) return start;
+    const uint32_t max_mag = t1w_load_block(sh, coeffs, stride, width, height, words, mags);
+    start.status = t1_encode_plan(max_mag, width, height, num_bitplanes, out, &start.nbp, &start.num_passes);
+    return start;
+}
+
 /**
  * Codes one block with a warp: the contract of t1_encode_block, the same
  * outputs. `words` needs t1_stripes(h) * w entries, `mags` 4 * that, both
@@ -576,94 +602,45 @@ J2KC_HD uint32_t t1_warp_encode_block(T1WarpShared &sh, const int32_t *coeffs, s
                                       uint16_t *words, uint32_t *mags, const T1EncodeScratch &scratch,
                                       T1EncodeOutput &out)
 {
-    bool empty = false;
-    const uint32_t check = t1_encode_check(width, height, style, num_bitplanes, out, &empty);
-    if (check != kT1EncodeOk || empty) return check;
-    orientation &= 3u;
+    const T1WBlockStart start =
+        t1w_begin_block(sh, coeffs, stride, width, height, style, num_bitplanes, words, mags, out);
+    if (start.status != kT1EncodeOk || start.num_passes == 0) return start.status;
+    const int nbp = start.nbp;
+    const uint32_t num_passes = start.num_passes;
 
-    const uint32_t max_mag = t1w_load_block(sh, coeffs, stride, width, height, words, mags);
-    if (max_mag == 0) return kT1EncodeOk;
-    int nbp = 0;
-    if (const uint32_t deep = t1_data_bitplanes(max_mag, num_bitplanes, out, &nbp)) return deep;
-    const uint32_t num_passes = 3 * static_cast<uint32_t>(nbp) - 2;
-    const bool predictable = (style & kStylePredictable) != 0;
+    // Lane 0 codes and keeps the segments. Every lane begins the driver (the
+    // same zero goes to buf[0]), reads the output's pointer and works out
+    // whether a pass ends its segment: values that lane 0's branch alone
+    // sets cost registers in every lane, enough to lose a CTA an SM
+    // (docs/measurements.md).
     const size_t pass_bound = t1_pass_byte_bound(width, height);
-    if (out.capacity < 1 + pass_bound) return kT1EncodeOverflow;
-
-    // Lane 0's coder state; the segment logic is t1_encode_block's.
     MqEncoder mq{};
     RawEncoder rawc{};
     uint8_t cx[kT1NumContexts];
     T1WEmit em{};
     uint8_t *const buf = out.buf;
-    size_t seg_start = 1;
-    bool segment_open = false, segment_raw = false;
-    uint32_t seg_first_pass = 0;
-    T1W_SERIAL
-    {
-        t1_reset_contexts(cx);
-        buf[0] = 0;
-    }
+    T1SegmentDriver seg;
+    seg.begin(buf);
+    T1W_SERIAL { t1_reset_contexts(cx); }
     for (uint32_t pass = 0; pass < num_passes; ++pass) {
-        const bool raw = t1_pass_is_raw(pass, style);
-        // The capacity check uses lane 0's pointers; the verdict goes to all lanes.
-        T1W_SERIAL
-        {
-            const size_t used = segment_open ? static_cast<size_t>((segment_raw ? rawc.bp : mq.bp) - buf) + 1
-                                             : seg_start;
-            sh.changed[0] = used + pass_bound > out.capacity;
-            if (!sh.changed[0] && !segment_open) {
-                if (raw) rawc.init(buf + seg_start);
-                else mq.init(buf + seg_start);
-            }
-        }
+        // Lane 0's room check; the verdict goes to all lanes.
+        T1W_SERIAL { sh.changed[0] = !seg.begin_pass(pass, style, pass_bound, buf, out.capacity, mq, rawc); }
         T1W_SYNC();
         const bool overflow = sh.changed[0] != 0;
         T1W_SYNC();
         if (overflow) return kT1EncodeOverflow;
-        if (!segment_open) {
-            segment_open = true;
-            segment_raw = raw;
-            seg_first_pass = pass;
-        }
         t1w_pass<false>(sh, words, mags, width, height, orientation, style, pass, nbp, mq, rawc, cx, em);
-        const bool last = pass + 1 == num_passes;
-        const bool terminated = last || t1_pass_is_terminated(pass, style);
+        const bool terminated = t1_pass_ends_segment(pass, num_passes, style);
         T1W_SERIAL
         {
             int64_t sum = 0;
             for (uint32_t k = 0; k < 32; ++k) sum += sh.dist[k];
-            const int p = t1_pass_bitplane(pass, nbp);
-            out.pass_distortion[pass] = t1_pass_distortion(sum, p);
-            out.pass_terminated[pass] = terminated ? 1 : 0;
-            if (!terminated) {
-                if (segment_raw) scratch.raw_ends[pass] = rawc.bytes_needed();
-                else scratch.snapshots[pass] = mq_snapshot(mq);
-            } else {
-                const uint32_t length =
-                    segment_raw ? rawc.flush(predictable) : (predictable ? mq.flush_predictable() : mq.flush());
-                const uint8_t *seg = buf + seg_start;
-                for (uint32_t q = seg_first_pass; q < pass; ++q) {
-                    const uint32_t needed =
-                        segment_raw ? scratch.raw_ends[q] : mq_truncation_length(scratch.snapshots[q], seg, length);
-                    out.pass_end[q] =
-                        static_cast<uint32_t>(seg_start - 1) + segment_truncation_point(needed, seg, length);
-                }
-                seg_start += length;
-                out.pass_end[pass] = static_cast<uint32_t>(seg_start - 1);
-            }
+            t1_record_pass(out, pass, nbp, sum, terminated);
+            seg.end_pass(pass, terminated, style, mq, rawc, scratch, out);
         }
         T1W_SYNC();
-        if (terminated) segment_open = false;
     }
-    T1W_SERIAL
-    {
-        for (uint32_t q = 1; q < num_passes; ++q)
-            if (out.pass_end[q] < out.pass_end[q - 1]) out.pass_end[q] = out.pass_end[q - 1];
-        out.num_passes = num_passes;
-        out.bytes = static_cast<uint32_t>(seg_start - 1);
-        out.zero_bitplanes = static_cast<uint8_t>(num_bitplanes - static_cast<uint32_t>(nbp));
-    }
+    T1W_SERIAL { seg.finish(num_passes, out); }
     T1W_SYNC();
     return kT1EncodeOk;
 }

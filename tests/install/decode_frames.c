@@ -1,9 +1,9 @@
 /*
  * decode_frames: a libavformat/libavcodec program of the kind users write
  * against an installed tree. Opens a file, decodes its first video stream
- * with the j2k_cuda decoder (found by name), and prints one line per frame
+ * with the libj2kcuda decoder (found by name), and prints one line per frame
  * with the md5 of its pixels packed as FFmpeg's rawvideo packs them (so the
- * list matches the last column of `ffmpeg -c:v j2k_cuda -i FILE -c:v rawvideo
+ * list matches the last column of `ffmpeg -c:v libj2kcuda -i FILE -c:v rawvideo
  * -f framemd5 -`), then "frames N".
  *
  *   decode_frames FILE [BACKEND]     BACKEND: cpu, cuda or auto (default auto)
@@ -78,9 +78,9 @@ int main(int argc, char **argv)
     if (stream < 0)
         return fail("no video stream", stream);
 
-    const AVCodec *codec = avcodec_find_decoder_by_name("j2k_cuda");
+    const AVCodec *codec = avcodec_find_decoder_by_name("libj2kcuda");
     if (!codec)
-        return fail("this libavcodec has no j2k_cuda decoder", 0);
+        return fail("this libavcodec has no libj2kcuda decoder", 0);
     AVCodecContext *dec = avcodec_alloc_context3(codec);
     if (!dec)
         return fail("out of memory", AVERROR(ENOMEM));
@@ -90,9 +90,9 @@ int main(int argc, char **argv)
     av_dict_set(&opts, "backend", backend, 0);
     ret = avcodec_open2(dec, codec, &opts);
     if (ret < 0)
-        return fail("opening j2k_cuda", ret);
+        return fail("opening libj2kcuda", ret);
     if (av_dict_count(opts))
-        return fail("j2k_cuda has no option 'backend'", 0);
+        return fail("libj2kcuda has no option 'backend'", 0);
     av_dict_free(&opts);
 
     AVPacket *pkt = av_packet_alloc();

@@ -37,17 +37,17 @@
 #include "libavutil/hwcontext_cuda_internal.h"
 #endif
 
-#include "j2kcuda.h"
+#include "libj2kcuda.h"
 
-void ff_j2kcuda_log_callback(void *opaque, int level, const char *message)
+void ff_libj2kcuda_log_callback(void *opaque, int level, const char *message)
 {
-    FFJ2KCudaLog *log = opaque;
+    FFLibJ2KCudaLog *log = opaque;
     size_t len = strlen(message);
 
     while (len && (message[len - 1] == '\n' || message[len - 1] == '\r'))
         len--;
     if (level <= J2KC_LOG_ERROR) {
-        /* Kept for the one line ff_j2kcuda_error() prints for the call. */
+        /* Kept for the one line ff_libj2kcuda_error() prints for the call. */
         av_strlcpy(log->last_error, message,
                    FFMIN(len + 1, sizeof(log->last_error)));
         return;
@@ -55,7 +55,7 @@ void ff_j2kcuda_log_callback(void *opaque, int level, const char *message)
     av_log(log->log_ctx, level, "%.*s\n", (int)FFMIN(len, INT_MAX), message);
 }
 
-int ff_j2kcuda_averror(int status)
+int ff_libj2kcuda_averror(int status)
 {
     switch (status) {
     case J2KC_OK:               return 0;
@@ -73,7 +73,7 @@ int ff_j2kcuda_averror(int status)
     }
 }
 
-int ff_j2kcuda_error(FFJ2KCudaLog *log, int status, const char *what)
+int ff_libj2kcuda_error(FFLibJ2KCudaLog *log, int status, const char *what)
 {
     const char *hint = "";
 
@@ -86,21 +86,22 @@ int ff_j2kcuda_error(FFJ2KCudaLog *log, int status, const char *what)
         av_log(log->log_ctx, AV_LOG_ERROR, "%s: %s%s\n", what,
                j2kc_status_string(status), hint);
     log->last_error[0] = 0;
-    return ff_j2kcuda_averror(status);
+    return ff_libj2kcuda_averror(status);
 }
 
-void ff_j2kcuda_note_backend(void *log_ctx, int requested, j2kc_backend actual)
+void ff_libj2kcuda_note_backend(void *log_ctx, int requested, j2kc_backend actual)
 {
     if (requested == J2KC_BACKEND_AUTO && actual == J2KC_BACKEND_CPU)
         av_log(log_ctx, AV_LOG_WARNING, "No usable NVIDIA GPU: running on the CPU reference backend "
                "(the same output, slower; -backend cuda makes this an error)\n");
 }
 
-/* Every format here is native-endian and unsigned, and keeps each sample
- * LSB-aligned in 1 or 2 bytes, so that a j2kc_component can point straight
- * into the plane. Big-endian variants are left to swscale. The opacity of
- * the alpha formats is the last component, as a JP2 cdef box says. */
-static const enum AVPixelFormat supported_formats[] = {
+/* Every software format here is native-endian and unsigned, and keeps each
+ * sample LSB-aligned in 1 or 2 bytes, so that a j2kc_component can point
+ * straight into the plane. Big-endian variants are left to swscale. The
+ * opacity of the alpha formats is the last component, as a JP2 cdef box
+ * says. AV_PIX_FMT_CUDA carries any of them in device memory. */
+const enum AVPixelFormat ff_libj2kcuda_pix_fmts[] = {
     AV_PIX_FMT_GRAY8,     AV_PIX_FMT_GRAY10,    AV_PIX_FMT_GRAY12,    AV_PIX_FMT_GRAY16,
     AV_PIX_FMT_YA8,       AV_PIX_FMT_YA16,
     AV_PIX_FMT_RGB24,     AV_PIX_FMT_RGB48,     AV_PIX_FMT_RGBA,      AV_PIX_FMT_RGBA64,
@@ -110,25 +111,29 @@ static const enum AVPixelFormat supported_formats[] = {
     AV_PIX_FMT_YUV422P,   AV_PIX_FMT_YUV422P10, AV_PIX_FMT_YUV422P12, AV_PIX_FMT_YUV422P16,
     AV_PIX_FMT_YUV444P,   AV_PIX_FMT_YUV444P10, AV_PIX_FMT_YUV444P12, AV_PIX_FMT_YUV444P16,
     AV_PIX_FMT_XYZ12,
+    AV_PIX_FMT_CUDA,
+    AV_PIX_FMT_NONE,
 };
 
-int ff_j2kcuda_format_supported(enum AVPixelFormat sw_format)
+int ff_libj2kcuda_format_supported(enum AVPixelFormat sw_format)
 {
-    for (int i = 0; i < FF_ARRAY_ELEMS(supported_formats); i++)
-        if (supported_formats[i] == sw_format)
+    if (sw_format == AV_PIX_FMT_CUDA)
+        return 0;
+    for (int i = 0; ff_libj2kcuda_pix_fmts[i] != AV_PIX_FMT_NONE; i++)
+        if (ff_libj2kcuda_pix_fmts[i] == sw_format)
             return 1;
     return 0;
 }
 
-int ff_j2kcuda_describe(j2kc_image *image, j2kc_component *comps,
-                        enum AVPixelFormat sw_format, int width, int height,
-                        uint8_t *const data[], const int linesize[],
-                        j2kc_memory memory)
+int ff_libj2kcuda_describe(j2kc_image *image, j2kc_component *comps,
+                           enum AVPixelFormat sw_format, int width, int height,
+                           uint8_t *const data[], const int linesize[],
+                           j2kc_memory memory)
 {
     const AVPixFmtDescriptor *desc = av_pix_fmt_desc_get(sw_format);
     int chroma_planes;
 
-    if (!desc || !ff_j2kcuda_format_supported(sw_format))
+    if (!desc || !ff_libj2kcuda_format_supported(sw_format))
         return AVERROR(ENOSYS);
     /* Only YCbCr formats subsample; RGB and XYZ keep every component full size. */
     chroma_planes = desc->nb_components >= 3 &&
@@ -177,9 +182,9 @@ static enum AVPixelFormat by_depth(int precision, const enum AVPixelFormat fmts[
     return fmts[3];
 }
 
-enum AVPixelFormat ff_j2kcuda_output_format(const j2kc_stream_info *info,
-                                            enum AVColorSpace colorspace,
-                                            enum AVColorTransferCharacteristic color_trc)
+enum AVPixelFormat ff_libj2kcuda_output_format(const j2kc_stream_info *info,
+                                               enum AVColorSpace colorspace,
+                                               enum AVColorTransferCharacteristic color_trc)
 {
     static const enum AVPixelFormat gray[4] = {
         AV_PIX_FMT_GRAY8, AV_PIX_FMT_GRAY10, AV_PIX_FMT_GRAY12, AV_PIX_FMT_GRAY16 };
@@ -240,14 +245,14 @@ enum AVPixelFormat ff_j2kcuda_output_format(const j2kc_stream_info *info,
     return AV_PIX_FMT_NONE;
 }
 
-const char *ff_j2kcuda_space_color(j2kc_color_space space, FFJ2KCudaColor *color)
+const char *ff_libj2kcuda_space_color(j2kc_color_space space, FFLibJ2KCudaColor *color)
 {
-    *color = (FFJ2KCudaColor) {
+    *color = (FFLibJ2KCudaColor) {
         AVCOL_PRI_UNSPECIFIED, AVCOL_TRC_UNSPECIFIED, AVCOL_SPC_UNSPECIFIED, AVCOL_RANGE_UNSPECIFIED
     };
     switch (space) {
     case J2KC_COLOR_SRGB:
-        *color = (FFJ2KCudaColor) { AVCOL_PRI_BT709, AVCOL_TRC_IEC61966_2_1, AVCOL_SPC_RGB, AVCOL_RANGE_JPEG };
+        *color = (FFLibJ2KCudaColor) { AVCOL_PRI_BT709, AVCOL_TRC_IEC61966_2_1, AVCOL_SPC_RGB, AVCOL_RANGE_JPEG };
         return NULL;
     case J2KC_COLOR_GRAY:
         /* The greyscale space is sRGB's luminance: its transfer, no primaries. */
@@ -256,18 +261,18 @@ const char *ff_j2kcuda_space_color(j2kc_color_space space, FFJ2KCudaColor *color
         return NULL;
     case J2KC_COLOR_SYCC:
         /* IEC 61966-2-1 Amd 1: full-range BT.601 YCbCr of sRGB. */
-        *color = (FFJ2KCudaColor) { AVCOL_PRI_BT709, AVCOL_TRC_IEC61966_2_1, AVCOL_SPC_BT470BG, AVCOL_RANGE_JPEG };
+        *color = (FFLibJ2KCudaColor) { AVCOL_PRI_BT709, AVCOL_TRC_IEC61966_2_1, AVCOL_SPC_BT470BG, AVCOL_RANGE_JPEG };
         return NULL;
     case J2KC_COLOR_XYZ:
         /* SMPTE ST 428-1: X'Y'Z' with the 1/2.6 transfer, full code range; the
          * matrix is the container's to say. */
-        *color = (FFJ2KCudaColor) { AVCOL_PRI_SMPTE428, AVCOL_TRC_SMPTE428, AVCOL_SPC_UNSPECIFIED, AVCOL_RANGE_JPEG };
+        *color = (FFLibJ2KCudaColor) { AVCOL_PRI_SMPTE428, AVCOL_TRC_SMPTE428, AVCOL_SPC_UNSPECIFIED, AVCOL_RANGE_JPEG };
         return NULL;
     case J2KC_COLOR_YPBPR_1125_60:
-        *color = (FFJ2KCudaColor) { AVCOL_PRI_BT709, AVCOL_TRC_BT709, AVCOL_SPC_BT709, AVCOL_RANGE_MPEG };
+        *color = (FFLibJ2KCudaColor) { AVCOL_PRI_BT709, AVCOL_TRC_BT709, AVCOL_SPC_BT709, AVCOL_RANGE_MPEG };
         return NULL;
     case J2KC_COLOR_YPBPR_1250_50:
-        *color = (FFJ2KCudaColor) { AVCOL_PRI_BT470BG, AVCOL_TRC_BT709, AVCOL_SPC_BT470BG, AVCOL_RANGE_MPEG };
+        *color = (FFLibJ2KCudaColor) { AVCOL_PRI_BT470BG, AVCOL_TRC_BT709, AVCOL_SPC_BT470BG, AVCOL_RANGE_MPEG };
         return NULL;
     case J2KC_COLOR_ESRGB:
         /* sRGB primaries, but an extended range FFmpeg has no transfer for. */
@@ -291,30 +296,30 @@ const char *ff_j2kcuda_space_color(j2kc_color_space space, FFJ2KCudaColor *color
     }
 }
 
-int ff_j2kcuda_stream_color(const j2kc_stream_info *info, FFJ2KCudaColor *color,
-                            const char **unexpressed)
+int ff_libj2kcuda_stream_color(const j2kc_stream_info *info, FFLibJ2KCudaColor *color,
+                               const char **unexpressed)
 {
     *unexpressed = NULL;
     if (info->color_space == J2KC_COLOR_XYZ) {
-        ff_j2kcuda_space_color(J2KC_COLOR_XYZ, color);
-        return FF_J2KCUDA_COLOR_SOME;
+        ff_libj2kcuda_space_color(J2KC_COLOR_XYZ, color);
+        return FF_LIBJ2KCUDA_COLOR_SOME;
     }
     /* A raw codestream says nothing else about colour: what the library
      * infers from it (RGB from a component transform) is a guess. A JP2
      * file describes its colour whole, also when it says nothing usable (no
      * usable colr box, or an ICC profile, which goes as side data). */
     if (!info->is_jp2 || !info->enumerated_cs) {
-        ff_j2kcuda_space_color(J2KC_COLOR_UNKNOWN, color);
-        return info->is_jp2 ? FF_J2KCUDA_COLOR_ALL : FF_J2KCUDA_COLOR_NONE;
+        ff_libj2kcuda_space_color(J2KC_COLOR_UNKNOWN, color);
+        return info->is_jp2 ? FF_LIBJ2KCUDA_COLOR_ALL : FF_LIBJ2KCUDA_COLOR_NONE;
     }
-    *unexpressed = ff_j2kcuda_space_color(info->color_space, color);
+    *unexpressed = ff_libj2kcuda_space_color(info->color_space, color);
     /* An EnumCS the library does not know: unknown, with a warning. */
     if (info->color_space == J2KC_COLOR_UNKNOWN)
         *unexpressed = "an enumerated colour space unknown to FFmpeg";
-    return FF_J2KCUDA_COLOR_ALL;
+    return FF_LIBJ2KCUDA_COLOR_ALL;
 }
 
-j2kc_color_space ff_j2kcuda_jp2_color(enum AVPixelFormat sw_format, const FFJ2KCudaColor *color)
+j2kc_color_space ff_libj2kcuda_jp2_color(enum AVPixelFormat sw_format, const FFLibJ2KCudaColor *color)
 {
     const AVPixFmtDescriptor *desc = av_pix_fmt_desc_get(sw_format);
     int srgb_trc = color->trc == AVCOL_TRC_IEC61966_2_1 || color->trc == AVCOL_TRC_UNSPECIFIED;
@@ -335,8 +340,8 @@ j2kc_color_space ff_j2kcuda_jp2_color(enum AVPixelFormat sw_format, const FFJ2KC
     return J2KC_COLOR_UNKNOWN;
 }
 
-int ff_j2kcuda_device_handles(AVBufferRef *hw_device_ref,
-                              void **cuda_context, void **cuda_stream)
+int ff_libj2kcuda_device_handles(AVBufferRef *hw_device_ref,
+                                 void **cuda_context, void **cuda_stream)
 {
     *cuda_context = NULL;
     *cuda_stream  = NULL;

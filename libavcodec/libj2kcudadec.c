@@ -35,6 +35,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "config_components.h"
 
 #include "libavutil/buffer.h"
 #include "libavutil/common.h"
@@ -47,33 +48,33 @@
 #include "codec_internal.h"
 #include "decode.h"
 #include "hwconfig.h"
-#include "j2kcuda.h"
+#include "libj2kcuda.h"
 
 /** A packet handed to the core, waiting for its frame. */
-typedef struct J2KCudaDecEntry {
+typedef struct LibJ2KCudaDecEntry {
     AVPacket          *pkt;       ///< the packet: its data (for a resubmit) and its frame properties
     int64_t            tag;
     enum AVPixelFormat sw_format;
     int                width, height;
     int                profile;
     int                bits;
-    int                has_color;  ///< FF_J2KCUDA_COLOR_*: how much of color overrides the container's
-    FFJ2KCudaColor     color;
+    int                has_color;  ///< FF_LIBJ2KCUDA_COLOR_*: how much of color overrides the container's
+    FFLibJ2KCudaColor  color;
     const uint8_t     *icc;        ///< ICC profile inside pkt's data, or NULL
     size_t             icc_size;
-} J2KCudaDecEntry;
+} LibJ2KCudaDecEntry;
 
-typedef struct J2KCudaDecContext {
+typedef struct LibJ2KCudaDecContext {
     const AVClass *class;
-    FFJ2KCudaLog   log;
+    FFLibJ2KCudaLog log;
     j2kc_decoder  *decoder;
     void          *cuda_context;  ///< context the decoder was created with
-    j2kc_component_info comp_info[J2KCUDA_MAX_COMPONENTS];
+    j2kc_component_info comp_info[LIBJ2KCUDA_MAX_COMPONENTS];
     enum AVPixelFormat sw_format; ///< format of the current sequence
     int            width, height;
 
-    AVFifo        *in_flight;     ///< J2KCudaDecEntry, in submit order
-    J2KCudaDecEntry pending;      ///< parsed, but the core's queue was full
+    AVFifo        *in_flight;     ///< LibJ2KCudaDecEntry, in submit order
+    LibJ2KCudaDecEntry pending;   ///< parsed, but the core's queue was full
     AVPacket      *pkt;
     int64_t        next_tag;
     int            eof;           ///< ff_decode_get_packet() said EOF: drain
@@ -85,11 +86,11 @@ typedef struct J2KCudaDecContext {
     int            backend;
     int            frames_in_flight;
     int            tier1;
-} J2KCudaDecContext;
+} LibJ2KCudaDecContext;
 
 static int create_decoder(AVCodecContext *avctx, AVBufferRef *device_ref)
 {
-    J2KCudaDecContext *ctx = avctx->priv_data;
+    LibJ2KCudaDecContext *ctx = avctx->priv_data;
     j2kc_decoder_config config;
     int ret;
 
@@ -97,7 +98,7 @@ static int create_decoder(AVCodecContext *avctx, AVBufferRef *device_ref)
     j2kc_decoder_config_default(&config);
     config.backend    = ctx->backend;
     config.device     = ctx->gpu;
-    config.log        = ff_j2kcuda_log_callback;
+    config.log        = ff_libj2kcuda_log_callback;
     config.log_opaque = &ctx->log;
     config.threads    = avctx->thread_count;
     config.reduce     = avctx->lowres;
@@ -105,7 +106,7 @@ static int create_decoder(AVCodecContext *avctx, AVBufferRef *device_ref)
     config.frames_in_flight = ctx->frames_in_flight;
     config.tier1_on_gpu = ctx->tier1;
     config.strict     = !!(avctx->err_recognition & AV_EF_EXPLODE);
-    ret = ff_j2kcuda_device_handles(device_ref, &config.cuda_context, &config.cuda_stream);
+    ret = ff_libj2kcuda_device_handles(device_ref, &config.cuda_context, &config.cuda_stream);
     if (ret < 0) {
         av_log(avctx, AV_LOG_ERROR, "The hardware device is not a CUDA device\n");
         return ret;
@@ -114,21 +115,21 @@ static int create_decoder(AVCodecContext *avctx, AVBufferRef *device_ref)
 
     ret = j2kc_decoder_create(&ctx->decoder, &config);
     if (ret < 0)
-        return ff_j2kcuda_error(&ctx->log, ret, "Cannot open the j2k_cuda decoder");
-    ff_j2kcuda_note_backend(avctx, ctx->backend, j2kc_decoder_backend(ctx->decoder));
+        return ff_libj2kcuda_error(&ctx->log, ret, "Cannot open the libj2kcuda decoder");
+    ff_libj2kcuda_note_backend(avctx, ctx->backend, j2kc_decoder_backend(ctx->decoder));
     av_log(avctx, AV_LOG_VERBOSE, "Decoding on the %s backend, %d CPU threads (0: one per core)%s\n",
            j2kc_decoder_backend(ctx->decoder) == J2KC_BACKEND_CUDA ? "CUDA" : "CPU", avctx->thread_count,
            j2kc_decoder_backend(ctx->decoder) == J2KC_BACKEND_CUDA && ctx->tier1 != 0 ? ", Tier-1 on the GPU" : "");
     return 0;
 }
 
-static av_cold int j2kcuda_decode_init(AVCodecContext *avctx)
+static av_cold int libj2kcuda_decode_init(AVCodecContext *avctx)
 {
-    J2KCudaDecContext *ctx = avctx->priv_data;
+    LibJ2KCudaDecContext *ctx = avctx->priv_data;
 
     ctx->log.log_ctx = avctx;
     ctx->sw_format   = AV_PIX_FMT_NONE;
-    ctx->in_flight   = av_fifo_alloc2(4, sizeof(J2KCudaDecEntry), AV_FIFO_FLAG_AUTO_GROW);
+    ctx->in_flight   = av_fifo_alloc2(4, sizeof(LibJ2KCudaDecEntry), AV_FIFO_FLAG_AUTO_GROW);
     ctx->pkt         = av_packet_alloc();
     if (!ctx->in_flight || !ctx->pkt)
         return AVERROR(ENOMEM);
@@ -138,14 +139,14 @@ static av_cold int j2kcuda_decode_init(AVCodecContext *avctx)
 /* A decoder made anew (another CUDA context) gets the packets in flight again. */
 static int resubmit_in_flight(AVCodecContext *avctx)
 {
-    J2KCudaDecContext *ctx = avctx->priv_data;
-    J2KCudaDecEntry entry;
+    LibJ2KCudaDecContext *ctx = avctx->priv_data;
+    LibJ2KCudaDecEntry entry;
     int ret;
 
     for (size_t i = 0; av_fifo_peek(ctx->in_flight, &entry, 1, i) >= 0; i++) {
         ret = j2kc_decoder_submit(ctx->decoder, entry.pkt->data, entry.pkt->size, entry.tag);
         if (ret < 0)
-            return ff_j2kcuda_error(&ctx->log, ret, "Cannot queue the codestream again");
+            return ff_libj2kcuda_error(&ctx->log, ret, "Cannot queue the codestream again");
     }
     return 0;
 }
@@ -173,7 +174,7 @@ static int cuda_frames_hold(AVBufferRef *device_ref, enum AVPixelFormat sw_forma
 static int configure_output(AVCodecContext *avctx, enum AVPixelFormat sw_format,
                             int width, int height)
 {
-    J2KCudaDecContext *ctx = avctx->priv_data;
+    LibJ2KCudaDecContext *ctx = avctx->priv_data;
     enum AVPixelFormat pix_fmts[3] = { AV_PIX_FMT_NONE, AV_PIX_FMT_NONE, AV_PIX_FMT_NONE };
     int ret, i = 0;
 
@@ -239,7 +240,7 @@ static int configure_output(AVCodecContext *avctx, enum AVPixelFormat sw_format,
         {
             void *cuda_context, *cuda_stream;
 
-            ret = ff_j2kcuda_device_handles(frames->device_ref, &cuda_context, &cuda_stream);
+            ret = ff_libj2kcuda_device_handles(frames->device_ref, &cuda_context, &cuda_stream);
             if (ret < 0)
                 return ret;
             if (cuda_context != ctx->cuda_context &&
@@ -256,22 +257,22 @@ static int configure_output(AVCodecContext *avctx, enum AVPixelFormat sw_format,
 }
 
 /* Parse a packet: the shape and format of its frame, before the core gets it. */
-static int parse_packet(AVCodecContext *avctx, AVPacket *pkt, J2KCudaDecEntry *entry)
+static int parse_packet(AVCodecContext *avctx, AVPacket *pkt, LibJ2KCudaDecEntry *entry)
 {
-    J2KCudaDecContext *ctx = avctx->priv_data;
+    LibJ2KCudaDecContext *ctx = avctx->priv_data;
     j2kc_stream_info info = {
         .struct_size         = sizeof(info),
         .components          = ctx->comp_info,
-        .components_capacity = J2KCUDA_MAX_COMPONENTS,
+        .components_capacity = LIBJ2KCUDA_MAX_COMPONENTS,
     };
     const char *unexpressed;
     int ret;
 
     ret = j2kc_decoder_parse(ctx->decoder, pkt->data, pkt->size, &info);
     if (ret < 0)
-        return ff_j2kcuda_error(&ctx->log, ret, "Cannot parse the codestream");
+        return ff_libj2kcuda_error(&ctx->log, ret, "Cannot parse the codestream");
 
-    entry->sw_format = ff_j2kcuda_output_format(&info, avctx->colorspace, avctx->color_trc);
+    entry->sw_format = ff_libj2kcuda_output_format(&info, avctx->colorspace, avctx->color_trc);
     if (entry->sw_format == AV_PIX_FMT_NONE) {
         av_log(avctx, AV_LOG_ERROR, "Unsupported image: %u components, first of %d bits%s\n",
                info.num_components, ctx->comp_info[0].precision,
@@ -283,7 +284,7 @@ static int parse_packet(AVCodecContext *avctx, AVPacket *pkt, J2KCudaDecEntry *e
     entry->profile = info.rsiz == 3 ? AV_PROFILE_JPEG2000_DCINEMA_2K :
                      info.rsiz == 4 ? AV_PROFILE_JPEG2000_DCINEMA_4K : AV_PROFILE_UNKNOWN;
     entry->bits    = ctx->comp_info[0].precision;
-    entry->has_color = ff_j2kcuda_stream_color(&info, &entry->color, &unexpressed);
+    entry->has_color = ff_libj2kcuda_stream_color(&info, &entry->color, &unexpressed);
     if (unexpressed && unexpressed != ctx->warned_color) {
         av_log(avctx, AV_LOG_WARNING, "The image is in %s, which FFmpeg's colour properties cannot "
                "describe: its samples are output as coded\n", unexpressed);
@@ -300,7 +301,7 @@ static int parse_packet(AVCodecContext *avctx, AVPacket *pkt, J2KCudaDecEntry *e
     return 0;
 }
 
-static void entry_free(J2KCudaDecEntry *entry)
+static void entry_free(LibJ2KCudaDecEntry *entry)
 {
     av_packet_free(&entry->pkt);
 }
@@ -308,7 +309,7 @@ static void entry_free(J2KCudaDecEntry *entry)
 /* Hand packets to the core while it has room and FFmpeg has packets. */
 static int feed(AVCodecContext *avctx)
 {
-    J2KCudaDecContext *ctx = avctx->priv_data;
+    LibJ2KCudaDecContext *ctx = avctx->priv_data;
     int ret;
 
     for (;;) {
@@ -335,7 +336,7 @@ static int feed(AVCodecContext *avctx)
             return 0;  /* full: the oldest frame must come out first */
         if (ret < 0) {
             entry_free(&ctx->pending);
-            return ff_j2kcuda_error(&ctx->log, ret, "Cannot queue the codestream");
+            return ff_libj2kcuda_error(&ctx->log, ret, "Cannot queue the codestream");
         }
         ret = av_fifo_write(ctx->in_flight, &ctx->pending, 1);
         if (ret < 0) {
@@ -346,11 +347,11 @@ static int feed(AVCodecContext *avctx)
     }
 }
 
-static int j2kcuda_receive_frame(AVCodecContext *avctx, AVFrame *frame)
+static int libj2kcuda_receive_frame(AVCodecContext *avctx, AVFrame *frame)
 {
-    J2KCudaDecContext *ctx = avctx->priv_data;
-    j2kc_component comps[J2KCUDA_MAX_COMPONENTS];
-    J2KCudaDecEntry entry;
+    LibJ2KCudaDecContext *ctx = avctx->priv_data;
+    j2kc_component comps[LIBJ2KCUDA_MAX_COMPONENTS];
+    LibJ2KCudaDecEntry entry;
     j2kc_image output;
     int64_t tag;
     int ret;
@@ -367,12 +368,12 @@ static int j2kcuda_receive_frame(AVCodecContext *avctx, AVFrame *frame)
     }
     /* The stream's own description wins over the container's; the frame
      * takes it from here, and so does the stream for ffprobe. */
-    if (entry.has_color == FF_J2KCUDA_COLOR_ALL) {
+    if (entry.has_color == FF_LIBJ2KCUDA_COLOR_ALL) {
         avctx->color_primaries = entry.color.primaries;
         avctx->color_trc       = entry.color.trc;
         avctx->colorspace      = entry.color.space;
         avctx->color_range     = entry.color.range;
-    } else if (entry.has_color == FF_J2KCUDA_COLOR_SOME) {
+    } else if (entry.has_color == FF_LIBJ2KCUDA_COLOR_SOME) {
         if (entry.color.primaries != AVCOL_PRI_UNSPECIFIED)
             avctx->color_primaries = entry.color.primaries;
         if (entry.color.trc != AVCOL_TRC_UNSPECIFIED)
@@ -383,9 +384,9 @@ static int j2kcuda_receive_frame(AVCodecContext *avctx, AVFrame *frame)
 
     if ((ret = ff_get_buffer(avctx, frame, 0)) < 0)
         goto drop;
-    ret = ff_j2kcuda_describe(&output, comps, entry.sw_format, entry.width, entry.height,
-                              frame->data, frame->linesize,
-                              frame->format == AV_PIX_FMT_CUDA ? J2KC_MEMORY_CUDA : J2KC_MEMORY_HOST);
+    ret = ff_libj2kcuda_describe(&output, comps, entry.sw_format, entry.width, entry.height,
+                                 frame->data, frame->linesize,
+                                 frame->format == AV_PIX_FMT_CUDA ? J2KC_MEMORY_CUDA : J2KC_MEMORY_HOST);
     if (ret < 0)
         goto drop;
 
@@ -404,7 +405,7 @@ static int j2kcuda_receive_frame(AVCodecContext *avctx, AVFrame *frame)
         goto fail;
     }
     if (ret < 0) {
-        ret = ff_j2kcuda_error(&ctx->log, ret, "Cannot decode the codestream");
+        ret = ff_libj2kcuda_error(&ctx->log, ret, "Cannot decode the codestream");
         goto fail;
     }
 
@@ -439,10 +440,10 @@ fail:
     return ret;
 }
 
-static void j2kcuda_decode_flush(AVCodecContext *avctx)
+static void libj2kcuda_decode_flush(AVCodecContext *avctx)
 {
-    J2KCudaDecContext *ctx = avctx->priv_data;
-    J2KCudaDecEntry entry;
+    LibJ2KCudaDecContext *ctx = avctx->priv_data;
+    LibJ2KCudaDecEntry entry;
 
     if (ctx->decoder)
         j2kc_decoder_reset(ctx->decoder);
@@ -453,18 +454,18 @@ static void j2kcuda_decode_flush(AVCodecContext *avctx)
     ctx->eof = 0;
 }
 
-static av_cold int j2kcuda_decode_close(AVCodecContext *avctx)
+static av_cold int libj2kcuda_decode_close(AVCodecContext *avctx)
 {
-    J2KCudaDecContext *ctx = avctx->priv_data;
+    LibJ2KCudaDecContext *ctx = avctx->priv_data;
 
-    j2kcuda_decode_flush(avctx);
+    libj2kcuda_decode_flush(avctx);
     j2kc_decoder_free(&ctx->decoder);
     av_fifo_freep2(&ctx->in_flight);
     av_packet_free(&ctx->pkt);
     return 0;
 }
 
-#define OFFSET(x) offsetof(J2KCudaDecContext, x)
+#define OFFSET(x) offsetof(LibJ2KCudaDecContext, x)
 #define VD AV_OPT_FLAG_VIDEO_PARAM | AV_OPT_FLAG_DECODING_PARAM
 static const AVOption options[] = {
     { "layers",  "Decode the first N quality layers (0: all)", OFFSET(layers), AV_OPT_TYPE_INT, { .i64 = 0 }, 0, 65535, VD },
@@ -481,14 +482,14 @@ static const AVOption options[] = {
     { NULL },
 };
 
-static const AVClass j2kcuda_decoder_class = {
-    .class_name = "j2k_cuda decoder",
+static const AVClass libj2kcuda_decoder_class = {
+    .class_name = "libj2kcuda decoder",
     .item_name  = av_default_item_name,
     .option     = options,
     .version    = LIBAVUTIL_VERSION_INT,
 };
 
-static const AVCodecHWConfigInternal *const j2kcuda_hw_configs[] = {
+static const AVCodecHWConfigInternal *const libj2kcuda_hw_configs[] = {
 #if CONFIG_CUDA
     &(const AVCodecHWConfigInternal) {
         .public = {
@@ -504,23 +505,30 @@ static const AVCodecHWConfigInternal *const j2kcuda_hw_configs[] = {
     NULL,
 };
 
-const FFCodec ff_j2k_cuda_decoder = {
-    .p.name         = "j2k_cuda",
-    CODEC_LONG_NAME("JPEG 2000 on NVIDIA GPUs (libj2kcuda)"),
-    .p.type         = AVMEDIA_TYPE_VIDEO,
-    .p.id           = AV_CODEC_ID_JPEG2000,
-    .p.capabilities = AV_CODEC_CAP_DR1 | AV_CODEC_CAP_DELAY | AV_CODEC_CAP_HARDWARE |
-                      AV_CODEC_CAP_OTHER_THREADS,
-    .caps_internal  = FF_CODEC_CAP_NOT_INIT_THREADSAFE | FF_CODEC_CAP_INIT_CLEANUP |
-                      FF_CODEC_CAP_SETS_FRAME_PROPS | FF_CODEC_CAP_AUTO_THREADS |
-                      FF_CODEC_CAP_ICC_PROFILES,
-    .p.max_lowres   = 32,
-    .priv_data_size = sizeof(J2KCudaDecContext),
-    .init           = j2kcuda_decode_init,
-    FF_CODEC_RECEIVE_FRAME_CB(j2kcuda_receive_frame),
-    .flush          = j2kcuda_decode_flush,
-    .close          = j2kcuda_decode_close,
-    .p.priv_class   = &j2kcuda_decoder_class,
-    .hw_configs     = j2kcuda_hw_configs,
-    .p.wrapper_name = "libj2kcuda",
-};
+#define LIBJ2KCUDA_DECODER(codec_name)                                                     \
+const FFCodec ff_ ## codec_name ## _decoder = {                                            \
+    .p.name         = #codec_name,                                                         \
+    CODEC_LONG_NAME("JPEG 2000 on NVIDIA GPUs (libj2kcuda)"),                              \
+    .p.type         = AVMEDIA_TYPE_VIDEO,                                                  \
+    .p.id           = AV_CODEC_ID_JPEG2000,                                                \
+    .p.capabilities = AV_CODEC_CAP_DR1 | AV_CODEC_CAP_DELAY | AV_CODEC_CAP_HARDWARE |      \
+                      AV_CODEC_CAP_OTHER_THREADS,                                          \
+    .caps_internal  = FF_CODEC_CAP_NOT_INIT_THREADSAFE | FF_CODEC_CAP_INIT_CLEANUP |       \
+                      FF_CODEC_CAP_SETS_FRAME_PROPS | FF_CODEC_CAP_AUTO_THREADS |          \
+                      FF_CODEC_CAP_ICC_PROFILES,                                           \
+    .p.max_lowres   = 32,                                                                  \
+    .priv_data_size = sizeof(LibJ2KCudaDecContext),                                        \
+    .init           = libj2kcuda_decode_init,                                              \
+    FF_CODEC_RECEIVE_FRAME_CB(libj2kcuda_receive_frame),                                   \
+    .flush          = libj2kcuda_decode_flush,                                             \
+    .close          = libj2kcuda_decode_close,                                             \
+    .p.priv_class   = &libj2kcuda_decoder_class,                                           \
+    .hw_configs     = libj2kcuda_hw_configs,                                               \
+    .p.wrapper_name = "libj2kcuda",                                                        \
+}
+
+LIBJ2KCUDA_DECODER(libj2kcuda);
+#if CONFIG_J2K_CUDA_DECODER
+/* The name of the first releases, so that existing command lines keep working. */
+LIBJ2KCUDA_DECODER(j2k_cuda);
+#endif

@@ -25,8 +25,8 @@
  * CUDA device plumbing. No codec logic lives here.
  */
 
-#ifndef AVCODEC_J2KCUDA_H
-#define AVCODEC_J2KCUDA_H
+#ifndef AVCODEC_LIBJ2KCUDA_H
+#define AVCODEC_LIBJ2KCUDA_H
 
 #include <stdint.h>
 
@@ -39,50 +39,58 @@
 #include "avcodec.h"
 
 /* Largest component count the wrapper maps onto an AVFrame. */
-#define J2KCUDA_MAX_COMPONENTS 4
+#define LIBJ2KCUDA_MAX_COMPONENTS 4
 
 /**
  * Log bridge state: the core's messages go to av_log() on log_ctx, except
  * errors, which are kept so that the failing call reports them in one line.
  */
-typedef struct FFJ2KCudaLog {
+typedef struct FFLibJ2KCudaLog {
     void *log_ctx;
     char  last_error[512];
-} FFJ2KCudaLog;
+} FFLibJ2KCudaLog;
 
-/** j2kc_log_fn that forwards to av_log(); opaque is an FFJ2KCudaLog. */
-void ff_j2kcuda_log_callback(void *opaque, int level, const char *message);
+/** j2kc_log_fn that forwards to av_log(); opaque is an FFLibJ2KCudaLog. */
+void ff_libj2kcuda_log_callback(void *opaque, int level, const char *message);
 
 /** Map a j2kc_status to an AVERROR code. */
-int ff_j2kcuda_averror(int status);
+int ff_libj2kcuda_averror(int status);
 
 /**
  * Log one error line naming what failed, the core's own message and the
  * status, then return the matching AVERROR.
  */
-int ff_j2kcuda_error(FFJ2KCudaLog *log, int status, const char *what);
+int ff_libj2kcuda_error(FFLibJ2KCudaLog *log, int status, const char *what);
 
 /**
  * Say when the default backend choice fell back to the CPU, so that a slow
  * run on a machine without a usable GPU is never a surprise.
  */
-void ff_j2kcuda_note_backend(void *log_ctx, int requested, j2kc_backend actual);
+void ff_libj2kcuda_note_backend(void *log_ctx, int requested, j2kc_backend actual);
 
-/** Whether the wrapper can map sw_format onto j2kc components. */
-int ff_j2kcuda_format_supported(enum AVPixelFormat sw_format);
+/**
+ * The pixel formats of the encoder's input and the decoder's output: the
+ * software formats the wrapper maps onto j2kc components, then
+ * AV_PIX_FMT_CUDA; AV_PIX_FMT_NONE-terminated.
+ */
+extern const enum AVPixelFormat ff_libj2kcuda_pix_fmts[];
+
+/** Whether the wrapper can map the software format sw_format onto j2kc
+ *  components (one of ff_libj2kcuda_pix_fmts other than AV_PIX_FMT_CUDA). */
+int ff_libj2kcuda_format_supported(enum AVPixelFormat sw_format);
 
 /**
  * Describe width x height samples of sw_format lying in data/linesize as a
  * j2kc_image, without copying: each component points into its plane.
  * data may be NULL to describe the shape only.
  *
- * @param comps at least J2KCUDA_MAX_COMPONENTS entries
+ * @param comps at least LIBJ2KCUDA_MAX_COMPONENTS entries
  * @return 0 or AVERROR(ENOSYS) for a format the wrapper cannot map
  */
-int ff_j2kcuda_describe(j2kc_image *image, j2kc_component *comps,
-                        enum AVPixelFormat sw_format, int width, int height,
-                        uint8_t *const data[], const int linesize[],
-                        j2kc_memory memory);
+int ff_libj2kcuda_describe(j2kc_image *image, j2kc_component *comps,
+                           enum AVPixelFormat sw_format, int width, int height,
+                           uint8_t *const data[], const int linesize[],
+                           j2kc_memory memory);
 
 /**
  * Pick the software pixel format a codestream decodes to from its component
@@ -93,17 +101,17 @@ int ff_j2kcuda_describe(j2kc_image *image, j2kc_component *comps,
  *
  * @return the format, or AV_PIX_FMT_NONE when no supported format fits
  */
-enum AVPixelFormat ff_j2kcuda_output_format(const j2kc_stream_info *info,
-                                            enum AVColorSpace colorspace,
-                                            enum AVColorTransferCharacteristic color_trc);
+enum AVPixelFormat ff_libj2kcuda_output_format(const j2kc_stream_info *info,
+                                               enum AVColorSpace colorspace,
+                                               enum AVColorTransferCharacteristic color_trc);
 
 /** A stream's colour description in FFmpeg's terms. */
-typedef struct FFJ2KCudaColor {
+typedef struct FFLibJ2KCudaColor {
     enum AVColorPrimaries              primaries;
     enum AVColorTransferCharacteristic trc;
     enum AVColorSpace                  space;
     enum AVColorRange                  range;
-} FFJ2KCudaColor;
+} FFLibJ2KCudaColor;
 
 /**
  * FFmpeg's colour properties of a j2kc colour space, UNSPECIFIED where the
@@ -112,13 +120,13 @@ typedef struct FFJ2KCudaColor {
  * @return NULL, or the name of a space that FFmpeg's colour properties cannot
  *         say exactly (then *color holds what they can say)
  */
-const char *ff_j2kcuda_space_color(j2kc_color_space space, FFJ2KCudaColor *color);
+const char *ff_libj2kcuda_space_color(j2kc_color_space space, FFLibJ2KCudaColor *color);
 
-/** How much of a stream's colour description ff_j2kcuda_stream_color() gives. */
+/** How much of a stream's colour description ff_libj2kcuda_stream_color() gives. */
 enum {
-    FF_J2KCUDA_COLOR_NONE = 0,  ///< nothing: the container's description stands
-    FF_J2KCUDA_COLOR_SOME = 1,  ///< the fields it sets; UNSPECIFIED ones are the container's to say
-    FF_J2KCUDA_COLOR_ALL  = 2,  ///< the whole description, UNSPECIFIED where the file leaves it open
+    FF_LIBJ2KCUDA_COLOR_NONE = 0, ///< nothing: the container's description stands
+    FF_LIBJ2KCUDA_COLOR_SOME = 1, ///< the fields it sets; UNSPECIFIED ones are the container's to say
+    FF_LIBJ2KCUDA_COLOR_ALL = 2, ///< the whole description, UNSPECIFIED where the file leaves it open
 };
 
 /**
@@ -128,10 +136,10 @@ enum {
  *
  * @param unexpressed set to the name of a declared space that FFmpeg's
  *                    colour properties cannot say exactly, else NULL
- * @return one of FF_J2KCUDA_COLOR_*
+ * @return one of FF_LIBJ2KCUDA_COLOR_*
  */
-int ff_j2kcuda_stream_color(const j2kc_stream_info *info, FFJ2KCudaColor *color,
-                            const char **unexpressed);
+int ff_libj2kcuda_stream_color(const j2kc_stream_info *info, FFLibJ2KCudaColor *color,
+                               const char **unexpressed);
 
 /**
  * The JP2 colour space that describes frames of sw_format with the given
@@ -140,14 +148,14 @@ int ff_j2kcuda_stream_color(const j2kc_stream_info *info, FFJ2KCudaColor *color,
  * @return the space, or J2KC_COLOR_UNKNOWN when no enumerated JP2 space
  *         matches (an ICC profile must then describe the samples)
  */
-j2kc_color_space ff_j2kcuda_jp2_color(enum AVPixelFormat sw_format, const FFJ2KCudaColor *color);
+j2kc_color_space ff_libj2kcuda_jp2_color(enum AVPixelFormat sw_format, const FFLibJ2KCudaColor *color);
 
 /**
  * Find the CUDA context and stream of a CUDA device reference, as
  * void pointers for j2kc_*_config. Both are left NULL when hw_device_ref is
  * NULL or FFmpeg was built without CUDA.
  */
-int ff_j2kcuda_device_handles(AVBufferRef *hw_device_ref,
-                              void **cuda_context, void **cuda_stream);
+int ff_libj2kcuda_device_handles(AVBufferRef *hw_device_ref,
+                                 void **cuda_context, void **cuda_stream);
 
-#endif /* AVCODEC_J2KCUDA_H */
+#endif /* AVCODEC_LIBJ2KCUDA_H */

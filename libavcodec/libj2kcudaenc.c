@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "config_components.h"
 
 #include "libavutil/buffer.h"
 #include "libavutil/common.h"
@@ -43,17 +44,11 @@
 #include "codec_internal.h"
 #include "encode.h"
 #include "hwconfig.h"
-#include "j2kcuda.h"
+#include "libj2kcuda.h"
 
-#ifndef CODEC_PIXFMTS
-/* FFmpeg 7.1 has no CODEC_PIXFMTS yet. */
-#define CODEC_PIXFMTS(...) \
-    .p.pix_fmts = ((const enum AVPixelFormat[]) { __VA_ARGS__, AV_PIX_FMT_NONE })
-#endif
-
-typedef struct J2KCudaEncContext {
+typedef struct LibJ2KCudaEncContext {
     const AVClass *class;
-    FFJ2KCudaLog   log;
+    FFLibJ2KCudaLog log;
     j2kc_encoder  *encoder;
     enum AVPixelFormat sw_format;
     j2kc_memory    memory;
@@ -100,7 +95,7 @@ typedef struct J2KCudaEncContext {
     int     backend;
     int     frames_in_flight;
     int     format;
-} J2KCudaEncContext;
+} LibJ2KCudaEncContext;
 
 static int log2_size(AVCodecContext *avctx, const char *name, int size,
                      int min, int max, int *out)
@@ -124,19 +119,19 @@ static const AVFrameSideData *input_icc_profile(const AVCodecContext *avctx)
 /* The JP2 colour space the frames' colour properties name, if any. */
 static j2kc_color_space frames_jp2_color(const AVCodecContext *avctx)
 {
-    const J2KCudaEncContext *ctx = avctx->priv_data;
-    FFJ2KCudaColor color = {
+    const LibJ2KCudaEncContext *ctx = avctx->priv_data;
+    FFLibJ2KCudaColor color = {
         avctx->color_primaries, avctx->color_trc, avctx->colorspace, avctx->color_range
     };
 
-    return ff_j2kcuda_jp2_color(ctx->sw_format, &color);
+    return ff_libj2kcuda_jp2_color(ctx->sw_format, &color);
 }
 
 /* JP2 output: a colr box that says what the frames' colour properties say,
  * or their ICC profile; never a guess. */
 static int fill_jp2_color(AVCodecContext *avctx, j2kc_encoder_config *config, const AVFrameSideData *icc)
 {
-    J2KCudaEncContext *ctx = avctx->priv_data;
+    LibJ2KCudaEncContext *ctx = avctx->priv_data;
 
     config->container   = J2KC_CONTAINER_JP2;
     config->color_space = frames_jp2_color(avctx);
@@ -156,7 +151,7 @@ static int fill_jp2_color(AVCodecContext *avctx, j2kc_encoder_config *config, co
 
 static int fill_config(AVCodecContext *avctx, j2kc_encoder_config *config, const AVFrameSideData *icc)
 {
-    J2KCudaEncContext *ctx = avctx->priv_data;
+    LibJ2KCudaEncContext *ctx = avctx->priv_data;
     AVRational rate = avctx->framerate;
     uint64_t budget;
     int ret;
@@ -167,7 +162,7 @@ static int fill_config(AVCodecContext *avctx, j2kc_encoder_config *config, const
     j2kc_encoder_config_default(config);
     config->backend    = ctx->backend;
     config->device     = ctx->gpu;
-    config->log        = ff_j2kcuda_log_callback;
+    config->log        = ff_libj2kcuda_log_callback;
     config->log_opaque = &ctx->log;
     config->threads    = avctx->thread_count;
     config->frames_in_flight = ctx->frames_in_flight;
@@ -252,13 +247,13 @@ static int fill_config(AVCodecContext *avctx, j2kc_encoder_config *config, const
  * colr box or a cinema profile fixes, and the ICC profile of the frames. */
 static int export_color(AVCodecContext *avctx, j2kc_color_space written)
 {
-    J2KCudaEncContext *ctx = avctx->priv_data;
+    LibJ2KCudaEncContext *ctx = avctx->priv_data;
     const AVFrameSideData *icc = input_icc_profile(avctx);
     AVPacketSideData *sd;
-    FFJ2KCudaColor color;
+    FFLibJ2KCudaColor color;
 
     /* The space the colr box names fills what the frames left unspecified. */
-    ff_j2kcuda_space_color(written, &color);
+    ff_libj2kcuda_space_color(written, &color);
     if (avctx->color_primaries == AVCOL_PRI_UNSPECIFIED)
         avctx->color_primaries = color.primaries;
     if (avctx->color_trc == AVCOL_TRC_UNSPECIFIED)
@@ -287,9 +282,9 @@ static int export_color(AVCodecContext *avctx, j2kc_color_space written)
 /* The library's encoder, from the options and the frames' ICC profile (JP2). */
 static int open_encoder(AVCodecContext *avctx, const AVFrameSideData *icc)
 {
-    J2KCudaEncContext *ctx = avctx->priv_data;
+    LibJ2KCudaEncContext *ctx = avctx->priv_data;
     AVBufferRef *device_ref = avctx->hw_device_ctx;
-    j2kc_component comps[J2KCUDA_MAX_COMPONENTS];
+    j2kc_component comps[LIBJ2KCUDA_MAX_COMPONENTS];
     j2kc_encoder_config config;
     j2kc_image shape;
     int ret;
@@ -298,30 +293,30 @@ static int open_encoder(AVCodecContext *avctx, const AVFrameSideData *icc)
         device_ref = ((AVHWFramesContext *)avctx->hw_frames_ctx->data)->device_ref;
     if ((ret = fill_config(avctx, &config, icc)) < 0)
         return ret;
-    ret = ff_j2kcuda_device_handles(device_ref, &config.cuda_context, &config.cuda_stream);
+    ret = ff_libj2kcuda_device_handles(device_ref, &config.cuda_context, &config.cuda_stream);
     if (ret < 0) {
         av_log(avctx, AV_LOG_ERROR, "The hardware device is not a CUDA device\n");
         return ret;
     }
 
-    ret = ff_j2kcuda_describe(&shape, comps, ctx->sw_format, avctx->width, avctx->height,
-                              NULL, NULL, ctx->memory);
+    ret = ff_libj2kcuda_describe(&shape, comps, ctx->sw_format, avctx->width, avctx->height,
+                                 NULL, NULL, ctx->memory);
     if (ret < 0)
         return ret;
     ret = j2kc_encoder_create(&ctx->encoder, &config, &shape);
     if (ret < 0)
-        return ff_j2kcuda_error(&ctx->log, ret, "Cannot open the j2k_cuda encoder");
+        return ff_libj2kcuda_error(&ctx->log, ret, "Cannot open the libj2kcuda encoder");
 
-    ff_j2kcuda_note_backend(avctx, ctx->backend, j2kc_encoder_backend(ctx->encoder));
+    ff_libj2kcuda_note_backend(avctx, ctx->backend, j2kc_encoder_backend(ctx->encoder));
     av_log(avctx, AV_LOG_VERBOSE, "Encoding %s %dx%d on the %s backend, %d CPU threads (0: one per core)\n",
            av_get_pix_fmt_name(ctx->sw_format), avctx->width, avctx->height,
            j2kc_encoder_backend(ctx->encoder) == J2KC_BACKEND_CUDA ? "CUDA" : "CPU", avctx->thread_count);
     return 0;
 }
 
-static av_cold int j2kcuda_encode_init(AVCodecContext *avctx)
+static av_cold int libj2kcuda_encode_init(AVCodecContext *avctx)
 {
-    J2KCudaEncContext *ctx = avctx->priv_data;
+    LibJ2KCudaEncContext *ctx = avctx->priv_data;
     j2kc_color_space written = J2KC_COLOR_UNKNOWN;
     int ret;
 
@@ -337,7 +332,7 @@ static av_cold int j2kcuda_encode_init(AVCodecContext *avctx)
         ctx->sw_format = ((AVHWFramesContext *)avctx->hw_frames_ctx->data)->sw_format;
         ctx->memory    = J2KC_MEMORY_CUDA;
     }
-    if (!ff_j2kcuda_format_supported(ctx->sw_format)) {
+    if (!ff_libj2kcuda_format_supported(ctx->sw_format)) {
         av_log(avctx, AV_LOG_ERROR, "Pixel format %s is not supported\n",
                av_get_pix_fmt_name(ctx->sw_format));
         return AVERROR(ENOSYS);
@@ -368,9 +363,9 @@ static av_cold int j2kcuda_encode_init(AVCodecContext *avctx)
 /* Hands ctx->frame to the core; on success the frame moves to the in-flight queue. */
 static int submit_frame(AVCodecContext *avctx)
 {
-    J2KCudaEncContext *ctx = avctx->priv_data;
+    LibJ2KCudaEncContext *ctx = avctx->priv_data;
     AVFrame *frame = ctx->frame, *held;
-    j2kc_component comps[J2KCUDA_MAX_COMPONENTS];
+    j2kc_component comps[LIBJ2KCUDA_MAX_COMPONENTS];
     j2kc_image image;
     int ret;
 
@@ -385,8 +380,8 @@ static int submit_frame(AVCodecContext *avctx)
         if ((ret = open_encoder(avctx, icc ? icc : input_icc_profile(avctx))) < 0)
             return ret;
     }
-    ret = ff_j2kcuda_describe(&image, comps, ctx->sw_format, frame->width, frame->height,
-                              frame->data, frame->linesize, ctx->memory);
+    ret = ff_libj2kcuda_describe(&image, comps, ctx->sw_format, frame->width, frame->height,
+                                 frame->data, frame->linesize, ctx->memory);
     if (ret < 0)
         return ret;
 
@@ -398,7 +393,7 @@ static int submit_frame(AVCodecContext *avctx)
         av_frame_free(&held);
         if (ret == J2KC_ERR_AGAIN)
             return AVERROR(EAGAIN);
-        return ff_j2kcuda_error(&ctx->log, ret, "Cannot encode the frame");
+        return ff_libj2kcuda_error(&ctx->log, ret, "Cannot encode the frame");
     }
     ctx->next_tag++;
     av_frame_move_ref(held, frame);
@@ -412,7 +407,7 @@ static int submit_frame(AVCodecContext *avctx)
 
 static int output_packet(AVCodecContext *avctx, AVPacket *pkt, const j2kc_packet *jp)
 {
-    J2KCudaEncContext *ctx = avctx->priv_data;
+    LibJ2KCudaEncContext *ctx = avctx->priv_data;
     AVFrame *frame;
     int ret;
 
@@ -437,9 +432,9 @@ static int output_packet(AVCodecContext *avctx, AVPacket *pkt, const j2kc_packet
     return ret;
 }
 
-static int j2kcuda_receive_packet(AVCodecContext *avctx, AVPacket *pkt)
+static int libj2kcuda_receive_packet(AVCodecContext *avctx, AVPacket *pkt)
 {
-    J2KCudaEncContext *ctx = avctx->priv_data;
+    LibJ2KCudaEncContext *ctx = avctx->priv_data;
     j2kc_packet jp;
     int ret;
 
@@ -478,13 +473,13 @@ static int j2kcuda_receive_packet(AVCodecContext *avctx, AVPacket *pkt)
             }
             return AVERROR(EAGAIN);
         }
-        return ff_j2kcuda_error(&ctx->log, ret, "Cannot encode the frame");
+        return ff_libj2kcuda_error(&ctx->log, ret, "Cannot encode the frame");
     }
 }
 
-static av_cold int j2kcuda_encode_close(AVCodecContext *avctx)
+static av_cold int libj2kcuda_encode_close(AVCodecContext *avctx)
 {
-    J2KCudaEncContext *ctx = avctx->priv_data;
+    LibJ2KCudaEncContext *ctx = avctx->priv_data;
     AVFrame *frame;
 
     /* The core first, so that nothing reads the held frames any more. */
@@ -498,7 +493,7 @@ static av_cold int j2kcuda_encode_close(AVCodecContext *avctx)
     return 0;
 }
 
-#define OFFSET(x) offsetof(J2KCudaEncContext, x)
+#define OFFSET(x) offsetof(LibJ2KCudaEncContext, x)
 #define VE AV_OPT_FLAG_VIDEO_PARAM | AV_OPT_FLAG_ENCODING_PARAM
 static const AVOption options[] = {
     { "profile",         "Codestream profile (sets Rsiz and its constraints)", OFFSET(profile), AV_OPT_TYPE_INT, { .i64 = J2KC_PROFILE_NONE }, J2KC_PROFILE_NONE, J2KC_PROFILE_BROADCAST, VE, .unit = "profile" },
@@ -553,19 +548,19 @@ static const AVOption options[] = {
     { NULL },
 };
 
-static const FFCodecDefault j2kcuda_encode_defaults[] = {
+static const FFCodecDefault libj2kcuda_encode_defaults[] = {
     { "b", "0" },
     { NULL },
 };
 
-static const AVClass j2kcuda_encoder_class = {
-    .class_name = "j2k_cuda encoder",
+static const AVClass libj2kcuda_encoder_class = {
+    .class_name = "libj2kcuda encoder",
     .item_name  = av_default_item_name,
     .option     = options,
     .version    = LIBAVUTIL_VERSION_INT,
 };
 
-static const AVCodecHWConfigInternal *const j2kcuda_hw_configs[] = {
+static const AVCodecHWConfigInternal *const libj2kcuda_hw_configs[] = {
 #if CONFIG_CUDA
     HW_CONFIG_ENCODER_FRAMES(CUDA, CUDA),
     HW_CONFIG_ENCODER_DEVICE(NONE, CUDA),
@@ -573,31 +568,30 @@ static const AVCodecHWConfigInternal *const j2kcuda_hw_configs[] = {
     NULL,
 };
 
-const FFCodec ff_j2k_cuda_encoder = {
-    .p.name         = "j2k_cuda",
-    CODEC_LONG_NAME("JPEG 2000 on NVIDIA GPUs (libj2kcuda)"),
-    .p.type         = AVMEDIA_TYPE_VIDEO,
-    .p.id           = AV_CODEC_ID_JPEG2000,
-    .p.capabilities = AV_CODEC_CAP_DELAY | AV_CODEC_CAP_HARDWARE |
-                      AV_CODEC_CAP_OTHER_THREADS |
-                      AV_CODEC_CAP_ENCODER_REORDERED_OPAQUE,
-    .caps_internal  = FF_CODEC_CAP_NOT_INIT_THREADSAFE | FF_CODEC_CAP_INIT_CLEANUP |
-                      FF_CODEC_CAP_AUTO_THREADS,
-    .priv_data_size = sizeof(J2KCudaEncContext),
-    .init           = j2kcuda_encode_init,
-    FF_CODEC_RECEIVE_PACKET_CB(j2kcuda_receive_packet),
-    .close          = j2kcuda_encode_close,
-    CODEC_PIXFMTS(AV_PIX_FMT_GRAY8,     AV_PIX_FMT_GRAY10,    AV_PIX_FMT_GRAY12,    AV_PIX_FMT_GRAY16,
-                  AV_PIX_FMT_YA8,       AV_PIX_FMT_YA16,
-                  AV_PIX_FMT_RGB24,     AV_PIX_FMT_RGB48,     AV_PIX_FMT_RGBA,      AV_PIX_FMT_RGBA64,
-                  AV_PIX_FMT_GBRP,      AV_PIX_FMT_GBRP10,    AV_PIX_FMT_GBRP12,    AV_PIX_FMT_GBRP16,
-                  AV_PIX_FMT_GBRAP10,   AV_PIX_FMT_GBRAP12,
-                  AV_PIX_FMT_YUV420P,   AV_PIX_FMT_YUV420P10, AV_PIX_FMT_YUV420P12, AV_PIX_FMT_YUV420P16,
-                  AV_PIX_FMT_YUV422P,   AV_PIX_FMT_YUV422P10, AV_PIX_FMT_YUV422P12, AV_PIX_FMT_YUV422P16,
-                  AV_PIX_FMT_YUV444P,   AV_PIX_FMT_YUV444P10, AV_PIX_FMT_YUV444P12, AV_PIX_FMT_YUV444P16,
-                  AV_PIX_FMT_XYZ12,     AV_PIX_FMT_CUDA),
-    .p.priv_class   = &j2kcuda_encoder_class,
-    .defaults       = j2kcuda_encode_defaults,
-    .hw_configs     = j2kcuda_hw_configs,
-    .p.wrapper_name = "libj2kcuda",
-};
+#define LIBJ2KCUDA_ENCODER(codec_name)                                                     \
+const FFCodec ff_ ## codec_name ## _encoder = {                                            \
+    .p.name         = #codec_name,                                                         \
+    CODEC_LONG_NAME("JPEG 2000 on NVIDIA GPUs (libj2kcuda)"),                              \
+    .p.type         = AVMEDIA_TYPE_VIDEO,                                                  \
+    .p.id           = AV_CODEC_ID_JPEG2000,                                                \
+    .p.capabilities = AV_CODEC_CAP_DELAY | AV_CODEC_CAP_HARDWARE |                         \
+                      AV_CODEC_CAP_OTHER_THREADS |                                         \
+                      AV_CODEC_CAP_ENCODER_REORDERED_OPAQUE,                               \
+    .caps_internal  = FF_CODEC_CAP_NOT_INIT_THREADSAFE | FF_CODEC_CAP_INIT_CLEANUP |       \
+                      FF_CODEC_CAP_AUTO_THREADS,                                           \
+    .priv_data_size = sizeof(LibJ2KCudaEncContext),                                        \
+    .init           = libj2kcuda_encode_init,                                              \
+    FF_CODEC_RECEIVE_PACKET_CB(libj2kcuda_receive_packet),                                 \
+    .close          = libj2kcuda_encode_close,                                             \
+    CODEC_PIXFMTS_ARRAY(ff_libj2kcuda_pix_fmts),                                           \
+    .p.priv_class   = &libj2kcuda_encoder_class,                                           \
+    .defaults       = libj2kcuda_encode_defaults,                                          \
+    .hw_configs     = libj2kcuda_hw_configs,                                               \
+    .p.wrapper_name = "libj2kcuda",                                                        \
+}
+
+LIBJ2KCUDA_ENCODER(libj2kcuda);
+#if CONFIG_J2K_CUDA_ENCODER
+/* The name of the first releases, so that existing command lines keep working. */
+LIBJ2KCUDA_ENCODER(j2k_cuda);
+#endif

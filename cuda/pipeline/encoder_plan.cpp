@@ -356,6 +356,38 @@ static int budget_step_log2(int precision, double bits_per_sample, j2kc_profile 
  * than the 30 Tier-1 codes. Deep samples at high rates reach that: 16 bits
  * at ratio 2 asks for 2^-8 and 31 planes in the LL band.
  */
+/** Pcap bit of Part 15 (A.5.2: bit 15 counted from the most significant). */
+constexpr uint32_t kPcapPart15 = 0x00020000;
+/** Rsiz bit 14: the codestream uses capabilities the CAP marker describes. */
+constexpr uint16_t kRsizCapabilities = 0x4000;
+
+/**
+ * Ccap15 of an HT-only codestream (ISO/IEC 15444-15 A.3): bits 14-15 zero
+ * (every code-block HT), no MULTIHT sets, no RGN, homogeneous; bit 5 set for
+ * irreversible coding; bits 0-4 the magnitude bound B, the largest Mb of any
+ * band, in the field's piecewise code (B <= 8 as 0, up to 27 as B - 8, then
+ * 13 + B / 4).
+ */
+static uint16_t ht_ccap15(const EncoderPlan &plan)
+{
+    int b = 0;
+    for (const Quantization &q : plan.quant)
+        for (int band = 0; band <= 3 * plan.levels(); ++band)
+            b = std::max(b, num_bitplanes(q.guard_bits, q.step(band, plan.levels()).exponent));
+    const int code = b <= 8 ? 0 : b < 28 ? b - 8 : b < 48 ? 13 + (b >> 2) : 31;
+    return static_cast<uint16_t>((plan.reversible() ? 0 : 0x0020) | code);
+}
+
+/** HT block coding: code-block style, Rsiz bit and CAP, once the steps are known. */
+static void apply_ht(EncoderPlan &plan)
+{
+    plan.ht = true;
+    plan.cod.component.cblk_style = cblk_style::kHighThroughput;
+    plan.siz.rsiz = static_cast<uint16_t>(plan.siz.rsiz | kRsizCapabilities);
+    plan.cap = kPcapPart15;
+    plan.ccap = {ht_ccap15(plan)};
+}
+
 static Quantization budget_quantization(int levels, int precision, int guard, int step_log2)
 {
     for (;; ++step_log2) {
@@ -389,6 +421,10 @@ EncoderPlan plan_encoder(const j2kc_encoder_config &cfg, const j2kc_image &shape
     plan.component_bytes = cfg.component_bytes;
     plan.comment = cfg.comment ? cfg.comment : "";
 
+    J2KC_CHECK_ARG(cfg.block_coder == J2KC_BLOCK_CODER_PART1 || cfg.block_coder == J2KC_BLOCK_CODER_HT,
+                   "unknown block coder %d", cfg.block_coder);
+    J2KC_CHECK_SUPPORTED(cfg.block_coder != J2KC_BLOCK_CODER_HT || cfg.profile == J2KC_PROFILE_NONE,
+                         "the HT block coder is offered with the generic profile only");
     switch (cfg.profile) {
     case J2KC_PROFILE_NONE: apply_generic(plan, cfg, shape); break;
     case J2KC_PROFILE_DCI_2K:
@@ -447,6 +483,7 @@ EncoderPlan plan_encoder(const j2kc_encoder_config &cfg, const j2kc_image &shape
         else
             plan.quant.push_back(make_irreversible_quantization(plan.levels(), precision, guard, cfg.quality));
     }
+    if (cfg.block_coder == J2KC_BLOCK_CODER_HT) apply_ht(plan);
     return plan;
 }
 

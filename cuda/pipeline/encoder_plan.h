@@ -29,6 +29,9 @@ struct EncoderPlan {
     uint64_t frame_bytes = 0;             ///< whole codestream cap, 0 = none
     uint64_t component_bytes = 0;         ///< each component's tile-parts (with SOT/SOD), 0 = none
     std::string comment;
+    bool ht = false;                      ///< HTJ2K block coder (code-block style 0x40)
+    uint32_t cap = 0;                     ///< Pcap of the CAP marker, 0 = no CAP
+    std::vector<uint16_t> ccap;           ///< one Ccap word per bit of cap
 
     uint8_t levels() const { return cod.component.levels; }
     bool reversible() const { return cod.component.wavelet == Wavelet::kReversible53; }

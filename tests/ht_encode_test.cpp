@@ -549,6 +549,92 @@ TEST(HtEncodeSignalling, OtherProfilesAndBadValuesAreRefused)
     EXPECT_EQ(enc, nullptr);
 }
 
+/** Offset of the first marker segment `marker` in the main header, or 0. */
+size_t find_marker(const std::vector<uint8_t> &s, uint16_t marker)
+{
+    for (size_t at = 2; at + 4 <= s.size();) {
+        const uint16_t m = static_cast<uint16_t>((s[at] << 8) | s[at + 1]);
+        if (m == marker) return at;
+        if (m == 0xFF90) return 0;  // SOT: the main header is over
+        at += 2 + ((size_t{s[at + 2]} << 8) | s[at + 3]);
+    }
+    return 0;
+}
+
+TEST(HtEncodeSignalling, ImfHtProfile)
+{
+    // APP2.HT: 10-bit 4:2:2, reversible and irreversible.
+    const Case c{"imf_422_10", 200, 120, 3, 10, {1, 2, 2}, {1, 1, 1}, true, -1, 6, 5, 0, 0};
+    Planes16 img = make_image(c, 9);
+    for (int lossless : {1, 0}) {
+        SCOPED_TRACE(lossless);
+        j2kc_encoder_config cfg = ht_config(J2KC_BACKEND_CPU);
+        cfg.profile = J2KC_PROFILE_IMF;
+        cfg.lossless = lossless;
+        cfg.cblk_width_log2 = 6;
+        cfg.cblk_height_log2 = 5;
+        std::vector<uint8_t> s;
+        ASSERT_EQ(encode(img.image, cfg, s), J2KC_OK);
+        EXPECT_EQ((s[6] << 8) | s[7], 0x4000);  // Rsiz: the Part-15 bit only
+        const size_t cap = find_marker(s, 0xFF50);
+        ASSERT_NE(cap, 0u);
+        EXPECT_EQ((uint32_t{s[cap + 4]} << 24) | (s[cap + 5] << 16) | (s[cap + 6] << 8) | s[cap + 7], 0x00020000u);
+        const uint16_t ccap = static_cast<uint16_t>((s[cap + 8] << 8) | s[cap + 9]);
+        EXPECT_EQ(ccap & 0xF000, 0);
+        EXPECT_EQ((ccap >> 5) & 1, lossless ? 0 : 1);
+        EXPECT_LE((ccap & 0x1F) + 8, 21);
+        const size_t cod = find_marker(s, 0xFF52);
+        ASSERT_NE(cod, 0u);
+        EXPECT_EQ(s[cod + 5], J2KC_PROG_RPCL);
+        EXPECT_EQ((s[cod + 6] << 8) | s[cod + 7], 1);  // one layer
+        const int levels = s[cod + 9];
+        EXPECT_GE(levels, 1);
+        EXPECT_LE(levels, 5);
+        EXPECT_EQ(s[cod + 10], 6 - 2);
+        EXPECT_EQ(s[cod + 11], 5 - 2);
+        EXPECT_EQ(s[cod + 12], 0x40);
+        EXPECT_EQ(s[cod + 13], lossless ? 1 : 0);
+        EXPECT_EQ(s[cod + 14], 0x77);
+        for (int r = 1; r <= levels; ++r) EXPECT_EQ(s[cod + 14 + r], 0x88) << r;
+        if (lossless && have_tool("ojph_expand")) {
+            TempDir dir;
+            tools::Image d;
+            ASSERT_TRUE(peer_decode("ojph_expand", dir.path, s, c, d));
+            for (uint32_t k = 0; k < c.n; ++k)
+                EXPECT_TRUE(std::equal(d.planes[k].samples.begin(), d.planes[k].samples.end(),
+                                       img.planes[k].begin()))
+                    << k;
+        }
+    }
+}
+
+TEST(HtEncodeSignalling, ImfHtRefusesWhatApp2HtForbids)
+{
+    auto refused = [](Planes16 &img, void (*edit)(j2kc_encoder_config &)) {
+        j2kc_encoder_config cfg = ht_config(J2KC_BACKEND_CPU);
+        cfg.profile = J2KC_PROFILE_IMF;
+        cfg.cblk_width_log2 = cfg.cblk_height_log2 = 5;
+        edit(cfg);
+        j2kc_encoder *enc = nullptr;
+        const int st = j2kc_encoder_create(&enc, &cfg, &img.image);
+        j2kc_encoder_free(&enc);
+        return st == J2KC_ERR_INVALID_ARG;
+    };
+    Planes16 yuv420(64, 64, 3, 10, {1, 2, 2}, {1, 2, 2});
+    EXPECT_TRUE(refused(yuv420, [](j2kc_encoder_config &) {}));
+    Planes16 grey(64, 64, 1, 10);
+    EXPECT_TRUE(refused(grey, [](j2kc_encoder_config &c) { c.layers = 2; }));
+    EXPECT_TRUE(refused(grey, [](j2kc_encoder_config &c) { c.cblk_height_log2 = 7; }));
+    EXPECT_TRUE(refused(grey, [](j2kc_encoder_config &c) { c.cblk_width_log2 = 4; }));
+    EXPECT_TRUE(refused(grey, [](j2kc_encoder_config &c) { c.tile_width = c.tile_height = 32; }));
+    EXPECT_TRUE(refused(grey, [](j2kc_encoder_config &c) { c.levels = 0; }));
+    EXPECT_TRUE(refused(grey, [](j2kc_encoder_config &c) {
+        c.lossless = 1;
+        c.frame_bytes = 2000;
+    }));
+    EXPECT_FALSE(refused(grey, [](j2kc_encoder_config &) {}));
+}
+
 // ---------------------------------------------------------------- the GPU
 
 bool have_gpu()

@@ -220,7 +220,9 @@ typedef struct j2kc_encoder_config {
      * block coder of ISO/IEC 15444-15: code-block style 0x40, a CAP marker,
      * Rsiz bit 14; one HT cleanup pass per code-block, so a byte budget can
      * only keep or drop whole code-blocks). HT is offered with the generic
-     * profile (J2KC_PROFILE_NONE); other profiles refuse it as unsupported.
+     * profile (J2KC_PROFILE_NONE) and with J2KC_PROFILE_IMF, which then means
+     * SMPTE ST 2067-21 APP2.HT (RPCL, one layer, no rate cap; lossless picks
+     * APP2.HT.REV); the DCI and broadcast profiles refuse it as unsupported.
      */
     int         block_coder;
 } j2kc_encoder_config;

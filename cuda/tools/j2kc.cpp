@@ -93,7 +93,7 @@ const char *const kEncodeHelp =
     "      --icc FILE       JP2: embed this ICC profile as the colour specification\n"
     "      --profile P      none (default), dci_2k, dci_4k, imf, broadcast\n"
     "      --lossless       5/3 wavelet and RCT, every pass kept\n"
-    "      --ht             HTJ2K block coder (ISO/IEC 15444-15), generic profile only\n"
+    "      --ht             HTJ2K block coder (ISO/IEC 15444-15); profile none or imf (APP2.HT)\n"
     "      --bytes N        byte budget for the whole codestream\n"
     "      --component-bytes N  byte budget for each component\n"
     "      --rate MBPS      budget as a bit rate in megabits per second (needs --fps)\n"

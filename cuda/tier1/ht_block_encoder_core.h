@@ -125,6 +125,20 @@ J2KC_HD uint32_t ht_vlc_lookup(uint32_t table, uint32_t context, uint32_t rho, u
 // ---------------------------------------------------------------------------
 // The three byte streams
 
+/** Bits needed to write v (0 for 0). */
+J2KC_HD uint32_t ht_bit_length(uint32_t v)
+{
+#if defined(__CUDA_ARCH__)
+    return 32u - static_cast<uint32_t>(__clz(v));
+#elif defined(__GNUC__)
+    return v ? 32u - static_cast<uint32_t>(__builtin_clz(v)) : 0u;
+#else
+    uint32_t n = 0;
+    for (; v; v >>= 1) ++n;
+    return n;
+#endif
+}
+
 /** The low n bits of v, n up to 32. */
 J2KC_HD uint32_t ht_low_bits(uint32_t v, uint32_t n) { return n >= 32 ? v : v & ((1u << n) - 1u); }
 
@@ -423,8 +437,7 @@ J2KC_HD void ht_load_quad(const int32_t *coeffs, size_t stride, uint32_t width, 
         or_magnitude |= magnitude;
         const uint32_t mu = magnitude >> p;
         if (mu == 0) continue;
-        uint32_t e = 0;
-        for (uint32_t t = 2 * mu - 1; t; t >>= 1) ++e;
+        const uint32_t e = ht_bit_length(2 * mu - 1);
         q.rho |= 1u << i;
         q.e[i] = e;
         q.v[i] = 2 * (mu - 1) + (c < 0 ? 1u : 0u);
@@ -594,8 +607,7 @@ J2KC_HD uint32_t ht_encode_cleanup(const int32_t *coeffs, size_t stride, uint32_
         }
     }
 
-    uint32_t planes = 0;
-    for (uint32_t v = or_magnitude; v; v >>= 1) ++planes;
+    const uint32_t planes = ht_bit_length(or_magnitude);
     result.data_bitplanes = planes;
     if (planes > num_bitplanes) return kHtEncodeDataTooDeep;
     if (!any) return kHtEncodeOk;

@@ -322,12 +322,12 @@ private:
                 j.num_bitplanes = p.params.num_bitplanes;
                 j.out_offset = arena;
                 j.out_capacity = static_cast<uint32_t>(
-                    plan_.ht ? ht_gpu_capacity_bound(j.width, j.height, j.num_bitplanes)
+                    plan_.ht ? ht_gpu_capacity_bound(j.width, j.height, j.num_bitplanes, plan_.ht_refinement())
                              : tier1_gpu_capacity_bound(j.width, j.height, j.num_bitplanes));
                 j.pass_offset = slots;
                 j.scratch = scratch;
                 arena += j.out_capacity;
-                slots += plan_.ht ? 1 : tier1_gpu_max_passes(j.num_bitplanes);
+                slots += plan_.ht ? ht_gpu_max_passes(plan_.ht_refinement()) : tier1_gpu_max_passes(j.num_bitplanes);
                 scratch += plan_.ht ? ht_gpu_scratch_bound(j.width, j.height)
                                     : tier1_gpu_scratch_bound(j.width, j.height, j.num_bitplanes);
                 jobs_.push_back(j);
@@ -536,7 +536,7 @@ private:
         mark(s, kMarkQuant, mn);
 
         if (plan_.ht)
-            ht_encode_gpu(s.jobs.as<GpuCodeBlockJob>(), blocks_, s.arena.as<uint8_t>(),
+            ht_encode_gpu(s.jobs.as<GpuCodeBlockJob>(), blocks_, plan_.ht_refinement(), s.arena.as<uint8_t>(),
                           s.results.as<GpuCodeBlockResult>(), s.sparse_end.as<uint32_t>(),
                           s.sparse_dist.as<uint64_t>(), s.sparse_term.as<uint8_t>(), mn);
         else

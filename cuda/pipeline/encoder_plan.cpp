@@ -397,12 +397,6 @@ static int budget_step_log2(int precision, double bits_per_sample, j2kc_profile 
     return profile == J2KC_PROFILE_DCI_2K ? std::max(step, precision - 11) : step;
 }
 
-/**
- * The irreversible quantisation under a budget: the rule's step, coarsened
- * while a band would need more magnitude bit-planes (Mb = G + e_b - 1, E-2)
- * than the 30 Tier-1 codes. Deep samples at high rates reach that: 16 bits
- * at ratio 2 asks for 2^-8 and 31 planes in the LL band.
- */
 /** Pcap bit of Part 15 (A.5.2: bit 15 counted from the most significant). */
 constexpr uint32_t kPcapPart15 = 0x00020000;
 /** Rsiz bit 14: the codestream uses capabilities the CAP marker describes. */
@@ -441,6 +435,12 @@ static void apply_ht(EncoderPlan &plan)
     plan.ccap = {ht_ccap15(plan)};
 }
 
+/**
+ * The irreversible quantisation under a budget: the rule's step, coarsened
+ * while a band would need more magnitude bit-planes (Mb = G + e_b - 1, E-2)
+ * than the 30 Tier-1 codes. Deep samples at high rates reach that: 16 bits
+ * at ratio 2 asks for 2^-8 and 31 planes in the LL band.
+ */
 static Quantization budget_quantization(int levels, int precision, int guard, int step_log2)
 {
     for (;; ++step_log2) {

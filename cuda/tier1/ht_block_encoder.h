@@ -4,11 +4,15 @@
  * ISO/IEC 15444-15): the CPU driver, and the CUDA launcher that codes many
  * blocks of a frame in one launch with the same bytes.
  *
- * A block is coded as one HT cleanup pass at bit-plane 0, which carries every
- * magnitude bit: lossless and fixed-quantisation coding need no refinement
- * pass. The block's EncodedCodeBlock then has one pass (terminated, its
- * distortion in tier1.h's units) and P = Mb - 1 zero bit-planes; an all-zero
- * block has no pass and P = Mb, as in Part 1.
+ * Without `refine` a block is coded as one HT cleanup pass at bit-plane 0,
+ * which carries every magnitude bit: lossless and fixed-quantisation coding
+ * need no more. The block's EncodedCodeBlock then has one pass (terminated,
+ * its distortion in tier1.h's units) and P = Mb - 1 zero bit-planes. With
+ * `refine` (for rate control) a block with a magnitude above 1 in a band of
+ * two or more planes is coded as cleanup at plane 1, SigProp and MagRef at
+ * plane 0: three passes, P = Mb - 2, the first and the last terminated (the
+ * cleanup and the refinement segment), each end a truncation point. An
+ * all-zero block has no pass and P = Mb, as in Part 1.
  */
 #pragma once
 
@@ -28,21 +32,25 @@ namespace j2kc {
  * outside those limits.
  */
 void encode_ht_code_block(const int32_t *coeffs, size_t stride, uint32_t width, uint32_t height,
-                          uint8_t num_bitplanes, EncodedCodeBlock &out);
+                          uint8_t num_bitplanes, bool refine, EncodedCodeBlock &out);
 
 /**
  * @brief Encodes every job on `stream` (a cudaStream_t, or nullptr) with the
- * HT block coder, a thread per job; asynchronous. Jobs, results and pass
- * arrays as tier1_encode_gpu (tier1_gpu.h), except the sizes: each job's
- * output region needs ht_gpu_capacity_bound bytes, its scratch
- * ht_gpu_scratch_bound bytes, and one pass entry. Throws J2KC_ERR_CUDA if
- * the launch fails.
+ * HT block coder, a thread per job, as encode_ht_code_block with `refine`;
+ * asynchronous. Jobs, results and pass arrays as tier1_encode_gpu
+ * (tier1_gpu.h), except the sizes: each job's output region needs
+ * ht_gpu_capacity_bound bytes, its scratch ht_gpu_scratch_bound bytes, and
+ * ht_gpu_max_passes pass entries. Throws J2KC_ERR_CUDA if the launch fails.
  */
-void ht_encode_gpu(const GpuCodeBlockJob *jobs, uint32_t num_jobs, uint8_t *out_bytes, GpuCodeBlockResult *results,
-                   uint32_t *pass_end, uint64_t *pass_distortion, uint8_t *pass_terminated, void *stream);
+void ht_encode_gpu(const GpuCodeBlockJob *jobs, uint32_t num_jobs, bool refine, uint8_t *out_bytes,
+                   GpuCodeBlockResult *results, uint32_t *pass_end, uint64_t *pass_distortion,
+                   uint8_t *pass_terminated, void *stream);
 
-/** @brief Output region (with Part 1's leading dummy byte) that always holds a block's segment. */
-size_t ht_gpu_capacity_bound(uint32_t width, uint32_t height, uint8_t num_bitplanes);
+/** @brief Output region (with Part 1's leading dummy byte) that always holds a block's segments. */
+size_t ht_gpu_capacity_bound(uint32_t width, uint32_t height, uint8_t num_bitplanes, bool refine);
+
+/** @brief Pass entries to reserve for a job: 3 with `refine`, else 1. */
+uint32_t ht_gpu_max_passes(bool refine);
 
 /** @brief Scratch bytes one job needs (a multiple of 16). */
 size_t ht_gpu_scratch_bound(uint32_t width, uint32_t height);

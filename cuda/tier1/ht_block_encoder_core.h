@@ -19,6 +19,13 @@
  *   v = 2 (mu - 1) + sign of every significant sample, m = U_q - i_k bits.
  * The last two bytes hold Scup, the MEL plus VLC length, in 12 bits.
  *
+ * The refinement segment that may follow refines a cleanup at plane p by
+ * plane p - 1: the SigProp pass (forward from its start) codes, stripe of
+ * four rows by stripe and four columns at a time, whether each insignificant
+ * neighbour of a significant sample becomes significant, then the signs of
+ * those that do; the MagRef pass (backward from the segment's end) codes
+ * bit p - 1 of every sample the cleanup pass found significant.
+ *
  * Exponents: E(mu) = bit length of 2 mu - 1 (1 for mu = 1), so that v < 2^E.
  * The bound U_q = max(E_max of the quad, kappa_q) with kappa_q = 1 in the first
  * line pair, and in later ones max(1, E_max of the samples above - 1) when
@@ -35,6 +42,7 @@
 
 #include "common/host_device.h"
 #include "tier1/ht_vlc_table.h"
+#include "tier1/t1_contexts.h"
 
 namespace j2kc {
 namespace htenc {
@@ -191,6 +199,21 @@ struct HtMagSgnWriter {
         }
     }
 
+    /** Ends a SigProp stream: the last byte zero-padded (decoders read zeros
+     *  past its end), and a 0 byte after a last 0xFF, so that neither the
+     *  MagRef bytes nor the next code-block's make a marker with it; never
+     *  empty, since decoders take an empty refinement segment as malformed. */
+    J2KC_HD void terminate_sigprop()
+    {
+        if (used > 0) emit_byte();
+        if (pos == 0 || buf[pos - 1] == 0xFFu) {
+            if (pos < capacity)
+                buf[pos++] = 0;
+            else
+                overflow = true;
+        }
+    }
+
     /** Pads the last byte with 1s, which a decoder reads past the end anyway,
      *  so a last byte that would be 0xFF is left out; a trailing 0xFF goes too. */
     J2KC_HD void terminate()
@@ -301,6 +324,31 @@ struct HtVlcWriter {
         tmp = 0xF;
         used = 4;
         last_above_8f = true;
+    }
+
+    /** The MagRef stream: the same backward packing, from the segment's very
+     *  end, as if a byte above 0x8F followed it. */
+    J2KC_HD void init_magref(uint8_t *b, uint32_t cap)
+    {
+        buf = b;
+        capacity = cap;
+        overflow = false;
+        pos = 0;
+        tmp = 0;
+        used = 0;
+        last_above_8f = true;
+    }
+
+    /** Writes the partial last byte of a MagRef stream, zero-padded. */
+    J2KC_HD void flush()
+    {
+        if (used == 0) return;
+        if (pos < capacity)
+            buf[pos++] = static_cast<uint8_t>(tmp);
+        else
+            overflow = true;
+        tmp = 0;
+        used = 0;
     }
 
     J2KC_HD void put(uint32_t bits, uint32_t n)
@@ -625,6 +673,131 @@ J2KC_HD uint32_t ht_encode_cleanup(const int32_t *coeffs, size_t stride, uint32_
     out[length - 2] = static_cast<uint8_t>((out[length - 2] & 0xF0u) | (scup & 0xFu));
     result.bytes = length;
     result.distortion = distortion;
+    return kHtEncodeOk;
+}
+
+// ---------------------------------------------------------------------------
+// The refinement passes
+
+/** Bytes SigProp can take: a significance and a sign bit a sample, 7 in a byte. */
+J2KC_HD uint32_t ht_sigprop_bound(uint32_t width, uint32_t height) { return (width * height * 2 + 6) / 7 + 2; }
+/** Bytes MagRef can take: a bit a sample, 7 in a byte. */
+J2KC_HD uint32_t ht_magref_bound(uint32_t width, uint32_t height) { return (width * height + 6) / 7 + 2; }
+
+struct HtRefinementResult {
+    uint32_t sigprop_bytes = 0;
+    uint32_t magref_bytes = 0;
+    uint64_t sigprop_distortion = 0;  ///< tier1.h units
+    uint64_t magref_distortion = 0;
+};
+
+J2KC_HD uint32_t ht_magnitude(const int32_t *coeffs, size_t stride, uint32_t x, uint32_t y)
+{
+    const int32_t c = coeffs[size_t{y} * stride + x];
+    return c < 0 ? 0u - static_cast<uint32_t>(c) : static_cast<uint32_t>(c);
+}
+
+/**
+ * Whether sample (x, y) of a stripe group (columns x0.., rows y0..y0+3) is a
+ * SigProp member when the group starts: one of its eight neighbours is
+ * significant as the decoder knows it then. Rows of earlier stripes and
+ * columns of earlier groups count with their SigProp outcome (sig), the rest
+ * (this group, the column after it, the stripe below) with the cleanup's.
+ */
+J2KC_HD bool ht_sigprop_member(const int32_t *coeffs, size_t stride, uint32_t width, uint32_t height, uint32_t x,
+                               uint32_t y, uint32_t x0, uint32_t y0, uint32_t p, const uint8_t *sig)
+{
+    for (int dy = -1; dy <= 1; ++dy)
+        for (int dx = -1; dx <= 1; ++dx) {
+            if (dx == 0 && dy == 0) continue;
+            const int nx = static_cast<int>(x) + dx, ny = static_cast<int>(y) + dy;
+            if (nx < 0 || ny < 0 || nx >= static_cast<int>(width) || ny >= static_cast<int>(height)) continue;
+            const bool settled = ny < static_cast<int>(y0) || (ny < static_cast<int>(y0) + 4 && nx < static_cast<int>(x0));
+            const bool s = settled ? sig[size_t(ny) * width + nx] != 0
+                                   : (ht_magnitude(coeffs, stride, nx, ny) >> p) != 0;
+            if (s) return true;
+        }
+    return false;
+}
+
+/**
+ * Codes the SigProp and MagRef passes at plane p - 1 after a cleanup at
+ * plane p >= 1: SigProp bytes forward into `out`, MagRef bytes into
+ * `magref` (k-th from the end), `sig` a width * height byte map of
+ * significance. The refinement segment is out[0, sigprop_bytes) followed by
+ * the MagRef bytes in reverse; the caller copies them.
+ */
+J2KC_HD uint32_t ht_encode_refinement(const int32_t *coeffs, size_t stride, uint32_t width, uint32_t height,
+                                      uint32_t p, uint8_t *out, uint32_t capacity, uint8_t *magref,
+                                      uint32_t magref_capacity, uint8_t *sig, HtRefinementResult &result)
+{
+    result = HtRefinementResult{};
+    const uint32_t q = p - 1;  // the refined plane
+    for (uint32_t y = 0; y < height; ++y)
+        for (uint32_t x = 0; x < width; ++x)
+            sig[size_t{y} * width + x] = (ht_magnitude(coeffs, stride, x, y) >> p) != 0;
+
+    HtMagSgnWriter sp;
+    sp.init(out, capacity);
+    int64_t sp_sum = 0;
+    for (uint32_t y0 = 0; y0 < height; y0 += 4) {
+        const uint32_t rows = height - y0 < 4 ? height - y0 : 4;
+        for (uint32_t x0 = 0; x0 < width; x0 += 4) {
+            const uint32_t cols = width - x0 < 4 ? width - x0 : 4;
+            uint32_t member = 0;  // bit c * 4 + r
+            for (uint32_t c = 0; c < cols; ++c)
+                for (uint32_t r = 0; r < rows; ++r)
+                    if (!sig[size_t{y0 + r} * width + x0 + c] &&
+                        ht_sigprop_member(coeffs, stride, width, height, x0 + c, y0 + r, x0, y0, p, sig))
+                        member |= 1u << (c * 4 + r);
+            uint32_t fresh = 0;
+            for (uint32_t c = 0; c < cols; ++c)
+                for (uint32_t r = 0; r < rows; ++r) {
+                    if (!(member & (1u << (c * 4 + r)))) continue;
+                    const uint32_t x = x0 + c, y = y0 + r;
+                    const uint32_t mag = ht_magnitude(coeffs, stride, x, y);
+                    const uint32_t bit = (mag >> q) & 1u;
+                    sp.put(bit, 1);
+                    if (!bit) continue;
+                    fresh |= 1u << (c * 4 + r);
+                    sig[size_t{y} * width + x] = 1;
+                    sp_sum += t1_dist_significance(mag, static_cast<int>(q));
+                    // Later samples of the group next to it join: below, and the next column's three.
+                    for (uint32_t k = 0; k < 4; ++k) {
+                        const uint32_t nc = k == 0 ? c : c + 1;
+                        const int nr = k == 0 ? static_cast<int>(r) + 1 : static_cast<int>(r) + static_cast<int>(k) - 2;
+                        if (nc >= cols || nr < 0 || nr >= static_cast<int>(rows)) continue;
+                        if ((ht_magnitude(coeffs, stride, x0 + nc, y0 + nr) >> p) != 0) continue;
+                        member |= 1u << (nc * 4 + nr);
+                    }
+                }
+            for (uint32_t c = 0; c < cols; ++c)
+                for (uint32_t r = 0; r < rows; ++r)
+                    if (fresh & (1u << (c * 4 + r)))
+                        sp.put(coeffs[size_t{y0 + r} * stride + x0 + c] < 0 ? 1u : 0u, 1);
+        }
+    }
+    sp.terminate_sigprop();
+
+    HtVlcWriter mr;
+    mr.init_magref(magref, magref_capacity);
+    int64_t mr_sum = 0;
+    for (uint32_t y0 = 0; y0 < height; y0 += 4) {
+        const uint32_t rows = height - y0 < 4 ? height - y0 : 4;
+        for (uint32_t x = 0; x < width; ++x)
+            for (uint32_t r = 0; r < rows; ++r) {
+                const uint32_t mag = ht_magnitude(coeffs, stride, x, y0 + r);
+                if ((mag >> p) == 0) continue;
+                mr.put((mag >> q) & 1u, 1);
+                mr_sum += t1_dist_refinement(mag, static_cast<int>(q));
+            }
+    }
+    mr.flush();
+    if (sp.overflow || mr.overflow) return kHtEncodeOverflow;
+    result.sigprop_bytes = sp.pos;
+    result.magref_bytes = mr.pos;
+    result.sigprop_distortion = t1_pass_distortion(sp_sum, static_cast<int>(q));
+    result.magref_distortion = t1_pass_distortion(mr_sum, static_cast<int>(q));
     return kHtEncodeOk;
 }
 

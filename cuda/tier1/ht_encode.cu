@@ -18,25 +18,26 @@ namespace {
 constexpr uint32_t kThreadsPerCta = 64;
 
 __global__ void __launch_bounds__(kThreadsPerCta)
-    ht_encode_kernel(const GpuCodeBlockJob *__restrict__ jobs, uint32_t num_jobs, uint8_t *out_bytes,
+    ht_encode_kernel(const GpuCodeBlockJob *__restrict__ jobs, uint32_t num_jobs, bool refine, uint8_t *out_bytes,
                      GpuCodeBlockResult *__restrict__ results, uint32_t *pass_end, uint64_t *pass_distortion,
                      uint8_t *pass_terminated)
 {
     const uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
     if (j >= num_jobs) return;
     const GpuCodeBlockJob job = jobs[j];
-    results[j] = htenc::ht_encode_job(job, out_bytes, pass_end, pass_distortion, pass_terminated);
+    results[j] = htenc::ht_encode_job(job, refine, out_bytes, pass_end, pass_distortion, pass_terminated);
 }
 
 }  // namespace
 
-void ht_encode_gpu(const GpuCodeBlockJob *jobs, uint32_t num_jobs, uint8_t *out_bytes, GpuCodeBlockResult *results,
-                   uint32_t *pass_end, uint64_t *pass_distortion, uint8_t *pass_terminated, void *stream)
+void ht_encode_gpu(const GpuCodeBlockJob *jobs, uint32_t num_jobs, bool refine, uint8_t *out_bytes,
+                   GpuCodeBlockResult *results, uint32_t *pass_end, uint64_t *pass_distortion,
+                   uint8_t *pass_terminated, void *stream)
 {
     if (num_jobs == 0) return;
     const uint32_t ctas = (num_jobs + kThreadsPerCta - 1) / kThreadsPerCta;
     ht_encode_kernel<<<ctas, kThreadsPerCta, 0, static_cast<cudaStream_t>(stream)>>>(
-        jobs, num_jobs, out_bytes, results, pass_end, pass_distortion, pass_terminated);
+        jobs, num_jobs, refine, out_bytes, results, pass_end, pass_distortion, pass_terminated);
     check_cuda(cudaGetLastError(), "HT encode kernel launch");
 }
 

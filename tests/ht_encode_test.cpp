@@ -906,6 +906,8 @@ TEST(GpuHtEncode, CodestreamMatchesCpuBackend)
     if (!have_gpu()) GTEST_SKIP() << "no usable CUDA device";
     std::vector<Case> all = cases();
     all.push_back({"rgb8_budget", 96, 80, 3, 8, {}, {}, false, 3, 4, 4, 0, 1});
+    all.push_back({"rgb8_budget_layers", 96, 80, 3, 8, {}, {}, false, 3, 4, 4, 0, 1});
+    all.push_back({"grey10_big", 1920, 1080, 1, 10, {}, {}, true, 5, 6, 6, 0, 0});
     for (const Case &c : all) {
         SCOPED_TRACE(c.name);
         Planes16 img = make_image(c, 23);
@@ -919,7 +921,8 @@ TEST(GpuHtEncode, CodestreamMatchesCpuBackend)
             cfg.cblk_height_log2 = c.cblk_h;
             cfg.tile_width = cfg.tile_height = c.tile;
             cfg.mct = c.mct;
-            if (std::string(c.name) == "rgb8_budget") cfg.frame_bytes = 4000;
+            if (std::string(c.name).rfind("rgb8_budget", 0) == 0) cfg.frame_bytes = 4000;
+            if (std::string(c.name) == "rgb8_budget_layers") cfg.layers = 3;
             ASSERT_EQ(encode(img.image, cfg, streams[b]), J2KC_OK);
         }
         EXPECT_EQ(streams[0], streams[1]);

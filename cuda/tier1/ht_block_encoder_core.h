@@ -529,36 +529,7 @@ J2KC_HD void ht_note_bottom(const HtQuad &q, uint32_t j, uint8_t *e_line, uint8_
     sig_line[j + 1] = static_cast<uint8_t>((q.rho >> 3) & 1u);
 }
 
-/** U-VLC codes of a quad pair in the first line pair (MEL has said whether
- *  both residuals exceed 2, in which case both are sent less 2). */
-J2KC_HD void ht_code_first_pair_uvlc(uint32_t u0, uint32_t u1, HtVlcWriter &vlc)
-{
-    if (u0 > 2 && u1 > 2) {
-        const HtUvlcCode a = ht_uvlc_code(u0 - 2), b = ht_uvlc_code(u1 - 2);
-        vlc.put(a.prefix, a.prefix_len);
-        vlc.put(b.prefix, b.prefix_len);
-        vlc.put(a.suffix, a.suffix_len);
-        vlc.put(b.suffix, b.suffix_len);
-        vlc.put(a.ext, a.ext_len);
-        vlc.put(b.ext, b.ext_len);
-    } else if (u0 > 2 && u1 > 0) {
-        // u1 is 1 or 2: one bit after u0's prefix says which.
-        const HtUvlcCode a = ht_uvlc_code(u0);
-        vlc.put(a.prefix, a.prefix_len);
-        vlc.put(u1 - 1, 1);
-        vlc.put(a.suffix, a.suffix_len);
-        vlc.put(a.ext, a.ext_len);
-    } else {
-        const HtUvlcCode a = ht_uvlc_code(u0), b = ht_uvlc_code(u1);
-        vlc.put(a.prefix, a.prefix_len);
-        vlc.put(b.prefix, b.prefix_len);
-        vlc.put(a.suffix, a.suffix_len);
-        vlc.put(b.suffix, b.suffix_len);
-        vlc.put(a.ext, a.ext_len);
-        vlc.put(b.ext, b.ext_len);
-    }
-}
-
+/** U-VLC codes of a quad pair: both prefixes, both suffixes, both extensions. */
 J2KC_HD void ht_code_pair_uvlc(uint32_t u0, uint32_t u1, HtVlcWriter &vlc)
 {
     const HtUvlcCode a = ht_uvlc_code(u0), b = ht_uvlc_code(u1);
@@ -568,6 +539,24 @@ J2KC_HD void ht_code_pair_uvlc(uint32_t u0, uint32_t u1, HtVlcWriter &vlc)
     vlc.put(b.suffix, b.suffix_len);
     vlc.put(a.ext, a.ext_len);
     vlc.put(b.ext, b.ext_len);
+}
+
+/** U-VLC codes of a quad pair in the first line pair, where MEL has said
+ *  whether both residuals exceed 2 (then both are sent less 2). */
+J2KC_HD void ht_code_first_pair_uvlc(uint32_t u0, uint32_t u1, HtVlcWriter &vlc)
+{
+    if (u0 > 2 && u1 > 2) {
+        ht_code_pair_uvlc(u0 - 2, u1 - 2, vlc);
+    } else if (u0 > 2 && u1 > 0) {
+        // u1 is 1 or 2: one bit after u0's prefix says which.
+        const HtUvlcCode a = ht_uvlc_code(u0);
+        vlc.put(a.prefix, a.prefix_len);
+        vlc.put(u1 - 1, 1);
+        vlc.put(a.suffix, a.suffix_len);
+        vlc.put(a.ext, a.ext_len);
+    } else {
+        ht_code_pair_uvlc(u0, u1, vlc);
+    }
 }
 
 /**

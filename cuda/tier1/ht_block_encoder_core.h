@@ -159,9 +159,9 @@ struct HtMagSgnWriter {
     uint8_t *buf;
     uint32_t capacity;
     uint32_t pos;
-    uint32_t tmp;
-    uint32_t used;
-    uint32_t max_bits;
+    uint64_t tmp;       ///< bits not yet in a byte, the next first
+    uint32_t used;      ///< how many (below max_bits between calls)
+    uint32_t max_bits;  ///< bits the next byte takes
     bool overflow;
 
     J2KC_HD void init(uint8_t *b, uint32_t cap)
@@ -175,27 +175,33 @@ struct HtMagSgnWriter {
         overflow = false;
     }
 
-    J2KC_HD void emit_byte()
+    J2KC_HD void store(uint32_t byte)
     {
         if (pos < capacity)
-            buf[pos++] = static_cast<uint8_t>(tmp);
+            buf[pos++] = static_cast<uint8_t>(byte);
         else
             overflow = true;
-        max_bits = tmp == 0xFFu ? 7u : 8u;
+        max_bits = byte == 0xFFu ? 7u : 8u;
+    }
+
+    /** Writes the partial byte as it is (zero-padded). */
+    J2KC_HD void emit_byte()
+    {
+        store(static_cast<uint32_t>(tmp));
         tmp = 0;
         used = 0;
     }
 
+    /** Appends the low n bits of `bits`, n up to 32. */
     J2KC_HD void put(uint32_t bits, uint32_t n)
     {
-        while (n > 0) {
-            const uint32_t room = max_bits - used;
-            const uint32_t t = n < room ? n : room;
-            tmp |= (bits & ((1u << t) - 1u)) << used;
-            used += t;
-            bits = t < 32 ? bits >> t : 0;
-            n -= t;
-            if (used == max_bits) emit_byte();
+        tmp |= uint64_t{ht_low_bits(bits, n)} << used;
+        used += n;
+        while (used >= max_bits) {
+            const uint32_t width = max_bits;
+            store(static_cast<uint32_t>(tmp) & ((1u << width) - 1u));
+            tmp >>= width;
+            used -= width;
         }
     }
 
@@ -219,7 +225,7 @@ struct HtMagSgnWriter {
     J2KC_HD void terminate()
     {
         if (used > 0) {
-            tmp |= ((1u << (max_bits - used)) - 1u) << used;
+            tmp |= uint64_t{(1u << (max_bits - used)) - 1u} << used;
             if (tmp != 0xFFu) {
                 if (pos < capacity)
                     buf[pos++] = static_cast<uint8_t>(tmp);
@@ -309,9 +315,9 @@ struct HtVlcWriter {
     uint8_t *buf;
     uint32_t capacity;
     uint32_t pos;
-    uint32_t tmp;
-    uint32_t used;
-    bool last_above_8f;
+    uint64_t tmp;        ///< bits not yet in a byte, the next first
+    uint32_t used;       ///< how many (below 8 between calls)
+    bool last_above_8f;  ///< the byte written last is above 0x8F
     bool overflow;
 
     J2KC_HD void init(uint8_t *b, uint32_t cap)
@@ -351,27 +357,31 @@ struct HtVlcWriter {
         used = 0;
     }
 
+    J2KC_HD void store(uint32_t byte)
+    {
+        if (pos < capacity)
+            buf[pos++] = static_cast<uint8_t>(byte);
+        else
+            overflow = true;
+        last_above_8f = byte > 0x8Fu;
+    }
+
+    /** Appends the low n bits of `bits`, n up to 24. */
     J2KC_HD void put(uint32_t bits, uint32_t n)
     {
-        while (n > 0) {
-            const uint32_t room = 8u - (last_above_8f ? 1u : 0u) - used;
-            const uint32_t t = n < room ? n : room;
-            tmp |= (bits & ((1u << t) - 1u)) << used;
-            used += t;
-            bits >>= t;
-            n -= t;
-            if (used + (last_above_8f ? 1u : 0u) < 8u) continue;
-            if (last_above_8f && tmp != 0x7Fu) {
-                last_above_8f = false;  // the top bit is free after all
+        tmp |= uint64_t{bits & ((1u << n) - 1u)} << used;
+        used += n;
+        for (;;) {
+            if (last_above_8f && used >= 7 && (tmp & 0x7Fu) == 0x7Fu) {
+                store(0x7Fu);  // seven ones after a byte above 0x8F: the top bit is stuffed
+                tmp >>= 7;
+                used -= 7;
                 continue;
             }
-            if (pos < capacity)
-                buf[pos++] = static_cast<uint8_t>(tmp);
-            else
-                overflow = true;
-            last_above_8f = tmp > 0x8Fu;
-            tmp = 0;
-            used = 0;
+            if (used < 8) return;
+            store(static_cast<uint32_t>(tmp) & 0xFFu);
+            tmp >>= 8;
+            used -= 8;
         }
     }
 };
@@ -388,8 +398,9 @@ J2KC_HD void ht_terminate_mel_vlc(HtMelEncoder &mel, HtVlcWriter &vlc)
     const uint32_t mel_mask = (0xFFu << mel.remaining) & 0xFFu;
     const uint32_t vlc_mask = 0xFFu >> (8u - vlc.used);
     if ((mel_mask | vlc_mask) == 0) return;
-    const uint32_t fused = mel_byte | vlc.tmp;
-    const bool shareable = ((fused ^ mel_byte) & mel_mask) == 0 && ((fused ^ vlc.tmp) & vlc_mask) == 0 &&
+    const uint32_t vlc_byte = static_cast<uint32_t>(vlc.tmp);
+    const uint32_t fused = mel_byte | vlc_byte;
+    const bool shareable = ((fused ^ mel_byte) & mel_mask) == 0 && ((fused ^ vlc_byte) & vlc_mask) == 0 &&
                            fused != 0xFFu && vlc.pos > 1;
     if (mel.pos < mel.capacity)
         mel.buf[mel.pos++] = static_cast<uint8_t>(shareable ? fused : mel_byte);
@@ -397,7 +408,7 @@ J2KC_HD void ht_terminate_mel_vlc(HtMelEncoder &mel, HtVlcWriter &vlc)
         mel.overflow = true;
     if (shareable) return;
     if (vlc.pos < vlc.capacity)
-        vlc.buf[vlc.pos++] = static_cast<uint8_t>(vlc.tmp);
+        vlc.buf[vlc.pos++] = static_cast<uint8_t>(vlc_byte);
     else
         vlc.overflow = true;
 }

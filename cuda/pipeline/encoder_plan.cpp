@@ -403,7 +403,7 @@ constexpr uint32_t kPcapPart15 = 0x00020000;
 constexpr uint16_t kRsizCapabilities = 0x4000;
 
 /**
- * Ccap15 of an HT-only codestream (ISO/IEC 15444-15 A.3): bits 14-15 zero
+ * Ccap15 of an HT-only codestream (ISO/IEC 15444-15): bits 14-15 zero
  * (every code-block HT), no MULTIHT sets, no RGN, homogeneous; bit 5 set for
  * irreversible coding; bits 0-4 the magnitude bound B, the largest Mb of any
  * band, in the field's piecewise code (B <= 8 as 0, up to 27 as B - 8, then

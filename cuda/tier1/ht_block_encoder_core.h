@@ -1,7 +1,7 @@
 /**
  * @file ht_block_encoder_core.h
- * @brief The HT cleanup pass of Rec. ITU-T T.814 | ISO/IEC 15444-15 (the
- * HTJ2K block coder, clause 7) as encoder, written once as J2KC_HD code: the
+ * @brief The HT cleanup and refinement passes of Rec. ITU-T T.814 | ISO/IEC
+ * 15444-15 (the HTJ2K block coder) as encoder, written once as J2KC_HD code: the
  * CPU driver (ht_block_encoder.cpp) and the CUDA kernel (ht_encode.cu) run
  * these very functions, so both backends write the same bytes.
  *
@@ -413,7 +413,7 @@ J2KC_HD void ht_terminate_mel_vlc(HtMelEncoder &mel, HtVlcWriter &vlc)
         vlc.overflow = true;
 }
 
-/** U-VLC code of u (7.3.6): prefix, suffix and extension, each LSB first. */
+/** U-VLC code of u: prefix, suffix and extension, each LSB first. */
 struct HtUvlcCode {
     uint32_t prefix, prefix_len, suffix, suffix_len, ext, ext_len;
 };

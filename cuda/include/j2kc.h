@@ -148,6 +148,12 @@ typedef enum j2kc_tile_parts {
 
 #define J2KC_MAX_LAYERS 64
 
+/** Code-block coder of the encoder (j2kc_encoder_config::block_coder). */
+typedef enum j2kc_block_coder {
+    J2KC_BLOCK_CODER_PART1 = 0,  /**< EBCOT with the MQ coder (ISO/IEC 15444-1 Annex D) */
+    J2KC_BLOCK_CODER_HT    = 1   /**< HTJ2K block coder (ISO/IEC 15444-15) */
+} j2kc_block_coder;
+
 typedef struct j2kc_encoder_config {
     size_t      struct_size;
     j2kc_backend backend;
@@ -208,6 +214,19 @@ typedef struct j2kc_encoder_config {
     j2kc_color_space color_space;
     const uint8_t *icc_profile;  /**< JP2 colr method 2 (restricted ICC), copied at create; NULL = none */
     size_t      icc_profile_size;
+    /**
+     * Code-block coder, a j2kc_block_coder: J2KC_BLOCK_CODER_PART1 (the
+     * default, EBCOT of ISO/IEC 15444-1) or J2KC_BLOCK_CODER_HT (the HTJ2K
+     * block coder of ISO/IEC 15444-15: code-block style 0x40, a CAP marker,
+     * Rsiz bit 14; one HT cleanup pass per code-block, or under a byte
+     * budget with one layer a cleanup and its two refinement passes, so rate
+     * control has few truncation points). HT is offered with the generic
+     * profile (J2KC_PROFILE_NONE) and with J2KC_PROFILE_IMF, which then means
+     * SMPTE ST 2067-21 APP2.HT (RPCL, one layer, no rate cap; lossless picks
+     * APP2.HT.REV); the DCI and broadcast profiles refuse it as unsupported,
+     * as does J2KC_CONTAINER_JP2 (HT codestreams belong in JPH files).
+     */
+    int         block_coder;
 } j2kc_encoder_config;
 
 typedef struct j2kc_encoder j2kc_encoder;

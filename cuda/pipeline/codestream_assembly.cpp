@@ -50,6 +50,7 @@ void write_main_header(ByteWriter &w, const EncoderPlan &plan, const std::vector
 {
     write_soc(w);
     write_siz(w, plan.siz);
+    if (plan.cap) write_cap(w, plan.cap, plan.ccap);
     write_cod(w, plan.cod);
     write_qcd(w, plan.quant[0]);
     const uint32_t n = static_cast<uint32_t>(plan.siz.components.size());

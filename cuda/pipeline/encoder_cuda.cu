@@ -46,6 +46,7 @@
 #include "pipeline/staged_encoder.h"
 #include "quant/quant.h"
 #include "rate/pcrd.h"
+#include "tier1/ht_block_encoder.h"
 #include "tier1/tier1_gpu.h"
 #include "tier2/tier2_gpu.h"
 
@@ -320,12 +321,15 @@ private:
                 j.style = p.params.style;
                 j.num_bitplanes = p.params.num_bitplanes;
                 j.out_offset = arena;
-                j.out_capacity = static_cast<uint32_t>(tier1_gpu_capacity_bound(j.width, j.height, j.num_bitplanes));
+                j.out_capacity = static_cast<uint32_t>(
+                    plan_.ht ? ht_gpu_capacity_bound(j.width, j.height, j.num_bitplanes, plan_.ht_refinement())
+                             : tier1_gpu_capacity_bound(j.width, j.height, j.num_bitplanes));
                 j.pass_offset = slots;
                 j.scratch = scratch;
                 arena += j.out_capacity;
-                slots += tier1_gpu_max_passes(j.num_bitplanes);
-                scratch += tier1_gpu_scratch_bound(j.width, j.height, j.num_bitplanes);
+                slots += plan_.ht ? ht_gpu_max_passes(plan_.ht_refinement()) : tier1_gpu_max_passes(j.num_bitplanes);
+                scratch += plan_.ht ? ht_gpu_scratch_bound(j.width, j.height)
+                                    : tier1_gpu_scratch_bound(j.width, j.height, j.num_bitplanes);
                 jobs_.push_back(j);
                 weight.push_back(block_weight(plan_, l, cb));
                 component.push_back(cb.component);
@@ -531,9 +535,14 @@ private:
             }
         mark(s, kMarkQuant, mn);
 
-        tier1_encode_gpu(s.jobs.as<GpuCodeBlockJob>(), blocks_, s.arena.as<uint8_t>(),
-                         s.results.as<GpuCodeBlockResult>(), s.sparse_end.as<uint32_t>(),
-                         s.sparse_dist.as<uint64_t>(), s.sparse_term.as<uint8_t>(), mn);
+        if (plan_.ht)
+            ht_encode_gpu(s.jobs.as<GpuCodeBlockJob>(), blocks_, plan_.ht_refinement(), s.arena.as<uint8_t>(),
+                          s.results.as<GpuCodeBlockResult>(), s.sparse_end.as<uint32_t>(),
+                          s.sparse_dist.as<uint64_t>(), s.sparse_term.as<uint8_t>(), mn);
+        else
+            tier1_encode_gpu(s.jobs.as<GpuCodeBlockJob>(), blocks_, s.arena.as<uint8_t>(),
+                             s.results.as<GpuCodeBlockResult>(), s.sparse_end.as<uint32_t>(),
+                             s.sparse_dist.as<uint64_t>(), s.sparse_term.as<uint8_t>(), mn);
         queue_gather(s);
         mark(s, kMarkTier1, mn);
 

@@ -172,6 +172,53 @@ void apply_imf(EncoderPlan &plan, const j2kc_encoder_config &cfg, const j2kc_ima
     plan.tile_parts = J2KC_TILE_PARTS_COMPONENT;
 }
 
+/**
+ * IMF with the HT block coder: SMPTE ST 2067-21 Annex I, APP2.HT.REV (5/3)
+ * and APP2.HT.IRV (9/7), as Netflix photon checks it. One tile at the
+ * origin, 1 to 4 components of 8 to 16 bits, all one depth, 4:4:4 or 4:2:2,
+ * one layer, RPCL, precincts of 128 at r = 0 and 256 above, code-blocks of
+ * width 32 to 128 and height 32 or 64, at most 5, 6 or 7 levels for images
+ * up to 2048, 4096, 8192 samples on a side. The capabilities live in CAP
+ * (Rsiz carries only the Part-15 bit); no rate cap.
+ */
+void apply_imf_ht(EncoderPlan &plan, const j2kc_encoder_config &cfg, const j2kc_image &shape)
+{
+    const char *name = "imf (HT)";
+    require(shape.num_components >= 1 && shape.num_components <= 4, name, "allows 1 to 4 components");
+    const uint8_t precision = shape.components[0].precision;
+    for (uint32_t c = 0; c < shape.num_components; ++c) {
+        const j2kc_component &k = shape.components[c];
+        require(k.precision == precision, name, "needs one bit depth for every component");
+        require(k.dy == 1, name, "allows no vertical subsampling");
+    }
+    require(precision >= 8 && precision <= 16, name, "needs 8 to 16-bit samples");
+    const bool chroma_halved = shape.num_components >= 3 && shape.components[1].dx == 2 && shape.components[2].dx == 2;
+    for (uint32_t c = 0; c < shape.num_components; ++c)
+        require(shape.components[c].dx == 1 || (chroma_halved && (c == 1 || c == 2)), name,
+                "allows 4:4:4 or 4:2:2 only");
+    require(cfg.tile_width == 0 && cfg.tile_height == 0, name, "single tile only");
+    require(cfg.layers <= 1, name, "allows one quality layer");
+    const uint32_t side = std::max(shape.width, shape.height);
+    require(side <= 8192, name, "image larger than 8192 on a side");
+    const int max_levels = side <= 2048 ? 5 : side <= 4096 ? 6 : 7;
+    const int levels = cfg.levels < 0 ? std::min(max_levels, std::max(1, default_levels(shape, shape.width, shape.height)))
+                                      : cfg.levels;
+    require(levels >= 1 && levels <= max_levels, name, "decomposition levels out of the profile's range");
+    require(cfg.cblk_width_log2 >= 5 && cfg.cblk_width_log2 <= 7 && cfg.cblk_height_log2 >= 5 &&
+                cfg.cblk_height_log2 <= 6 && cfg.cblk_width_log2 + cfg.cblk_height_log2 <= 12,
+            name, "code-blocks 32 to 128 wide and 32 or 64 high");
+
+    plan.siz.rsiz = 0;
+    ComponentCoding &c = plan.cod.component;
+    c.levels = static_cast<uint8_t>(levels);
+    c.cblk_width_log2 = static_cast<uint8_t>(cfg.cblk_width_log2);
+    c.cblk_height_log2 = static_cast<uint8_t>(cfg.cblk_height_log2);
+    c.wavelet = cfg.lossless ? Wavelet::kReversible53 : Wavelet::kIrreversible97;
+    set_profile_precincts(c);
+    plan.cod.progression = J2KC_PROG_RPCL;
+    plan.cod.layers = 1;
+}
+
 void apply_broadcast(EncoderPlan &plan, const j2kc_encoder_config &cfg, const j2kc_image &shape,
                      const Rate &rate)
 {
@@ -350,6 +397,44 @@ static int budget_step_log2(int precision, double bits_per_sample, j2kc_profile 
     return profile == J2KC_PROFILE_DCI_2K ? std::max(step, precision - 11) : step;
 }
 
+/** Pcap bit of Part 15 (A.5.2: bit 15 counted from the most significant). */
+constexpr uint32_t kPcapPart15 = 0x00020000;
+/** Rsiz bit 14: the codestream uses capabilities the CAP marker describes. */
+constexpr uint16_t kRsizCapabilities = 0x4000;
+
+/**
+ * Ccap15 of an HT-only codestream (ISO/IEC 15444-15): bits 14-15 zero
+ * (every code-block HT), no MULTIHT sets, no RGN, homogeneous; bit 5 set for
+ * irreversible coding; bits 0-4 the magnitude bound B, the largest Mb of any
+ * band, in the field's piecewise code (B <= 8 as 0, up to 27 as B - 8, then
+ * 13 + B / 4).
+ */
+static int ht_magnitude_bound(const EncoderPlan &plan)
+{
+    int b = 0;
+    for (const Quantization &q : plan.quant)
+        for (int band = 0; band <= 3 * plan.levels(); ++band)
+            b = std::max(b, num_bitplanes(q.guard_bits, q.step(band, plan.levels()).exponent));
+    return b;
+}
+
+static uint16_t ht_ccap15(const EncoderPlan &plan)
+{
+    const int b = ht_magnitude_bound(plan);
+    const int code = b <= 8 ? 0 : b < 28 ? b - 8 : b < 48 ? 13 + (b >> 2) : 31;
+    return static_cast<uint16_t>((plan.reversible() ? 0 : 0x0020) | code);
+}
+
+/** HT block coding: code-block style, Rsiz bit and CAP, once the steps are known. */
+static void apply_ht(EncoderPlan &plan)
+{
+    plan.ht = true;
+    plan.cod.component.cblk_style = cblk_style::kHighThroughput;
+    plan.siz.rsiz = static_cast<uint16_t>(plan.siz.rsiz | kRsizCapabilities);
+    plan.cap = kPcapPart15;
+    plan.ccap = {ht_ccap15(plan)};
+}
+
 /**
  * The irreversible quantisation under a budget: the rule's step, coarsened
  * while a band would need more magnitude bit-planes (Mb = G + e_b - 1, E-2)
@@ -389,16 +474,27 @@ EncoderPlan plan_encoder(const j2kc_encoder_config &cfg, const j2kc_image &shape
     plan.component_bytes = cfg.component_bytes;
     plan.comment = cfg.comment ? cfg.comment : "";
 
+    J2KC_CHECK_ARG(cfg.block_coder == J2KC_BLOCK_CODER_PART1 || cfg.block_coder == J2KC_BLOCK_CODER_HT,
+                   "unknown block coder %d", cfg.block_coder);
+    const bool ht = cfg.block_coder == J2KC_BLOCK_CODER_HT;
+    J2KC_CHECK_SUPPORTED(!ht || cfg.profile == J2KC_PROFILE_NONE || cfg.profile == J2KC_PROFILE_IMF,
+                         "the HT block coder is offered with the generic and IMF profiles only, not with DCI or broadcast");
     switch (cfg.profile) {
     case J2KC_PROFILE_NONE: apply_generic(plan, cfg, shape); break;
+    case J2KC_PROFILE_IMF:
+        if (ht) {
+            apply_imf_ht(plan, cfg, shape);
+            break;
+        }
+        apply_imf(plan, cfg, shape, rate);
+        break;
     case J2KC_PROFILE_DCI_2K:
     case J2KC_PROFILE_DCI_4K: apply_dci(plan, cfg, shape, rate); break;
-    case J2KC_PROFILE_IMF: apply_imf(plan, cfg, shape, rate); break;
     case J2KC_PROFILE_BROADCAST: apply_broadcast(plan, cfg, shape, rate); break;
     default: J2KC_CHECK_ARG(false, "unknown profile %d", int(cfg.profile));
     }
     plan.lossless = plan.reversible();
-    J2KC_CHECK_ARG(!(plan.lossless && plan.frame_bytes && cfg.profile == J2KC_PROFILE_NONE),
+    J2KC_CHECK_ARG(!(plan.lossless && plan.frame_bytes && (cfg.profile == J2KC_PROFILE_NONE || ht)),
                    "lossless coding keeps every pass: drop the byte budget or lossless");
 
     // MCT on the first three components needs them the same size (Annex G).
@@ -446,6 +542,13 @@ EncoderPlan plan_encoder(const j2kc_encoder_config &cfg, const j2kc_image &shape
                                                      budget_step_log2(precision, bits_per_sample, plan.profile)));
         else
             plan.quant.push_back(make_irreversible_quantization(plan.levels(), precision, guard, cfg.quality));
+    }
+    if (ht) {
+        // Photon rejects APP2.HT streams whose B exceeds 21 (decoders size their buffers by it).
+        J2KC_CHECK_ARG(plan.profile != J2KC_PROFILE_IMF || ht_magnitude_bound(plan) <= 21,
+                       "profile imf (HT): magnitude bound B = %d exceeds 21; a larger quality (coarser steps) "
+                       "lowers it", ht_magnitude_bound(plan));
+        apply_ht(plan);
     }
     return plan;
 }

@@ -29,10 +29,21 @@ struct EncoderPlan {
     uint64_t frame_bytes = 0;             ///< whole codestream cap, 0 = none
     uint64_t component_bytes = 0;         ///< each component's tile-parts (with SOT/SOD), 0 = none
     std::string comment;
+    bool ht = false;                      ///< HTJ2K block coder (code-block style 0x40)
+    uint32_t cap = 0;                     ///< Pcap of the CAP marker, 0 = no CAP
+    std::vector<uint16_t> ccap;           ///< one Ccap word per bit of cap
 
     uint8_t levels() const { return cod.component.levels; }
     bool reversible() const { return cod.component.wavelet == Wavelet::kReversible53; }
     bool has_budget() const { return frame_bytes || component_bytes; }
+    /**
+     * HT blocks coded as cleanup, SigProp and MagRef passes (three truncation
+     * points for rate control) rather than one cleanup pass: under a budget
+     * with one layer. With several layers a block's passes would be spread
+     * over packets, which HT decoders do not agree on, so each block's single
+     * pass goes whole into one layer.
+     */
+    bool ht_refinement() const { return ht && has_budget() && cod.layers == 1; }
 };
 
 /**

@@ -8,6 +8,7 @@
 #include "common/status.h"
 #include "pipeline/codestream_assembly.h"
 #include "rate/pcrd.h"
+#include "tier1/ht_block_encoder.h"
 
 namespace j2kc {
 
@@ -55,8 +56,13 @@ void StagedEncoder::code_blocks(std::vector<TileWork> &work)
             const CodeBlock &cb = tw.layout.code_blocks[i];
             const BlockPlacement p = place_block(plan_, tw.layout, cb);
             const size_t stride = tw.layout.components[cb.component].rect.width();
-            encode_code_block(tw.indices[cb.component].data() + size_t{p.y} * stride + p.x, stride,
-                              cb.rect.width(), cb.rect.height(), p.params, tw.blocks[i]);
+            const int32_t *coeffs = tw.indices[cb.component].data() + size_t{p.y} * stride + p.x;
+            if (p.params.style & cblk_style::kHighThroughput)
+                // Under a budget, three passes give rate control more truncation points.
+                encode_ht_code_block(coeffs, stride, cb.rect.width(), cb.rect.height(), p.params.num_bitplanes,
+                                     plan_.ht_refinement(), tw.blocks[i]);
+            else
+                encode_code_block(coeffs, stride, cb.rect.width(), cb.rect.height(), p.params, tw.blocks[i]);
         });
     }
 }

@@ -25,11 +25,14 @@ constexpr uint32_t kBypassFirstRawPass = 10;
  * (0 = the first cleanup pass), given the code-block style:
  * termall: every pass ends a segment; bypass: passes 0..9 form one MQ
  * segment, then each bit-plane's significance + refinement passes form a raw
- * segment and its cleanup pass an MQ segment; otherwise one segment holds
- * every pass (returns UINT32_MAX).
+ * segment and its cleanup pass an MQ segment; HT: the cleanup pass, then its
+ * SigProp and MagRef passes; otherwise one segment holds every pass (returns
+ * UINT32_MAX).
  */
 J2KC_HD uint32_t codeword_segment_end(uint8_t style, uint32_t pass)
 {
+    // HT (ISO/IEC 15444-15): the cleanup pass is one segment, its SigProp and MagRef passes the next.
+    if (style & cblk_style::kHighThroughput) return pass == 0 ? 1 : 3;
     if (style & cblk_style::kTermAll) return pass + 1;
     if (style & cblk_style::kBypass) {
         if (pass < kBypassFirstRawPass) return kBypassFirstRawPass;

@@ -94,6 +94,7 @@ const char *const kEncodeHelp =
     "      --icc FILE       JP2: embed this ICC profile as the colour specification\n"
     "      --profile P      none (default), dci_2k, dci_4k, imf, broadcast\n"
     "      --lossless       5/3 wavelet and RCT, every pass kept\n"
+    "      --ht             HTJ2K block coder (ISO/IEC 15444-15); profile none or imf (APP2.HT)\n"
     "      --bytes N        byte budget for the whole codestream\n"
     "      --component-bytes N  byte budget for each component\n"
     "      --rate MBPS      budget as a bit rate in megabits per second (needs --fps)\n"
@@ -466,7 +467,8 @@ int run_encode(int argc, char **argv)
         {"--eph", false},       {"--mct", true},         {"--guard-bits", true},
         {"--quality", true},    {"--comment", true},     {"--backend", true},
         {"--threads", true},    {"--icc", true},         {"-v", false},
-        {"--verbose", false},   {"-h", false},           {"--help", false}};
+        {"--verbose", false},   {"-h", false},           {"--help", false},
+        {"--ht", false}};
     Args args(argc, argv, options);
     if (args.help()) {
         std::fputs(kEncodeHelp, stdout);
@@ -496,6 +498,7 @@ int run_encode(int argc, char **argv)
         config.profile = it->second;
     }
     if (args.has("--lossless")) config.lossless = 1;
+    if (args.has("--ht")) config.block_coder = J2KC_BLOCK_CODER_HT;
     if (args.has("--bytes")) config.frame_bytes = parse_u64("--bytes", args.get("--bytes"));
     if (args.has("--component-bytes")) {
         config.component_bytes = parse_u64("--component-bytes", args.get("--component-bytes"));

@@ -1432,6 +1432,7 @@ def cli_cases():
         CliCase('encode_icc_needs_jp2', ['encode', '-i', 'x.ppm', '-o', 'y.j2c', '--icc', 'p.icc'], 2),
 
         CliCase('encode_help', ['encode', '--help'], 0, '--progression'),
+        CliCase('encode_help_ht', ['encode', '--help'], 0, '--ht'),
         CliCase('dump_help', ['dump', '--help'], 0, '-i'),
         CliCase('no_command', [], 2, one_line=False),
         CliCase('unknown_command', ['transcode'], 2),

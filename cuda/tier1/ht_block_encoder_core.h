@@ -1,0 +1,805 @@
+/**
+ * @file ht_block_encoder_core.h
+ * @brief The HT cleanup and refinement passes of Rec. ITU-T T.814 | ISO/IEC
+ * 15444-15 (the HTJ2K block coder) as encoder, written once as J2KC_HD code: the
+ * CPU driver (ht_block_encoder.cpp) and the CUDA kernel (ht_encode.cu) run
+ * these very functions, so both backends write the same bytes.
+ *
+ * A cleanup segment at bit-plane p codes every quantisation index by its
+ * magnitude above p, mu = |q| >> p, in 2x2 quads visited in pairs along each
+ * line pair:
+ * - the VLC stream (written backward from the end of the segment) carries
+ *   one CxtVLC codeword per quad (significance pattern rho and the EMB
+ *   pattern of the exponents, ht_vlc_table.h) and the U-VLC codes of the
+ *   unsigned residuals u_q = U_q - kappa_q of each quad pair;
+ * - the MEL stream (forward, after MagSgn) codes, with an adaptive run-length
+ *   coder, whether a quad in the all-zero context is significant, and in the
+ *   first line pair whether both residuals of a pair exceed 2;
+ * - the MagSgn stream (forward, from the start) carries the low bits of
+ *   v = 2 (mu - 1) + sign of every significant sample, m = U_q - i_k bits.
+ * The last two bytes hold Scup, the MEL plus VLC length, in 12 bits.
+ *
+ * The refinement segment that may follow refines a cleanup at plane p by
+ * plane p - 1: the SigProp pass (forward from its start) codes, stripe of
+ * four rows by stripe and four columns at a time, whether each insignificant
+ * neighbour of a significant sample becomes significant, then the signs of
+ * those that do; the MagRef pass (backward from the segment's end) codes
+ * bit p - 1 of every sample the cleanup pass found significant.
+ *
+ * Exponents: E(mu) = bit length of 2 mu - 1 (1 for mu = 1), so that v < 2^E.
+ * The bound U_q = max(E_max of the quad, kappa_q) with kappa_q = 1 in the first
+ * line pair, and in later ones max(1, E_max of the samples above - 1) when
+ * two or more samples of the quad are significant.
+ *
+ * Nothing here allocates, throws or prints; every buffer is bounded by the
+ * capacities the caller gives, and a segment that would not fit reports a
+ * status instead of writing past them.
+ */
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "common/host_device.h"
+#include "tier1/ht_vlc_table.h"
+#include "tier1/t1_contexts.h"
+
+namespace j2kc {
+namespace htenc {
+
+/** Geometry limits of a code-block (the same as Part 1's, tier1.h). */
+constexpr uint32_t kMaxSide = 1024;
+constexpr uint32_t kMaxSamples = 4096;
+/** Most magnitude bit-planes a block may carry (int32 indices). */
+constexpr uint32_t kMaxBitplanes = 30;
+/** Largest Scup (MEL + VLC bytes) the 12-bit field of the segment holds. */
+constexpr uint32_t kMaxScup = 4079;
+
+enum HtEncodeStatus : uint32_t {
+    kHtEncodeOk = 0,
+    kHtEncodeBadGeometry = 1,   ///< a side above 1024 or more than 4096 samples
+    kHtEncodeBadBitplanes = 2,  ///< more than 30 planes, or a cleanup plane not below them
+    kHtEncodeDataTooDeep = 3,   ///< an index needs more planes than the band has
+    kHtEncodeOverflow = 4,      ///< the output or a scratch stream is too small
+    kHtEncodeScupTooLarge = 5,  ///< MEL + VLC exceed the 12-bit Scup field
+};
+
+// ---------------------------------------------------------------------------
+// Encoder lookup of the CxtVLC tables
+
+/**
+ * Encoder view of one CxtVLC table, indexed by (c_q << 8) | (rho << 4) | emb,
+ * emb the samples whose exponent equals U_q (0 when u_q = 0). Entry:
+ * codeword << 8 | length << 4 | e_k, length 0 where no codeword exists (the
+ * all-zero context with rho = 0, coded by MEL alone).
+ */
+struct HtVlcEncodeTable {
+    uint16_t entry[2][8 * 16 * 16];  ///< [0] first line pair, [1] other line pairs
+};
+
+J2KC_HD constexpr uint32_t ht_popcount4(uint32_t v)
+{
+    return (v & 1u) + ((v >> 1) & 1u) + ((v >> 2) & 1u) + ((v >> 3) & 1u);
+}
+
+/**
+ * For a quad with u_q > 0 any row whose (e_k, e_1) agrees with emb codes it;
+ * the one with most known exponents (set bits of e_k) saves most MagSgn
+ * bits. With u_q = 0 the row without EMB information is the only choice.
+ */
+J2KC_HD constexpr void ht_add_vlc_rows(uint16_t *table, const HtVlcRow *rows, size_t count)
+{
+    for (size_t i = 0; i < count; ++i) {
+        const HtVlcRow &r = rows[i];
+        const uint16_t code = static_cast<uint16_t>((r.codeword << 8) | (r.length << 4) | r.e_k);
+        const uint32_t base = (uint32_t{r.context} << 8) | (uint32_t{r.rho} << 4);
+        if (!r.u_off) {
+            if ((table[base] & 0xF0u) == 0) table[base] = code;
+            continue;
+        }
+        for (uint32_t emb = 1; emb < 16; ++emb) {
+            if ((emb & r.rho) != emb || (emb & r.e_k) != r.e_1) continue;
+            const uint16_t old = table[base | emb];
+            if ((old & 0xF0u) == 0 || ht_popcount4(r.e_k) > ht_popcount4(old & 0xFu)) table[base | emb] = code;
+        }
+    }
+}
+
+J2KC_HD constexpr HtVlcEncodeTable make_ht_vlc_encode_table()
+{
+    HtVlcEncodeTable t{};
+    ht_add_vlc_rows(t.entry[0], kHtVlcFirstRow, sizeof(kHtVlcFirstRow) / sizeof(kHtVlcFirstRow[0]));
+    ht_add_vlc_rows(t.entry[1], kHtVlcOtherRows, sizeof(kHtVlcOtherRows) / sizeof(kHtVlcOtherRows[0]));
+    return t;
+}
+
+/** Host copy. */
+constexpr HtVlcEncodeTable kHtVlcEncodeTable = make_ht_vlc_encode_table();
+
+#if defined(__CUDACC__)
+static J2KC_DEVICE_CONST HtVlcEncodeTable kHtVlcEncodeTableDevice = make_ht_vlc_encode_table();
+#endif
+
+J2KC_HD uint32_t ht_vlc_lookup(uint32_t table, uint32_t context, uint32_t rho, uint32_t emb)
+{
+    const uint32_t index = (context << 8) | (rho << 4) | emb;
+#if defined(__CUDA_ARCH__)
+    return kHtVlcEncodeTableDevice.entry[table][index];
+#else
+    return kHtVlcEncodeTable.entry[table][index];
+#endif
+}
+
+// ---------------------------------------------------------------------------
+// The three byte streams
+
+/** Bits needed to write v (0 for 0). */
+J2KC_HD uint32_t ht_bit_length(uint32_t v)
+{
+#if defined(__CUDA_ARCH__)
+    return 32u - static_cast<uint32_t>(__clz(v));
+#elif defined(__GNUC__)
+    return v ? 32u - static_cast<uint32_t>(__builtin_clz(v)) : 0u;
+#else
+    uint32_t n = 0;
+    for (; v; v >>= 1) ++n;
+    return n;
+#endif
+}
+
+/** The low n bits of v, n up to 32. */
+J2KC_HD uint32_t ht_low_bits(uint32_t v, uint32_t n) { return n >= 32 ? v : v & ((1u << n) - 1u); }
+
+/**
+ * MagSgn packer: bits fill each byte from its least significant bit; a byte
+ * after 0xFF carries 7 bits (its top bit stays 0), so no 0xFF is followed by
+ * a byte above 0x8F.
+ */
+struct HtMagSgnWriter {
+    uint8_t *buf;
+    uint32_t capacity;
+    uint32_t pos;
+    uint64_t tmp;       ///< bits not yet in a byte, the next first
+    uint32_t used;      ///< how many (below max_bits between calls)
+    uint32_t max_bits;  ///< bits the next byte takes
+    bool overflow;
+
+    J2KC_HD void init(uint8_t *b, uint32_t cap)
+    {
+        buf = b;
+        capacity = cap;
+        pos = 0;
+        tmp = 0;
+        used = 0;
+        max_bits = 8;
+        overflow = false;
+    }
+
+    J2KC_HD void store(uint32_t byte)
+    {
+        if (pos < capacity)
+            buf[pos++] = static_cast<uint8_t>(byte);
+        else
+            overflow = true;
+        max_bits = byte == 0xFFu ? 7u : 8u;
+    }
+
+    /** Writes the partial byte as it is (zero-padded). */
+    J2KC_HD void emit_byte()
+    {
+        store(static_cast<uint32_t>(tmp));
+        tmp = 0;
+        used = 0;
+    }
+
+    /** Appends the low n bits of `bits`, n up to 32. */
+    J2KC_HD void put(uint32_t bits, uint32_t n)
+    {
+        tmp |= uint64_t{ht_low_bits(bits, n)} << used;
+        used += n;
+        while (used >= max_bits) {
+            const uint32_t width = max_bits;
+            store(static_cast<uint32_t>(tmp) & ((1u << width) - 1u));
+            tmp >>= width;
+            used -= width;
+        }
+    }
+
+    /** Ends a SigProp stream: the last byte zero-padded (decoders read zeros
+     *  past its end), and a 0 byte after a last 0xFF, so that neither the
+     *  MagRef bytes nor the next code-block's make a marker with it; never
+     *  empty, since decoders take an empty refinement segment as malformed. */
+    J2KC_HD void terminate_sigprop()
+    {
+        if (used > 0) emit_byte();
+        if (pos == 0 || buf[pos - 1] == 0xFFu) {
+            if (pos < capacity)
+                buf[pos++] = 0;
+            else
+                overflow = true;
+        }
+    }
+
+    /** Pads the last byte with 1s, which a decoder reads past the end anyway,
+     *  so a last byte that would be 0xFF is left out; a trailing 0xFF goes too. */
+    J2KC_HD void terminate()
+    {
+        if (used > 0) {
+            tmp |= uint64_t{(1u << (max_bits - used)) - 1u} << used;
+            if (tmp != 0xFFu) {
+                if (pos < capacity)
+                    buf[pos++] = static_cast<uint8_t>(tmp);
+                else
+                    overflow = true;
+            }
+        } else if (max_bits == 7 && pos > 0) {
+            --pos;
+        }
+    }
+};
+
+/** MEL exponents of the 13 states of the adaptive run-length coder. */
+J2KC_HD uint32_t ht_mel_exponent(uint32_t k)
+{
+    return k < 3 ? 0u : k < 6 ? 1u : k < 9 ? 2u : k < 11 ? 3u : k == 11 ? 4u : 5u;
+}
+
+/**
+ * MEL coder: a run of 2^E[k] "no event" symbols is one 1 bit (k rises); an
+ * event is a 0 bit and the E[k]-bit length of the shorter run before it, most
+ * significant bit first (k falls). Bits fill bytes from the top, and a byte
+ * after 0xFF carries 7.
+ */
+struct HtMelEncoder {
+    uint8_t *buf;
+    uint32_t capacity;
+    uint32_t pos;
+    uint32_t tmp;
+    uint32_t remaining;
+    uint32_t run;
+    uint32_t k;
+    bool overflow;
+
+    J2KC_HD void init(uint8_t *b, uint32_t cap)
+    {
+        buf = b;
+        capacity = cap;
+        pos = 0;
+        tmp = 0;
+        remaining = 8;
+        run = 0;
+        k = 0;
+        overflow = false;
+    }
+
+    J2KC_HD void emit_bit(uint32_t bit)
+    {
+        tmp = (tmp << 1) | bit;
+        if (--remaining == 0) {
+            if (pos < capacity)
+                buf[pos++] = static_cast<uint8_t>(tmp);
+            else
+                overflow = true;
+            remaining = tmp == 0xFFu ? 7u : 8u;
+            tmp = 0;
+        }
+    }
+
+    J2KC_HD void encode(bool event)
+    {
+        if (!event) {
+            if (++run >= (1u << ht_mel_exponent(k))) {
+                emit_bit(1);
+                run = 0;
+                if (k < 12) ++k;
+            }
+            return;
+        }
+        emit_bit(0);
+        for (uint32_t t = ht_mel_exponent(k); t > 0; --t) emit_bit((run >> (t - 1)) & 1u);
+        run = 0;
+        if (k > 0) --k;
+    }
+};
+
+/**
+ * VLC writer, backward from the end of the segment: bits fill each byte from
+ * its least significant bit, and byte k is the k-th from the end. A byte that
+ * follows (in writing order) one above 0x8F gives up its top bit when its
+ * other seven are all ones, so the decoder, reading backward, never sees a
+ * marker-like pair. Byte 0 is where Scup goes: its low nibble is reserved
+ * (taken as 0xF) and the last byte of the segment (the high Scup bits) counts
+ * as one above 0x8F.
+ */
+struct HtVlcWriter {
+    uint8_t *buf;
+    uint32_t capacity;
+    uint32_t pos;
+    uint64_t tmp;        ///< bits not yet in a byte, the next first
+    uint32_t used;       ///< how many (below 8 between calls)
+    bool last_above_8f;  ///< the byte written last is above 0x8F
+    bool overflow;
+
+    J2KC_HD void init(uint8_t *b, uint32_t cap)
+    {
+        buf = b;
+        capacity = cap;
+        overflow = cap == 0;
+        if (!overflow) buf[0] = 0xFF;
+        pos = 1;
+        tmp = 0xF;
+        used = 4;
+        last_above_8f = true;
+    }
+
+    /** The MagRef stream: the same backward packing, from the segment's very
+     *  end, as if a byte above 0x8F followed it. */
+    J2KC_HD void init_magref(uint8_t *b, uint32_t cap)
+    {
+        buf = b;
+        capacity = cap;
+        overflow = false;
+        pos = 0;
+        tmp = 0;
+        used = 0;
+        last_above_8f = true;
+    }
+
+    /** Writes the partial last byte of a MagRef stream, zero-padded. */
+    J2KC_HD void flush()
+    {
+        if (used == 0) return;
+        if (pos < capacity)
+            buf[pos++] = static_cast<uint8_t>(tmp);
+        else
+            overflow = true;
+        tmp = 0;
+        used = 0;
+    }
+
+    J2KC_HD void store(uint32_t byte)
+    {
+        if (pos < capacity)
+            buf[pos++] = static_cast<uint8_t>(byte);
+        else
+            overflow = true;
+        last_above_8f = byte > 0x8Fu;
+    }
+
+    /** Appends the low n bits of `bits`, n up to 24. */
+    J2KC_HD void put(uint32_t bits, uint32_t n)
+    {
+        tmp |= uint64_t{bits & ((1u << n) - 1u)} << used;
+        used += n;
+        for (;;) {
+            if (last_above_8f && used >= 7 && (tmp & 0x7Fu) == 0x7Fu) {
+                store(0x7Fu);  // seven ones after a byte above 0x8F: the top bit is stuffed
+                tmp >>= 7;
+                used -= 7;
+                continue;
+            }
+            if (used < 8) return;
+            store(static_cast<uint32_t>(tmp) & 0xFFu);
+            tmp >>= 8;
+            used -= 8;
+        }
+    }
+};
+
+/**
+ * Ends MEL and VLC where they meet: a pending MEL run is closed with a 1
+ * (the decoder stops before it uses it), and the two partial last bytes share
+ * one byte when their bits do not collide and it is not 0xFF.
+ */
+J2KC_HD void ht_terminate_mel_vlc(HtMelEncoder &mel, HtVlcWriter &vlc)
+{
+    if (mel.run > 0) mel.emit_bit(1);
+    const uint32_t mel_byte = (mel.tmp << mel.remaining) & 0xFFu;
+    const uint32_t mel_mask = (0xFFu << mel.remaining) & 0xFFu;
+    const uint32_t vlc_mask = 0xFFu >> (8u - vlc.used);
+    if ((mel_mask | vlc_mask) == 0) return;
+    const uint32_t vlc_byte = static_cast<uint32_t>(vlc.tmp);
+    const uint32_t fused = mel_byte | vlc_byte;
+    const bool shareable = ((fused ^ mel_byte) & mel_mask) == 0 && ((fused ^ vlc_byte) & vlc_mask) == 0 &&
+                           fused != 0xFFu && vlc.pos > 1;
+    if (mel.pos < mel.capacity)
+        mel.buf[mel.pos++] = static_cast<uint8_t>(shareable ? fused : mel_byte);
+    else
+        mel.overflow = true;
+    if (shareable) return;
+    if (vlc.pos < vlc.capacity)
+        vlc.buf[vlc.pos++] = static_cast<uint8_t>(vlc_byte);
+    else
+        vlc.overflow = true;
+}
+
+/** U-VLC code of u: prefix, suffix and extension, each LSB first. */
+struct HtUvlcCode {
+    uint32_t prefix, prefix_len, suffix, suffix_len, ext, ext_len;
+};
+
+J2KC_HD HtUvlcCode ht_uvlc_code(uint32_t u)
+{
+    if (u == 0) return {0, 0, 0, 0, 0, 0};
+    if (u == 1) return {1, 1, 0, 0, 0, 0};
+    if (u == 2) return {2, 2, 0, 0, 0, 0};
+    if (u <= 4) return {4, 3, u - 3, 1, 0, 0};
+    if (u <= 32) return {0, 3, u - 5, 5, 0, 0};
+    return {0, 3, 28 + (u - 33) % 4, 5, (u - 33) / 4, 4};
+}
+
+// ---------------------------------------------------------------------------
+// The cleanup pass
+
+/** One quad: significance pattern, exponents and MagSgn values of its samples
+ *  (sample i: column x + (i >> 1), row y + (i & 1)). */
+struct HtQuad {
+    uint32_t rho;
+    uint32_t e_max;
+    uint32_t e[4];
+    uint32_t v[4];
+};
+
+/** Scratch a block needs beside its output: MEL and VLC streams, and the
+ *  exponents and significance of the line above (two rows of width / 2 + 2). */
+struct HtEncodeScratch {
+    uint8_t *mel;
+    uint32_t mel_capacity;
+    uint8_t *vlc;
+    uint32_t vlc_capacity;
+    uint8_t *lines;  ///< ht_line_scratch_bytes(width)
+};
+
+struct HtEncodeResult {
+    uint32_t bytes = 0;          ///< cleanup segment length (0: no significant sample at p)
+    uint64_t distortion = 0;     ///< decrease of squared error, 1/4 index^2 units (tier1.h)
+    uint32_t data_bitplanes = 0; ///< planes the largest magnitude needs
+};
+
+J2KC_HD uint32_t ht_quads_across(uint32_t width) { return (width + 1) / 2; }
+J2KC_HD uint32_t ht_line_scratch_bytes(uint32_t width) { return 4 * (ht_quads_across(width) + 2); }
+
+/** Bytes MEL can take: at most 6 bits for each quad and quad pair, 7 in a byte. */
+J2KC_HD uint32_t ht_mel_bound(uint32_t width, uint32_t height)
+{
+    const uint32_t quads = ht_quads_across(width) * ((height + 1) / 2);
+    return (quads * 9 + 6) / 7 + 2;
+}
+
+/** Bytes VLC can take: a 7-bit codeword and 12 U-VLC bits a quad, 7 in a byte. */
+J2KC_HD uint32_t ht_vlc_bound(uint32_t width, uint32_t height)
+{
+    const uint32_t quads = ht_quads_across(width) * ((height + 1) / 2);
+    return (quads * 20 + 4 + 6) / 7 + 2;
+}
+
+/** Bytes the whole segment can take for magnitudes below 2^planes. */
+J2KC_HD uint32_t ht_segment_bound(uint32_t width, uint32_t height, uint32_t planes)
+{
+    const uint32_t magsgn = (width * height * (planes + 1) + 6) / 7 + 1;
+    return magsgn + ht_mel_bound(width, height) + ht_vlc_bound(width, height);
+}
+
+/** Reads the quad at (x, y): samples outside the block are insignificant. */
+J2KC_HD void ht_load_quad(const int32_t *coeffs, size_t stride, uint32_t width, uint32_t height, uint32_t x,
+                          uint32_t y, uint32_t p, HtQuad &q, uint64_t &distortion, uint32_t &or_magnitude)
+{
+    q.rho = 0;
+    q.e_max = 0;
+    for (uint32_t i = 0; i < 4; ++i) {
+        q.e[i] = 0;
+        q.v[i] = 0;
+        const uint32_t sx = x + (i >> 1), sy = y + (i & 1);
+        if (sx >= width || sy >= height) continue;
+        const int32_t c = coeffs[size_t{sy} * stride + sx];
+        const uint32_t magnitude = c < 0 ? 0u - static_cast<uint32_t>(c) : static_cast<uint32_t>(c);
+        or_magnitude |= magnitude;
+        const uint32_t mu = magnitude >> p;
+        if (mu == 0) continue;
+        const uint32_t e = ht_bit_length(2 * mu - 1);
+        q.rho |= 1u << i;
+        q.e[i] = e;
+        q.v[i] = 2 * (mu - 1) + (c < 0 ? 1u : 0u);
+        if (e > q.e_max) q.e_max = e;
+        // Mid-point reconstruction of the bits above p: error (2 l - 2^p) / 2.
+        const uint64_t low = magnitude & ((1u << p) - 1u);
+        const uint64_t before = 4 * uint64_t{magnitude} * magnitude;
+        const uint64_t half = (uint64_t{1} << p) > 2 * low ? (uint64_t{1} << p) - 2 * low : 2 * low - (uint64_t{1} << p);
+        const uint64_t gain = before - half * half;
+        distortion = distortion > ~uint64_t{0} - gain ? ~uint64_t{0} : distortion + gain;
+    }
+}
+
+/** Codes one quad's CxtVLC codeword, its MEL symbol and its MagSgn bits; returns u_q. */
+J2KC_HD uint32_t ht_code_quad(const HtQuad &q, uint32_t table, uint32_t context, uint32_t kappa,
+                              HtVlcWriter &vlc, HtMelEncoder &mel, HtMagSgnWriter &ms)
+{
+    const uint32_t u_bound = q.e_max > kappa ? q.e_max : kappa;
+    const uint32_t u = u_bound - kappa;
+    uint32_t emb = 0;
+    if (u > 0)
+        for (uint32_t i = 0; i < 4; ++i) emb |= (q.e[i] == u_bound ? 1u : 0u) << i;
+    const uint32_t entry = ht_vlc_lookup(table, context, q.rho, emb);
+    vlc.put(entry >> 8, (entry >> 4) & 0x7u);
+    if (context == 0) mel.encode(q.rho != 0);
+    for (uint32_t i = 0; i < 4; ++i) {
+        if (!(q.rho & (1u << i))) continue;
+        const uint32_t m = u_bound - ((entry >> i) & 1u);
+        ms.put(ht_low_bits(q.v[i], m), m);
+    }
+    return u;
+}
+
+/** What the line pair below needs of a coded quad j: exponents and
+ *  significance of its bottom samples, at positions j (left) and j + 1. */
+J2KC_HD void ht_note_bottom(const HtQuad &q, uint32_t j, uint8_t *e_line, uint8_t *sig_line)
+{
+    if (q.e[1] > e_line[j]) e_line[j] = static_cast<uint8_t>(q.e[1]);
+    e_line[j + 1] = static_cast<uint8_t>(q.e[3]);
+    sig_line[j] |= static_cast<uint8_t>((q.rho >> 1) & 1u);
+    sig_line[j + 1] = static_cast<uint8_t>((q.rho >> 3) & 1u);
+}
+
+/** U-VLC codes of a quad pair: both prefixes, both suffixes, both extensions. */
+J2KC_HD void ht_code_pair_uvlc(uint32_t u0, uint32_t u1, HtVlcWriter &vlc)
+{
+    const HtUvlcCode a = ht_uvlc_code(u0), b = ht_uvlc_code(u1);
+    vlc.put(a.prefix, a.prefix_len);
+    vlc.put(b.prefix, b.prefix_len);
+    vlc.put(a.suffix, a.suffix_len);
+    vlc.put(b.suffix, b.suffix_len);
+    vlc.put(a.ext, a.ext_len);
+    vlc.put(b.ext, b.ext_len);
+}
+
+/** U-VLC codes of a quad pair in the first line pair, where MEL has said
+ *  whether both residuals exceed 2 (then both are sent less 2). */
+J2KC_HD void ht_code_first_pair_uvlc(uint32_t u0, uint32_t u1, HtVlcWriter &vlc)
+{
+    if (u0 > 2 && u1 > 2) {
+        ht_code_pair_uvlc(u0 - 2, u1 - 2, vlc);
+    } else if (u0 > 2 && u1 > 0) {
+        // u1 is 1 or 2: one bit after u0's prefix says which.
+        const HtUvlcCode a = ht_uvlc_code(u0);
+        vlc.put(a.prefix, a.prefix_len);
+        vlc.put(u1 - 1, 1);
+        vlc.put(a.suffix, a.suffix_len);
+        vlc.put(a.ext, a.ext_len);
+    } else {
+        ht_code_pair_uvlc(u0, u1, vlc);
+    }
+}
+
+/**
+ * Codes the HT cleanup segment of a code-block at bit-plane p into out
+ * (capacity bytes): MagSgn, MEL, VLC, Scup. coeffs are quantisation indices
+ * in two's complement, |q| < 2^num_bitplanes, row r at coeffs + r * stride.
+ * A block without a significant sample at p writes nothing (bytes = 0).
+ */
+J2KC_HD uint32_t ht_encode_cleanup(const int32_t *coeffs, size_t stride, uint32_t width, uint32_t height,
+                                   uint32_t num_bitplanes, uint32_t p, uint8_t *out, uint32_t capacity,
+                                   const HtEncodeScratch &scratch, HtEncodeResult &result)
+{
+    result = HtEncodeResult{};
+    if (width > kMaxSide || height > kMaxSide || width * height > kMaxSamples) return kHtEncodeBadGeometry;
+    if (num_bitplanes > kMaxBitplanes || (num_bitplanes > 0 && p >= num_bitplanes)) return kHtEncodeBadBitplanes;
+    if (width == 0 || height == 0) return kHtEncodeOk;
+
+    HtMagSgnWriter ms;
+    ms.init(out, capacity);
+    HtMelEncoder mel;
+    mel.init(scratch.mel, scratch.mel_capacity);
+    HtVlcWriter vlc;
+    vlc.init(scratch.vlc, scratch.vlc_capacity);
+
+    const uint32_t quads = ht_quads_across(width);
+    uint8_t *e_above = scratch.lines;
+    uint8_t *sig_above = e_above + (quads + 2);
+    uint8_t *e_line = sig_above + (quads + 2);
+    uint8_t *sig_line = e_line + (quads + 2);
+    for (uint32_t j = 0; j < quads + 2; ++j) e_line[j] = sig_line[j] = 0;
+
+    uint64_t distortion = 0;
+    uint32_t or_magnitude = 0;
+    bool any = false;
+
+    // First line pair: contexts from the quad on the left only, kappa = 1.
+    uint32_t left_rho = 0;
+    for (uint32_t j = 0; j < quads; j += 2) {
+        HtQuad q0, q1;
+        ht_load_quad(coeffs, stride, width, height, 2 * j, 0, p, q0, distortion, or_magnitude);
+        const uint32_t c0 = j == 0 ? 0u : ((left_rho >> 1) | (left_rho & 1u));
+        const uint32_t u0 = ht_code_quad(q0, 0, c0, 1, vlc, mel, ms);
+        ht_note_bottom(q0, j, e_line, sig_line);
+        any |= q0.rho != 0;
+        uint32_t u1 = 0;
+        left_rho = q0.rho;
+        if (j + 1 < quads) {
+            ht_load_quad(coeffs, stride, width, height, 2 * j + 2, 0, p, q1, distortion, or_magnitude);
+            const uint32_t c1 = (q0.rho >> 1) | (q0.rho & 1u);
+            u1 = ht_code_quad(q1, 0, c1, 1, vlc, mel, ms);
+            ht_note_bottom(q1, j + 1, e_line, sig_line);
+            any |= q1.rho != 0;
+            left_rho = q1.rho;
+        }
+        if (u0 > 0 && u1 > 0) mel.encode((u0 < u1 ? u0 : u1) > 2);
+        ht_code_first_pair_uvlc(u0, u1, vlc);
+    }
+
+    // Later line pairs: contexts from the line above and the quad on the left.
+    for (uint32_t y = 2; y < height; y += 2) {
+        uint8_t *t = e_above;
+        e_above = e_line;
+        e_line = t;
+        t = sig_above;
+        sig_above = sig_line;
+        sig_line = t;
+        for (uint32_t j = 0; j < quads + 2; ++j) e_line[j] = sig_line[j] = 0;
+
+        uint32_t left = 0;  // significance of the right column of the quad on the left
+        for (uint32_t j = 0; j < quads; j += 2) {
+            uint32_t u[2] = {0, 0};
+            for (uint32_t k = 0; k < 2 && j + k < quads; ++k) {
+                const uint32_t jj = j + k;
+                HtQuad q;
+                ht_load_quad(coeffs, stride, width, height, 2 * jj, y, p, q, distortion, or_magnitude);
+                const uint32_t context = sig_above[jj] | (left << 1) | (uint32_t{sig_above[jj + 1]} << 2);
+                const uint32_t above_e = e_above[jj] > e_above[jj + 1] ? e_above[jj] : e_above[jj + 1];
+                const uint32_t kappa = (q.rho & (q.rho - 1)) && above_e > 2 ? above_e - 1 : 1;
+                u[k] = ht_code_quad(q, 1, context, kappa, vlc, mel, ms);
+                ht_note_bottom(q, jj, e_line, sig_line);
+                any |= q.rho != 0;
+                left = ((q.rho >> 2) | (q.rho >> 3)) & 1u;
+            }
+            ht_code_pair_uvlc(u[0], u[1], vlc);
+        }
+    }
+
+    const uint32_t planes = ht_bit_length(or_magnitude);
+    result.data_bitplanes = planes;
+    if (planes > num_bitplanes) return kHtEncodeDataTooDeep;
+    if (!any) return kHtEncodeOk;
+
+    ht_terminate_mel_vlc(mel, vlc);
+    ms.terminate();
+    if (ms.overflow || mel.overflow || vlc.overflow) return kHtEncodeOverflow;
+    const uint32_t scup = mel.pos + vlc.pos;
+    if (scup > kMaxScup) return kHtEncodeScupTooLarge;
+    const uint32_t length = ms.pos + scup;
+    if (length > capacity) return kHtEncodeOverflow;
+    for (uint32_t i = 0; i < mel.pos; ++i) out[ms.pos + i] = mel.buf[i];
+    for (uint32_t i = 0; i < vlc.pos; ++i) out[length - 1 - i] = vlc.buf[i];
+    out[length - 1] = static_cast<uint8_t>(scup >> 4);
+    out[length - 2] = static_cast<uint8_t>((out[length - 2] & 0xF0u) | (scup & 0xFu));
+    result.bytes = length;
+    result.distortion = distortion;
+    return kHtEncodeOk;
+}
+
+// ---------------------------------------------------------------------------
+// The refinement passes
+
+/** Bytes SigProp can take: a significance and a sign bit a sample, 7 in a byte. */
+J2KC_HD uint32_t ht_sigprop_bound(uint32_t width, uint32_t height) { return (width * height * 2 + 6) / 7 + 2; }
+/** Bytes MagRef can take: a bit a sample, 7 in a byte. */
+J2KC_HD uint32_t ht_magref_bound(uint32_t width, uint32_t height) { return (width * height + 6) / 7 + 2; }
+
+struct HtRefinementResult {
+    uint32_t sigprop_bytes = 0;
+    uint32_t magref_bytes = 0;
+    uint64_t sigprop_distortion = 0;  ///< tier1.h units
+    uint64_t magref_distortion = 0;
+};
+
+J2KC_HD uint32_t ht_magnitude(const int32_t *coeffs, size_t stride, uint32_t x, uint32_t y)
+{
+    const int32_t c = coeffs[size_t{y} * stride + x];
+    return c < 0 ? 0u - static_cast<uint32_t>(c) : static_cast<uint32_t>(c);
+}
+
+/**
+ * Whether sample (x, y) of a stripe group (columns x0.., rows y0..y0+3) is a
+ * SigProp member when the group starts: one of its eight neighbours is
+ * significant as the decoder knows it then. Rows of earlier stripes and
+ * columns of earlier groups count with their SigProp outcome (sig), the rest
+ * (this group, the column after it, the stripe below) with the cleanup's.
+ */
+J2KC_HD bool ht_sigprop_member(const int32_t *coeffs, size_t stride, uint32_t width, uint32_t height, uint32_t x,
+                               uint32_t y, uint32_t x0, uint32_t y0, uint32_t p, const uint8_t *sig)
+{
+    for (int dy = -1; dy <= 1; ++dy)
+        for (int dx = -1; dx <= 1; ++dx) {
+            if (dx == 0 && dy == 0) continue;
+            const int nx = static_cast<int>(x) + dx, ny = static_cast<int>(y) + dy;
+            if (nx < 0 || ny < 0 || nx >= static_cast<int>(width) || ny >= static_cast<int>(height)) continue;
+            const bool settled = ny < static_cast<int>(y0) || (ny < static_cast<int>(y0) + 4 && nx < static_cast<int>(x0));
+            const bool s = settled ? sig[size_t(ny) * width + nx] != 0
+                                   : (ht_magnitude(coeffs, stride, nx, ny) >> p) != 0;
+            if (s) return true;
+        }
+    return false;
+}
+
+/**
+ * Codes the SigProp and MagRef passes at plane p - 1 after a cleanup at
+ * plane p >= 1: SigProp bytes forward into `out`, MagRef bytes into
+ * `magref` (k-th from the end), `sig` a width * height byte map of
+ * significance. The refinement segment is out[0, sigprop_bytes) followed by
+ * the MagRef bytes in reverse; the caller copies them.
+ */
+J2KC_HD uint32_t ht_encode_refinement(const int32_t *coeffs, size_t stride, uint32_t width, uint32_t height,
+                                      uint32_t p, uint8_t *out, uint32_t capacity, uint8_t *magref,
+                                      uint32_t magref_capacity, uint8_t *sig, HtRefinementResult &result)
+{
+    result = HtRefinementResult{};
+    const uint32_t q = p - 1;  // the refined plane
+    for (uint32_t y = 0; y < height; ++y)
+        for (uint32_t x = 0; x < width; ++x)
+            sig[size_t{y} * width + x] = (ht_magnitude(coeffs, stride, x, y) >> p) != 0;
+
+    HtMagSgnWriter sp;
+    sp.init(out, capacity);
+    int64_t sp_sum = 0;
+    for (uint32_t y0 = 0; y0 < height; y0 += 4) {
+        const uint32_t rows = height - y0 < 4 ? height - y0 : 4;
+        for (uint32_t x0 = 0; x0 < width; x0 += 4) {
+            const uint32_t cols = width - x0 < 4 ? width - x0 : 4;
+            uint32_t member = 0;  // bit c * 4 + r
+            for (uint32_t c = 0; c < cols; ++c)
+                for (uint32_t r = 0; r < rows; ++r)
+                    if (!sig[size_t{y0 + r} * width + x0 + c] &&
+                        ht_sigprop_member(coeffs, stride, width, height, x0 + c, y0 + r, x0, y0, p, sig))
+                        member |= 1u << (c * 4 + r);
+            uint32_t fresh = 0;
+            for (uint32_t c = 0; c < cols; ++c)
+                for (uint32_t r = 0; r < rows; ++r) {
+                    if (!(member & (1u << (c * 4 + r)))) continue;
+                    const uint32_t x = x0 + c, y = y0 + r;
+                    const uint32_t mag = ht_magnitude(coeffs, stride, x, y);
+                    const uint32_t bit = (mag >> q) & 1u;
+                    sp.put(bit, 1);
+                    if (!bit) continue;
+                    fresh |= 1u << (c * 4 + r);
+                    sig[size_t{y} * width + x] = 1;
+                    sp_sum += t1_dist_significance(mag, static_cast<int>(q));
+                    // Later samples of the group next to it join: below, and the next column's three.
+                    for (uint32_t k = 0; k < 4; ++k) {
+                        const uint32_t nc = k == 0 ? c : c + 1;
+                        const int nr = k == 0 ? static_cast<int>(r) + 1 : static_cast<int>(r) + static_cast<int>(k) - 2;
+                        if (nc >= cols || nr < 0 || nr >= static_cast<int>(rows)) continue;
+                        if ((ht_magnitude(coeffs, stride, x0 + nc, y0 + nr) >> p) != 0) continue;
+                        member |= 1u << (nc * 4 + nr);
+                    }
+                }
+            for (uint32_t c = 0; c < cols; ++c)
+                for (uint32_t r = 0; r < rows; ++r)
+                    if (fresh & (1u << (c * 4 + r)))
+                        sp.put(coeffs[size_t{y0 + r} * stride + x0 + c] < 0 ? 1u : 0u, 1);
+        }
+    }
+    sp.terminate_sigprop();
+
+    HtVlcWriter mr;
+    mr.init_magref(magref, magref_capacity);
+    int64_t mr_sum = 0;
+    for (uint32_t y0 = 0; y0 < height; y0 += 4) {
+        const uint32_t rows = height - y0 < 4 ? height - y0 : 4;
+        for (uint32_t x = 0; x < width; ++x)
+            for (uint32_t r = 0; r < rows; ++r) {
+                const uint32_t mag = ht_magnitude(coeffs, stride, x, y0 + r);
+                if ((mag >> p) == 0) continue;
+                mr.put((mag >> q) & 1u, 1);
+                mr_sum += t1_dist_refinement(mag, static_cast<int>(q));
+            }
+    }
+    mr.flush();
+    if (sp.overflow || mr.overflow) return kHtEncodeOverflow;
+    result.sigprop_bytes = sp.pos;
+    result.magref_bytes = mr.pos;
+    result.sigprop_distortion = t1_pass_distortion(sp_sum, static_cast<int>(q));
+    result.magref_distortion = t1_pass_distortion(mr_sum, static_cast<int>(q));
+    return kHtEncodeOk;
+}
+
+}  // namespace htenc
+}  // namespace j2kc

@@ -397,11 +397,6 @@ static int budget_step_log2(int precision, double bits_per_sample, j2kc_profile 
     return profile == J2KC_PROFILE_DCI_2K ? std::max(step, precision - 11) : step;
 }
 
-/** Pcap bit of Part 15 (A.5.2: bit 15 counted from the most significant). */
-constexpr uint32_t kPcapPart15 = 0x00020000;
-/** Rsiz bit 14: the codestream uses capabilities the CAP marker describes. */
-constexpr uint16_t kRsizCapabilities = 0x4000;
-
 /**
  * Ccap15 of an HT-only codestream (ISO/IEC 15444-15): bits 14-15 zero
  * (every code-block HT), no MULTIHT sets, no RGN, homogeneous; bit 5 set for
@@ -430,7 +425,7 @@ static void apply_ht(EncoderPlan &plan)
 {
     plan.ht = true;
     plan.cod.component.cblk_style = cblk_style::kHighThroughput;
-    plan.siz.rsiz = static_cast<uint16_t>(plan.siz.rsiz | kRsizCapabilities);
+    plan.siz.rsiz = static_cast<uint16_t>(plan.siz.rsiz | kRsizPart15);
     plan.cap = kPcapPart15;
     plan.ccap = {ht_ccap15(plan)};
 }

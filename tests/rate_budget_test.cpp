@@ -135,6 +135,58 @@ TEST(RateBudget, GenericBytesFilledAcrossDepthsAndRates)
     }
 }
 
+/** PSNR of the CPU decoder's output of `cs` against `f` (same shape). */
+double decoded_psnr(const std::vector<uint8_t> &cs, const Planes16 &f)
+{
+    j2kc_decoder_config cfg;
+    j2kc_decoder_config_default(&cfg);
+    cfg.backend = J2KC_BACKEND_CPU;
+    cfg.log = quiet;
+    j2kc_decoder *dec = nullptr;
+    EXPECT_EQ(j2kc_decoder_create(&dec, &cfg), J2KC_OK);
+    if (!dec) return 0;
+    Planes16 out(f.width, f.height, static_cast<uint32_t>(f.planes.size()), f.precision);
+    EXPECT_EQ(j2kc_decode(dec, cs.data(), cs.size(), &out.image), J2KC_OK);
+    j2kc_decoder_free(&dec);
+    double se = 0, n = 0;
+    for (size_t c = 0; c < f.planes.size(); ++c)
+        for (size_t i = 0; i < f.planes[c].size(); ++i) {
+            const double d = double(f.planes[c][i]) - double(out.planes[c][i]);
+            se += d * d;
+            n += 1;
+        }
+    const double top = double((1u << f.precision) - 1);
+    return se == 0 ? 999.0 : 10 * std::log10(top * top * n / se);
+}
+
+/**
+ * 16-bit samples up to 11 bits a sample, where the rule's step reaches the
+ * finest the plan allows (2^-10 sample units, capped by the bit-planes
+ * Tier-1 codes): PSNR keeps following the rate.
+ */
+TEST(RateBudget, DeepSamplesAtHighRateKeepTheirQuality)
+{
+    // Saturated colour squares with sharp edges, under noise: coefficients
+    // reach the guard bits' range, so the top planes are used.
+    Planes16 f(1024, 768, 3, 16);
+    f.fill(11, [](uint32_t c, uint32_t x, uint32_t y, std::mt19937 &rng) {
+        std::normal_distribution<double> noise(0.0, 400.0);
+        const bool on = ((x / 24 + y / 16 + c) & 1) != 0;
+        const double v = (on ? 65535.0 : 0.0) + noise(rng);
+        return static_cast<uint32_t>(std::lround(std::fmin(65535.0, std::fmax(0.0, v))));
+    });
+    j2kc_encoder_config cfg = base_config();
+    double last = 0;
+    for (const double bits : {6.0, 9.0, 10.7}) {
+        SCOPED_TRACE(testing::Message() << bits << " bit/sample");
+        cfg.frame_bytes = static_cast<uint64_t>(1024 * 768 * 3 * bits / 8);
+        const double psnr = decoded_psnr(encode(cfg, f.image), f);
+        EXPECT_GT(psnr, last + 5.0) << "three more bits a sample must gain well over 5 dB";
+        last = psnr;
+    }
+    EXPECT_GT(last, 80.0);
+}
+
 TEST(RateBudget, ComponentBytesFilled)
 {
     const Planes16 f = smooth_noisy(512, 384, 3, 12, 1.0);

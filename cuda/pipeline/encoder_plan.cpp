@@ -351,8 +351,8 @@ static int budget_step_log2(int precision, double bits_per_sample)
  * than 29. Deep samples at high rates reach the limit: 16 bits at 10.7
  * bit/sample asks for 2^-10 sample units and 30 planes in the LL band. A
  * photograph coded so (16-bit RGB, 1024x768, 3,145,684 bytes) decoded at 24
- * dB in our decoder and OpenJPEG's, where 29 planes give 99.57 dB; each plane
- * less down to 24 cost up to 0.2 dB there (docs/measurements.md).
+ * dB in our decoder and OpenJPEG's, where 29 planes give 99.38 dB
+ * (docs/measurements.md, rate-distortion).
  */
 static Quantization budget_quantization(int levels, int precision, int guard, int step_log2)
 {

@@ -130,6 +130,8 @@ class Tools:
         self.grk_compress = shutil.which("grk_compress")
         if not self.opj_decompress:
             sys.exit("rd: opj_decompress is needed to decode every stream")
+        if not self.ffmpeg or not shutil.which(self.ffmpeg):
+            sys.exit("rd: ffmpeg is needed to convert the photographs (--ffmpeg PATH)")
         self.psnr = os.path.join(work, "rd_psnr")
         run(["cc", "-O2", "-o", self.psnr, os.path.join(HERE, "rd_psnr.c"), "-lm"])
 

@@ -102,6 +102,11 @@ class Source:
     def raw_bytes(self):
         return self.samples * self.bits / 8
 
+    def opj_raw_bytes(self):
+        """The raw size OpenJPEG's and Grok's -r divides: every component
+        counted at the first one's size."""
+        return self.width * self.height * 3 * self.bits / 8
+
     def raw_spec(self):
         """opj/grk -F: width,height,components,bits,u@subsampling."""
         return "%d,%d,3,%d,u@1x1:2x1:2x1" % (self.width, self.height, self.bits)
@@ -178,7 +183,7 @@ def encode(codec, tools, src, budget, ratio, out):
             # over the cap (the rate it derives is not applied): the IMF
             # coding parameters are given one by one, the cap as a ratio.
             levels = 5 if budget[1] == "2K" else 6
-            cmd += ["-I", "-r", "%.4f" % (src.raw_bytes() / imf_cap(budget[3])), "-n", str(levels + 1),
+            cmd += ["-I", "-r", "%.4f" % (src.opj_raw_bytes() / imf_cap(budget[3])), "-n", str(levels + 1),
                     "-b", "32,32", "-p", "CPRL", "-c", ",".join(["[256,256]"] * levels + ["[128,128]"])]
         else:
             cmd += ["-I", "-r", "%g" % ratio]

@@ -326,7 +326,7 @@ uint64_t dci_component_cap(int fps_num, int fps_den)
  * the step follows the smoothest content measured (12-bit X'Y'Z' made from
  * photographs, whose RMSE relative to the range falls about 2^1.5 for each
  * bit per sample), one plane under it: 2^(p-12-floor(1.5 b + 0.1)), never
- * under 2^-10 sample unit (budget_quantization then keeps Mb within 30
+ * under 2^-10 sample unit (budget_quantization then keeps Mb within 29
  * planes). At 12 bits: 1 sample unit up to 0.6 bit/sample (DCI 4K's cap is
  * 0.39), then 1/2, 1/4 from 1.27 (DCI 2K's cap is 1.57), 1/8 from 1.94, 1/16
  * from 2.6 (the 0.1 keeps ratios 18, 9 and 6 off the edges). The profiles

@@ -329,6 +329,13 @@ void apply_generic(EncoderPlan &plan, const j2kc_encoder_config &cfg, const j2kc
     J2KC_CHECK_ARG(cfg.tile_parts >= J2KC_TILE_PARTS_NONE && cfg.tile_parts <= J2KC_TILE_PARTS_COMPONENT,
                    "tile-parts: none, resolution or component");
     plan.tile_parts = cfg.tile_parts;
+    // A component cap counts that component's tile-parts, so the tile is
+    // split by component; without the split the cap had nothing to count.
+    if (plan.component_bytes) {
+        J2KC_CHECK_ARG(cfg.tile_parts != J2KC_TILE_PARTS_RESOLUTION,
+                       "a component byte budget needs tile-parts by component, not by resolution");
+        plan.tile_parts = J2KC_TILE_PARTS_COMPONENT;
+    }
 }
 
 void check_shape(const j2kc_image &s)
@@ -360,41 +367,29 @@ uint64_t dci_component_cap(int fps_num, int fps_den)
  * log2 of the irreversible base step (sample units) under a byte budget, from
  * the distortion expected at the budget's bits per sample b (all components,
  * at their subsampled sizes). PCRD-opt truncates, so the step only has to lie
- * a few bit-planes under the distortion it will reach; finer planes cost
- * Tier-1 time and are dropped. That distortion depends on the content, so the
- * step follows the smoothest content measured (12-bit X'Y'Z' made from
- * photographs, whose RMSE relative to the range falls about 2^1.5 for each bit
- * per sample), one plane under it: 2^(p-12-floor(1.5 b + 0.1)), never under
- * 2^-10 sample unit (budget_quantization then keeps Mb within 30 planes).
- * At 12 bits: 1 sample unit up to 0.6 bit/sample, then 1/2, 1/4 from 1.27,
- * 1/8 from 1.94, 1/16 from 2.6 (the 0.1 keeps ratios 18, 9 and 6 off the
- * edges). Measured against opj_compress -I at its byte counts, both decoded
- * by opj_decompress, on 8 photographs as 12-bit X'Y'Z' (1024x768) at ratios
- * 4, 10, 30 and 100: the rule without that extra plane lost up to 0.05 dB
- * at ratio 10 on the smoothest (71 dB), with it the worst point is -0.001 dB
- * (at 76 dB) and the mean +0.017. On 16-bit gray and 8-bit photographs the
- * extra plane changes nothing measurable (16-bit: every point ahead).
- * At 8 bits the step is 1/16 up to 0.6 bit/sample (opj's step is 1) and
- * finer above. A floor of 1/8 there left smooth photographs' budgets 7 to
- * 46 % unspent at ratios 2 and 4 (RGB 1024x768), every pass coded; the
- * rule's finer planes fill them and add 0.02 dB at ratios 3 and 6. Low
- * rates take the rule too: the coarser 2^max(0,p-9) once kept under 0.15
- * bit/sample lost up to 0.03 dB to opj on smooth photographs at ratio 64.
- * DCI 4K keeps 2^max(0,p-9) at every rate: at its cap (0.39 bit/sample) the
- * finer step measured no gain for about 15 % of GPU Tier-1 time a plane.
- * DCI 2K (1.57 bit/sample at its cap) takes the rule's step but no finer than
- * 2^(p-11), one plane under its old step rather than three: that keeps most
- * of the rule's gain, and the three planes cost 8 % of its throughput
- * (docs/measurements.md).
+ * a few bit-planes under the distortion it will reach: then quantisation never
+ * bounds the quality at the budget, and content whose stream would not fit
+ * uncompressed fills the budget. That distortion depends on the content, so
+ * the step follows the smoothest content measured (12-bit X'Y'Z' made from
+ * photographs, whose RMSE relative to the range falls about 2^1.5 for each
+ * bit per sample), one plane under it: 2^(p-12-floor(1.5 b + 0.1)), never
+ * under 2^-10 sample unit (budget_quantization then keeps Mb within 29
+ * planes). At 12 bits: 1 sample unit up to 0.6 bit/sample (DCI 4K's cap is
+ * 0.39), then 1/2, 1/4 from 1.27 (DCI 2K's cap is 1.57), 1/8 from 1.94, 1/16
+ * from 2.6 (the 0.1 keeps ratios 18, 9 and 6 off the edges). The profiles
+ * take the rule like any budget: coarser DCI steps (8 sample units at 4K, 2
+ * at 2K) left smooth photographs' budgets up to 40 % unspent and lost up to
+ * 3 dB to opj_compress -cinema4K, and at 2K up to 0.5 dB where the budget was
+ * spent (docs/measurements.md, rate-distortion). At 8 bits the step is 1/16
+ * up to 0.6 bit/sample (opj's step is 1) and finer above: a floor of 1/8
+ * there left smooth photographs' budgets 7 to 46 % unspent at ratios 2 and 4.
  * A function of the plan's inputs only, so both backends and every frame use
- * the same step.
+ * the same step (DCI packaging wants the same QCD in every frame).
  */
-static int budget_step_log2(int precision, double bits_per_sample, j2kc_profile profile)
+static int budget_step_log2(int precision, double bits_per_sample)
 {
-    if (profile == J2KC_PROFILE_DCI_4K) return std::max(0, precision - 9);
     const double b = std::min(std::max(bits_per_sample, 0.0), 64.0);
-    const int step = std::max(-10, precision - 12 - static_cast<int>(std::floor(1.5 * b + 0.1)));
-    return profile == J2KC_PROFILE_DCI_2K ? std::max(step, precision - 11) : step;
+    return std::max(-10, precision - 12 - static_cast<int>(std::floor(1.5 * b + 0.1)));
 }
 
 /**
@@ -433,16 +428,20 @@ static void apply_ht(EncoderPlan &plan)
 /**
  * The irreversible quantisation under a budget: the rule's step, coarsened
  * while a band would need more magnitude bit-planes (Mb = G + e_b - 1, E-2)
- * than the 30 Tier-1 codes. Deep samples at high rates reach that: 16 bits
- * at ratio 2 asks for 2^-8 and 31 planes in the LL band.
+ * than 29. Deep samples at high rates reach the limit: 16 bits at 10.7
+ * bit/sample asks for 2^-10 sample units and 30 planes in the LL band. A
+ * photograph coded so (16-bit RGB, 1024x768, 3,145,684 bytes) decoded at 24
+ * dB in our decoder and OpenJPEG's, where 29 planes give 99.38 dB
+ * (docs/measurements.md, rate-distortion).
  */
 static Quantization budget_quantization(int levels, int precision, int guard, int step_log2)
 {
+    constexpr int kMaxBitplanes = int(kTier1MaxBitplanes) - 1;
     for (;; ++step_log2) {
         Quantization q = make_irreversible_quantization(levels, precision, guard, std::ldexp(1.0, step_log2));
         int planes = 0;
         for (const QuantStep &s : q.steps) planes = std::max(planes, num_bitplanes(guard, s.exponent));
-        if (planes <= int(kTier1MaxBitplanes) || step_log2 >= precision) return q;
+        if (planes <= kMaxBitplanes || step_log2 >= precision) return q;
     }
 }
 
@@ -534,7 +533,7 @@ EncoderPlan plan_encoder(const j2kc_encoder_config &cfg, const j2kc_image &shape
             plan.quant.push_back(make_reversible_quantization(plan.levels(), precision + rct_chroma, guard));
         else if (budget)
             plan.quant.push_back(budget_quantization(plan.levels(), precision, guard,
-                                                     budget_step_log2(precision, bits_per_sample, plan.profile)));
+                                                     budget_step_log2(precision, bits_per_sample)));
         else
             plan.quant.push_back(make_irreversible_quantization(plan.levels(), precision, guard, cfg.quality));
     }

@@ -67,6 +67,21 @@ void StagedEncoder::code_blocks(std::vector<TileWork> &work)
     }
 }
 
+/**
+ * Tier-1's work against what rate control kept of it: the passes coded and
+ * then dropped are the cost of a quantisation step finer than the budget
+ * needed.
+ */
+void StagedEncoder::log_kept_passes(const FrameBlocks &frame, const PcrdResult &selection) const
+{
+    uint64_t kept = 0;
+    const uint32_t layers = selection.num_layers;
+    for (uint32_t b = 0; layers && b < selection.num_blocks; ++b) kept += selection.passes[size_t{b} * layers + layers - 1];
+    log_.log(J2KC_LOG_VERBOSE, "rate control: %u code-blocks, %u coding passes coded, %llu kept, %llu bytes",
+             frame.pcrd.num_blocks, frame.pcrd.num_passes, static_cast<unsigned long long>(kept),
+             static_cast<unsigned long long>(selection.exact.total));
+}
+
 std::vector<uint8_t> StagedEncoder::rate_and_assemble(const std::vector<TileWork> &work)
 {
     auto t0 = Clock::now();
@@ -76,9 +91,10 @@ std::vector<uint8_t> StagedEncoder::rate_and_assemble(const std::vector<TileWork
     std::vector<EncodedTilePackets> packets(work.size());
     // The last exact sizing PCRD asks for is that of its final selection, so
     // `packets` then holds exactly the packets to write.
-    pcrd_select_ref(frame.pcrd, frame.setup.params,
-                    [&](const uint16_t *passes) { return frame.exact_size(passes, packets); });
+    const PcrdResult selection = pcrd_select_ref(
+        frame.pcrd, frame.setup.params, [&](const uint16_t *passes) { return frame.exact_size(passes, packets); });
     times_.rate = ms_since(t0);
+    log_kept_passes(frame, selection);
 
     t0 = Clock::now();
     std::vector<uint8_t> out = assemble_codestream(plan_, packets);

@@ -55,6 +55,7 @@ protected:
     void code_blocks(std::vector<TileWork> &work);
     /** PCRD-opt with exact Tier-2 sizing, then the codestream (CPU reference). */
     std::vector<uint8_t> rate_and_assemble(const std::vector<TileWork> &work);
+    void log_kept_passes(const FrameBlocks &frame, const PcrdResult &selection) const;
 
     bool timing() const { return timing_; }
 

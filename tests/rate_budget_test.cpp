@@ -1,0 +1,199 @@
+/**
+ * @file rate_budget_test.cpp
+ * @brief The encoder spends its byte budget (profile caps, --bytes,
+ * --component-bytes) when the content needs it: the quantisation step chosen
+ * for the budget (pipeline/encoder_plan.cpp) must be fine enough that
+ * PCRD-opt, not quantisation, decides where the stream stops. "Needs it"
+ * means the reversible stream of the same frame would not fit.
+ *
+ * The content is a smooth picture under low noise (sigma of one or two
+ * sample units at 12 bits): the case coarse steps lose, since the noise
+ * falls into the dead zone and the stream stops far below the budget.
+ */
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "j2kc.h"
+#include "test_images.h"
+
+namespace {
+
+using j2kc_test::Planes16;
+
+void quiet(void *, int, const char *) {}
+
+/** Smooth waves plus Gaussian noise of `sigma` sample units, fixed by the seed. */
+Planes16 smooth_noisy(uint32_t w, uint32_t h, uint32_t comps, uint8_t precision, double sigma,
+                      const std::vector<uint8_t> &dx = {})
+{
+    Planes16 f(w, h, comps, precision, dx);
+    const double top = double((1u << precision) - 1);
+    f.fill(7, [&](uint32_t c, uint32_t x, uint32_t y, std::mt19937 &rng) {
+        std::normal_distribution<double> noise(0.0, sigma);
+        const double v = top * (0.45 + 0.07 * c + 0.25 * std::sin(x / 170.0 + c) * std::cos(y / 130.0)) + noise(rng);
+        return static_cast<uint32_t>(std::lround(std::fmin(top, std::fmax(0.0, v))));
+    });
+    return f;
+}
+
+j2kc_encoder_config base_config()
+{
+    j2kc_encoder_config cfg;
+    j2kc_encoder_config_default(&cfg);
+    cfg.backend = J2KC_BACKEND_CPU;
+    cfg.log = quiet;
+    return cfg;
+}
+
+std::vector<uint8_t> encode(const j2kc_encoder_config &cfg, const j2kc_image &image)
+{
+    j2kc_encoder *enc = nullptr;
+    EXPECT_EQ(j2kc_encoder_create(&enc, &cfg, &image), J2KC_OK);
+    if (!enc) return {};
+    j2kc_packet pkt{};
+    EXPECT_EQ(j2kc_encode(enc, &image, &pkt), J2KC_OK);
+    std::vector<uint8_t> out(pkt.data, pkt.data + pkt.size);
+    j2kc_encoder_free(&enc);
+    return out;
+}
+
+/** Bytes of the reversible (lossless) stream of the frame. */
+size_t lossless_bytes(const j2kc_image &image)
+{
+    j2kc_encoder_config cfg = base_config();
+    cfg.lossless = 1;
+    return encode(cfg, image).size();
+}
+
+/**
+ * The stream of `cfg` uses at least 99.5 % of `budget` and at most `budget`
+ * plus `outside` (bytes the budget does not count: the main header for
+ * component caps).
+ */
+void expect_filled(const j2kc_encoder_config &cfg, const j2kc_image &image, uint64_t budget,
+                   uint64_t outside = 0)
+{
+    ASSERT_GT(lossless_bytes(image), budget) << "the content must need the budget";
+    const size_t bytes = encode(cfg, image).size();
+    SCOPED_TRACE(testing::Message() << bytes << " of " << budget << " bytes");
+    EXPECT_LE(bytes, budget + outside);
+    EXPECT_GE(double(bytes), 0.995 * double(budget));
+}
+
+TEST(RateBudget, Dci2kCapFilledOnSmoothContent)
+{
+    const Planes16 f = smooth_noisy(2048, 1080, 3, 12, 1.0);
+    j2kc_encoder_config cfg = base_config();
+    cfg.profile = J2KC_PROFILE_DCI_2K;
+    cfg.frame_rate_num = 24;
+    cfg.frame_rate_den = 1;
+    expect_filled(cfg, f.image, 1302083);
+}
+
+TEST(RateBudget, Dci4kCapFilledOnSmoothContent)
+{
+    if (j2kc_test::instrumented()) GTEST_SKIP() << "4K frames take minutes under instrumentation";
+    const Planes16 f = smooth_noisy(4096, 2160, 3, 12, 2.0);
+    j2kc_encoder_config cfg = base_config();
+    cfg.profile = J2KC_PROFILE_DCI_4K;
+    cfg.frame_rate_num = 24;
+    cfg.frame_rate_den = 1;
+    expect_filled(cfg, f.image, 1302083);
+}
+
+TEST(RateBudget, ImfCapFilledOn422Content)
+{
+    // 10-bit Y'CbCr 4:2:2 at 1920x1080, IMF 2K sub-level 1 at 24 fps: 1,041,666 bytes.
+    const Planes16 f = smooth_noisy(1920, 1080, 3, 10, 1.0, {1, 2, 2});
+    j2kc_encoder_config cfg = base_config();
+    cfg.profile = J2KC_PROFILE_IMF;
+    cfg.frame_rate_num = 24;
+    cfg.frame_rate_den = 1;
+    cfg.frame_bytes = 1041666;
+    expect_filled(cfg, f.image, 1041666);
+}
+
+/** The generic budget over depths and rates: 0.5 to 12 bits a sample. */
+TEST(RateBudget, GenericBytesFilledAcrossDepthsAndRates)
+{
+    struct Case {
+        uint8_t precision;
+        double sigma;
+        double bits_per_sample;
+    };
+    for (const Case k : {Case{8, 0.6, 0.5}, Case{8, 1.0, 2.0}, Case{12, 1.0, 0.5}, Case{12, 8.0, 4.0},
+                         Case{16, 40.0, 6.0}, Case{16, 2000.0, 12.0}}) {
+        SCOPED_TRACE(testing::Message() << int(k.precision) << "-bit, " << k.bits_per_sample << " bit/sample");
+        const Planes16 f = smooth_noisy(512, 384, 3, k.precision, k.sigma);
+        j2kc_encoder_config cfg = base_config();
+        cfg.frame_bytes = static_cast<uint64_t>(512 * 384 * 3 * k.bits_per_sample / 8);
+        expect_filled(cfg, f.image, cfg.frame_bytes);
+    }
+}
+
+/** PSNR of the CPU decoder's output of `cs` against `f` (same shape). */
+double decoded_psnr(const std::vector<uint8_t> &cs, const Planes16 &f)
+{
+    j2kc_decoder_config cfg;
+    j2kc_decoder_config_default(&cfg);
+    cfg.backend = J2KC_BACKEND_CPU;
+    cfg.log = quiet;
+    j2kc_decoder *dec = nullptr;
+    EXPECT_EQ(j2kc_decoder_create(&dec, &cfg), J2KC_OK);
+    if (!dec) return 0;
+    Planes16 out(f.width, f.height, static_cast<uint32_t>(f.planes.size()), f.precision);
+    EXPECT_EQ(j2kc_decode(dec, cs.data(), cs.size(), &out.image), J2KC_OK);
+    j2kc_decoder_free(&dec);
+    double se = 0, n = 0;
+    for (size_t c = 0; c < f.planes.size(); ++c)
+        for (size_t i = 0; i < f.planes[c].size(); ++i) {
+            const double d = double(f.planes[c][i]) - double(out.planes[c][i]);
+            se += d * d;
+            n += 1;
+        }
+    const double top = double((1u << f.precision) - 1);
+    return se == 0 ? 999.0 : 10 * std::log10(top * top * n / se);
+}
+
+/**
+ * 16-bit samples up to 11 bits a sample, where the rule's step asks for the
+ * finest the plan allows: the LL band would get 30 magnitude bit-planes, and
+ * such a stream of full-range, clipped waves decoded at 24 dB. PSNR must
+ * keep following the rate.
+ */
+TEST(RateBudget, DeepSamplesAtHighRateKeepTheirQuality)
+{
+    Planes16 f(1024, 768, 1, 16);
+    f.fill(11, [](uint32_t, uint32_t x, uint32_t y, std::mt19937 &rng) {
+        std::normal_distribution<double> noise(0.0, 400.0);
+        const double v = 65535.0 * (0.5 + 0.7 * std::sin(x / 37.0) * std::cos(y / 23.0)) + noise(rng);
+        return static_cast<uint32_t>(std::lround(std::fmin(65535.0, std::fmax(0.0, v))));
+    });
+    j2kc_encoder_config cfg = base_config();
+    double last = 0;
+    for (const double bits : {6.0, 9.0, 10.7}) {
+        SCOPED_TRACE(testing::Message() << bits << " bit/sample");
+        cfg.frame_bytes = static_cast<uint64_t>(1024 * 768 * bits / 8);
+        const double psnr = decoded_psnr(encode(cfg, f.image), f);
+        EXPECT_GT(psnr, last + 5.0) << "three more bits a sample must gain well over 5 dB";
+        last = psnr;
+    }
+    EXPECT_GT(last, 80.0);
+}
+
+TEST(RateBudget, ComponentBytesFilled)
+{
+    const Planes16 f = smooth_noisy(512, 384, 3, 12, 1.0);
+    j2kc_encoder_config cfg = base_config();
+    cfg.component_bytes = 512 * 384 / 8;  // one bit a sample, each component
+    cfg.mct = 0;  // each component then carries its own noise and needs its own cap
+    // The caps count each component's tile-part (the encoder then splits
+    // the tile by component); the main header lies outside them.
+    expect_filled(cfg, f.image, 3 * cfg.component_bytes, 200);
+}
+
+}  // namespace

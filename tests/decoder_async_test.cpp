@@ -132,6 +132,22 @@ struct CpuTier1Scope {
     ~CpuTier1Scope() { g_tier1_on_gpu = -1; }
 };
 
+/** cuda_stream of the CUDA decoders make_decoder creates (null: the decoder's own). */
+cudaStream_t g_cuda_stream = nullptr;
+
+/** Runs the CUDA tests of a scope with a stream of the caller's lent to the decoders. */
+struct CallerStreamScope {
+    CallerStreamScope()
+    {
+        EXPECT_EQ(cudaStreamCreateWithFlags(&g_cuda_stream, cudaStreamNonBlocking), cudaSuccess);
+    }
+    ~CallerStreamScope()
+    {
+        cudaStreamDestroy(g_cuda_stream);
+        g_cuda_stream = nullptr;
+    }
+};
+
 j2kc_decoder *make_decoder(j2kc_backend backend, int frames_in_flight = 0, int threads = 3, int reduce = 0)
 {
     j2kc_decoder_config cfg;
@@ -142,6 +158,7 @@ j2kc_decoder *make_decoder(j2kc_backend backend, int frames_in_flight = 0, int t
     cfg.threads = threads;
     cfg.reduce = reduce;
     cfg.frames_in_flight = frames_in_flight;
+    if (backend == J2KC_BACKEND_CUDA) cfg.cuda_stream = g_cuda_stream;
     j2kc_decoder *dec = nullptr;
     EXPECT_EQ(j2kc_decoder_create(&dec, &cfg), J2KC_OK);
     return dec;
@@ -415,6 +432,16 @@ TEST(GpuAsyncDecoder, QueueMatchesCpuPixelForPixel)
     if (!have_gpu()) GTEST_SKIP() << "no usable CUDA device";
     check_queue(J2KC_BACKEND_CUDA, 0, 3);
     check_queue(J2KC_BACKEND_CUDA, 4, 8);
+    check_queue(J2KC_BACKEND_CUDA, 1, 1);
+}
+
+// The pack goes on the caller's stream instead of the decoder's own (at the
+// highest priority); Tier-1 and the reconstruction stay on the slots' streams.
+TEST(GpuAsyncDecoder, CallerStreamQueueMatchesCpuPixelForPixel)
+{
+    if (!have_gpu()) GTEST_SKIP() << "no usable CUDA device";
+    CallerStreamScope lent;
+    check_queue(J2KC_BACKEND_CUDA, 0, 3);
     check_queue(J2KC_BACKEND_CUDA, 1, 1);
 }
 

@@ -24,8 +24,11 @@
  * buffer: about the codestream's size instead of 4 bytes a sample. They go
  * up, tier1_decode_gpu (t1_decode.cu, the CPU's block decoder run a thread
  * per block) writes the coefficients into the slot's device buffer, and the
- * reconstruction follows on the same stream. Per-block statuses come back
- * for the corrupt-block count.
+ * reconstruction follows on the slot's stream. Tier-1 runs on a stream of
+ * its own at the lowest priority, the reconstruction and the pack at the
+ * highest, so that a frame whose coefficients are ready is not held behind
+ * the Tier-1 CTAs of the frames after it. Per-block statuses come back for
+ * the corrupt-block count.
  *
  * Ordering (what keeps the slots race-free): a slot is handed to a frame at
  * submit and taken back at the end of its receive, after the output stream,
@@ -67,10 +70,28 @@ namespace {
 /** The decoder's events time its stages. */
 using Event = TimedEvent;
 
-/** What one frame in flight holds on the GPU side: buffers sized by the largest geometry seen. */
+/** The device's stream priorities: the lowest (cudaStreamCreate's default) and the highest. */
+struct StreamPriorities {
+    int least = 0, greatest = 0;
+    StreamPriorities() { check_cuda(cudaDeviceGetStreamPriorityRange(&least, &greatest), "stream priorities"); }
+};
+
+/** What one frame in flight holds on the GPU side: buffers sized by the largest geometry seen.
+ *  Made with the decoder's context current. */
 struct Slot {
-    explicit Slot(void *context, int device) : stream(nullptr, context, device) {}
-    StreamHolder stream;  ///< always our own: uploads and reconstruction of this slot's frame
+    explicit Slot(const StreamPriorities &priority)
+        : stream(cudaStreamNonBlocking, priority.greatest), tier1_stream(cudaStreamNonBlocking, priority.least)
+    {
+    }
+    /// Uploads and reconstruction of this slot's frame, ahead of any frame's
+    /// Tier-1: a Tier-1 launch fills every SM with small CTAs for
+    /// milliseconds, and at equal priority the dequantisation and inverse
+    /// DWT launches of a frame whose Tier-1 is done wait behind the Tier-1
+    /// CTAs of the frames after it (docs/measurements.md).
+    CudaStream stream;
+    /// GPU Tier-1 of this slot's frame (code-block upload, kernel, statuses
+    /// back), at the lowest priority; `stream` waits on tier1_done.
+    CudaStream tier1_stream;
     Event start, uploaded, reconstructed;
     Event tier1_done;     ///< GPU Tier-1 finished (right after `uploaded` with CPU Tier-1)
     PinnedBuffer pinned;  ///< Tier-1 output of every tile, tile after tile, component after component
@@ -112,7 +133,10 @@ public:
         // Device memory goes back in the context it came from, once nothing runs on it.
         try {
             ContextScope scope(config_.cuda_context, config_.device);
-            for (auto &slot : gpu_->slots) cudaStreamSynchronize(slot->stream.get());
+            for (auto &slot : gpu_->slots) {
+                cudaStreamSynchronize(slot->tier1_stream.get());
+                cudaStreamSynchronize(slot->stream.get());
+            }
             cudaStreamSynchronize(gpu_->out.get());
             gpu_.reset();
         } catch (...) {
@@ -373,12 +397,14 @@ private:
         return true;
     }
 
-    /** Waits for the slot's stream, then lets the next frame have it. */
+    /** Waits for the slot's streams (Tier-1's too, should its work have been
+     *  enqueued without the wait on it), then lets the next frame have it. */
     void release_slot(Frame &frame) noexcept
     {
         if (!frame.slot) return;
         try {
             ContextScope scope(config_.cuda_context, config_.device);
+            cudaStreamSynchronize(frame.slot->tier1_stream.get());
             cudaStreamSynchronize(frame.slot->stream.get());
         } catch (...) {
             // The context is gone: nothing can still run on the stream.
@@ -635,8 +661,10 @@ private:
         // Grow-only: allocation happens when the geometry grows, not per frame.
         auto *coefficients = static_cast<int32_t *>(slot.coefficients.reserve(bytes));
         void *scratch = slot.scratch.reserve(scratch_bytes);
-        check_cuda(cudaEventRecord(slot.start.get(), st), "cudaEventRecord");
         if (gpu_tier1_) {
+            // On the slot's Tier-1 stream; `st` goes on once tier1_done is.
+            cudaStream_t t1 = slot.tier1_stream.get();
+            check_cuda(cudaEventRecord(slot.start.get(), t1), "cudaEventRecord");
             const Tier1JobTable &table = slot.jobs;
             const auto num_jobs = static_cast<uint32_t>(table.jobs.size());
             auto *input = static_cast<uint8_t *>(slot.t1_input.reserve(std::max<size_t>(slot.t1_input_bytes, 16)));
@@ -646,12 +674,12 @@ private:
             auto *status = static_cast<uint8_t *>(slot.t1_status.reserve(std::max<size_t>(num_jobs, 1)));
             if (slot.t1_input_bytes)
                 check_cuda(cudaMemcpyAsync(input, slot.t1_pinned.as<uint8_t>(), slot.t1_input_bytes,
-                                           cudaMemcpyHostToDevice, st),
+                                           cudaMemcpyHostToDevice, t1),
                            "code-block upload");
-            check_cuda(cudaEventRecord(slot.uploaded.get(), st), "cudaEventRecord");
+            check_cuda(cudaEventRecord(slot.uploaded.get(), t1), "cudaEventRecord");
             tier1_decode_gpu(reinterpret_cast<const T1DecodeJob *>(input), num_jobs, input + slot.t1_bytes_at,
                              reinterpret_cast<const CodewordSegment *>(input + slot.t1_segments_at), coefficients,
-                             t1_scratch, scratch_words, status, st, 0,
+                             t1_scratch, scratch_words, status, t1, 0,
                              reinterpret_cast<const uint32_t *>(input + slot.t1_order_at));
             // HT code-blocks (ISO/IEC 15444-15): their own kernel, after the
             // Part-1 one (which zeroes them), on the same stream.
@@ -662,16 +690,19 @@ private:
                               reinterpret_cast<const uint32_t *>(input + slot.t1_order_at));
             if (num_jobs)
                 check_cuda(cudaMemcpyAsync(slot.t1_status_host.as<uint8_t>(), status, num_jobs,
-                                           cudaMemcpyDeviceToHost, st),
+                                           cudaMemcpyDeviceToHost, t1),
                            "Tier-1 status download");
+            check_cuda(cudaEventRecord(slot.tier1_done.get(), t1), "cudaEventRecord");
+            check_cuda(cudaStreamWaitEvent(st, slot.tier1_done.get(), 0), "cudaStreamWaitEvent");
         } else {
+            check_cuda(cudaEventRecord(slot.start.get(), st), "cudaEventRecord");
             if (frame.samples)
                 check_cuda(cudaMemcpyAsync(coefficients, slot.pinned.as<int32_t>(), frame.samples * 4,
                                            cudaMemcpyHostToDevice, st),
                            "coefficient upload");
             check_cuda(cudaEventRecord(slot.uploaded.get(), st), "cudaEventRecord");
+            check_cuda(cudaEventRecord(slot.tier1_done.get(), st), "cudaEventRecord");
         }
-        check_cuda(cudaEventRecord(slot.tier1_done.get(), st), "cudaEventRecord");
         for (size_t t = 0; t < frame.planes.size(); ++t) {
             const TileCoefficients &tile = frame.planes[t];
             for (size_t c = 0; c < tile.components.size(); ++c) {
@@ -806,12 +837,14 @@ private:
     /** Everything that lives in the GPU's context. */
     struct GpuState {
         GpuState(const j2kc_decoder_config &c, size_t slots)
-            : out(c.cuda_stream, c.cuda_context, c.device)
+            : own_out(c.cuda_stream ? CudaStream() : CudaStream(cudaStreamNonBlocking, priority.greatest)),
+              out(c.cuda_stream ? c.cuda_stream : own_out.get(), c.cuda_context, c.device)
         {
-            for (size_t i = 0; i < slots; ++i)
-                this->slots.push_back(std::make_unique<Slot>(c.cuda_context, c.device));
+            for (size_t i = 0; i < slots; ++i) this->slots.push_back(std::make_unique<Slot>(priority));
         }
-        StreamHolder out;  ///< the caller's stream (or ours): packing into the caller's planes
+        StreamPriorities priority;
+        CudaStream own_out;  ///< without a caller's stream: ours, as high as the reconstruction
+        StreamHolder out;    ///< the caller's stream (or own_out): packing into the caller's planes
         Event pack_start, packed, downloaded;
         HostOutputMirror mirror;
         std::vector<std::unique_ptr<Slot>> slots;

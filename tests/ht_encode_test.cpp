@@ -940,3 +940,33 @@ TEST(GpuHtEncode, CodestreamMatchesCpuBackend)
 }
 
 }  // namespace
+
+// A JP2 container around an HT codestream is a JPH file (ISO/IEC 15444-15
+// Annex D): JP2's boxes under the brand 'jph ', the same codestream inside.
+TEST(HtEncodeContainer, Jp2ContainerWritesAJphFile)
+{
+    const Case c = cases()[3];  // rgb8_mct
+    Planes16 img = make_image(c, 5);
+    j2kc_encoder_config cfg = ht_config(J2KC_BACKEND_CPU);
+    cfg.lossless = 1;
+    std::vector<uint8_t> codestream, file;
+    ASSERT_EQ(encode(img.image, cfg, codestream), J2KC_OK);
+    cfg.container = J2KC_CONTAINER_JP2;
+    cfg.color_space = J2KC_COLOR_SRGB;
+    ASSERT_EQ(encode(img.image, cfg, file), J2KC_OK);
+    ASSERT_GT(file.size(), codestream.size() + 40);
+    const auto u32 = [&](size_t at) {
+        return uint32_t{file[at]} << 24 | uint32_t{file[at + 1]} << 16 | uint32_t{file[at + 2]} << 8 | file[at + 3];
+    };
+    EXPECT_EQ(u32(4), 0x6A502020u);   // 'jP  ' signature box
+    EXPECT_EQ(u32(16), 0x66747970u);  // 'ftyp'
+    EXPECT_EQ(u32(20), 0x6A706820u);  // brand 'jph '
+    EXPECT_EQ(u32(28), 0x6A706820u);  // and the one compatible brand
+    EXPECT_TRUE(std::equal(codestream.begin(), codestream.end(), file.end() - codestream.size()));
+
+    cfg.block_coder = J2KC_BLOCK_CODER_PART1;
+    std::vector<uint8_t> jp2;
+    ASSERT_EQ(encode(img.image, cfg, jp2), J2KC_OK);
+    ASSERT_GT(jp2.size(), 32u);
+    EXPECT_EQ(uint32_t{jp2[20]} << 24 | uint32_t{jp2[21]} << 16 | uint32_t{jp2[22]} << 8 | jp2[23], 0x6A703220u);
+}

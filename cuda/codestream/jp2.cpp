@@ -675,7 +675,8 @@ const char *space_name(j2kc_color_space space)
 
 }  // namespace
 
-std::vector<uint8_t> jp2_file_header(const ImageSize &siz, j2kc_color_space colour, const std::vector<uint8_t> &icc)
+std::vector<uint8_t> jp2_file_header(const ImageSize &siz, j2kc_color_space colour, const std::vector<uint8_t> &icc,
+                                     uint32_t brand)
 {
     const size_t nc = siz.components.size();
     J2KC_CHECK_ARG(nc >= 1 && nc <= 16384 && siz.width > siz.x0 && siz.height > siz.y0,
@@ -723,9 +724,9 @@ std::vector<uint8_t> jp2_file_header(const ImageSize &siz, j2kc_color_space colo
     w.u32(jp2_box::kSignature);
     w.u32(0x0D0A870A);
     size_t at = begin(jp2_box::kFileType);
-    w.u32(jp2_box::kBrandJp2);
+    w.u32(brand);
     w.u32(0);
-    w.u32(jp2_box::kBrandJp2);
+    w.u32(brand);
     end(at);
 
     const size_t jp2h = begin(jp2_box::kHeader);

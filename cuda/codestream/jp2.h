@@ -220,7 +220,8 @@ void jp2_apply_palette(const Jp2File &file, const std::vector<Jp2PaletteOutput> 
 
 /**
  * @brief The boxes of a minimal JP2 file up to the codestream: signature,
- * ftyp 'jp2 ', jp2h with ihdr, bpcc when depths differ, colr and cdef. colr
+ * ftyp with `brand` as brand and compatible brand ('jp2 ', or 'jph ' for the
+ * JPH file format of ISO/IEC 15444-15, whose boxes are otherwise JP2's), jp2h with ihdr, bpcc when depths differ, colr and cdef. colr
  * is method 2 with `icc` when one is given (checked with
  * icc_profile_plausible), else enumerated: sRGB, greyscale or sYCC, and for
  * UNKNOWN sRGB or greyscale by component count with ihdr UnkC = 1. cdef marks
@@ -229,7 +230,8 @@ void jp2_apply_palette(const Jp2File &file, const std::vector<Jp2PaletteOutput> 
  * space the components cannot hold, or for an implausible profile.
  */
 std::vector<uint8_t> jp2_file_header(const ImageSize &siz, j2kc_color_space colour,
-                                     const std::vector<uint8_t> &icc = {});
+                                     const std::vector<uint8_t> &icc = {},
+                                     uint32_t brand = jp2_box::kBrandJp2);
 
 /** @brief Appends the jp2c box (I.5.4) holding `size` codestream bytes (XLBox past 4 GiB). */
 void append_jp2_codestream_box(std::vector<uint8_t> &file, const uint8_t *codestream, size_t size);

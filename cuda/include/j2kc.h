@@ -223,8 +223,9 @@ typedef struct j2kc_encoder_config {
      * control has few truncation points). HT is offered with the generic
      * profile (J2KC_PROFILE_NONE) and with J2KC_PROFILE_IMF, which then means
      * SMPTE ST 2067-21 APP2.HT (RPCL, one layer, no rate cap; lossless picks
-     * APP2.HT.REV); the DCI and broadcast profiles refuse it as unsupported,
-     * as does J2KC_CONTAINER_JP2 (HT codestreams belong in JPH files).
+     * APP2.HT.REV); the DCI and broadcast profiles refuse it as unsupported.
+     * With J2KC_CONTAINER_JP2 an HT codestream is wrapped as a JPH file
+     * (ISO/IEC 15444-15 Annex D: JP2's boxes under the brand 'jph ').
      */
     int         block_coder;
 } j2kc_encoder_config;

@@ -67,9 +67,6 @@ std::vector<uint8_t> container_header(const j2kc_encoder_config &config, const j
     J2KC_CHECK_ARG((config.icc_profile == nullptr) == (config.icc_profile_size == 0),
                    "icc_profile and icc_profile_size must be given together");
     if (container != J2KC_CONTAINER_JP2) return {};
-    // HT codestreams belong in JPH files (ISO/IEC 15444-15, brand 'jph '), which this encoder does not write.
-    J2KC_CHECK_SUPPORTED(config.block_coder != J2KC_BLOCK_CODER_HT,
-                         "the HT block coder writes raw codestreams only (no JPH file format yet)");
     const int colour = enum_value(config.color_space);
     const bool named = colour >= J2KC_COLOR_UNKNOWN && colour <= J2KC_COLOR_CMYK;
     J2KC_CHECK_ARG(named || config.icc_profile, "colour space %d is none of j2kc.h's: JP2 can say it only through an "
@@ -88,7 +85,9 @@ std::vector<uint8_t> container_header(const j2kc_encoder_config &config, const j
         siz.components.push_back(cs);
     }
     const std::vector<uint8_t> icc(config.icc_profile, config.icc_profile + config.icc_profile_size);
-    return jp2_file_header(siz, named ? config.color_space : J2KC_COLOR_UNKNOWN, icc);
+    // HT codestreams go in JPH files (ISO/IEC 15444-15 Annex D): JP2's boxes under the brand 'jph '.
+    const uint32_t brand = config.block_coder == J2KC_BLOCK_CODER_HT ? jp2_box::kBrandJph : jp2_box::kBrandJp2;
+    return jp2_file_header(siz, named ? config.color_space : J2KC_COLOR_UNKNOWN, icc, brand);
 }
 
 std::unique_ptr<Encoder> with_container(std::unique_ptr<Encoder> codestreams, const j2kc_encoder_config &config,

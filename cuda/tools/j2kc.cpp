@@ -8,6 +8,7 @@
  * delivery.cpp's, as opj_decompress delivers images.
  */
 #include <cerrno>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -42,7 +43,7 @@ const char *const kMainHelp =
     "\n"
     "commands:\n"
     "  decode   codestream (.j2c/.j2k/.jph/.jp2) -> image (.pgx/.pgm/.ppm/.pam/.raw/.rawl)\n"
-    "  encode   image -> codestream (.j2c/.j2k) or JP2 file (.jp2)\n"
+    "  encode   image -> codestream (.j2c/.j2k), JP2 file (.jp2) or, with --ht, JPH file (.jph)\n"
     "  dump     main header, tile-parts, marker segments and profile checks\n"
     "\n"
     "`j2kc <command> --help` lists a command's options. Exit status: 0 on success,\n"
@@ -81,7 +82,7 @@ const char *const kDecodeHelp =
     "then opacity (a malformed cdef: the coded order, with a warning).\n";
 
 const char *const kEncodeHelp =
-    "usage: j2kc encode -i IN -o OUT.{j2c,j2k,jp2} [options]\n"
+    "usage: j2kc encode -i IN -o OUT.{j2c,j2k,jp2,jph} [options]\n"
     "\n"
     "  -i, --input FILE     .pgx (a,b,c.pgx lists one file a component; X.pgx reads\n"
     "                       X_0.pgx, X_1.pgx, ... when X.pgx itself is absent),\n"
@@ -90,8 +91,9 @@ const char *const kEncodeHelp =
     "                       4:4:0 or DXxDY:DXxDY:... (one a component);\n"
     "                       .raw is big-endian, .rawl/.yuv little-endian\n"
     "  -o, --output FILE    .j2c/.j2k: raw codestream; .jp2: JP2 file (colour: sYCC for\n"
-    "                       subsampled chroma, else sRGB, or greyscale below 3 components)\n"
-    "      --icc FILE       JP2: embed this ICC profile as the colour specification\n"
+    "                       subsampled chroma, else sRGB, or greyscale below 3 components);\n"
+    "                       .jph: JPH file (with --ht; JP2's boxes under the brand 'jph ')\n"
+    "      --icc FILE       JP2/JPH: embed this ICC profile as the colour specification\n"
     "      --profile P      none (default), dci_2k, dci_4k, imf, broadcast\n"
     "      --lossless       5/3 wavelet and RCT, every pass kept\n"
     "      --ht             HTJ2K block coder (ISO/IEC 15444-15); profile none or imf (APP2.HT)\n"
@@ -454,6 +456,15 @@ j2kc_color_space jp2_colour_of(const Image &image)
     return subsampled ? J2KC_COLOR_SYCC : J2KC_COLOR_SRGB;
 }
 
+/** The JPH file format (ISO/IEC 15444-15 Annex D) is named by its extension, .jph. */
+bool is_jph_path(const std::string &path)
+{
+    const size_t n = path.size();
+    return n >= 4 && path[n - 4] == '.' && std::tolower(static_cast<unsigned char>(path[n - 3])) == 'j' &&
+           std::tolower(static_cast<unsigned char>(path[n - 2])) == 'p' &&
+           std::tolower(static_cast<unsigned char>(path[n - 1])) == 'h';
+}
+
 int run_encode(int argc, char **argv)
 {
     static const std::map<std::string, bool> options = {
@@ -479,9 +490,11 @@ int run_encode(int argc, char **argv)
     if (in.empty() || out.empty()) usage_error("encode needs -i IN and -o OUT (see j2kc encode --help)");
     FileFormat out_format = j2kc::tools::format_from_path(out);
     if (out_format != FileFormat::j2c && out_format != FileFormat::jp2) {
-        usage_error("encode: output '" + out + "' must end in .j2c, .j2k or .jp2");
+        usage_error("encode: output '" + out + "' must end in .j2c, .j2k, .jp2 or .jph");
     }
-    if (args.has("--icc") && out_format != FileFormat::jp2) usage_error("option '--icc' needs a .jp2 output");
+    if (out_format == FileFormat::jp2 && is_jph_path(out) != args.has("--ht"))
+        usage_error("HT codestreams go in .jph files, Part-1 ones in .jp2 files");
+    if (args.has("--icc") && out_format != FileFormat::jp2) usage_error("option '--icc' needs a .jp2 or .jph output");
 
     LogSink sink;
     j2kc_encoder_config config;

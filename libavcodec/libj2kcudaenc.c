@@ -67,6 +67,7 @@ typedef struct LibJ2KCudaEncContext {
     /* options */
     int     profile;
     int     lossless;
+    int     ht;
     int64_t max_frame_bytes;
     int64_t component_bytes;
     int     levels;
@@ -168,6 +169,7 @@ static int fill_config(AVCodecContext *avctx, j2kc_encoder_config *config, const
     config->frames_in_flight = ctx->frames_in_flight;
     config->profile    = ctx->profile;
     config->lossless   = ctx->lossless;
+    config->block_coder = ctx->ht ? J2KC_BLOCK_CODER_HT : J2KC_BLOCK_CODER_PART1;
     if (rate.num > 0 && rate.den > 0) {
         config->frame_rate_num = rate.num;
         config->frame_rate_den = rate.den;
@@ -503,6 +505,7 @@ static const AVOption options[] = {
         { "imf",         "IMF 2K/4K/8K, lossy or reversible",  0, AV_OPT_TYPE_CONST, { .i64 = J2KC_PROFILE_IMF },       0, 0, VE, .unit = "profile" },
         { "broadcast",   "Broadcast contribution",             0, AV_OPT_TYPE_CONST, { .i64 = J2KC_PROFILE_BROADCAST }, 0, 0, VE, .unit = "profile" },
     { "lossless",        "Reversible 5/3 wavelet and RCT, every pass kept", OFFSET(lossless), AV_OPT_TYPE_BOOL, { .i64 = 0 }, 0, 1, VE },
+    { "ht",              "HTJ2K block coder (ISO/IEC 15444-15); with profile imf: SMPTE ST 2067-21 APP2.HT", OFFSET(ht), AV_OPT_TYPE_BOOL, { .i64 = 0 }, 0, 1, VE },
     { "max_frame_bytes", "Byte cap for each codestream (0: none; b sets one from the frame rate)", OFFSET(max_frame_bytes), AV_OPT_TYPE_INT64, { .i64 = 0 }, 0, INT64_MAX, VE },
     { "component_bytes", "Byte cap for each component of a codestream (0: none)", OFFSET(component_bytes), AV_OPT_TYPE_INT64, { .i64 = 0 }, 0, INT64_MAX, VE },
     { "levels",          "Wavelet decomposition levels (-1: profile default)", OFFSET(levels), AV_OPT_TYPE_INT, { .i64 = -1 }, -1, 32, VE },

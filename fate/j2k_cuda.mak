@@ -108,6 +108,35 @@ fate-j2k_cuda-opj-lossless-gray-native: CMD = framemd5 -c:v jpeg2000 -i $(J2K_CU
 fate-j2k_cuda-opj-lossless-gray-native: REF = $(SRC_PATH)/tests/ref/fate/j2k_cuda-opj-lossless-gray
 FATE_J2K_CUDA-$(call DEMDEC, IMAGE_J2K_PIPE, JPEG2000) += $(FATE_J2K_CUDA_NATIVE)
 
+# HTJ2K (ISO/IEC 15444-15): lossless round trips against the source, lossy
+# ones with fixed steps and under a byte cap, the IMF HT profile in MXF, a
+# JPH file; and HT codestreams of OpenJPH and Grok, decoded by libj2kcuda
+# (and the 8-bit one matched by FFmpeg's native decoder, which is off by one
+# on the samples of 12-bit HT streams that OpenJPEG and OpenJPH decode as we do).
+J2K_CUDA_HT_LOSSLESS_FMTS = rgb24 gray16le yuv422p16le yuv420p12le
+define J2K_CUDA_HT_LOSSLESS_TEST
+FATE_J2K_CUDA += fate-j2k_cuda-ht-lossless-$(1)
+fate-j2k_cuda-ht-lossless-$(1): CMD = $$(call J2K_CUDA_LOSSLESS,$$($(2)),$(1),-ht 1,)
+fate-j2k_cuda-ht-lossless-$(1): REF = $$(SRC_PATH)/tests/ref/fate/j2k_cuda-source-$(1)
+endef
+$(foreach F,rgb24 gray16le yuv422p16le,$(eval $(call J2K_CUDA_HT_LOSSLESS_TEST,$(F),J2K_CUDA_SRC_SMALL)))
+$(eval $(call J2K_CUDA_HT_LOSSLESS_TEST,yuv420p12le,J2K_CUDA_SRC_420))
+FATE_J2K_CUDA += fate-j2k_cuda-ht-lossy-gbrp12le fate-j2k_cuda-ht-budget fate-j2k_cuda-ht-imf fate-j2k_cuda-ht-jph
+fate-j2k_cuda-ht-lossy-gbrp12le: CMD = $(call J2K_CUDA_ROUNDTRIP,$(J2K_CUDA_SRC_SMALL),gbrp12le,-ht 1 -quality 2,nut)
+fate-j2k_cuda-ht-budget: CMD = $(call J2K_CUDA_ROUNDTRIP,$(J2K_CUDA_SRC_SMALL),yuv444p,-ht 1 -max_frame_bytes 2500,nut)
+fate-j2k_cuda-ht-imf: CMD = $(call J2K_CUDA_ROUNDTRIP,testsrc2=s=1920x1080:r=24:d=0.04,rgb48le,-profile:v imf -ht 1 -lossless 1,mxf)
+fate-j2k_cuda-ht-jph: CMD = $(call J2K_CUDA_ROUNDTRIP,$(J2K_CUDA_SRC_SMALL),rgb48le,-ht 1 -format jp2 -frames:v 1 -update 1,image2)
+
+J2K_CUDA_PEER_HT = ojph-ht-lossless-rgb.j2c grk-ht-tiles-rgb12.j2k
+define J2K_CUDA_PEER_HT_TEST
+FATE_J2K_CUDA += fate-j2k_cuda-$(basename $(1))
+fate-j2k_cuda-$(basename $(1)): CMD = framemd5 $$(J2K_CUDA_DEC) -i $$(J2K_CUDA_SAMPLES)/$(1) -c:v rawvideo
+endef
+$(foreach T,$(J2K_CUDA_PEER_HT),$(eval $(call J2K_CUDA_PEER_HT_TEST,$(T))))
+fate-j2k_cuda-ojph-ht-lossless-rgb-native: CMD = framemd5 -c:v jpeg2000 -i $(J2K_CUDA_SAMPLES)/ojph-ht-lossless-rgb.j2c -c:v rawvideo
+fate-j2k_cuda-ojph-ht-lossless-rgb-native: REF = $(SRC_PATH)/tests/ref/fate/j2k_cuda-ojph-ht-lossless-rgb
+FATE_J2K_CUDA-$(call DEMDEC, IMAGE_J2K_PIPE, JPEG2000) += fate-j2k_cuda-ojph-ht-lossless-rgb-native
+
 FATE_J2K_CUDA_ALL = $(if $(CONFIG_LIBJ2KCUDA_ENCODER)$(CONFIG_LIBJ2KCUDA_DECODER),$(FATE_J2K_CUDA) $(FATE_J2K_CUDA-yes))
 
 FATE_FFMPEG += $(FATE_J2K_CUDA_ALL)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# make-fate-data.sh: regenerate fate/data/*.j2k, the codestreams made by
-# opj_compress (Debian's libopenjp2-tools 2.5.0) that FATE decodes with
-# j2k_cuda. Deterministic pictures are written by python3 as PPM/PGM first.
+# make-fate-data.sh: regenerate fate/data/*.j2k and *.j2c, the codestreams
+# made by opj_compress (Debian's libopenjp2-tools 2.5.0), and the HTJ2K ones
+# made by ojph_compress (openjph-tools 0.9) and grk_compress (grokj2k-tools
+# 10.0.5), that FATE decodes with libj2kcuda. Deterministic pictures are written by python3 as PPM/PGM first.
 #   scripts/make-fate-data.sh [OUT_DIR]   (default fate/data)
 set -euo pipefail
 out=$(realpath -m "${1:-fate/data}")
@@ -35,4 +36,6 @@ opj_compress -i gray.pgm -o "$out/opj-lossless-gray.j2k" >/dev/null
 opj_compress -i rgb.ppm  -o "$out/opj-lossy-rgb.j2k" -I -r 8 -n 4 >/dev/null
 opj_compress -i rgb16.ppm -o "$out/opj-rpcl-tiles.j2k" -p RPCL -t 32,24 -b 16,16 \
     -c '[32,32],[16,16]' -r 20,8,1 -n 3 -SOP -EPH >/dev/null
-ls -l "$out"/*.j2k
+ojph_compress -i rgb.ppm -o "$out/ojph-ht-lossless-rgb.j2c" -reversible true >/dev/null
+grk_compress -i rgb16.ppm -o "$out/grk-ht-tiles-rgb12.j2k" -M 64 -t 32,24 -b 16,16 -p RPCL >/dev/null
+ls -l "$out"/*.j2k "$out"/*.j2c

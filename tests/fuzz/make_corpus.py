@@ -2,7 +2,10 @@
 """make_corpus.py: seed corpus for the fuzz targets (tests/fuzz).
 
 Small test images are encoded with every tool that is installed (j2kc,
-opj_compress, grk_compress) over the feature matrix of ISO/IEC 15444-1:
+opj_compress, grk_compress, ojph_compress) over the feature matrix of
+ISO/IEC 15444-1 and the HT block coder of ISO/IEC 15444-15 (HT-only streams
+of j2kc, grk_compress -M 64 and ojph_compress, with refinement passes from
+j2kc under a budget, and JPH files):
 progression orders, precincts, tiles and tile offsets, image offsets,
 layers, code-block styles (-M 1..63), ROI, subsampling, SOP/EPH, PLT/TLM,
 tile-parts, 5/3 and 9/7, signed and deep samples, JP2. PPM and PPT streams,
@@ -214,6 +217,21 @@ def main():
         enc("j2kc", "sopeph", "g12", "j2c", ["--sop", "--eph", "--precincts", "8x8", "--cblk", "4x4"])
         enc("j2kc", "jp2", "c16", "jp2", ["--lossless"])
         enc("j2kc", "guard", "g8", "j2c", ["--guard-bits", "0", "--levels", "5"])
+        enc("j2kc", "ht_lossless", "c8", "j2c", ["--ht", "--lossless"])
+        enc("j2kc", "ht_lossy", "g12", "j2c", ["--ht", "--quality", "2", "--cblk", "8x8"])
+        enc("j2kc", "ht_refine", "c8", "j2c", ["--ht", "--bytes", "500"])
+        enc("j2kc", "ht_layers", "c8", "j2c", ["--ht", "--bytes", "600", "--layers", "3", "--tile", "16x8"])
+        enc("j2kc", "jph", "c16", "jph", ["--ht", "--lossless"])
+    if shutil.which("grk_compress"):
+        enc("grk", "ht", "c8", "j2k", ["-M", "64"])
+        enc("grk", "ht_tiles", "g12", "j2k", ["-M", "64", "-t", "16,12", "-b", "8,8", "-p", "RPCL"])
+    ojph = shutil.which("ojph_compress")
+    if ojph:
+        for tag, image, opts in (("ht_rev", "c8", ["-reversible", "true"]), ("ht_irv", "g12", ["-qstep", "0.01"]),
+                                 ("ht_cblk", "g8", ["-block_size", "{8,16}", "-num_decomps", "2"])):
+            out = os.path.join(tmp, "ojph-%s.j2c" % tag)
+            if run([ojph, "-i", images[image], "-o", out] + opts) and os.path.exists(out):
+                streams.append(("ojph-" + tag, out))
 
     # PPM / PPT versions of the SOP+EPH streams.
     packed = []

@@ -4,7 +4,9 @@
 // A benchmark, not a test: it prints a table and asserts nothing.
 //
 // usage: codec_bench [--backend cuda|cpu] [--frames N] [--threads N] [case...]
-// cases: dci4k dci2k lossless4k decode4k decode2k decodelossless4k (default: all)
+// cases: dci4k dci2k lossless4k decode4k decode2k decodelossless4k, and with the
+// HTJ2K block coder ht4k htlossless4k decodeht4k decodehtlossless4k (4K 12-bit
+// 4:4:4 at a fixed step, quality 3 (about 2.5 bits a sample), and lossless) (default: all)
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -210,6 +212,15 @@ Result run_decode(const std::vector<uint8_t> &cs, const Frame &src, j2kc_backend
 
 }  // namespace
 
+/** The HT block coder at a fixed step (quality 3) or lossless, 32 x 32 code-blocks. */
+void set_ht(j2kc_encoder_config &cfg, bool lossless)
+{
+    cfg.block_coder = J2KC_BLOCK_CODER_HT;
+    cfg.lossless = lossless;
+    if (!lossless) cfg.quality = 3.0;
+    cfg.cblk_width_log2 = cfg.cblk_height_log2 = 5;
+}
+
 int main(int argc, char **argv)
 {
     j2kc_backend backend = J2KC_BACKEND_CUDA;
@@ -222,7 +233,9 @@ int main(int argc, char **argv)
         else if (a == "--threads" && i + 1 < argc) threads = std::atoi(argv[++i]);
         else cases.push_back(a);
     }
-    if (cases.empty()) cases = {"dci4k", "dci2k", "lossless4k", "decode4k", "decode2k", "decodelossless4k"};
+    if (cases.empty())
+        cases = {"dci4k",   "dci2k",        "lossless4k", "decode4k",   "decode2k", "decodelossless4k",
+                 "ht4k",    "htlossless4k", "decodeht4k", "decodehtlossless4k"};
     const bool timing = std::getenv("J2KC_TIMING") != nullptr;
     // Decoder frames in flight to measure (J2KC_BENCH_DECODE_IN_FLIGHT=1,8,16; 0 = the library's default).
     std::vector<int> decode_depths = {1, 0};
@@ -263,6 +276,27 @@ int main(int argc, char **argv)
                 const Result r = run_encode(f4k, cfg, frames, dev);
                 std::printf("| encode lossless 4K 12-bit | %s | %.1f | %.0f |\n", dev ? "CUDA frames" : "host frames",
                             r.fps, r.mean_bytes);
+                std::fflush(stdout);
+            }
+        } else if (c == "ht4k" || c == "htlossless4k") {
+            set_ht(cfg, c == "htlossless4k");
+            for (bool dev : {true, false}) {
+                if (dev && backend != J2KC_BACKEND_CUDA) continue;
+                const Result r = run_encode(f4k, cfg, frames, dev);
+                std::printf("| encode HT 4K 12-bit %s | %s | %.1f | %.0f |\n", cfg.lossless ? "lossless" : "quality 3",
+                            dev ? "CUDA frames" : "host frames", r.fps, r.mean_bytes);
+                std::fflush(stdout);
+            }
+        } else if (c == "decodeht4k" || c == "decodehtlossless4k") {
+            set_ht(cfg, c == "decodehtlossless4k");
+            std::vector<uint8_t> stream;
+            run_encode(f4k, cfg, 1, false, &stream);
+            for (int in_flight : decode_depths) {
+                const Result r = run_decode(stream, f4k, backend, threads, frames, in_flight);
+                std::printf("| decode HT 4K 12-bit %s, %zu bytes (host frames, %s in flight) | %s | %.1f | PSNR %.2f dB |\n",
+                            cfg.lossless ? "lossless" : "quality 3", stream.size(),
+                            in_flight == 0 ? "default" : std::to_string(in_flight).c_str(),
+                            backend == J2KC_BACKEND_CUDA ? "cuda" : "cpu", r.fps, r.psnr);
                 std::fflush(stdout);
             }
         } else if (c == "decode4k" || c == "decode2k" || c == "decodelossless4k") {

@@ -1,5 +1,5 @@
 // Tier-1 decoding on the GPU (ISO/IEC 15444-1 Annex D over Annex C.3): the
-// job table of t1_decode_job.h against Tier1Decoder, on the host (the same
+// job table of tier1_decode_job.h against Tier1Decoder, on the host (the same
 // J2KC_HD function run in a loop, so the logic is checked without a device)
 // and in the CUDA kernel; the pipeline's job gathering (append_tier1_jobs)
 // against decode_code_block; and the CUDA decoder with Tier-1 on the GPU
@@ -27,9 +27,9 @@
 #include "j2kc.h"
 #include "pipeline/tile_decoder.h"
 #include "test_streams.h"
-#include "tier1/t1_decode_job.h"
 #include "tier1/tier1.h"
-#include "tier1/tier1_decode_gpu.h"
+#include "tier1/tier1_decode_cuda.h"
+#include "tier1/tier1_decode_job.h"
 
 namespace j2kc {
 namespace {

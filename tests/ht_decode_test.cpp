@@ -32,8 +32,8 @@
 #include "tier1/ht_block_decoder_core.h"
 #include "tier1/ht_decode_job.h"
 #include "tier1/ht_vlc_table.h"
-#include "tier1/t1_decode_job.h"
 #include "tier1/tier1.h"
+#include "tier1/tier1_decode_job.h"
 
 namespace j2kc {
 namespace {

@@ -25,7 +25,7 @@
 #include "j2kc.h"
 #include "test_images.h"
 #include "tier1/ht_block_encoder.h"
-#include "tier1/ht_gpu_job.h"
+#include "tier1/ht_encode_job.h"
 #include "tools/image_io.h"
 
 namespace {

@@ -2,7 +2,7 @@
  * @file ht_block_encoder_core.h
  * @brief The HT cleanup and refinement passes of Rec. ITU-T T.814 | ISO/IEC
  * 15444-15 (the HTJ2K block coder) as encoder, written once as J2KC_HD code: the
- * CPU driver (ht_block_encoder.cpp) and the CUDA kernel (ht_encode.cu) run
+ * CPU driver (ht_encode_cpu.cpp) and the CUDA kernel (ht_encode.cu) run
  * these very functions, so both backends write the same bytes.
  *
  * A cleanup segment at bit-plane p codes every quantisation index by its
@@ -42,7 +42,7 @@
 
 #include "common/host_device.h"
 #include "tier1/ht_vlc_table.h"
-#include "tier1/t1_contexts.h"
+#include "tier1/tier1_contexts.h"
 
 namespace j2kc {
 namespace htenc {

@@ -5,7 +5,7 @@
  * decoder (ht_block_decoder_core.h) is the very code the CPU's
  * Tier1Decoder runs, so the coefficients are the CPU's bit for bit.
  *
- * A kernel of its own, beside the Part-1 one (t1_decode.cu): that kernel's
+ * A kernel of its own, beside the Part-1 one (tier1_decode.cu): that kernel's
  * registers and code stay as they are, and this one runs only when a table
  * has HT jobs. Threads take jobs as the Part-1 kernel's do (the same lanes,
  * order and scratch areas) and skip the Part-1 ones. A block's loops are
@@ -16,9 +16,9 @@
 #include <algorithm>
 
 #include "common/cuda_util.cuh"
-#include "tier1/ht_decode_gpu.h"
+#include "tier1/ht_decode_cuda.h"
 #include "tier1/ht_decode_job.h"
-#include "tier1/tier1_decode_gpu.h"
+#include "tier1/tier1_decode_cuda.h"
 
 namespace j2kc {
 namespace {

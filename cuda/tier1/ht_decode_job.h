@@ -1,7 +1,7 @@
 /**
  * @file ht_decode_job.h
  * @brief One HT code-block (ISO/IEC 15444-15) of a Tier-1 job table
- * (t1_decode_job.h's T1DecodeJob, style bit 0x40) decoded by the shared HT
+ * (tier1_decode_job.h's T1DecodeJob, style bit 0x40) decoded by the shared HT
  * block decoder (ht_block_decoder_core.h). J2KC_HD: the CUDA kernel of
  * ht_decode.cu runs it one thread per job, the host runs the same function
  * over the same table (tests), and both give Tier1Decoder's values.
@@ -15,7 +15,7 @@
 #include "common/host_device.h"
 #include "tier1/codeword_segment.h"
 #include "tier1/ht_block_decoder_core.h"
-#include "tier1/t1_decode_job.h"
+#include "tier1/tier1_decode_job.h"
 
 namespace j2kc {
 

@@ -1,12 +1,12 @@
 /**
- * @file t1_decode_job.h
+ * @file tier1_decode_job.h
  * @brief One code-block of EBCOT Tier-1 decoding (ISO/IEC 15444-1 Annex D
  * over the MQ decoder of Annex C.3) as a self-contained job: its codeword
  * bytes and segments in shared arrays, its parameters, and its place in a
  * coefficient plane. t1_decode_job() is J2KC_HD: the CUDA kernel
- * (t1_decode.cu) runs it one thread per job, and the host can run the same
+ * (tier1_decode.cu) runs it one thread per job, and the host can run the same
  * function over the same table (tests), so both give Tier1Decoder's values.
- * It decodes with t1_decoder_simt.h, the passes laid out for a GPU thread.
+ * It decodes with tier1_decoder_simt.h, the passes laid out for a GPU thread.
  */
 #pragma once
 
@@ -15,7 +15,7 @@
 
 #include "common/host_device.h"
 #include "tier1/codeword_segment.h"
-#include "tier1/t1_decoder_simt.h"
+#include "tier1/tier1_decoder_simt.h"
 
 namespace j2kc {
 

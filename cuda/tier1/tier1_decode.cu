@@ -1,8 +1,8 @@
 /**
- * @file t1_decode.cu
+ * @file tier1_decode.cu
  * @brief CUDA Tier-1 decoder (ISO/IEC 15444-1 Annex D over the MQ decoder of
  * Annex C.3): a thread per code-block running t1_decode_job(), whose block
- * decoder (t1_decoder_simt.h) shares every bit-defining piece with the CPU's
+ * decoder (tier1_decoder_simt.h) shares every bit-defining piece with the CPU's
  * Tier1Decoder, so the coefficients are the CPU's bit for bit.
  *
  * Why a thread per block: the MQ decoder is one serial chain per block, and
@@ -28,8 +28,8 @@
 #include <algorithm>
 
 #include "common/cuda_util.cuh"
-#include "tier1/t1_decode_job.h"
-#include "tier1/tier1_decode_gpu.h"
+#include "tier1/tier1_decode_cuda.h"
+#include "tier1/tier1_decode_job.h"
 
 namespace j2kc {
 namespace {

@@ -81,7 +81,7 @@ TEST(HtVlcEncodeTable, PicksTheMostKnownExponents)
             for (uint32_t emb = 1; emb < 16; ++emb) {
                 if ((emb & r.rho) != emb || (emb & r.e_k) != r.e_1) continue;
                 const uint32_t entry = htenc::ht_vlc_lookup(t, r.context, r.rho, emb);
-                EXPECT_GE(htenc::ht_popcount4(entry & 0xFu), htenc::ht_popcount4(r.e_k))
+                EXPECT_GE(ht::popcount4(entry & 0xFu), ht::popcount4(r.e_k))
                     << "table " << t << " c " << int(r.context) << " rho " << int(r.rho) << " emb " << emb;
                 ++checked;
             }

@@ -37,21 +37,8 @@
 
 #include "common/host_device.h"
 #include "tier1/codeword_segment.h"
+#include "tier1/ht_block_coder_core.h"
 #include "tier1/ht_vlc_table.h"
-
-#if defined(__CUDACC__)
-#define J2KC_HT_INLINE __host__ __device__ __forceinline__
-#define J2KC_HT_FN __host__ __device__ inline
-#define J2KC_HT_BLOCK_FN __host__ __device__ __noinline__ inline
-#elif defined(__GNUC__)
-#define J2KC_HT_INLINE inline
-#define J2KC_HT_FN inline
-#define J2KC_HT_BLOCK_FN inline __attribute__((noinline))
-#else
-#define J2KC_HT_INLINE inline
-#define J2KC_HT_FN inline
-#define J2KC_HT_BLOCK_FN inline
-#endif
 
 namespace j2kc {
 namespace ht {
@@ -100,40 +87,53 @@ J2KC_HT_INLINE uint32_t vlc_entry(uint32_t table, uint32_t index)
 #endif
 }
 
-/** MEL exponents by state (T.814 Table 2). */
-J2KC_HT_INLINE uint32_t mel_exponent(uint32_t k)
-{
-    // 0,0,0,1,1,1,2,2,2,3,3,4,5 packed 3 bits per state.
-    constexpr uint64_t packed = (0ull << 0) | (0ull << 3) | (0ull << 6) | (1ull << 9) | (1ull << 12) |
-                                (1ull << 15) | (2ull << 18) | (2ull << 21) | (2ull << 24) | (3ull << 27) |
-                                (3ull << 30) | (4ull << 33) | (5ull << 36);
-    return static_cast<uint32_t>(packed >> (3 * k)) & 7u;
-}
-
-J2KC_HT_INLINE uint32_t bit_length(uint32_t v)
-{
-#if defined(__CUDA_ARCH__)
-    return 32u - static_cast<uint32_t>(__clz(static_cast<int>(v)));
-#else
-    return v ? 32u - static_cast<uint32_t>(__builtin_clz(v)) : 0u;
-#endif
-}
-
-J2KC_HT_INLINE uint32_t popcount4(uint32_t v) { return (v & 1u) + ((v >> 1) & 1u) + ((v >> 2) & 1u) + ((v >> 3) & 1u); }
-
 // ------------------------------------------------------------------ byte streams
+
+/**
+ * The bit accumulator of the streams read least-significant bit first: up to
+ * 64 bits, the next one in bit 0, topped up by the stream's own refill()
+ * (Stream, which derives from it: the reads inline, no indirection).
+ */
+template <class Stream>
+struct LsbAccumulator {
+    uint64_t acc;
+    uint32_t bits;
+    uint32_t last;  ///< the byte read last, which decides the next byte's stuffing
+
+    /** Appends the low n bits of byte b (n = 7 when its top bit is stuffed). */
+    J2KC_HT_INLINE void push(uint32_t b, uint32_t n)
+    {
+        acc |= uint64_t{b & ((1u << n) - 1u)} << bits;
+        bits += n;
+        last = b;
+    }
+
+    J2KC_HT_INLINE void skip(uint32_t n)
+    {
+        if (bits < n) static_cast<Stream *>(this)->refill();
+        acc >>= n;
+        bits -= n;
+    }
+    /** n <= 32 bits, first bit read in bit 0. */
+    J2KC_HT_INLINE uint32_t get(uint32_t n)
+    {
+        if (n == 0) return 0;
+        if (bits < n) static_cast<Stream *>(this)->refill();
+        const uint32_t v = static_cast<uint32_t>(acc & ((uint64_t{1} << n) - 1u));
+        acc >>= n;
+        bits -= n;
+        return v;
+    }
+};
 
 /**
  * A forward stream read least-significant bit first (MagSgn, SigProp): after
  * a 0xFF byte the next byte's most significant bit is a stuffed 0 and is
  * skipped. Past the end it reads `fill` bytes (0xFF for MagSgn, 0 for SigProp).
  */
-struct ForwardLsb {
+struct ForwardLsb : LsbAccumulator<ForwardLsb> {
     const uint8_t *data;
     uint32_t size, pos;
-    uint64_t acc;
-    uint32_t bits;
-    uint32_t last;
     uint32_t fill;
 
     J2KC_HT_INLINE void init(const uint8_t *d, uint32_t n, uint32_t fill_byte)
@@ -150,21 +150,8 @@ struct ForwardLsb {
     {
         while (bits <= 56) {
             const uint32_t b = pos < size ? data[pos++] : fill;
-            const uint32_t n = last == 0xFF ? 7u : 8u;
-            acc |= uint64_t{b & ((1u << n) - 1u)} << bits;
-            bits += n;
-            last = b;
+            push(b, last == 0xFF ? 7u : 8u);
         }
-    }
-    /** n <= 32 bits, first bit read in bit 0. */
-    J2KC_HT_INLINE uint32_t get(uint32_t n)
-    {
-        if (n == 0) return 0;
-        if (bits < n) refill();
-        const uint32_t v = static_cast<uint32_t>(acc & ((uint64_t{1} << n) - 1u));
-        acc >>= n;
-        bits -= n;
-        return v;
     }
 };
 
@@ -174,43 +161,22 @@ struct ForwardLsb {
  * right after (that is, before in memory) a byte above 0x8F, carries seven
  * bits (its most significant bit is stuffed). Past the start it reads zeros.
  */
-struct BackwardLsb {
+struct BackwardLsb : LsbAccumulator<BackwardLsb> {
     const uint8_t *data;
     int64_t pos, lo;
-    uint64_t acc;
-    uint32_t bits;
-    uint32_t last;
 
     J2KC_HT_INLINE void refill()
     {
         while (bits <= 56) {
             const uint32_t b = pos >= lo ? data[pos] : 0u;
             --pos;
-            const uint32_t n = (last > 0x8F && (b & 0x7F) == 0x7F) ? 7u : 8u;
-            acc |= uint64_t{b & ((1u << n) - 1u)} << bits;
-            bits += n;
-            last = b;
+            push(b, (last > 0x8F && (b & 0x7F) == 0x7F) ? 7u : 8u);
         }
     }
     J2KC_HT_INLINE uint32_t peek7()
     {
         if (bits < 7) refill();
         return static_cast<uint32_t>(acc & 0x7F);
-    }
-    J2KC_HT_INLINE void skip(uint32_t n)
-    {
-        if (bits < n) refill();
-        acc >>= n;
-        bits -= n;
-    }
-    J2KC_HT_INLINE uint32_t get(uint32_t n)
-    {
-        if (n == 0) return 0;
-        if (bits < n) refill();
-        const uint32_t v = static_cast<uint32_t>(acc & ((uint64_t{1} << n) - 1u));
-        acc >>= n;
-        bits -= n;
-        return v;
     }
 };
 

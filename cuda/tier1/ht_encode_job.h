@@ -81,11 +81,11 @@ J2KC_HD GpuCodeBlockResult ht_encode_job(const GpuCodeBlockJob &job, bool refine
 {
     GpuCodeBlockResult res{};
     res.zero_bitplanes = job.num_bitplanes;
-    if (job.width > kMaxSide || job.height > kMaxSide || uint32_t{job.width} * job.height > kMaxSamples) {
+    if (job.width > ht::kMaxSide || job.height > ht::kMaxSide || uint32_t{job.width} * job.height > ht::kMaxSamples) {
         res.status = kGpuTier1BadGeometry;
         return res;
     }
-    if (job.num_bitplanes > kMaxBitplanes) {
+    if (job.num_bitplanes > ht::kMaxBitplanes) {
         res.status = kGpuTier1BadBitplanes;
         return res;
     }

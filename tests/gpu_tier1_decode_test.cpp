@@ -30,6 +30,7 @@
 #include "tier1/tier1.h"
 #include "tier1/tier1_decode_cuda.h"
 #include "tier1/tier1_decode_job.h"
+#include "tier1_job_table_check.h"
 
 namespace j2kc {
 namespace {
@@ -434,37 +435,13 @@ TEST(Tier1JobTable, GatheredJobsMatchDecodeCodeBlock)
         for (uint32_t reduce : {0u, 1u}) {
             for (const Tile &tile : cs.tiles) {
                 const TileDecodeOptions options{reduce, reduce ? 1u : 0u};
-                TileBlocks blocks;
-                TileCoefficients ref, got;
-                try {
-                    prepare_tile(cs, tile, options, blocks, ref);
-                } catch (const Error &) {
-                    continue;  // bad packet headers or a reduce beyond the levels
-                }
-                got = ref;
-                std::vector<size_t> offset;
-                size_t total = 0;
-                for (const ComponentPlane &p : ref.components) {
-                    offset.push_back(total);
-                    total += p.samples();
-                }
-                std::vector<int32_t> a(total + 1, kSentinel), b(total + 1, kSentinel);
-                for (size_t c = 0; c < ref.components.size(); ++c) ref.components[c].data = a.data() + offset[c];
-                Tier1Scratch scratch;
-                uint32_t corrupt_ref = 0;
-                for (size_t i = 0; i < blocks.layout.code_blocks.size(); ++i)
-                    if (!decode_code_block(cs, tile, options, blocks, i, ref, scratch)) ++corrupt_ref;
-                Tier1JobTable table;
-                append_tier1_jobs(cs, tile, options, blocks, got, offset.data(), table);
-                std::vector<uint32_t> words(std::max<size_t>(table.max_scratch_words, 1));
-                uint32_t corrupt_got = 0;
-                for (const T1DecodeJob &job : table.jobs)
-                    corrupt_got += t1_decode_job(job, table.bytes.data(), table.segments.data(), b.data(),
-                                                 words.data(), words.size()) != kT1JobOk;
-                EXPECT_EQ(corrupt_got, corrupt_ref);
-                ASSERT_TRUE(a == b) << "stream " << streams_checked << " tile " << tile.index << " reduce " << reduce;
-                EXPECT_EQ(a.back(), kSentinel);
-                corrupt_seen += corrupt_ref;
+                JobTableRun run;
+                if (!decode_tile_both_ways(cs, tile, options, t1_decode_job, run)) continue;
+                EXPECT_EQ(run.corrupt_jobs, run.corrupt_cpu);
+                ASSERT_TRUE(run.cpu == run.jobs)
+                    << "stream " << streams_checked << " tile " << tile.index << " reduce " << reduce;
+                EXPECT_EQ(run.cpu.back(), JobTableRun::kSentinel);
+                corrupt_seen += run.corrupt_cpu;
             }
         }
         ++streams_checked;

@@ -55,6 +55,28 @@ inline j2kc_component component16(uint64_t data, uint32_t width, uint32_t height
     return k;
 }
 
+/**
+ * A host component over a packed plane of `bytes_per_sample`-byte samples
+ * (2 or 4) at `data`, shaped as the stream's component `ci` that
+ * j2kc_decoder_parse reported: the output a decode test gives j2kc_decode.
+ */
+inline j2kc_component decoded_component(const j2kc_component_info &ci, void *data, uint8_t bytes_per_sample)
+{
+    j2kc_component k;
+    std::memset(&k, 0, sizeof(k));  // also shift and any padding
+    k.data = reinterpret_cast<uint64_t>(data);
+    k.row_stride = ptrdiff_t(ci.width) * bytes_per_sample;
+    k.sample_stride = bytes_per_sample;
+    k.bytes_per_sample = bytes_per_sample;
+    k.precision = ci.precision;
+    k.is_signed = ci.is_signed;
+    k.dx = ci.dx;
+    k.dy = ci.dy;
+    k.width = ci.width;
+    k.height = ci.height;
+    return k;
+}
+
 /** An image over `comps` (which must outlive it and not reallocate). */
 inline j2kc_image image_view(std::vector<j2kc_component> &comps, uint32_t width, uint32_t height,
                              j2kc_memory memory = J2KC_MEMORY_HOST)

@@ -262,6 +262,20 @@ J2KC_HT_INLINE uint32_t u_suffix(BackwardLsb &vlc, uint32_t prefix)
 }
 /** decodeUExtension. */
 J2KC_HT_INLINE uint32_t u_extension(BackwardLsb &vlc, uint32_t suffix) { return suffix >= 28 ? vlc.get(4) : 0; }
+/** The residual of one quad whose prefix is read: its suffix and extension follow. */
+J2KC_HT_INLINE uint32_t u_residual(BackwardLsb &vlc, uint32_t prefix)
+{
+    const uint32_t suffix = u_suffix(vlc, prefix);
+    return prefix + suffix + 4 * u_extension(vlc, suffix);
+}
+/** The residuals of a quad pair whose prefixes are read: both suffixes, then both extensions. */
+J2KC_HT_INLINE void u_residual_pair(BackwardLsb &vlc, uint32_t pa, uint32_t pb, uint32_t &ua, uint32_t &ub)
+{
+    const uint32_t sa = u_suffix(vlc, pa), sb = u_suffix(vlc, pb);
+    const uint32_t xa = u_extension(vlc, sa), xb = u_extension(vlc, sb);
+    ua = pa + sa + 4 * xa;
+    ub = pb + sb + 4 * xb;
+}
 
 // ------------------------------------------------------------------ block
 
@@ -408,28 +422,20 @@ J2KC_HT_FN uint32_t decode_cleanup(const CleanupFrame &f, const uint8_t *d, uint
                 if (a.u_off && b.u_off) {
                     if (mel.symbol()) {
                         const uint32_t pa = u_prefix(vlc), pb = u_prefix(vlc);
-                        const uint32_t sa = u_suffix(vlc, pa), sb = u_suffix(vlc, pb);
-                        const uint32_t xa = u_extension(vlc, sa), xb = u_extension(vlc, sb);
-                        ua = 2 + pa + sa + 4 * xa;
-                        ub = 2 + pb + sb + 4 * xb;
+                        u_residual_pair(vlc, pa, pb, ua, ub);
+                        ua += 2;
+                        ub += 2;
                     } else {
                         const uint32_t pa = u_prefix(vlc);
                         if (pa > 2) {
                             ub = vlc.get(1) + 1;
-                            const uint32_t sa = u_suffix(vlc, pa);
-                            ua = pa + sa + 4 * u_extension(vlc, sa);
+                            ua = u_residual(vlc, pa);
                         } else {
-                            const uint32_t pb = u_prefix(vlc);
-                            const uint32_t sa = u_suffix(vlc, pa), sb = u_suffix(vlc, pb);
-                            const uint32_t xa = u_extension(vlc, sa), xb = u_extension(vlc, sb);
-                            ua = pa + sa + 4 * xa;
-                            ub = pb + sb + 4 * xb;
+                            u_residual_pair(vlc, pa, u_prefix(vlc), ua, ub);
                         }
                     }
                 } else if (a.u_off || b.u_off) {
-                    const uint32_t pf = u_prefix(vlc), sf = u_suffix(vlc, pf);
-                    const uint32_t u = pf + sf + 4 * u_extension(vlc, sf);
-                    (a.u_off ? ua : ub) = u;
+                    (a.u_off ? ua : ub) = u_residual(vlc, u_prefix(vlc));
                 }
                 // kappa is 1 in the first row.
                 const uint32_t Ua = 1 + ua, Ub = 1 + ub;
@@ -453,14 +459,9 @@ J2KC_HT_FN uint32_t decode_cleanup(const CleanupFrame &f, const uint8_t *d, uint
                 }
                 if (a.u_off && b.u_off) {
                     const uint32_t pa = u_prefix(vlc), pb = u_prefix(vlc);
-                    const uint32_t sa = u_suffix(vlc, pa), sb = u_suffix(vlc, pb);
-                    const uint32_t xa = u_extension(vlc, sa), xb = u_extension(vlc, sb);
-                    ua = pa + sa + 4 * xa;
-                    ub = pb + sb + 4 * xb;
+                    u_residual_pair(vlc, pa, pb, ua, ub);
                 } else if (a.u_off || b.u_off) {
-                    const uint32_t pf = u_prefix(vlc), sf = u_suffix(vlc, pf);
-                    const uint32_t u = pf + sf + 4 * u_extension(vlc, sf);
-                    (a.u_off ? ua : ub) = u;
+                    (a.u_off ? ua : ub) = u_residual(vlc, u_prefix(vlc));
                 }
                 // Exponent predictor: kappa = max(1, Emax - 1) for
                 // quads with more than one significant sample, Emax over the

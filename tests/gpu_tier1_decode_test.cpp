@@ -35,11 +35,7 @@
 namespace j2kc {
 namespace {
 
-bool have_gpu()
-{
-    int n = 0;
-    return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
-}
+using j2kc_test::have_gpu;
 
 constexpr int32_t kSentinel = 0x1234567;
 const BandOrientation kOrients[4] = {kLL, kHL, kLH, kHH};

@@ -40,11 +40,7 @@
 namespace j2kc {
 namespace {
 
-bool have_gpu()
-{
-    int n = 0;
-    return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
-}
+using j2kc_test::have_gpu;
 
 void quiet(void *, int, const char *) {}
 

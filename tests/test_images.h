@@ -3,12 +3,14 @@
  * @brief Test frames for the C API tests and benchmarks: j2kc_component and
  * j2kc_image views over sample buffers, a set of 16-bit planes that owns its
  * samples and its view, filled from a fixed seed, and (where the CUDA runtime
- * header is included first) a device copy of host buffers. Each test keeps
- * its own content (what it needs to exercise); what is shared is the memory
- * layout and the plumbing of the views. No clause of ISO/IEC 15444-1.
+ * header is included first) whether a device can be used and a device copy
+ * of host buffers. Each test keeps its own content (what it needs to
+ * exercise); what is shared is the memory layout, the plumbing of the views
+ * and how two frames are compared. No clause of ISO/IEC 15444-1.
  */
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -139,7 +141,32 @@ struct Planes16 {
     }
 };
 
+/** PSNR in dB of `b` against `a`, two frames of one shape and precision; 999 where they are equal. */
+inline double psnr(const Planes16 &a, const Planes16 &b)
+{
+    double se = 0, n = 0;
+    for (size_t c = 0; c < a.planes.size(); ++c)
+        for (size_t i = 0; i < a.planes[c].size(); ++i) {
+            const double d = double(a.planes[c][i]) - double(b.planes[c][i]);
+            se += d * d;
+            n += 1;
+        }
+    const double top = double((1u << a.precision) - 1);
+    return se == 0 ? 999.0 : 10 * std::log10(top * top * n / se);
+}
+
 #if defined(CUDART_VERSION)
+/** Whether a CUDA device can be used; the error of a failed query is cleared, so later calls do not see it. */
+inline bool have_gpu()
+{
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
+        cudaGetLastError();
+        return false;
+    }
+    return true;
+}
+
 /**
  * Device copies of host sample buffers, and `image` remapped onto them (a
  * component whose data lies in host buffer i points at the same offset in

@@ -309,6 +309,24 @@ J2KC_HT_INLINE uint32_t quad_rho(uint32_t r) { return r & 0xFu; }
 J2KC_HT_INLINE uint32_t quad_e_bl(uint32_t r) { return (r >> 8) & 0x3Fu; }
 J2KC_HT_INLINE uint32_t quad_e_br(uint32_t r) { return (r >> 16) & 0x3Fu; }
 
+/**
+ * The exponent bound U_q = kappa_q + u_q of a quad below the first row:
+ * kappa_q = max(1, Emax - 1) when more than one of its samples is
+ * significant (1 otherwise), Emax over the bottom exponents of the quad
+ * records above-left, above and above-right.
+ */
+J2KC_HT_INLINE uint32_t exponent_bound(uint32_t rho, uint32_t u, uint32_t above_left, uint32_t above,
+                                       uint32_t above_right)
+{
+    uint32_t emax = quad_e_br(above_left);
+    const uint32_t e1 = quad_e_bl(above), e2 = quad_e_br(above), e3 = quad_e_bl(above_right);
+    emax = emax > e1 ? emax : e1;
+    emax = emax > e2 ? emax : e2;
+    emax = emax > e3 ? emax : e3;
+    const uint32_t kappa = popcount4(rho) > 1 && emax > 2 ? emax - 1 : 1;
+    return kappa + u;
+}
+
 /** What the VLC (and MEL) give for one quad. */
 struct QuadSig {
     uint32_t rho, u_off, e_k, e_1;
@@ -463,29 +481,12 @@ J2KC_HT_FN uint32_t decode_cleanup(const CleanupFrame &f, const uint8_t *d, uint
                 } else if (a.u_off || b.u_off) {
                     (a.u_off ? ua : ub) = u_residual(vlc, u_prefix(vlc));
                 }
-                // Exponent predictor: kappa = max(1, Emax - 1) for
-                // quads with more than one significant sample, Emax over the
-                // nw, n, ne, nf neighbours in the row above.
-                {
-                    uint32_t emax = quad_e_br(nw);
-                    const uint32_t e1 = quad_e_bl(n), e2 = quad_e_br(n), e3 = quad_e_bl(nf);
-                    emax = emax > e1 ? emax : e1;
-                    emax = emax > e2 ? emax : e2;
-                    emax = emax > e3 ? emax : e3;
-                    const uint32_t kappa = popcount4(a.rho) > 1 && emax > 2 ? emax - 1 : 1;
-                    const uint32_t Ua = kappa + ua;
-                    if (Ua > f.u_max) return kHtBadExponent;
-                    if (!decode_quad_magsgn(f, ms, a, Ua, qx, qy, cur[1 + qx])) return kHtBadExponent;
-                }
+                // Exponent predictors over the quads above: nw, n, nf for a; n, nf and the one after for b.
+                const uint32_t Ua = exponent_bound(a.rho, ua, nw, n, nf);
+                if (Ua > f.u_max) return kHtBadExponent;
+                if (!decode_quad_magsgn(f, ms, a, Ua, qx, qy, cur[1 + qx])) return kHtBadExponent;
                 if (has_b) {
-                    const uint32_t nf2 = above[3 + qx];
-                    uint32_t emax = quad_e_br(n);
-                    const uint32_t e1 = quad_e_bl(nf), e2 = quad_e_br(nf), e3 = quad_e_bl(nf2);
-                    emax = emax > e1 ? emax : e1;
-                    emax = emax > e2 ? emax : e2;
-                    emax = emax > e3 ? emax : e3;
-                    const uint32_t kappa = popcount4(b.rho) > 1 && emax > 2 ? emax - 1 : 1;
-                    const uint32_t Ub = kappa + ub;
+                    const uint32_t Ub = exponent_bound(b.rho, ub, n, nf, above[3 + qx]);
                     if (Ub > f.u_max) return kHtBadExponent;
                     if (!decode_quad_magsgn(f, ms, b, Ub, qx + 1, qy, cur[2 + qx])) return kHtBadExponent;
                 }

@@ -128,7 +128,7 @@ J2KC_HD uint32_t t1w_nsym_prefix(const uint8_t *nsym, uint32_t lane, uint32_t &t
 
 /**
  * Where the decisions go when context modelling is decoupled from MQ coding
- * (t1_gpu_model.h): the block's decision stream, one byte per decision
+ * (tier1_two_phase_coder.h): the block's decision stream, one byte per decision
  * (context in bits 0-4, the bit in bit 7; raw passes use context 0). Every
  * lane holds the same copy.
  */

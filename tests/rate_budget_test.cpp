@@ -71,25 +71,23 @@ void expect_filled(const j2kc_encoder_config &cfg, const j2kc_image &image, uint
     EXPECT_GE(double(bytes), 0.995 * double(budget));
 }
 
-TEST(RateBudget, Dci2kCapFilledOnSmoothContent)
+/** A 12-bit three-component frame of smooth content, noise `sigma`, at 24 fps fills the DCI cap: 1,302,083 bytes. */
+void expect_dci_cap_filled(j2kc_profile profile, uint32_t w, uint32_t h, double sigma)
 {
-    const Planes16 f = smooth_noisy(2048, 1080, 3, 12, 1.0);
+    const Planes16 f = smooth_noisy(w, h, 3, 12, sigma);
     j2kc_encoder_config cfg = base_config();
-    cfg.profile = J2KC_PROFILE_DCI_2K;
+    cfg.profile = profile;
     cfg.frame_rate_num = 24;
     cfg.frame_rate_den = 1;
     expect_filled(cfg, f.image, 1302083);
 }
 
+TEST(RateBudget, Dci2kCapFilledOnSmoothContent) { expect_dci_cap_filled(J2KC_PROFILE_DCI_2K, 2048, 1080, 1.0); }
+
 TEST(RateBudget, Dci4kCapFilledOnSmoothContent)
 {
     if (j2kc_test::instrumented()) GTEST_SKIP() << "4K frames take minutes under instrumentation";
-    const Planes16 f = smooth_noisy(4096, 2160, 3, 12, 2.0);
-    j2kc_encoder_config cfg = base_config();
-    cfg.profile = J2KC_PROFILE_DCI_4K;
-    cfg.frame_rate_num = 24;
-    cfg.frame_rate_den = 1;
-    expect_filled(cfg, f.image, 1302083);
+    expect_dci_cap_filled(J2KC_PROFILE_DCI_4K, 4096, 2160, 2.0);
 }
 
 TEST(RateBudget, ImfCapFilledOn422Content)

@@ -18,6 +18,10 @@ import subprocess
 import sys
 import tempfile
 
+# The PNM reader of the interoperability suite, so both read the reference decoders' output alike.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'tests', 'interop'))
+from interop import read_pnm_planes  # noqa: E402
+
 
 def run(*cmd):
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -49,28 +53,6 @@ def components(cs):
     cod = cs.index(b'\xff\x52')
     reversible = cs[cod + 4 + 9] == 1  # Lcod, Scod, SGcod (4), SPcod: levels, xcb, ycb, style, transform
     return comps, reversible
-
-
-def read_pnm(path):
-    data = open(path, 'rb').read()
-    fields, pos = [], 2
-    while len(fields) < 3:
-        while data[pos:pos + 1].isspace():
-            pos += 1
-        if data[pos:pos + 1] == b'#':
-            pos = data.index(b'\n', pos)
-            continue
-        end = pos
-        while not data[end:end + 1].isspace():
-            end += 1
-        fields.append(int(data[pos:end]))
-        pos = end
-    w, h, maxv = fields
-    nc = 3 if data[:2] == b'P6' else 1
-    body = data[pos + 1:]
-    size = 2 if maxv > 255 else 1
-    vals = struct.unpack(('>%dH' if size == 2 else '%dB') % (w * h * nc), body[:w * h * nc * size])
-    return [list(vals[c::nc]) for c in range(nc)]
 
 
 def read_yuv(path, comps):
@@ -146,7 +128,7 @@ def main():
         else:
             ref = os.path.join(work, 'ref.' + kind)
             run('ojph_expand', '-i', raw, '-o', ref)
-            planes = read_yuv(ref, comps) if kind == 'yuv' else read_pnm(ref)
+            planes = read_yuv(ref, comps) if kind == 'yuv' else read_pnm_planes(ref)[0]
         assert len(planes) == len(comps), name
         for c, (w, h, _, _, _, _) in enumerate(comps):
             assert len(planes[c]) == w * h, (name, c)

@@ -16,11 +16,23 @@ passes or layers, which they do not take, are checked against FFmpeg's
 decoder (when given) through their one-layer twins.
 
 usage: make-ht-refine.py OUT_DIR WORK_DIR EXPECTED_TXT [FFMPEG]"""
+import importlib.util
 import os
 import random
 import struct
 import subprocess
 import sys
+
+
+def _sibling(name, path):
+    spec = importlib.util.spec_from_file_location(name, os.path.join(os.path.dirname(os.path.abspath(__file__)), path))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# The sample hash of expected.txt, the one make-ht-expected.py writes for the other HT streams.
+fnv = _sibling('make_ht_expected', 'make-ht-expected.py').fnv
 
 
 class Bits:
@@ -287,14 +299,6 @@ def build(src, cleanup, p, refinement, sp_only, variant, style_extra):
     out += struct.pack('>HHHIBB', 0xFF90, 10, 0, 12 + 2 + len(tile), 0, 1)
     out += b'\xff\x93' + tile + b'\xff\xd9'
     return bytes(out)
-
-
-def fnv(vals):
-    h = 0xcbf29ce484222325
-    for v in vals:
-        for b in struct.pack('<i', v):
-            h = ((h ^ b) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
-    return h
 
 
 def decode_opj(path, work, n):

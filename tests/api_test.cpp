@@ -80,18 +80,7 @@ Planar decode(const std::vector<uint8_t> &cs, j2kc_backend backend, int reduce =
     return out;
 }
 
-double psnr(const Planar &a, const Planar &b)
-{
-    double se = 0, n = 0;
-    for (size_t c = 0; c < a.planes.size(); ++c)
-        for (size_t i = 0; i < a.planes[c].size(); ++i) {
-            const double d = double(a.planes[c][i]) - double(b.planes[c][i]);
-            se += d * d;
-            n += 1;
-        }
-    const double top = double((1u << a.precision) - 1);
-    return se == 0 ? 999.0 : 10 * std::log10(top * top * n / se);
-}
+using j2kc_test::psnr;
 
 j2kc_encoder_config base_config()
 {

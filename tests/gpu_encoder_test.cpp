@@ -174,15 +174,7 @@ std::vector<std::vector<uint8_t>> encode_queued(j2kc_encoder *enc, const std::ve
     return out;
 }
 
-bool have_gpu()
-{
-    int n = 0;
-    if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
-        cudaGetLastError();
-        return false;
-    }
-    return true;
-}
+using j2kc_test::have_gpu;
 
 struct MatrixCase {
     const char *name;

@@ -1,5 +1,5 @@
 // Tier-1 decoding on the GPU (ISO/IEC 15444-1 Annex D over Annex C.3): the
-// job table of t1_decode_job.h against Tier1Decoder, on the host (the same
+// job table of tier1_decode_job.h against Tier1Decoder, on the host (the same
 // J2KC_HD function run in a loop, so the logic is checked without a device)
 // and in the CUDA kernel; the pipeline's job gathering (append_tier1_jobs)
 // against decode_code_block; and the CUDA decoder with Tier-1 on the GPU
@@ -27,18 +27,15 @@
 #include "j2kc.h"
 #include "pipeline/tile_decoder.h"
 #include "test_streams.h"
-#include "tier1/t1_decode_job.h"
 #include "tier1/tier1.h"
-#include "tier1/tier1_decode_gpu.h"
+#include "tier1/tier1_decode_cuda.h"
+#include "tier1/tier1_decode_job.h"
+#include "tier1_job_table_check.h"
 
 namespace j2kc {
 namespace {
 
-bool have_gpu()
-{
-    int n = 0;
-    return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
-}
+using j2kc_test::have_gpu;
 
 constexpr int32_t kSentinel = 0x1234567;
 const BandOrientation kOrients[4] = {kLL, kHL, kLH, kHH};
@@ -434,37 +431,13 @@ TEST(Tier1JobTable, GatheredJobsMatchDecodeCodeBlock)
         for (uint32_t reduce : {0u, 1u}) {
             for (const Tile &tile : cs.tiles) {
                 const TileDecodeOptions options{reduce, reduce ? 1u : 0u};
-                TileBlocks blocks;
-                TileCoefficients ref, got;
-                try {
-                    prepare_tile(cs, tile, options, blocks, ref);
-                } catch (const Error &) {
-                    continue;  // bad packet headers or a reduce beyond the levels
-                }
-                got = ref;
-                std::vector<size_t> offset;
-                size_t total = 0;
-                for (const ComponentPlane &p : ref.components) {
-                    offset.push_back(total);
-                    total += p.samples();
-                }
-                std::vector<int32_t> a(total + 1, kSentinel), b(total + 1, kSentinel);
-                for (size_t c = 0; c < ref.components.size(); ++c) ref.components[c].data = a.data() + offset[c];
-                Tier1Scratch scratch;
-                uint32_t corrupt_ref = 0;
-                for (size_t i = 0; i < blocks.layout.code_blocks.size(); ++i)
-                    if (!decode_code_block(cs, tile, options, blocks, i, ref, scratch)) ++corrupt_ref;
-                Tier1JobTable table;
-                append_tier1_jobs(cs, tile, options, blocks, got, offset.data(), table);
-                std::vector<uint32_t> words(std::max<size_t>(table.max_scratch_words, 1));
-                uint32_t corrupt_got = 0;
-                for (const T1DecodeJob &job : table.jobs)
-                    corrupt_got += t1_decode_job(job, table.bytes.data(), table.segments.data(), b.data(),
-                                                 words.data(), words.size()) != kT1JobOk;
-                EXPECT_EQ(corrupt_got, corrupt_ref);
-                ASSERT_TRUE(a == b) << "stream " << streams_checked << " tile " << tile.index << " reduce " << reduce;
-                EXPECT_EQ(a.back(), kSentinel);
-                corrupt_seen += corrupt_ref;
+                JobTableRun run;
+                if (!decode_tile_both_ways(cs, tile, options, t1_decode_job, run)) continue;
+                EXPECT_EQ(run.corrupt_jobs, run.corrupt_cpu);
+                ASSERT_TRUE(run.cpu == run.jobs)
+                    << "stream " << streams_checked << " tile " << tile.index << " reduce " << reduce;
+                EXPECT_EQ(run.cpu.back(), JobTableRun::kSentinel);
+                corrupt_seen += run.corrupt_cpu;
             }
         }
         ++streams_checked;

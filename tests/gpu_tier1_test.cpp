@@ -2,7 +2,7 @@
 // (ISO/IEC 15444-1 Annex D): every output field of every job, over sizes,
 // orientations, bit depths, densities, every style combination, and a
 // realistic batch from a 5/3-transformed natural-looking image. Plus host
-// tests of the shared J2KC_HD core (t1_encoder_core.h): its buffer bounds,
+// tests of the shared J2KC_HD core (tier1_encoder_core.h): its buffer bounds,
 // capacity check and status codes, which the GPU path relies on.
 #include <gtest/gtest.h>
 
@@ -19,10 +19,10 @@
 
 #include "codestream/markers.h"
 #include "common/status.h"
-#include "tier1/t1_encoder_core.h"
-#include "tier1/t1_gpu_job.h"
 #include "tier1/tier1.h"
-#include "tier1/tier1_gpu.h"
+#include "tier1/tier1_cuda.h"
+#include "tier1/tier1_encode_job.h"
+#include "tier1/tier1_encoder_core.h"
 
 namespace j2kc {
 namespace {
@@ -448,7 +448,7 @@ void size_outputs(GpuRun &g, const Layout &l)
     g.pass_term.assign(l.passes, 0);
 }
 
-/** The kernel's job logic (t1_gpu_job.h) run on the host over host memory:
+/** The kernel's job logic (tier1_encode_job.h) run on the host over host memory:
  *  checks the layout, the offsets and the job body where no GPU is. */
 void run_on_host(const Batch &b, GpuRun &g)
 {
@@ -466,7 +466,7 @@ void run_on_host(const Batch &b, GpuRun &g)
     }
 }
 
-/** The warp kernel's job logic (t1_warp_coder.h) with the 32 lanes run one
+/** The warp kernel's job logic (tier1_warp_coder.h) with the 32 lanes run one
  *  after another on the host, phase by phase. */
 void run_on_host_warp(const Batch &b, GpuRun &g)
 {
@@ -486,7 +486,7 @@ void run_on_host_warp(const Batch &b, GpuRun &g)
     }
 }
 
-/** The two-phase kernels' job logic (t1_gpu_two_phase.h) on the host: phase 1
+/** The two-phase kernels' job logic (tier1_two_phase_coder.h) on the host: phase 1
  *  over every job (lanes one after another), then phase 2 over every job,
  *  with the contexts strided as the device's shared memory holds them. */
 void run_on_host_two_phase(const Batch &b, GpuRun &g)

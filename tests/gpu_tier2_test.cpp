@@ -1,13 +1,13 @@
 /**
  * @file gpu_tier2_test.cpp
- * @brief Tier-2 on the GPU (tier2/tier2_gpu.h, the cell table) against
+ * @brief Tier-2 on the GPU (tier2/tier2_cuda.h, the cell table) against
  * the CPU path: measure() against FrameBlocks::exact_size() and write()
  * against assemble_codestream(), byte for byte, over random frames (tiles,
  * precincts, subsampling, 1..5 layers, every progression, POC, SOP/EPH,
  * PLT, TLM, tile-parts by resolution/component/DCI 4K, every code-block
  * style) with random truncation points.
  *
- * Tier2GpuModel* run the J2KC_HD kernel bodies (tier2_gpu_core.h) on the
+ * Tier2GpuModel* run the J2KC_HD kernel bodies (tier2_cell_core.h) on the
  * host in the kernels' order: the same code as the device, so they check the
  * algorithm everywhere. Gpu* run Tier2Gpu on a device and skip without one.
  */
@@ -25,9 +25,9 @@
 #include "pipeline/encoder_common.h"
 #include "tier1/tier1.h"
 #include "tier2/progression.h"
-#include "tier2/tier2_gpu.h"
-#include "tier2/tier2_gpu_core.h"
-#include "tier2/tier2_gpu_tables.h"
+#include "tier2/tier2_cell_core.h"
+#include "tier2/tier2_cell_tables.h"
+#include "tier2/tier2_cuda.h"
 
 using namespace j2kc;
 

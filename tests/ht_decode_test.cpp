@@ -29,20 +29,18 @@
 #include "common/status.h"
 #include "j2kc.h"
 #include "pipeline/tile_decoder.h"
+#include "test_images.h"
 #include "tier1/ht_block_decoder_core.h"
 #include "tier1/ht_decode_job.h"
 #include "tier1/ht_vlc_table.h"
-#include "tier1/t1_decode_job.h"
 #include "tier1/tier1.h"
+#include "tier1/tier1_decode_job.h"
+#include "tier1_job_table_check.h"
 
 namespace j2kc {
 namespace {
 
-bool have_gpu()
-{
-    int n = 0;
-    return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
-}
+using j2kc_test::have_gpu;
 
 void quiet(void *, int, const char *) {}
 
@@ -142,26 +140,9 @@ Decoded decode(const std::vector<uint8_t> &cs, j2kc_backend backend, int tier1_o
         std::vector<j2kc_component> comps(info.num_components);
         for (uint32_t c = 0; c < info.num_components; ++c) {
             d.planes[c].assign(size_t{ci[c].width} * ci[c].height, 0x5A5A5A5A);
-            j2kc_component &k = comps[c];
-            std::memset(&k, 0, sizeof(k));
-            k.data = reinterpret_cast<uint64_t>(d.planes[c].data());
-            k.row_stride = ptrdiff_t(ci[c].width) * 4;
-            k.sample_stride = 4;
-            k.bytes_per_sample = 4;
-            k.precision = ci[c].precision;
-            k.is_signed = ci[c].is_signed;
-            k.dx = ci[c].dx;
-            k.dy = ci[c].dy;
-            k.width = ci[c].width;
-            k.height = ci[c].height;
+            comps[c] = j2kc_test::decoded_component(ci[c], d.planes[c].data(), 4);
         }
-        j2kc_image image{};
-        image.struct_size = sizeof(image);
-        image.memory = J2KC_MEMORY_HOST;
-        image.width = info.width;
-        image.height = info.height;
-        image.num_components = info.num_components;
-        image.components = comps.data();
+        j2kc_image image = j2kc_test::image_view(comps, info.width, info.height);
         d.status = j2kc_decode(dec, cs.data(), cs.size(), &image);
         // Samples are the low `precision` bits of each integer (j2kc.h), sign-extended when signed.
         for (uint32_t c = 0; c < info.num_components && d.status == J2KC_OK; ++c) {
@@ -441,42 +422,15 @@ void check_job_table(const std::vector<uint8_t> &file, size_t &blocks_seen, size
     } catch (const Error &) {
         return;
     }
-    constexpr int32_t kSentinel = 0x1234567;
     for (uint32_t reduce : {0u, 1u}) {
         for (const Tile &tile : cs.tiles) {
-            const TileDecodeOptions options{reduce, 0};
-            TileBlocks blocks;
-            TileCoefficients ref, got;
-            try {
-                prepare_tile(cs, tile, options, blocks, ref);
-            } catch (const Error &) {
-                continue;
-            }
-            got = ref;
-            std::vector<size_t> offset;
-            size_t total = 0;
-            for (const ComponentPlane &p : ref.components) {
-                offset.push_back(total);
-                total += p.samples();
-            }
-            std::vector<int32_t> a(total + 1, kSentinel), b(total + 1, kSentinel);
-            for (size_t c = 0; c < ref.components.size(); ++c) ref.components[c].data = a.data() + offset[c];
-            Tier1Scratch scratch;
-            uint32_t corrupt_ref = 0;
-            for (size_t i = 0; i < blocks.layout.code_blocks.size(); ++i)
-                if (!decode_code_block(cs, tile, options, blocks, i, ref, scratch)) ++corrupt_ref;
-            Tier1JobTable table;
-            append_tier1_jobs(cs, tile, options, blocks, got, offset.data(), table);
-            std::vector<uint32_t> words(std::max<size_t>(table.max_scratch_words, 1));
-            uint32_t corrupt_got = 0;
-            for (const T1DecodeJob &job : table.jobs)
-                corrupt_got += t1_decode_any_job(job, table.bytes.data(), table.segments.data(), b.data(),
-                                                 words.data(), words.size()) != kT1JobOk;
-            EXPECT_EQ(corrupt_got, corrupt_ref);
-            ASSERT_TRUE(a == b) << "tile " << tile.index << " reduce " << reduce;
-            EXPECT_EQ(a.back(), kSentinel);
-            blocks_seen += table.ht_jobs;
-            corrupt_seen += corrupt_ref;
+            JobTableRun run;
+            if (!decode_tile_both_ways(cs, tile, TileDecodeOptions{reduce, 0}, t1_decode_any_job, run)) continue;
+            EXPECT_EQ(run.corrupt_jobs, run.corrupt_cpu);
+            ASSERT_TRUE(run.cpu == run.jobs) << "tile " << tile.index << " reduce " << reduce;
+            EXPECT_EQ(run.cpu.back(), JobTableRun::kSentinel);
+            blocks_seen += run.ht_jobs;
+            corrupt_seen += run.corrupt_cpu;
         }
     }
 }
@@ -584,25 +538,9 @@ TEST(HtBench, DecodeThroughput)
             std::vector<j2kc_component> comps(info.num_components);
             for (uint32_t c = 0; c < info.num_components; ++c) {
                 planes[c].resize(size_t{ci[c].width} * ci[c].height);
-                j2kc_component &k = comps[c];
-                std::memset(&k, 0, sizeof(k));
-                k.data = reinterpret_cast<uint64_t>(planes[c].data());
-                k.row_stride = ptrdiff_t(ci[c].width) * 2;
-                k.sample_stride = 2;
-                k.bytes_per_sample = 2;
-                k.precision = ci[c].precision;
-                k.dx = ci[c].dx;
-                k.dy = ci[c].dy;
-                k.width = ci[c].width;
-                k.height = ci[c].height;
+                comps[c] = j2kc_test::decoded_component(ci[c], planes[c].data(), 2);
             }
-            j2kc_image image{};
-            image.struct_size = sizeof(image);
-            image.memory = J2KC_MEMORY_HOST;
-            image.width = info.width;
-            image.height = info.height;
-            image.num_components = info.num_components;
-            image.components = comps.data();
+            j2kc_image image = j2kc_test::image_view(comps, info.width, info.height);
             ASSERT_EQ(j2kc_decode(dec, cs.data(), cs.size(), &image), J2KC_OK);  // warm-up
             const int frames = 10;
             const auto t0 = std::chrono::steady_clock::now();

@@ -25,7 +25,7 @@
 #include "j2kc.h"
 #include "test_images.h"
 #include "tier1/ht_block_encoder.h"
-#include "tier1/ht_gpu_job.h"
+#include "tier1/ht_encode_job.h"
 #include "tools/image_io.h"
 
 namespace {
@@ -81,7 +81,7 @@ TEST(HtVlcEncodeTable, PicksTheMostKnownExponents)
             for (uint32_t emb = 1; emb < 16; ++emb) {
                 if ((emb & r.rho) != emb || (emb & r.e_k) != r.e_1) continue;
                 const uint32_t entry = htenc::ht_vlc_lookup(t, r.context, r.rho, emb);
-                EXPECT_GE(htenc::ht_popcount4(entry & 0xFu), htenc::ht_popcount4(r.e_k))
+                EXPECT_GE(ht::popcount4(entry & 0xFu), ht::popcount4(r.e_k))
                     << "table " << t << " c " << int(r.context) << " rho " << int(r.rho) << " emb " << emb;
                 ++checked;
             }
@@ -266,24 +266,38 @@ TEST(HtBlockEncoder, RandomBlocksHostJobMatchesCpuDriver)
     }
 }
 
-/** Forward bit reader of SigProp: LSB first, 7 bits after 0xFF, zeros past the end. */
-struct ForwardBits {
-    const uint8_t *data;
-    size_t size, pos = 0;
+/** A byte's bits, least significant first: `left` of them still to take. */
+struct ByteBits {
     uint32_t byte = 0, left = 0;
-    bool after_ff = false;
-    uint32_t bit()
+    void load(uint32_t b, uint32_t bits)
     {
-        if (left == 0) {
-            byte = pos < size ? data[pos] : 0;
-            ++pos;
-            left = after_ff ? 7 : 8;
-            after_ff = byte == 0xFF;
-        }
+        byte = b;
+        left = bits;
+    }
+    uint32_t take()
+    {
         const uint32_t b = byte & 1u;
         byte >>= 1;
         --left;
         return b;
+    }
+};
+
+/** Forward bit reader of SigProp: LSB first, 7 bits after 0xFF, zeros past the end. */
+struct ForwardBits {
+    const uint8_t *data;
+    size_t size, pos = 0;
+    ByteBits current = {};
+    bool after_ff = false;
+    uint32_t bit()
+    {
+        if (current.left == 0) {
+            const uint32_t byte = pos < size ? data[pos] : 0;
+            ++pos;
+            current.load(byte, after_ff ? 7 : 8);
+            after_ff = byte == 0xFF;
+        }
+        return current.take();
     }
 };
 
@@ -292,20 +306,17 @@ struct ForwardBits {
 struct BackwardBits {
     const uint8_t *data;
     size_t size, read = 0;
-    uint32_t byte = 0, left = 0;
+    ByteBits current = {};
     bool after_8f = true;
     uint32_t bit()
     {
-        if (left == 0) {
-            byte = read < size ? data[size - 1 - read] : 0;
+        if (current.left == 0) {
+            const uint32_t byte = read < size ? data[size - 1 - read] : 0;
             ++read;
-            left = (after_8f && (byte & 0x7Fu) == 0x7Fu) ? 7 : 8;
+            current.load(byte, (after_8f && (byte & 0x7Fu) == 0x7Fu) ? 7 : 8);
             after_8f = byte > 0x8F;
         }
-        const uint32_t b = byte & 1u;
-        byte >>= 1;
-        --left;
-        return b;
+        return current.take();
     }
 };
 
@@ -901,15 +912,7 @@ TEST(HtEncodeSignalling, ImfHtRefusesWhatApp2HtForbids)
 
 // ---------------------------------------------------------------- the GPU
 
-bool have_gpu()
-{
-    int n = 0;
-    if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
-        cudaGetLastError();
-        return false;
-    }
-    return true;
-}
+using j2kc_test::have_gpu;
 
 TEST(GpuHtEncode, CodestreamMatchesCpuBackend)
 {

@@ -19,6 +19,7 @@
 
 #include "j2kc.h"
 #include "test_images.h"
+#include "test_streams.h"
 
 namespace {
 
@@ -40,25 +41,11 @@ Planes16 smooth_noisy(uint32_t w, uint32_t h, uint32_t comps, uint8_t precision,
     return f;
 }
 
-j2kc_encoder_config base_config()
-{
-    j2kc_encoder_config cfg;
-    j2kc_encoder_config_default(&cfg);
-    cfg.backend = J2KC_BACKEND_CPU;
-    cfg.log = quiet;
-    return cfg;
-}
+j2kc_encoder_config base_config() { return j2kc_test::cpu_encoder_config(quiet); }
 
 std::vector<uint8_t> encode(const j2kc_encoder_config &cfg, const j2kc_image &image)
 {
-    j2kc_encoder *enc = nullptr;
-    EXPECT_EQ(j2kc_encoder_create(&enc, &cfg, &image), J2KC_OK);
-    if (!enc) return {};
-    j2kc_packet pkt{};
-    EXPECT_EQ(j2kc_encode(enc, &image, &pkt), J2KC_OK);
-    std::vector<uint8_t> out(pkt.data, pkt.data + pkt.size);
-    j2kc_encoder_free(&enc);
-    return out;
+    return j2kc_test::encode_stream(image, cfg);
 }
 
 /** Bytes of the reversible (lossless) stream of the frame. */
@@ -84,25 +71,23 @@ void expect_filled(const j2kc_encoder_config &cfg, const j2kc_image &image, uint
     EXPECT_GE(double(bytes), 0.995 * double(budget));
 }
 
-TEST(RateBudget, Dci2kCapFilledOnSmoothContent)
+/** A 12-bit three-component frame of smooth content, noise `sigma`, at 24 fps fills the DCI cap: 1,302,083 bytes. */
+void expect_dci_cap_filled(j2kc_profile profile, uint32_t w, uint32_t h, double sigma)
 {
-    const Planes16 f = smooth_noisy(2048, 1080, 3, 12, 1.0);
+    const Planes16 f = smooth_noisy(w, h, 3, 12, sigma);
     j2kc_encoder_config cfg = base_config();
-    cfg.profile = J2KC_PROFILE_DCI_2K;
+    cfg.profile = profile;
     cfg.frame_rate_num = 24;
     cfg.frame_rate_den = 1;
     expect_filled(cfg, f.image, 1302083);
 }
 
+TEST(RateBudget, Dci2kCapFilledOnSmoothContent) { expect_dci_cap_filled(J2KC_PROFILE_DCI_2K, 2048, 1080, 1.0); }
+
 TEST(RateBudget, Dci4kCapFilledOnSmoothContent)
 {
     if (j2kc_test::instrumented()) GTEST_SKIP() << "4K frames take minutes under instrumentation";
-    const Planes16 f = smooth_noisy(4096, 2160, 3, 12, 2.0);
-    j2kc_encoder_config cfg = base_config();
-    cfg.profile = J2KC_PROFILE_DCI_4K;
-    cfg.frame_rate_num = 24;
-    cfg.frame_rate_den = 1;
-    expect_filled(cfg, f.image, 1302083);
+    expect_dci_cap_filled(J2KC_PROFILE_DCI_4K, 4096, 2160, 2.0);
 }
 
 TEST(RateBudget, ImfCapFilledOn422Content)
@@ -148,15 +133,7 @@ double decoded_psnr(const std::vector<uint8_t> &cs, const Planes16 &f)
     Planes16 out(f.width, f.height, static_cast<uint32_t>(f.planes.size()), f.precision);
     EXPECT_EQ(j2kc_decode(dec, cs.data(), cs.size(), &out.image), J2KC_OK);
     j2kc_decoder_free(&dec);
-    double se = 0, n = 0;
-    for (size_t c = 0; c < f.planes.size(); ++c)
-        for (size_t i = 0; i < f.planes[c].size(); ++i) {
-            const double d = double(f.planes[c][i]) - double(out.planes[c][i]);
-            se += d * d;
-            n += 1;
-        }
-    const double top = double((1u << f.precision) - 1);
-    return se == 0 ? 999.0 : 10 * std::log10(top * top * n / se);
+    return j2kc_test::psnr(f, out);
 }
 
 /**

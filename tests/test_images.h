@@ -3,12 +3,14 @@
  * @brief Test frames for the C API tests and benchmarks: j2kc_component and
  * j2kc_image views over sample buffers, a set of 16-bit planes that owns its
  * samples and its view, filled from a fixed seed, and (where the CUDA runtime
- * header is included first) a device copy of host buffers. Each test keeps
- * its own content (what it needs to exercise); what is shared is the memory
- * layout and the plumbing of the views. No clause of ISO/IEC 15444-1.
+ * header is included first) whether a device can be used and a device copy
+ * of host buffers. Each test keeps its own content (what it needs to
+ * exercise); what is shared is the memory layout, the plumbing of the views
+ * and how two frames are compared. No clause of ISO/IEC 15444-1.
  */
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -52,6 +54,28 @@ inline j2kc_component component16(uint64_t data, uint32_t width, uint32_t height
     k.dy = dy;
     k.width = width;
     k.height = height;
+    return k;
+}
+
+/**
+ * A host component over a packed plane of `bytes_per_sample`-byte samples
+ * (2 or 4) at `data`, shaped as the stream's component `ci` that
+ * j2kc_decoder_parse reported: the output a decode test gives j2kc_decode.
+ */
+inline j2kc_component decoded_component(const j2kc_component_info &ci, void *data, uint8_t bytes_per_sample)
+{
+    j2kc_component k;
+    std::memset(&k, 0, sizeof(k));  // also shift and any padding
+    k.data = reinterpret_cast<uint64_t>(data);
+    k.row_stride = ptrdiff_t(ci.width) * bytes_per_sample;
+    k.sample_stride = bytes_per_sample;
+    k.bytes_per_sample = bytes_per_sample;
+    k.precision = ci.precision;
+    k.is_signed = ci.is_signed;
+    k.dx = ci.dx;
+    k.dy = ci.dy;
+    k.width = ci.width;
+    k.height = ci.height;
     return k;
 }
 
@@ -117,7 +141,32 @@ struct Planes16 {
     }
 };
 
+/** PSNR in dB of `b` against `a`, two frames of one shape and precision; 999 where they are equal. */
+inline double psnr(const Planes16 &a, const Planes16 &b)
+{
+    double se = 0, n = 0;
+    for (size_t c = 0; c < a.planes.size(); ++c)
+        for (size_t i = 0; i < a.planes[c].size(); ++i) {
+            const double d = double(a.planes[c][i]) - double(b.planes[c][i]);
+            se += d * d;
+            n += 1;
+        }
+    const double top = double((1u << a.precision) - 1);
+    return se == 0 ? 999.0 : 10 * std::log10(top * top * n / se);
+}
+
 #if defined(CUDART_VERSION)
+/** Whether a CUDA device can be used; the error of a failed query is cleared, so later calls do not see it. */
+inline bool have_gpu()
+{
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
+        cudaGetLastError();
+        return false;
+    }
+    return true;
+}
+
 /**
  * Device copies of host sample buffers, and `image` remapped onto them (a
  * component whose data lies in host buffer i points at the same offset in

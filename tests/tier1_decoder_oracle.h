@@ -11,7 +11,7 @@
  * Self-contained on purpose (it copies the MQ and raw decoders and the pass
  * loops rather than including the library's versions): later changes to the
  * library's coders must not silently change the oracle. Only the tables of
- * Annex C/D (t1_contexts.h, kMqTransitions) are shared; they are the
+ * Annex C/D (tier1_contexts.h, kMqTransitions) are shared; they are the
  * standard's and tested on their own.
  */
 #pragma once
@@ -24,7 +24,7 @@
 
 #include "tier1/codeword_segment.h"
 #include "tier1/mq_coder.h"
-#include "tier1/t1_contexts.h"
+#include "tier1/tier1_contexts.h"
 
 namespace j2kc {
 namespace t1oracle {

@@ -11,8 +11,8 @@
 #include "codestream/markers.h"
 #include "common/status.h"
 #include "tier1/mq_coder.h"
-#include "tier1/t1_contexts.h"
 #include "tier1/tier1.h"
+#include "tier1/tier1_contexts.h"
 #include "tier1_decoder_oracle.h"
 
 namespace j2kc {

@@ -6,7 +6,7 @@
  * the RCT/ICT in one pass; the decoder applies the inverse transform, level
  * shift, clip and pack in one pass. One thread per pixel, consecutive threads
  * on consecutive samples of a row. Arithmetic comes from color_ops.h, so
- * results equal color_ref.cpp.
+ * results equal color_cpu.cpp.
  */
 #include <cuda_runtime.h>
 

@@ -3,7 +3,7 @@
  * @brief ISO/IEC 15444-1 Annex G: sample unpacking with the DC level shift,
  * the RCT and ICT, and the decoder's inverse path (inverse transform, level
  * shift, clip, pack into any j2kc_component layout), on the CPU
- * (color_ref.cpp) and on the GPU (color.cu, bit-identical). The per-sample
+ * (color_cpu.cpp) and on the GPU (color.cu, bit-identical). The per-sample
  * arithmetic and the ICT's float operation order are in color_ops.h.
  *
  * Planes are w x h arrays of int32 (reversible path) or float (irreversible

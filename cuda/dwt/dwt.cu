@@ -1,7 +1,7 @@
 /**
  * @file dwt.cu
  * @brief CUDA 2-D DWT of ISO/IEC 15444-1 Annex F (5/3 and 9/7, forward and
- * inverse), bit-identical to dwt_ref.cpp because both run the lifting
+ * inverse), bit-identical to dwt_cpu.cpp because both run the lifting
  * primitives of dwt_lifting.h in the same order.
  *
  * Forward, per level, following the row/column split of Lee et al.,
@@ -24,7 +24,7 @@
  * within one step per lifting step around it, so the margin's samples, whose
  * neighbours outside the tile are missing, are left as they are and only
  * they come out wrong. Each sample goes through the same operations in the
- * same order as in dwt_ref.cpp (rows, then columns), so the results are the
+ * same order as in dwt_cpu.cpp (rows, then columns), so the results are the
  * CPU's bit for bit. The level's output goes to scratch, where the next level
  * reads its LL band from; the last level's is copied back into the plane.
  */
@@ -182,7 +182,7 @@ constexpr uint32_t kSpan = kTileSide + 2 * kTileMargin;
 constexpr uint32_t kTileLanes = 32;
 constexpr uint32_t kTileRows = 8;
 
-/** One inverse lifting step of the filter for T, as dwt_ref.cpp's order lists them. */
+/** One inverse lifting step of the filter for T, as dwt_cpu.cpp's order lists them. */
 template <class T>
 struct InverseSteps;
 template <>

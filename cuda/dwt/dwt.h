@@ -2,7 +2,7 @@
  * @file dwt.h
  * @brief ISO/IEC 15444-1 Annex F: forward (encoder) and inverse (decoder)
  * 2-D discrete wavelet transform of one tile-component, 5/3 reversible on
- * int32 and 9/7 irreversible on float32, on the CPU (dwt_ref.cpp) and on the
+ * int32 and 9/7 irreversible on float32, on the CPU (dwt_cpu.cpp) and on the
  * GPU (dwt.cu, bit-identical).
  *
  * Layout contract. `data` holds the w x h samples of the tile-component rect

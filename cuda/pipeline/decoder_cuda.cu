@@ -22,7 +22,7 @@
  * the workers run Tier-2 only and gather each frame's code-block bytes,
  * segments and jobs (tile_decoder.h's Tier1JobTable) into the slot's pinned
  * buffer: about the codestream's size instead of 4 bytes a sample. They go
- * up, tier1_decode_gpu (t1_decode.cu, the CPU's block decoder run a thread
+ * up, tier1_decode_gpu (tier1_decode.cu, the CPU's block decoder run a thread
  * per block) writes the coefficients into the slot's device buffer, and the
  * reconstruction follows on the slot's stream. Tier-1 runs on a stream of
  * its own at the lowest priority, the reconstruction and the pack at the
@@ -61,8 +61,8 @@
 #include "pipeline/host_output_mirror.cuh"
 #include "pipeline/tile_decoder.h"
 #include "quant/quant.h"
-#include "tier1/ht_decode_gpu.h"
-#include "tier1/tier1_decode_gpu.h"
+#include "tier1/ht_decode_cuda.h"
+#include "tier1/tier1_decode_cuda.h"
 
 namespace j2kc {
 namespace {

@@ -47,8 +47,8 @@
 #include "quant/quant.h"
 #include "rate/pcrd.h"
 #include "tier1/ht_block_encoder.h"
-#include "tier1/tier1_gpu.h"
-#include "tier2/tier2_gpu.h"
+#include "tier1/tier1_cuda.h"
+#include "tier2/tier2_cuda.h"
 
 namespace j2kc {
 namespace {

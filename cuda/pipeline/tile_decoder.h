@@ -16,7 +16,7 @@
 #include "common/thread_pool.h"
 #include "geometry/partition.h"
 #include "pipeline/tile_coefficients.h"
-#include "tier1/t1_decode_job.h"
+#include "tier1/tier1_decode_job.h"
 #include "tier1/tier1.h"
 #include "tier2/packet_decoder.h"
 

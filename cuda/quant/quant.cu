@@ -4,7 +4,7 @@
  * Annex H ROI de-scaling) over a whole tile-component plane in Mallat layout:
  * one launch per plane, each thread finds its sub-band from the resolution
  * sizes (the per-band table travels by value as a kernel parameter), and
- * applies the primitives of quant_ops.h, so results equal quant_ref.cpp.
+ * applies the primitives of quant_ops.h, so results equal quant_cpu.cpp.
  */
 #include <cuda_runtime.h>
 

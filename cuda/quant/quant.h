@@ -4,7 +4,7 @@
  * (E.1.1, Table E.1, E-2, E-3), sub-band synthesis energy gains for step
  * scaling and rate-control weights, and the quantise (encoder) / dequantise
  * (decoder, with Annex H ROI max-shift) passes over a tile-component plane in
- * the DWT's Mallat layout (dwt/dwt.h), on the CPU (quant_ref.cpp) and the GPU
+ * the DWT's Mallat layout (dwt/dwt.h), on the CPU (quant_cpu.cpp) and the GPU
  * (quant.cu, bit-identical). Exact per-coefficient rules: quant_ops.h.
  *
  * Band indices are QCD order: 0 = LL (decomposition level NL), then for

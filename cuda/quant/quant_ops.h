@@ -1,7 +1,7 @@
 /**
  * @file quant_ops.h
  * @brief ISO/IEC 15444-1 Annex E (scalar dead-zone quantisation) and Annex H
- * (ROI max-shift) per-coefficient primitives, shared by quant_ref.cpp and
+ * (ROI max-shift) per-coefficient primitives, shared by quant_cpu.cpp and
  * quant.cu, plus the plane-wide parameter blocks both take by value.
  *
  * Exact arithmetic:

@@ -8,7 +8,7 @@
  * 32 thresholds probed at once, two-level reduction of the sizes, window
  * narrowed until it holds a single threshold.
  *
- * Host interface only (no CUDA types). The CPU reference (pcrd_ref.cpp) and
+ * Host interface only (no CUDA types). The CPU reference (pcrd_cpu.cpp) and
  * the CUDA backend (pcrd.cu) run the very same search, so that they pick the
  * same truncation points: same hull, same slope keys, same probe thresholds,
  * same iteration count, same tie rules (see pcrd_core.h).

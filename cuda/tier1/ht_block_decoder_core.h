@@ -37,21 +37,8 @@
 
 #include "common/host_device.h"
 #include "tier1/codeword_segment.h"
+#include "tier1/ht_block_coder_core.h"
 #include "tier1/ht_vlc_table.h"
-
-#if defined(__CUDACC__)
-#define J2KC_HT_INLINE __host__ __device__ __forceinline__
-#define J2KC_HT_FN __host__ __device__ inline
-#define J2KC_HT_BLOCK_FN __host__ __device__ __noinline__ inline
-#elif defined(__GNUC__)
-#define J2KC_HT_INLINE inline
-#define J2KC_HT_FN inline
-#define J2KC_HT_BLOCK_FN inline __attribute__((noinline))
-#else
-#define J2KC_HT_INLINE inline
-#define J2KC_HT_FN inline
-#define J2KC_HT_BLOCK_FN inline
-#endif
 
 namespace j2kc {
 namespace ht {
@@ -100,40 +87,53 @@ J2KC_HT_INLINE uint32_t vlc_entry(uint32_t table, uint32_t index)
 #endif
 }
 
-/** MEL exponents by state (T.814 Table 2). */
-J2KC_HT_INLINE uint32_t mel_exponent(uint32_t k)
-{
-    // 0,0,0,1,1,1,2,2,2,3,3,4,5 packed 3 bits per state.
-    constexpr uint64_t packed = (0ull << 0) | (0ull << 3) | (0ull << 6) | (1ull << 9) | (1ull << 12) |
-                                (1ull << 15) | (2ull << 18) | (2ull << 21) | (2ull << 24) | (3ull << 27) |
-                                (3ull << 30) | (4ull << 33) | (5ull << 36);
-    return static_cast<uint32_t>(packed >> (3 * k)) & 7u;
-}
-
-J2KC_HT_INLINE uint32_t bit_length(uint32_t v)
-{
-#if defined(__CUDA_ARCH__)
-    return 32u - static_cast<uint32_t>(__clz(static_cast<int>(v)));
-#else
-    return v ? 32u - static_cast<uint32_t>(__builtin_clz(v)) : 0u;
-#endif
-}
-
-J2KC_HT_INLINE uint32_t popcount4(uint32_t v) { return (v & 1u) + ((v >> 1) & 1u) + ((v >> 2) & 1u) + ((v >> 3) & 1u); }
-
 // ------------------------------------------------------------------ byte streams
+
+/**
+ * The bit accumulator of the streams read least-significant bit first: up to
+ * 64 bits, the next one in bit 0, topped up by the stream's own refill()
+ * (Stream, which derives from it: the reads inline, no indirection).
+ */
+template <class Stream>
+struct LsbAccumulator {
+    uint64_t acc;
+    uint32_t bits;
+    uint32_t last;  ///< the byte read last, which decides the next byte's stuffing
+
+    /** Appends the low n bits of byte b (n = 7 when its top bit is stuffed). */
+    J2KC_HT_INLINE void push(uint32_t b, uint32_t n)
+    {
+        acc |= uint64_t{b & ((1u << n) - 1u)} << bits;
+        bits += n;
+        last = b;
+    }
+
+    J2KC_HT_INLINE void skip(uint32_t n)
+    {
+        if (bits < n) static_cast<Stream *>(this)->refill();
+        acc >>= n;
+        bits -= n;
+    }
+    /** n <= 32 bits, first bit read in bit 0. */
+    J2KC_HT_INLINE uint32_t get(uint32_t n)
+    {
+        if (n == 0) return 0;
+        if (bits < n) static_cast<Stream *>(this)->refill();
+        const uint32_t v = static_cast<uint32_t>(acc & ((uint64_t{1} << n) - 1u));
+        acc >>= n;
+        bits -= n;
+        return v;
+    }
+};
 
 /**
  * A forward stream read least-significant bit first (MagSgn, SigProp): after
  * a 0xFF byte the next byte's most significant bit is a stuffed 0 and is
  * skipped. Past the end it reads `fill` bytes (0xFF for MagSgn, 0 for SigProp).
  */
-struct ForwardLsb {
+struct ForwardLsb : LsbAccumulator<ForwardLsb> {
     const uint8_t *data;
     uint32_t size, pos;
-    uint64_t acc;
-    uint32_t bits;
-    uint32_t last;
     uint32_t fill;
 
     J2KC_HT_INLINE void init(const uint8_t *d, uint32_t n, uint32_t fill_byte)
@@ -150,21 +150,8 @@ struct ForwardLsb {
     {
         while (bits <= 56) {
             const uint32_t b = pos < size ? data[pos++] : fill;
-            const uint32_t n = last == 0xFF ? 7u : 8u;
-            acc |= uint64_t{b & ((1u << n) - 1u)} << bits;
-            bits += n;
-            last = b;
+            push(b, last == 0xFF ? 7u : 8u);
         }
-    }
-    /** n <= 32 bits, first bit read in bit 0. */
-    J2KC_HT_INLINE uint32_t get(uint32_t n)
-    {
-        if (n == 0) return 0;
-        if (bits < n) refill();
-        const uint32_t v = static_cast<uint32_t>(acc & ((uint64_t{1} << n) - 1u));
-        acc >>= n;
-        bits -= n;
-        return v;
     }
 };
 
@@ -174,43 +161,22 @@ struct ForwardLsb {
  * right after (that is, before in memory) a byte above 0x8F, carries seven
  * bits (its most significant bit is stuffed). Past the start it reads zeros.
  */
-struct BackwardLsb {
+struct BackwardLsb : LsbAccumulator<BackwardLsb> {
     const uint8_t *data;
     int64_t pos, lo;
-    uint64_t acc;
-    uint32_t bits;
-    uint32_t last;
 
     J2KC_HT_INLINE void refill()
     {
         while (bits <= 56) {
             const uint32_t b = pos >= lo ? data[pos] : 0u;
             --pos;
-            const uint32_t n = (last > 0x8F && (b & 0x7F) == 0x7F) ? 7u : 8u;
-            acc |= uint64_t{b & ((1u << n) - 1u)} << bits;
-            bits += n;
-            last = b;
+            push(b, (last > 0x8F && (b & 0x7F) == 0x7F) ? 7u : 8u);
         }
     }
     J2KC_HT_INLINE uint32_t peek7()
     {
         if (bits < 7) refill();
         return static_cast<uint32_t>(acc & 0x7F);
-    }
-    J2KC_HT_INLINE void skip(uint32_t n)
-    {
-        if (bits < n) refill();
-        acc >>= n;
-        bits -= n;
-    }
-    J2KC_HT_INLINE uint32_t get(uint32_t n)
-    {
-        if (n == 0) return 0;
-        if (bits < n) refill();
-        const uint32_t v = static_cast<uint32_t>(acc & ((uint64_t{1} << n) - 1u));
-        acc >>= n;
-        bits -= n;
-        return v;
     }
 };
 
@@ -296,6 +262,20 @@ J2KC_HT_INLINE uint32_t u_suffix(BackwardLsb &vlc, uint32_t prefix)
 }
 /** decodeUExtension. */
 J2KC_HT_INLINE uint32_t u_extension(BackwardLsb &vlc, uint32_t suffix) { return suffix >= 28 ? vlc.get(4) : 0; }
+/** The residual of one quad whose prefix is read: its suffix and extension follow. */
+J2KC_HT_INLINE uint32_t u_residual(BackwardLsb &vlc, uint32_t prefix)
+{
+    const uint32_t suffix = u_suffix(vlc, prefix);
+    return prefix + suffix + 4 * u_extension(vlc, suffix);
+}
+/** The residuals of a quad pair whose prefixes are read: both suffixes, then both extensions. */
+J2KC_HT_INLINE void u_residual_pair(BackwardLsb &vlc, uint32_t pa, uint32_t pb, uint32_t &ua, uint32_t &ub)
+{
+    const uint32_t sa = u_suffix(vlc, pa), sb = u_suffix(vlc, pb);
+    const uint32_t xa = u_extension(vlc, sa), xb = u_extension(vlc, sb);
+    ua = pa + sa + 4 * xa;
+    ub = pb + sb + 4 * xb;
+}
 
 // ------------------------------------------------------------------ block
 
@@ -328,6 +308,24 @@ J2KC_HD constexpr size_t ht_scratch_words(uint32_t width) { return 2 * (size_t{(
 J2KC_HT_INLINE uint32_t quad_rho(uint32_t r) { return r & 0xFu; }
 J2KC_HT_INLINE uint32_t quad_e_bl(uint32_t r) { return (r >> 8) & 0x3Fu; }
 J2KC_HT_INLINE uint32_t quad_e_br(uint32_t r) { return (r >> 16) & 0x3Fu; }
+
+/**
+ * The exponent bound U_q = kappa_q + u_q of a quad below the first row:
+ * kappa_q = max(1, Emax - 1) when more than one of its samples is
+ * significant (1 otherwise), Emax over the bottom exponents of the quad
+ * records above-left, above and above-right.
+ */
+J2KC_HT_INLINE uint32_t exponent_bound(uint32_t rho, uint32_t u, uint32_t above_left, uint32_t above,
+                                       uint32_t above_right)
+{
+    uint32_t emax = quad_e_br(above_left);
+    const uint32_t e1 = quad_e_bl(above), e2 = quad_e_br(above), e3 = quad_e_bl(above_right);
+    emax = emax > e1 ? emax : e1;
+    emax = emax > e2 ? emax : e2;
+    emax = emax > e3 ? emax : e3;
+    const uint32_t kappa = popcount4(rho) > 1 && emax > 2 ? emax - 1 : 1;
+    return kappa + u;
+}
 
 /** What the VLC (and MEL) give for one quad. */
 struct QuadSig {
@@ -442,28 +440,20 @@ J2KC_HT_FN uint32_t decode_cleanup(const CleanupFrame &f, const uint8_t *d, uint
                 if (a.u_off && b.u_off) {
                     if (mel.symbol()) {
                         const uint32_t pa = u_prefix(vlc), pb = u_prefix(vlc);
-                        const uint32_t sa = u_suffix(vlc, pa), sb = u_suffix(vlc, pb);
-                        const uint32_t xa = u_extension(vlc, sa), xb = u_extension(vlc, sb);
-                        ua = 2 + pa + sa + 4 * xa;
-                        ub = 2 + pb + sb + 4 * xb;
+                        u_residual_pair(vlc, pa, pb, ua, ub);
+                        ua += 2;
+                        ub += 2;
                     } else {
                         const uint32_t pa = u_prefix(vlc);
                         if (pa > 2) {
                             ub = vlc.get(1) + 1;
-                            const uint32_t sa = u_suffix(vlc, pa);
-                            ua = pa + sa + 4 * u_extension(vlc, sa);
+                            ua = u_residual(vlc, pa);
                         } else {
-                            const uint32_t pb = u_prefix(vlc);
-                            const uint32_t sa = u_suffix(vlc, pa), sb = u_suffix(vlc, pb);
-                            const uint32_t xa = u_extension(vlc, sa), xb = u_extension(vlc, sb);
-                            ua = pa + sa + 4 * xa;
-                            ub = pb + sb + 4 * xb;
+                            u_residual_pair(vlc, pa, u_prefix(vlc), ua, ub);
                         }
                     }
                 } else if (a.u_off || b.u_off) {
-                    const uint32_t pf = u_prefix(vlc), sf = u_suffix(vlc, pf);
-                    const uint32_t u = pf + sf + 4 * u_extension(vlc, sf);
-                    (a.u_off ? ua : ub) = u;
+                    (a.u_off ? ua : ub) = u_residual(vlc, u_prefix(vlc));
                 }
                 // kappa is 1 in the first row.
                 const uint32_t Ua = 1 + ua, Ub = 1 + ub;
@@ -487,38 +477,16 @@ J2KC_HT_FN uint32_t decode_cleanup(const CleanupFrame &f, const uint8_t *d, uint
                 }
                 if (a.u_off && b.u_off) {
                     const uint32_t pa = u_prefix(vlc), pb = u_prefix(vlc);
-                    const uint32_t sa = u_suffix(vlc, pa), sb = u_suffix(vlc, pb);
-                    const uint32_t xa = u_extension(vlc, sa), xb = u_extension(vlc, sb);
-                    ua = pa + sa + 4 * xa;
-                    ub = pb + sb + 4 * xb;
+                    u_residual_pair(vlc, pa, pb, ua, ub);
                 } else if (a.u_off || b.u_off) {
-                    const uint32_t pf = u_prefix(vlc), sf = u_suffix(vlc, pf);
-                    const uint32_t u = pf + sf + 4 * u_extension(vlc, sf);
-                    (a.u_off ? ua : ub) = u;
+                    (a.u_off ? ua : ub) = u_residual(vlc, u_prefix(vlc));
                 }
-                // Exponent predictor: kappa = max(1, Emax - 1) for
-                // quads with more than one significant sample, Emax over the
-                // nw, n, ne, nf neighbours in the row above.
-                {
-                    uint32_t emax = quad_e_br(nw);
-                    const uint32_t e1 = quad_e_bl(n), e2 = quad_e_br(n), e3 = quad_e_bl(nf);
-                    emax = emax > e1 ? emax : e1;
-                    emax = emax > e2 ? emax : e2;
-                    emax = emax > e3 ? emax : e3;
-                    const uint32_t kappa = popcount4(a.rho) > 1 && emax > 2 ? emax - 1 : 1;
-                    const uint32_t Ua = kappa + ua;
-                    if (Ua > f.u_max) return kHtBadExponent;
-                    if (!decode_quad_magsgn(f, ms, a, Ua, qx, qy, cur[1 + qx])) return kHtBadExponent;
-                }
+                // Exponent predictors over the quads above: nw, n, nf for a; n, nf and the one after for b.
+                const uint32_t Ua = exponent_bound(a.rho, ua, nw, n, nf);
+                if (Ua > f.u_max) return kHtBadExponent;
+                if (!decode_quad_magsgn(f, ms, a, Ua, qx, qy, cur[1 + qx])) return kHtBadExponent;
                 if (has_b) {
-                    const uint32_t nf2 = above[3 + qx];
-                    uint32_t emax = quad_e_br(n);
-                    const uint32_t e1 = quad_e_bl(nf), e2 = quad_e_br(nf), e3 = quad_e_bl(nf2);
-                    emax = emax > e1 ? emax : e1;
-                    emax = emax > e2 ? emax : e2;
-                    emax = emax > e3 ? emax : e3;
-                    const uint32_t kappa = popcount4(b.rho) > 1 && emax > 2 ? emax - 1 : 1;
-                    const uint32_t Ub = kappa + ub;
+                    const uint32_t Ub = exponent_bound(b.rho, ub, n, nf, above[3 + qx]);
                     if (Ub > f.u_max) return kHtBadExponent;
                     if (!decode_quad_magsgn(f, ms, b, Ub, qx + 1, qy, cur[2 + qx])) return kHtBadExponent;
                 }

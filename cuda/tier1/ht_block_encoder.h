@@ -20,7 +20,7 @@
 #include <cstdint>
 
 #include "tier1/tier1.h"
-#include "tier1/tier1_gpu.h"
+#include "tier1/tier1_cuda.h"
 
 namespace j2kc {
 
@@ -38,7 +38,7 @@ void encode_ht_code_block(const int32_t *coeffs, size_t stride, uint32_t width, 
  * @brief Encodes every job on `stream` (a cudaStream_t, or nullptr) with the
  * HT block coder, a thread per job, as encode_ht_code_block with `refine`;
  * asynchronous. Jobs, results and pass arrays as tier1_encode_gpu
- * (tier1_gpu.h), except the sizes: each job's output region needs
+ * (tier1_cuda.h), except the sizes: each job's output region needs
  * ht_gpu_capacity_bound bytes, its scratch ht_gpu_scratch_bound bytes, and
  * ht_gpu_max_passes pass entries. Throws J2KC_ERR_CUDA if the launch fails.
  */

@@ -2,7 +2,7 @@
  * @file ht_block_encoder_core.h
  * @brief The HT cleanup and refinement passes of Rec. ITU-T T.814 | ISO/IEC
  * 15444-15 (the HTJ2K block coder) as encoder, written once as J2KC_HD code: the
- * CPU driver (ht_block_encoder.cpp) and the CUDA kernel (ht_encode.cu) run
+ * CPU driver (ht_encode_cpu.cpp) and the CUDA kernel (ht_encode.cu) run
  * these very functions, so both backends write the same bytes.
  *
  * A cleanup segment at bit-plane p codes every quantisation index by its
@@ -41,17 +41,13 @@
 #include <cstdint>
 
 #include "common/host_device.h"
+#include "tier1/ht_block_coder_core.h"
 #include "tier1/ht_vlc_table.h"
-#include "tier1/t1_contexts.h"
+#include "tier1/tier1_contexts.h"
 
 namespace j2kc {
 namespace htenc {
 
-/** Geometry limits of a code-block (the same as Part 1's, tier1.h). */
-constexpr uint32_t kMaxSide = 1024;
-constexpr uint32_t kMaxSamples = 4096;
-/** Most magnitude bit-planes a block may carry (int32 indices). */
-constexpr uint32_t kMaxBitplanes = 30;
 /** Largest Scup (MEL + VLC bytes) the 12-bit field of the segment holds. */
 constexpr uint32_t kMaxScup = 4079;
 
@@ -77,11 +73,6 @@ struct HtVlcEncodeTable {
     uint16_t entry[2][8 * 16 * 16];  ///< [0] first line pair, [1] other line pairs
 };
 
-J2KC_HD constexpr uint32_t ht_popcount4(uint32_t v)
-{
-    return (v & 1u) + ((v >> 1) & 1u) + ((v >> 2) & 1u) + ((v >> 3) & 1u);
-}
-
 /**
  * For a quad with u_q > 0 any row whose (e_k, e_1) agrees with emb codes it;
  * the one with most known exponents (set bits of e_k) saves most MagSgn
@@ -100,7 +91,7 @@ J2KC_HD constexpr void ht_add_vlc_rows(uint16_t *table, const HtVlcRow *rows, si
         for (uint32_t emb = 1; emb < 16; ++emb) {
             if ((emb & r.rho) != emb || (emb & r.e_k) != r.e_1) continue;
             const uint16_t old = table[base | emb];
-            if ((old & 0xF0u) == 0 || ht_popcount4(r.e_k) > ht_popcount4(old & 0xFu)) table[base | emb] = code;
+            if ((old & 0xF0u) == 0 || ht::popcount4(r.e_k) > ht::popcount4(old & 0xFu)) table[base | emb] = code;
         }
     }
 }
@@ -108,8 +99,8 @@ J2KC_HD constexpr void ht_add_vlc_rows(uint16_t *table, const HtVlcRow *rows, si
 J2KC_HD constexpr HtVlcEncodeTable make_ht_vlc_encode_table()
 {
     HtVlcEncodeTable t{};
-    ht_add_vlc_rows(t.entry[0], kHtVlcFirstRow, sizeof(kHtVlcFirstRow) / sizeof(kHtVlcFirstRow[0]));
-    ht_add_vlc_rows(t.entry[1], kHtVlcOtherRows, sizeof(kHtVlcOtherRows) / sizeof(kHtVlcOtherRows[0]));
+    ht_add_vlc_rows(t.entry[0], kHtVlcFirstRow, kHtVlcFirstRowCount);
+    ht_add_vlc_rows(t.entry[1], kHtVlcOtherRows, kHtVlcOtherRowsCount);
     return t;
 }
 
@@ -133,54 +124,56 @@ J2KC_HD uint32_t ht_vlc_lookup(uint32_t table, uint32_t context, uint32_t rho, u
 // ---------------------------------------------------------------------------
 // The three byte streams
 
-/** Bits needed to write v (0 for 0). */
-J2KC_HD uint32_t ht_bit_length(uint32_t v)
-{
-#if defined(__CUDA_ARCH__)
-    return 32u - static_cast<uint32_t>(__clz(v));
-#elif defined(__GNUC__)
-    return v ? 32u - static_cast<uint32_t>(__builtin_clz(v)) : 0u;
-#else
-    uint32_t n = 0;
-    for (; v; v >>= 1) ++n;
-    return n;
-#endif
-}
-
 /** The low n bits of v, n up to 32. */
 J2KC_HD uint32_t ht_low_bits(uint32_t v, uint32_t n) { return n >= 32 ? v : v & ((1u << n) - 1u); }
+
+/**
+ * Where a stream's bytes go: a bounded buffer that, once full, drops the rest
+ * and remembers it did (the caller then reports kHtEncodeOverflow).
+ */
+struct HtByteSink {
+    uint8_t *buf;
+    uint32_t capacity;
+    uint32_t pos;
+    bool overflow;
+
+    J2KC_HD void open(uint8_t *b, uint32_t cap)
+    {
+        buf = b;
+        capacity = cap;
+        pos = 0;
+        overflow = false;
+    }
+    J2KC_HD void append(uint32_t byte)
+    {
+        if (pos < capacity)
+            buf[pos++] = static_cast<uint8_t>(byte);
+        else
+            overflow = true;
+    }
+};
 
 /**
  * MagSgn packer: bits fill each byte from its least significant bit; a byte
  * after 0xFF carries 7 bits (its top bit stays 0), so no 0xFF is followed by
  * a byte above 0x8F.
  */
-struct HtMagSgnWriter {
-    uint8_t *buf;
-    uint32_t capacity;
-    uint32_t pos;
+struct HtMagSgnWriter : HtByteSink {
     uint64_t tmp;       ///< bits not yet in a byte, the next first
     uint32_t used;      ///< how many (below max_bits between calls)
     uint32_t max_bits;  ///< bits the next byte takes
-    bool overflow;
 
     J2KC_HD void init(uint8_t *b, uint32_t cap)
     {
-        buf = b;
-        capacity = cap;
-        pos = 0;
+        open(b, cap);
         tmp = 0;
         used = 0;
         max_bits = 8;
-        overflow = false;
     }
 
     J2KC_HD void store(uint32_t byte)
     {
-        if (pos < capacity)
-            buf[pos++] = static_cast<uint8_t>(byte);
-        else
-            overflow = true;
+        append(byte);
         max_bits = byte == 0xFFu ? 7u : 8u;
     }
 
@@ -212,12 +205,7 @@ struct HtMagSgnWriter {
     J2KC_HD void terminate_sigprop()
     {
         if (used > 0) emit_byte();
-        if (pos == 0 || buf[pos - 1] == 0xFFu) {
-            if (pos < capacity)
-                buf[pos++] = 0;
-            else
-                overflow = true;
-        }
+        if (pos == 0 || buf[pos - 1] == 0xFFu) append(0);
     }
 
     /** Pads the last byte with 1s, which a decoder reads past the end anyway,
@@ -226,23 +214,12 @@ struct HtMagSgnWriter {
     {
         if (used > 0) {
             tmp |= uint64_t{(1u << (max_bits - used)) - 1u} << used;
-            if (tmp != 0xFFu) {
-                if (pos < capacity)
-                    buf[pos++] = static_cast<uint8_t>(tmp);
-                else
-                    overflow = true;
-            }
+            if (tmp != 0xFFu) append(static_cast<uint32_t>(tmp));
         } else if (max_bits == 7 && pos > 0) {
             --pos;
         }
     }
 };
-
-/** MEL exponents of the 13 states of the adaptive run-length coder. */
-J2KC_HD uint32_t ht_mel_exponent(uint32_t k)
-{
-    return k < 3 ? 0u : k < 6 ? 1u : k < 9 ? 2u : k < 11 ? 3u : k == 11 ? 4u : 5u;
-}
 
 /**
  * MEL coder: a run of 2^E[k] "no event" symbols is one 1 bit (k rises); an
@@ -250,36 +227,26 @@ J2KC_HD uint32_t ht_mel_exponent(uint32_t k)
  * significant bit first (k falls). Bits fill bytes from the top, and a byte
  * after 0xFF carries 7.
  */
-struct HtMelEncoder {
-    uint8_t *buf;
-    uint32_t capacity;
-    uint32_t pos;
+struct HtMelEncoder : HtByteSink {
     uint32_t tmp;
     uint32_t remaining;
     uint32_t run;
     uint32_t k;
-    bool overflow;
 
     J2KC_HD void init(uint8_t *b, uint32_t cap)
     {
-        buf = b;
-        capacity = cap;
-        pos = 0;
+        open(b, cap);
         tmp = 0;
         remaining = 8;
         run = 0;
         k = 0;
-        overflow = false;
     }
 
     J2KC_HD void emit_bit(uint32_t bit)
     {
         tmp = (tmp << 1) | bit;
         if (--remaining == 0) {
-            if (pos < capacity)
-                buf[pos++] = static_cast<uint8_t>(tmp);
-            else
-                overflow = true;
+            append(tmp);
             remaining = tmp == 0xFFu ? 7u : 8u;
             tmp = 0;
         }
@@ -288,7 +255,7 @@ struct HtMelEncoder {
     J2KC_HD void encode(bool event)
     {
         if (!event) {
-            if (++run >= (1u << ht_mel_exponent(k))) {
+            if (++run >= (1u << ht::mel_exponent(k))) {
                 emit_bit(1);
                 run = 0;
                 if (k < 12) ++k;
@@ -296,7 +263,7 @@ struct HtMelEncoder {
             return;
         }
         emit_bit(0);
-        for (uint32_t t = ht_mel_exponent(k); t > 0; --t) emit_bit((run >> (t - 1)) & 1u);
+        for (uint32_t t = ht::mel_exponent(k); t > 0; --t) emit_bit((run >> (t - 1)) & 1u);
         run = 0;
         if (k > 0) --k;
     }
@@ -311,14 +278,10 @@ struct HtMelEncoder {
  * (taken as 0xF) and the last byte of the segment (the high Scup bits) counts
  * as one above 0x8F.
  */
-struct HtVlcWriter {
-    uint8_t *buf;
-    uint32_t capacity;
-    uint32_t pos;
+struct HtVlcWriter : HtByteSink {
     uint64_t tmp;        ///< bits not yet in a byte, the next first
     uint32_t used;       ///< how many (below 8 between calls)
     bool last_above_8f;  ///< the byte written last is above 0x8F
-    bool overflow;
 
     J2KC_HD void init(uint8_t *b, uint32_t cap)
     {
@@ -336,10 +299,7 @@ struct HtVlcWriter {
      *  end, as if a byte above 0x8F followed it. */
     J2KC_HD void init_magref(uint8_t *b, uint32_t cap)
     {
-        buf = b;
-        capacity = cap;
-        overflow = false;
-        pos = 0;
+        open(b, cap);
         tmp = 0;
         used = 0;
         last_above_8f = true;
@@ -349,20 +309,14 @@ struct HtVlcWriter {
     J2KC_HD void flush()
     {
         if (used == 0) return;
-        if (pos < capacity)
-            buf[pos++] = static_cast<uint8_t>(tmp);
-        else
-            overflow = true;
+        append(static_cast<uint32_t>(tmp));
         tmp = 0;
         used = 0;
     }
 
     J2KC_HD void store(uint32_t byte)
     {
-        if (pos < capacity)
-            buf[pos++] = static_cast<uint8_t>(byte);
-        else
-            overflow = true;
+        append(byte);
         last_above_8f = byte > 0x8Fu;
     }
 
@@ -402,15 +356,9 @@ J2KC_HD void ht_terminate_mel_vlc(HtMelEncoder &mel, HtVlcWriter &vlc)
     const uint32_t fused = mel_byte | vlc_byte;
     const bool shareable = ((fused ^ mel_byte) & mel_mask) == 0 && ((fused ^ vlc_byte) & vlc_mask) == 0 &&
                            fused != 0xFFu && vlc.pos > 1;
-    if (mel.pos < mel.capacity)
-        mel.buf[mel.pos++] = static_cast<uint8_t>(shareable ? fused : mel_byte);
-    else
-        mel.overflow = true;
+    mel.append(shareable ? fused : mel_byte);
     if (shareable) return;
-    if (vlc.pos < vlc.capacity)
-        vlc.buf[vlc.pos++] = static_cast<uint8_t>(vlc_byte);
-    else
-        vlc.overflow = true;
+    vlc.append(vlc_byte);
 }
 
 /** U-VLC code of u: prefix, suffix and extension, each LSB first. */
@@ -496,7 +444,7 @@ J2KC_HD void ht_load_quad(const int32_t *coeffs, size_t stride, uint32_t width, 
         or_magnitude |= magnitude;
         const uint32_t mu = magnitude >> p;
         if (mu == 0) continue;
-        const uint32_t e = ht_bit_length(2 * mu - 1);
+        const uint32_t e = ht::bit_length(2 * mu - 1);
         q.rho |= 1u << i;
         q.e[i] = e;
         q.v[i] = 2 * (mu - 1) + (c < 0 ? 1u : 0u);
@@ -581,8 +529,8 @@ J2KC_HD uint32_t ht_encode_cleanup(const int32_t *coeffs, size_t stride, uint32_
                                    const HtEncodeScratch &scratch, HtEncodeResult &result)
 {
     result = HtEncodeResult{};
-    if (width > kMaxSide || height > kMaxSide || width * height > kMaxSamples) return kHtEncodeBadGeometry;
-    if (num_bitplanes > kMaxBitplanes || (num_bitplanes > 0 && p >= num_bitplanes)) return kHtEncodeBadBitplanes;
+    if (width > ht::kMaxSide || height > ht::kMaxSide || width * height > ht::kMaxSamples) return kHtEncodeBadGeometry;
+    if (num_bitplanes > ht::kMaxBitplanes || (num_bitplanes > 0 && p >= num_bitplanes)) return kHtEncodeBadBitplanes;
     if (width == 0 || height == 0) return kHtEncodeOk;
 
     HtMagSgnWriter ms;
@@ -655,7 +603,7 @@ J2KC_HD uint32_t ht_encode_cleanup(const int32_t *coeffs, size_t stride, uint32_
         }
     }
 
-    const uint32_t planes = ht_bit_length(or_magnitude);
+    const uint32_t planes = ht::bit_length(or_magnitude);
     result.data_bitplanes = planes;
     if (planes > num_bitplanes) return kHtEncodeDataTooDeep;
     if (!any) return kHtEncodeOk;

@@ -5,7 +5,7 @@
  * decoder (ht_block_decoder_core.h) is the very code the CPU's
  * Tier1Decoder runs, so the coefficients are the CPU's bit for bit.
  *
- * A kernel of its own, beside the Part-1 one (t1_decode.cu): that kernel's
+ * A kernel of its own, beside the Part-1 one (tier1_decode.cu): that kernel's
  * registers and code stay as they are, and this one runs only when a table
  * has HT jobs. Threads take jobs as the Part-1 kernel's do (the same lanes,
  * order and scratch areas) and skip the Part-1 ones. A block's loops are
@@ -16,33 +16,25 @@
 #include <algorithm>
 
 #include "common/cuda_util.cuh"
-#include "tier1/ht_decode_gpu.h"
+#include "tier1/ht_decode_cuda.h"
 #include "tier1/ht_decode_job.h"
-#include "tier1/tier1_decode_gpu.h"
+#include "tier1/tier1_decode_cuda.h"
+#include "tier1/tier1_decode_kernel.cuh"
 
 namespace j2kc {
 namespace {
 
 constexpr uint32_t kThreadsPerCta = 32;
-constexpr uint32_t kWarpSize = 32;
 
 __global__ void ht_decode_kernel(const T1DecodeJob *jobs, uint32_t num_jobs, const uint8_t *bytes,
                                  const CodewordSegment *segments, int32_t *out, uint32_t *scratch,
                                  size_t scratch_words, uint8_t *status, uint32_t lanes, const uint32_t *order)
 {
-    const uint32_t lane = threadIdx.x % kWarpSize;
-    if (lane >= lanes) return;
-    const uint32_t warp = (blockIdx.x * blockDim.x + threadIdx.x) / kWarpSize;
-    const uint32_t thread = warp * lanes + lane;
-    const uint32_t threads = gridDim.x * blockDim.x / kWarpSize * lanes;
-    uint32_t *mine = scratch + size_t{thread} * scratch_words;
-    for (uint32_t i = thread; i < num_jobs; i += threads) {
-        const uint32_t j = order ? order[i] : i;
-        if (j >= num_jobs) continue;
-        const T1DecodeJob job = jobs[j];
-        if (!(job.style & kT1JobStyleHt)) continue;
-        status[j] = t1_decode_job_ht(job, bytes, segments, out, mine, scratch_words);
-    }
+    t1gpu::for_each_decode_job(jobs, num_jobs, scratch, scratch_words, lanes, order,
+                               [&](uint32_t j, const T1DecodeJob &job, uint32_t *mine) {
+                                   if (job.style & kT1JobStyleHt)
+                                       status[j] = t1_decode_job_ht(job, bytes, segments, out, mine, scratch_words);
+                               });
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 /**
  * @file ht_decode_job.h
  * @brief One HT code-block (ISO/IEC 15444-15) of a Tier-1 job table
- * (t1_decode_job.h's T1DecodeJob, style bit 0x40) decoded by the shared HT
+ * (tier1_decode_job.h's T1DecodeJob, style bit 0x40) decoded by the shared HT
  * block decoder (ht_block_decoder_core.h). J2KC_HD: the CUDA kernel of
  * ht_decode.cu runs it one thread per job, the host runs the same function
  * over the same table (tests), and both give Tier1Decoder's values.
@@ -15,7 +15,7 @@
 #include "common/host_device.h"
 #include "tier1/codeword_segment.h"
 #include "tier1/ht_block_decoder_core.h"
-#include "tier1/t1_decode_job.h"
+#include "tier1/tier1_decode_job.h"
 
 namespace j2kc {
 
@@ -38,21 +38,11 @@ J2KC_HT_FN uint8_t t1_decode_job_ht(const T1DecodeJob &job, const uint8_t *bytes
                                     int32_t *out, uint32_t *scratch, size_t scratch_words)
 {
     const uint32_t width = job.width, height = job.height;
-    t1_decode_job_clear(job, out);
-    if (width == 0 || height == 0) return kT1JobOk;
-    if (width > 1024 || height > 1024 || uint32_t{width} * height > 4096 ||
-        ht::ht_scratch_words(width) > scratch_words)
-        return kT1JobUnsupported;
+    bool decode = false;
+    const bool supported = ht::ht_scratch_words(width) <= scratch_words;
+    const uint8_t checked = t1_decode_job_check(job, segments, out, supported, decode);
+    if (!decode) return checked;
     const uint32_t planes = uint32_t{job.num_bitplanes} + job.roi_shift;
-    uint64_t total_passes = 0, total_bytes = 0;
-    J2KC_DEVICE_NO_UNROLL
-    for (uint32_t k = 0; k < job.num_segments; ++k) {
-        total_passes += segments[job.segment_offset + k].passes;
-        total_bytes += segments[job.segment_offset + k].length;
-    }
-    if (total_passes == 0) return kT1JobOk;
-    if (planes > 30) return kT1JobUnsupported;
-    if (total_bytes > job.data_length) return kT1JobCorrupt;
 
     uint32_t *values = reinterpret_cast<uint32_t *>(out + job.out_offset);
     const uint32_t status = ht::ht_decode_block(bytes + job.data_offset, segments + job.segment_offset,
@@ -63,15 +53,7 @@ J2KC_HT_FN uint8_t t1_decode_job_ht(const T1DecodeJob &job, const uint8_t *bytes
         t1_decode_job_clear(job, out);
         return kT1JobCorrupt;
     }
-    J2KC_DEVICE_NO_UNROLL
-    for (uint32_t y = 0; y < height; ++y) {
-        uint32_t *row = values + size_t{y} * job.out_stride;
-        for (uint32_t x = 0; x < width; ++x) {
-            const uint32_t u = row[x];
-            const uint32_t mag = u & 0x7FFFFFFFu;
-            row[x] = (u >> 31) ? 0u - mag : mag;
-        }
-    }
+    t1_decode_job_twos_complement(job, values);
     return kT1JobOk;
 }
 

@@ -1,7 +1,7 @@
 /**
  * @file ht_encode.cu
  * @brief CUDA HTJ2K block encoder (ISO/IEC 15444-15 cleanup pass): a thread
- * per code-block over the shared job of ht_gpu_job.h, byte-identical to
+ * per code-block over the shared job of ht_encode_job.h, byte-identical to
  * encode_ht_code_block(). The HT coder has no arithmetic-coding chain, so a
  * block's work is a single sweep over its quads; a warp codes 32 neighbouring
  * blocks of a band side by side.
@@ -10,7 +10,7 @@
 
 #include "common/cuda_util.cuh"
 #include "tier1/ht_block_encoder.h"
-#include "tier1/ht_gpu_job.h"
+#include "tier1/ht_encode_job.h"
 
 namespace j2kc {
 namespace {

@@ -5,7 +5,7 @@
  * encode_code_block().
  *
  * Kernels, one path per GpuTier1Kernel, all over shared J2KC_HD code:
- * - kTwoPhase (default, t1_gpu_two_phase.h): tier1_model_kernel, a warp per
+ * - kTwoPhase (default, tier1_two_phase_coder.h): tier1_model_kernel, a warp per
  *   code-block, forms every pass's decisions (the sample-parallel context
  *   modelling below) into a byte stream in the job's scratch; then
  *   tier1_code_kernel, a thread per code-block, MQ-codes them, so the
@@ -15,7 +15,7 @@
  *   coding phase is latency-bound (the longest block's decision chain sets
  *   its time); the modelling phase is issue-bound.
  * - kWarpPerBlock, tier1_encode_warp_kernel: a warp per code-block,
- *   t1_warp_coder.h. The 32 lanes form the decisions of 32 columns of a
+ *   tier1_warp_coder.h. The 32 lanes form the decisions of 32 columns of a
  *   stripe at once (the sample-parallel context modelling of Matela et al.,
  *   with the significance pass's left-to-right dependency resolved by
  *   rounds of a monotone recurrence), lane 0 feeds them to the MQ coder.
@@ -23,16 +23,16 @@
  *   the job's scratch (coalesced across lanes); the lane exchange buffers
  *   are in shared memory (about 2.1 KiB a warp, 4 warps a CTA).
  * - kThreadPerBlock, tier1_encode_kernel: a thread per code-block running
- *   the CPU's serial coder (t1_encoder_core.h) itself; the GPU twin of the
+ *   the CPU's serial coder (tier1_encoder_core.h) itself; the GPU twin of the
  *   reference, kept for comparison and as the fallback that is identical by
  *   construction.
  */
 #include <cuda_runtime.h>
 
 #include "common/cuda_util.cuh"
-#include "tier1/t1_encoder_core.h"
-#include "tier1/t1_gpu_job.h"
-#include "tier1/tier1_gpu.h"
+#include "tier1/tier1_cuda.h"
+#include "tier1/tier1_encode_job.h"
+#include "tier1/tier1_encoder_core.h"
 
 namespace j2kc {
 namespace {
@@ -49,7 +49,7 @@ constexpr uint32_t kModelMinCtasPerSm = 8;
 /// Phase 2: a warp per CTA, so the few warps of a frame spread over all SMs.
 constexpr uint32_t kCodeThreadsPerCta = 32;
 
-/** One thread per job over the serial coder (t1_encoder_core.h). */
+/** One thread per job over the serial coder (tier1_encoder_core.h). */
 __global__ void __launch_bounds__(kThreadsPerCta)
     tier1_encode_kernel(const GpuCodeBlockJob *__restrict__ jobs, uint32_t num_jobs, uint8_t *out_bytes,
                         GpuCodeBlockResult *__restrict__ results, uint32_t *pass_end,
@@ -61,7 +61,7 @@ __global__ void __launch_bounds__(kThreadsPerCta)
     results[j] = t1core::t1_encode_job(job, out_bytes, pass_end, pass_distortion, pass_terminated);
 }
 
-/** One warp per job (t1_warp_coder.h): lanes form a chunk's decisions,
+/** One warp per job (tier1_warp_coder.h): lanes form a chunk's decisions,
  *  lane 0 codes them. A warp's lanes always share a job, so the early
  *  return leaves no lane waiting at a __syncwarp. */
 __global__ void __launch_bounds__(kWarpsPerCta * 32, kMinCtasPerSm)

@@ -7,7 +7,7 @@
  * Pass numbering: pass 0 is the cleanup pass of the block's most significant
  * non-zero bit-plane; then significance propagation, magnitude refinement and
  * cleanup for each lower plane, 3 * nbp - 2 passes in all for nbp coded
- * planes. t1_contexts.h says which passes are raw and which end a codeword
+ * planes. tier1_contexts.h says which passes are raw and which end a codeword
  * segment for a given style (cblk_style bits, codestream/markers.h).
  *
  * Distortion units. A coefficient with quantisation index magnitude v is
@@ -133,7 +133,7 @@ private:
     void decode_ht(const uint8_t *data, const CodewordSegment *segments, size_t num_segments, uint32_t width,
                    uint32_t height, const Tier1DecodeParams &params, int32_t *out, size_t out_stride);
 
-    std::vector<uint32_t> flags_;   ///< one word per stripe column (t1_decoder_core.h); HT: quad rows
+    std::vector<uint32_t> flags_;   ///< one word per stripe column (tier1_decoder_core.h); HT: quad rows
     std::vector<uint32_t> values_;  ///< the block's values before conversion
 };
 

@@ -2,7 +2,7 @@
  * @file packet_header_core.h
  * @brief Packet-header coding of ISO/IEC 15444-1 B.10, written once for both
  * backends: the CPU packet encoder (packet_encoder.cpp) and the GPU Tier-2
- * (tier2_gpu_core.h) call code_packet_header() with their own view of a
+ * (tier2_cell_core.h) call code_packet_header() with their own view of a
  * precinct's coding state, so their headers are the same bits.
  *
  * Choices a conforming decoder relies on: a packet with no new pass for any

@@ -8,7 +8,7 @@
  * Kernels, all on the caller's stream:
  *  1. tier2_count_packets_kernel: one thread per precinct walks its layers in
  *     order (a header depends on the precinct's earlier layers only) and
- *     counts each packet's header and body bytes (tier2_gpu_core.h);
+ *     counts each packet's header and body bytes (tier2_cell_core.h);
  *  2. tier2_count_tile_parts_kernel: one thread per tile-part: PLT bytes,
  *     Psot, and the sums measure() reports (integer atomics: exact);
  *  3. scan_exclusive_sum over the cell lengths (common/scan.h, CUB);
@@ -28,9 +28,9 @@
 #include "common/cuda_util.cuh"
 #include "common/scan.h"
 #include "common/status.h"
-#include "tier2/tier2_gpu.h"
-#include "tier2/tier2_gpu_core.h"
-#include "tier2/tier2_gpu_tables.h"
+#include "tier2/tier2_cell_core.h"
+#include "tier2/tier2_cell_tables.h"
+#include "tier2/tier2_cuda.h"
 
 namespace j2kc {
 

@@ -106,10 +106,8 @@ def enc_cli(tool, threads_flag):
     def run(bench, fs, mode, target, out):
         def cmd(src, dst):
             c = [bench.tool(tool), "-i", src, "-o", dst, "-F", fs.opj_raw_spec(), threads_flag, str(THREADS)]
-            if mode == "cap":
-                c += ["-r", "%.3f" % (fs.raw_bytes() / (DCI_CAP * 0.985)), "-I"]
-            elif mode == "sweep":
-                c += ["-r", "%.3f" % (fs.raw_bytes() / target), "-I"]
+            if mode in ("cap", "sweep"):
+                c += ["-r", "%.3f" % (fs.raw_bytes() / _frame_bytes(mode, target)), "-I"]
             return c
         return _cli_loop(bench, fs, cmd, out, "j2k", once=mode == "sweep")
     return run
@@ -148,10 +146,16 @@ def _ffmpeg_clip(bench, fs, pix, codec_args, out, ext="j2c", once=False, frame_t
     return dict(fps=fps, frames=n, files=files, bytes=[os.path.getsize(p) for p in files], note=note)
 
 
-def _ff_pix(fs):
-    """FFmpeg's pixel format of the frames j2k_cuda encodes."""
+def _ff_pix(fs, xyz="xyz12le"):
+    """FFmpeg's pixel format of the frames j2k_cuda encodes; `xyz` for DCI
+    X'Y'Z' frames, where an encoder takes another format for them."""
     kind = FORMATS[fs.fmt]["kind"]
-    return "xyz12le" if kind == "xyz" else ("gbrp10le" if kind == "rgb" else "yuv422p10le")
+    return xyz if kind == "xyz" else ("gbrp10le" if kind == "rgb" else "yuv422p10le")
+
+
+def _frame_bytes(mode, target):
+    """What a lossy frame may take: 1.5 % under the DCI cap in cap mode, else the target."""
+    return DCI_CAP * 0.985 if mode == "cap" else target
 
 
 def _ff_input(bench, fs, source):
@@ -208,13 +212,12 @@ def enc_ffmpeg_j2kcuda(bench, fs, mode, target, out):
 
 
 def enc_ffmpeg_native(bench, fs, mode, target, out):
-    f = FORMATS[fs.fmt]
-    pix = "gbrp12le" if f["kind"] == "xyz" else ("gbrp10le" if f["kind"] == "rgb" else "yuv422p10le")
+    pix = _ff_pix(fs, xyz="gbrp12le")
     a = ["-c:v", "jpeg2000", "-format", "j2k", "-threads", str(THREADS)]
     if mode == "lossless":
         a += ["-pred", "dwt53"]
     else:
-        tb = DCI_CAP * 0.985 if mode == "cap" else target
+        tb = _frame_bytes(mode, target)
         # An integer ratio, which FFmpeg 8's encoder applies to each component's
         # share of a tile as if it were the whole tile's (its budget comes out
         # three times the asked one for three components): asked 3x to land on
@@ -224,13 +227,12 @@ def enc_ffmpeg_native(bench, fs, mode, target, out):
 
 
 def enc_ffmpeg_libopenjpeg(bench, fs, mode, target, out):
-    f = FORMATS[fs.fmt]
-    pix = "xyz12le" if f["kind"] == "xyz" else ("gbrp10le" if f["kind"] == "rgb" else "yuv422p10le")
+    pix = _ff_pix(fs)
     a = ["-c:v", "libopenjpeg", "-format", "j2k", "-threads", str(THREADS)]
     if mode == "lossless":
         a += ["-compression_level", "0"]
     else:
-        tb = DCI_CAP * 0.985 if mode == "cap" else target
+        tb = _frame_bytes(mode, target)
         # libopenjpeg's rate is 2 x compression_level: the even ratio at or above the target's.
         level = int(np.ceil(fs.raw_bytes() / tb / 2))
         a += ["-compression_level", str(level), "-irreversible", "1"]

@@ -41,9 +41,9 @@
 #include "codestream/reader.h"
 #include "common/status.h"
 #include "pipeline/band_layout.h"
-#include "tier1/t1_decode_job.h"
+#include "tier1/tier1_decode_job.h"
 #include "tier1/tier1.h"
-#include "tier1/tier1_decode_gpu.h"
+#include "tier1/tier1_decode_cuda.h"
 #include "tier1_decoder_oracle.h"
 
 #include <cuda_runtime.h>

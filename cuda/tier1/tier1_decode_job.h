@@ -1,12 +1,12 @@
 /**
- * @file t1_decode_job.h
+ * @file tier1_decode_job.h
  * @brief One code-block of EBCOT Tier-1 decoding (ISO/IEC 15444-1 Annex D
  * over the MQ decoder of Annex C.3) as a self-contained job: its codeword
  * bytes and segments in shared arrays, its parameters, and its place in a
  * coefficient plane. t1_decode_job() is J2KC_HD: the CUDA kernel
- * (t1_decode.cu) runs it one thread per job, and the host can run the same
+ * (tier1_decode.cu) runs it one thread per job, and the host can run the same
  * function over the same table (tests), so both give Tier1Decoder's values.
- * It decodes with t1_decoder_simt.h, the passes laid out for a GPU thread.
+ * It decodes with tier1_decoder_simt.h, the passes laid out for a GPU thread.
  */
 #pragma once
 
@@ -15,7 +15,7 @@
 
 #include "common/host_device.h"
 #include "tier1/codeword_segment.h"
-#include "tier1/t1_decoder_simt.h"
+#include "tier1/tier1_decoder_simt.h"
 
 namespace j2kc {
 
@@ -61,6 +61,49 @@ J2KC_T1D_FN void t1_decode_job_clear(const T1DecodeJob &job, int32_t *out)
 }
 
 /**
+ * The checks both block decoders (Part 1's below, HT's in ht_decode_job.h)
+ * make first: zeroes the block, then returns kT1JobOk with `decode` set when
+ * it has passes to decode, kT1JobOk alone when it has none,
+ * kT1JobUnsupported for what Tier1Decoder rejects (a side above 1024, more
+ * than 4096 samples, more than 30 planes) or the decoder cannot take
+ * (`supported` false), kT1JobCorrupt for segments longer than the job's data.
+ */
+J2KC_T1D_INLINE uint8_t t1_decode_job_check(const T1DecodeJob &job, const CodewordSegment *segments, int32_t *out,
+                                            bool supported, bool &decode)
+{
+    decode = false;
+    t1_decode_job_clear(job, out);
+    if (job.width == 0 || job.height == 0) return kT1JobOk;
+    if (job.width > 1024 || job.height > 1024 || uint32_t{job.width} * job.height > 4096 || !supported)
+        return kT1JobUnsupported;
+    uint64_t total_passes = 0, total_bytes = 0;
+    J2KC_DEVICE_NO_UNROLL
+    for (uint32_t k = 0; k < job.num_segments; ++k) {
+        total_passes += segments[job.segment_offset + k].passes;
+        total_bytes += segments[job.segment_offset + k].length;
+    }
+    if (total_passes == 0) return kT1JobOk;
+    if (uint32_t{job.num_bitplanes} + job.roi_shift > 30) return kT1JobUnsupported;
+    if (total_bytes > job.data_length) return kT1JobCorrupt;
+    decode = true;
+    return kT1JobOk;
+}
+
+/** Turns the block's values, built in sign and magnitude (bit 31 the sign), into two's complement in place. */
+J2KC_T1D_INLINE void t1_decode_job_twos_complement(const T1DecodeJob &job, uint32_t *values)
+{
+    J2KC_DEVICE_NO_UNROLL
+    for (uint32_t y = 0; y < job.height; ++y) {
+        uint32_t *row = values + size_t{y} * job.out_stride;
+        for (uint32_t x = 0; x < job.width; ++x) {
+            const uint32_t u = row[x];
+            const uint32_t mag = u & 0x7FFFFFFFu;
+            row[x] = (u >> 31) ? 0u - mag : mag;
+        }
+    }
+}
+
+/**
  * Decodes one job into out[out_offset + y * out_stride + x], exactly the
  * values Tier1Decoder::decode writes (tier1.h), and returns kT1JobOk; or,
  * for the blocks Tier1Decoder rejects, zeroes the block and returns why.
@@ -74,22 +117,12 @@ J2KC_T1D_FN uint8_t t1_decode_job(const T1DecodeJob &job, const uint8_t *bytes, 
                                   int32_t *out, uint32_t *scratch, size_t scratch_words)
 {
     const uint32_t width = job.width, height = job.height;
-    t1_decode_job_clear(job, out);
-    if (width == 0 || height == 0) return kT1JobOk;
-    if (width > 1024 || height > 1024 || uint32_t{width} * height > 4096 ||
-        t1_decode_job_scratch_words(width, height) > scratch_words || (job.style & 0x40) != 0)
-        return kT1JobUnsupported;
+    const bool supported = t1_decode_job_scratch_words(width, height) <= scratch_words && (job.style & 0x40) == 0;
+    bool decode = false;
+    const uint8_t checked = t1_decode_job_check(job, segments, out, supported, decode);
+    if (!decode) return checked;
     const uint32_t planes = uint32_t{job.num_bitplanes} + job.roi_shift;
-    uint64_t total_passes = 0, total_bytes = 0;
-    J2KC_DEVICE_NO_UNROLL
-    for (uint32_t k = 0; k < job.num_segments; ++k) {
-        total_passes += segments[job.segment_offset + k].passes;
-        total_bytes += segments[job.segment_offset + k].length;
-    }
-    if (total_passes == 0) return kT1JobOk;
-    if (planes > 30) return kT1JobUnsupported;
-    if (job.zero_bitplanes >= planes || total_bytes > job.data_length)
-        return kT1JobCorrupt;
+    if (job.zero_bitplanes >= planes) return kT1JobCorrupt;
 
     t1dec::BlockDec b;
     t1simt::prepare_flags(b, scratch, width, height);
@@ -106,16 +139,7 @@ J2KC_T1D_FN uint8_t t1_decode_job(const T1DecodeJob &job, const uint8_t *bytes, 
         t1_decode_job_clear(job, out);
         return kT1JobCorrupt;
     }
-    // Sign and magnitude to two's complement, in place (as write_output).
-    J2KC_DEVICE_NO_UNROLL
-    for (uint32_t y = 0; y < height; ++y) {
-        uint32_t *row = b.values + size_t{y} * job.out_stride;
-        for (uint32_t x = 0; x < width; ++x) {
-            const uint32_t u = row[x];
-            const uint32_t mag = u & 0x7FFFFFFFu;
-            row[x] = (u >> 31) ? 0u - mag : mag;
-        }
-    }
+    t1_decode_job_twos_complement(job, b.values);  // as write_output
     return kT1JobOk;
 }
 

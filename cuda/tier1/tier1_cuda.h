@@ -1,5 +1,5 @@
 /**
- * @file tier1_gpu.h
+ * @file tier1_cuda.h
  * @brief Host interface of the CUDA Tier-1 encoder (ISO/IEC 15444-1 Annex D
  * over the MQ coder of Annex C): many code-blocks of a frame in one launch,
  * each coded exactly as encode_code_block() (tier1.h) codes it: the same

@@ -1,5 +1,5 @@
 /**
- * @file pcrd_ref.cpp
+ * @file pcrd_cpu.cpp
  * @brief CPU reference of PCRD-opt (ISO/IEC 15444-1 Annex J.14; the search
  * of rate/pcrd.h): the same two-level parallel search as pcrd.cu, written as
  * plain loops. For each layer: per-component windows for the component caps,

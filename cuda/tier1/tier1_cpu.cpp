@@ -1,12 +1,12 @@
 /**
- * @file tier1_ref.cpp
+ * @file tier1_cpu.cpp
  * @brief EBCOT Tier-1 of ISO/IEC 15444-1 Annex D on the CPU: the encoder
  * (reference for the CUDA coder) and the production decoder.
  *
  * The encoder's coding passes, flag layout and driver are the J2KC_HD code
- * of t1_encoder_core.h, shared with the CUDA encoder (tier1.cu), so both
+ * of tier1_encoder_core.h, shared with the CUDA encoder (tier1.cu), so both
  * backends emit the same bytes. The decoder is the host-only fast layout of
- * t1_decoder_core.h (one word per stripe column, MQ registers in locals);
+ * tier1_decoder_core.h (one word per stripe column, MQ registers in locals);
  * tests/tier1_decoder_oracle.h keeps the straightforward decoder it replaced
  * as the reference it must match bit for bit. This file adds what only the
  * host needs: argument checks that throw, and reusable scratch.
@@ -19,9 +19,9 @@
 #include "codestream/markers.h"
 #include "common/status.h"
 #include "tier1/mq_coder.h"
-#include "tier1/t1_contexts.h"
-#include "tier1/t1_decoder_core.h"
-#include "tier1/t1_encoder_core.h"
+#include "tier1/tier1_contexts.h"
+#include "tier1/tier1_decoder_core.h"
+#include "tier1/tier1_encoder_core.h"
 
 namespace j2kc {
 namespace {
@@ -35,10 +35,10 @@ static_assert(t1core::kStyleBypass == cblk_style::kBypass && t1core::kStyleReset
                   t1core::kStylePredictable == cblk_style::kPredictableTermination &&
                   t1core::kStyleSegmentation == cblk_style::kSegmentationSymbols &&
                   t1core::kStyleHighThroughput == cblk_style::kHighThroughput,
-              "t1_encoder_core.h style bits follow codestream/markers.h");
+              "tier1_encoder_core.h style bits follow codestream/markers.h");
 static_assert(t1core::kMaxSide == kTier1MaxSide && t1core::kMaxSamples == kTier1MaxSamples &&
                   t1core::kMaxBitplanes == kTier1MaxBitplanes,
-              "t1_encoder_core.h limits follow tier1.h");
+              "tier1_encoder_core.h limits follow tier1.h");
 
 void check_geometry(uint32_t width, uint32_t height)
 {
@@ -113,7 +113,7 @@ void Tier1Decoder::decode(const uint8_t *data, const CodewordSegment *segments, 
 {
     check_geometry(width, height);
     if (params.style & cblk_style::kHighThroughput) {
-        decode_ht(data, segments, num_segments, width, height, params, out, out_stride);  // ht_decoder.cpp
+        decode_ht(data, segments, num_segments, width, height, params, out, out_stride);  // ht_decode_cpu.cpp
         return;
     }
     if (width == 0 || height == 0) return;

@@ -1,8 +1,8 @@
 /**
- * @file t1_gpu_job.h
+ * @file tier1_encode_job.h
  * @brief The body of the CUDA Tier-1 kernel for one job (ISO/IEC 15444-1
  * Annex D): argument checks, the job's scratch layout, and the call into the
- * shared coder of t1_encoder_core.h. J2KC_HD, so the host tests run the very
+ * shared coder of tier1_encoder_core.h. J2KC_HD, so the host tests run the very
  * same job logic over host memory (the kernel only adds the thread-to-job
  * mapping).
  */
@@ -12,10 +12,10 @@
 #include <cstdint>
 
 #include "common/host_device.h"
-#include "tier1/t1_encoder_core.h"
-#include "tier1/t1_gpu_two_phase.h"
-#include "tier1/t1_warp_coder.h"
-#include "tier1/tier1_gpu.h"
+#include "tier1/tier1_cuda.h"
+#include "tier1/tier1_encoder_core.h"
+#include "tier1/tier1_two_phase_coder.h"
+#include "tier1/tier1_warp_coder.h"
 
 namespace j2kc {
 namespace t1core {
@@ -115,7 +115,7 @@ J2KC_HD GpuCodeBlockResult t1_encode_job(const GpuCodeBlockJob &job, uint8_t *ou
 }
 
 /**
- * The same job coded by a warp (t1_warp_coder.h): every lane of the warp
+ * The same job coded by a warp (tier1_warp_coder.h): every lane of the warp
  * calls it with the same job; the result is valid in lane 0.
  */
 J2KC_HD GpuCodeBlockResult t1_warp_encode_job(T1WarpShared &sh, const GpuCodeBlockJob &job, uint8_t *out_bytes,
@@ -136,7 +136,7 @@ J2KC_HD GpuCodeBlockResult t1_warp_encode_job(T1WarpShared &sh, const GpuCodeBlo
     return res;
 }
 
-/** The job's pieces of the two-phase coder (t1_gpu_two_phase.h). */
+/** The job's pieces of the two-phase coder (tier1_two_phase_coder.h). */
 struct T1TwoPhaseJobView {
     T1EncodeScratch ws;
     uint16_t *words;

@@ -1,8 +1,8 @@
 /**
- * @file tier2_gpu_core.h
+ * @file tier2_cell_core.h
  * @brief The per-thread work of Tier-2 on the GPU (ISO/IEC 15444-1 B.9-B.12
  * packets, A.4.2 SOT, A.4.3 SOD, A.7.1 TLM, A.7.3 PLT, A.8.1 SOP, A.8.2 EPH),
- * organised as the codestream cell table of Bruns et al. (tier2_gpu.h),
+ * organised as the codestream cell table of Bruns et al. (tier2_cuda.h),
  * section VII: every cell's length, one exclusive prefix sum for the offsets,
  * then fill.
  *
@@ -96,7 +96,7 @@ struct T2gTables {
     uint32_t num_components = 1;
 };
 
-/** Tier-1's output of every code-block of the frame (see GpuBlocks in tier2_gpu.h). */
+/** Tier-1's output of every code-block of the frame (see GpuBlocks in tier2_cuda.h). */
 struct T2gBlocks {
     const uint8_t *bytes = nullptr;
     const uint64_t *byte_offset = nullptr;

@@ -1,8 +1,8 @@
 /**
- * @file tier1_decode_gpu.h
+ * @file tier1_decode_cuda.h
  * @brief Host interface of the CUDA Tier-1 decoder (ISO/IEC 15444-1 Annex D
  * over the MQ decoder of Annex C.3): a table of code-block jobs
- * (t1_decode_job.h) decoded in one launch, a thread per code-block, each
+ * (tier1_decode_job.h) decoded in one launch, a thread per code-block, each
  * exactly as Tier1Decoder::decode (tier1.h) decodes it. No CUDA types: the
  * stream is a cudaStream_t passed as void *; every pointer is device memory
  * the caller owns (sized once per geometry).
@@ -13,11 +13,11 @@
 #include <cstdint>
 
 #include "tier1/codeword_segment.h"
-#include "tier1/t1_decode_job.h"
+#include "tier1/tier1_decode_job.h"
 
 namespace j2kc {
 
-/** Job-taking lanes per warp when the caller says 0 (t1_decode.cu says why
+/** Job-taking lanes per warp when the caller says 0 (tier1_decode.cu says why
  *  fewer than 32; to be confirmed on a device with tier1_bench --gpu). */
 constexpr uint32_t kT1DecodeDefaultLanes = 2;
 

@@ -1,10 +1,10 @@
 /**
- * @file tier2_gpu_tables.cpp
- * @brief The cell table of Bruns et al. (tier2_gpu.h), section VII, for a
+ * @file tier2_cell_tables.cpp
+ * @brief The cell table of Bruns et al. (tier2_cuda.h), section VII, for a
  * frame: precincts and their tag-tree storage (B.10.2), packets in B.12 order
  * (POC of A.6.6 included), tile-parts (A.4.2) with their TLM entries (A.7.1).
  */
-#include "tier2/tier2_gpu_tables.h"
+#include "tier2/tier2_cell_tables.h"
 
 #include <cstdio>
 

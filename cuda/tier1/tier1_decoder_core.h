@@ -1,5 +1,5 @@
 /**
- * @file t1_decoder_core.h
+ * @file tier1_decoder_core.h
  * @brief The production CPU decoder of EBCOT Tier-1 (ISO/IEC 15444-1 Annex D:
  * coding passes D.3, run-length and sign coding, the style bits of D.4 to
  * D.7) over the MQ decoder of Annex C.3, laid out for speed.
@@ -26,11 +26,11 @@
  *
  * The state, the tables (with __device__ copies), the column tests and the
  * segment schedule (t1_decode_segments) are __host__ __device__ under nvcc
- * (J2KC_T1D_FN / J2KC_T1D_INLINE): the CUDA kernel of t1_decode.cu runs them
- * in the pass loops of t1_decoder_simt.h, laid out for a GPU thread, so both
+ * (J2KC_T1D_FN / J2KC_T1D_INLINE): the CUDA kernel of tier1_decode.cu runs them
+ * in the pass loops of tier1_decoder_simt.h, laid out for a GPU thread, so both
  * produce the same values. t1_decode_block() is this file's block driver,
  * without exceptions or allocation (status codes instead), for
- * Tier1Decoder::decode (tier1_ref.cpp). `values` may have a row stride other
+ * Tier1Decoder::decode (tier1_cpu.cpp). `values` may have a row stride other
  * than the width (BlockDec::vstride): the kernel decodes straight into the
  * coefficient plane.
  */
@@ -41,7 +41,7 @@
 #include <cstring>
 
 #include "tier1/mq_coder.h"
-#include "tier1/t1_contexts.h"
+#include "tier1/tier1_contexts.h"
 
 #include "common/host_device.h"
 #include "tier1/codeword_segment.h"

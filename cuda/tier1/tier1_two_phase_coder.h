@@ -1,8 +1,8 @@
 /**
- * @file t1_gpu_two_phase.h
+ * @file tier1_two_phase_coder.h
  * @brief Tier-1 encoding of ISO/IEC 15444-1 Annex D in two phases, for the
  * GPU: (1) context modelling by a warp per code-block (the sample-parallel
- * pass logic of t1_warp_coder.h, after Matela et al.) writes the block's
+ * pass logic of tier1_warp_coder.h, after Matela et al.) writes the block's
  * decisions, one byte each, in coding order; (2) MQ coding (Annex C) by a
  * thread per code-block reads them back, so 32 blocks are arithmetic-coded
  * at once by a warp instead of one block by lane 0 while 31 lanes wait.
@@ -26,9 +26,9 @@
 
 #include "common/host_device.h"
 #include "tier1/mq_coder.h"
-#include "tier1/t1_contexts.h"
-#include "tier1/t1_encoder_core.h"
-#include "tier1/t1_warp_coder.h"
+#include "tier1/tier1_contexts.h"
+#include "tier1/tier1_encoder_core.h"
+#include "tier1/tier1_warp_coder.h"
 
 namespace j2kc {
 namespace t1core {

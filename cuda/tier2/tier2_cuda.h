@@ -1,5 +1,5 @@
 /**
- * @file tier2_gpu.h
+ * @file tier2_cuda.h
  * @brief Tier-2 on the GPU (ISO/IEC 15444-1 B.9-B.12 packets; A.4 SOT/SOD/
  * EOC, A.7.1 TLM, A.7.3 PLT, A.8 SOP/EPH) after Bruns, Martínez-del-Amor and
  * Sparenberg, "Evaluation of GPU/CPU Co-Processing Models for JPEG 2000

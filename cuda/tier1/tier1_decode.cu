@@ -1,8 +1,8 @@
 /**
- * @file t1_decode.cu
+ * @file tier1_decode.cu
  * @brief CUDA Tier-1 decoder (ISO/IEC 15444-1 Annex D over the MQ decoder of
  * Annex C.3): a thread per code-block running t1_decode_job(), whose block
- * decoder (t1_decoder_simt.h) shares every bit-defining piece with the CPU's
+ * decoder (tier1_decoder_simt.h) shares every bit-defining piece with the CPU's
  * Tier1Decoder, so the coefficients are the CPU's bit for bit.
  *
  * Why a thread per block: the MQ decoder is one serial chain per block, and
@@ -28,15 +28,16 @@
 #include <algorithm>
 
 #include "common/cuda_util.cuh"
-#include "tier1/t1_decode_job.h"
-#include "tier1/tier1_decode_gpu.h"
+#include "tier1/tier1_decode_cuda.h"
+#include "tier1/tier1_decode_job.h"
+#include "tier1/tier1_decode_kernel.cuh"
 
 namespace j2kc {
 namespace {
 
 /// Small CTAs spread the few thousand threads of a frame over every SM.
 constexpr uint32_t kThreadsPerCta = 32;
-constexpr uint32_t kWarpSize = 32;
+using t1gpu::kWarpSize;
 /// Enough threads to fill the largest GPUs several times over; bounds the scratch.
 constexpr uint32_t kMaxThreads = 1u << 16;
 
@@ -44,18 +45,10 @@ __global__ void tier1_decode_kernel(const T1DecodeJob *jobs, uint32_t num_jobs, 
                                     const CodewordSegment *segments, int32_t *out, uint32_t *scratch,
                                     size_t scratch_words, uint8_t *status, uint32_t lanes, const uint32_t *order)
 {
-    const uint32_t lane = threadIdx.x % kWarpSize;
-    if (lane >= lanes) return;
-    const uint32_t warp = (blockIdx.x * blockDim.x + threadIdx.x) / kWarpSize;
-    const uint32_t thread = warp * lanes + lane;  // the job-taking threads, numbered densely
-    const uint32_t threads = gridDim.x * blockDim.x / kWarpSize * lanes;
-    uint32_t *mine = scratch + size_t{thread} * scratch_words;
-    for (uint32_t i = thread; i < num_jobs; i += threads) {
-        const uint32_t j = order ? order[i] : i;
-        if (j >= num_jobs) continue;
-        const T1DecodeJob job = jobs[j];
-        status[j] = t1_decode_job(job, bytes, segments, out, mine, scratch_words);
-    }
+    t1gpu::for_each_decode_job(jobs, num_jobs, scratch, scratch_words, lanes, order,
+                               [&](uint32_t j, const T1DecodeJob &job, uint32_t *mine) {
+                                   status[j] = t1_decode_job(job, bytes, segments, out, mine, scratch_words);
+                               });
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 /**
- * @file t1_warp_coder.h
+ * @file tier1_warp_coder.h
  * @brief Warp-cooperative Tier-1 encoder of one code-block (ISO/IEC 15444-1
  * Annex D), after the sample-parallel context modelling of Matela, Rusňák
  * and Holub, "GPU-Based Sample-Parallel Context Modeling for EBCOT in
@@ -32,7 +32,7 @@
  * row r at bit r), the coefficient's sign (4-7, set at load for every
  * sample, used only where significant), refined (8-11), visited by this
  * plane's significance pass (12-15). The contexts are then built as the
- * flag words of t1_contexts.h and looked up with the same J2KC_HD tables.
+ * flag words of tier1_contexts.h and looked up with the same J2KC_HD tables.
  *
  * Execution model: the code is written in phases. T1W_LANES(l) runs its body
  * once per lane l; T1W_SERIAL runs on lane 0 only; T1W_SYNC() separates
@@ -48,8 +48,8 @@
 
 #include "common/host_device.h"
 #include "tier1/mq_coder.h"
-#include "tier1/t1_contexts.h"
-#include "tier1/t1_encoder_core.h"
+#include "tier1/tier1_contexts.h"
+#include "tier1/tier1_encoder_core.h"
 
 #if defined(__CUDA_ARCH__)
 #define T1W_LANE_ID() (threadIdx.x & 31u)
@@ -128,7 +128,7 @@ J2KC_HD uint32_t t1w_nsym_prefix(const uint8_t *nsym, uint32_t lane, uint32_t &t
 
 /**
  * Where the decisions go when context modelling is decoupled from MQ coding
- * (t1_gpu_model.h): the block's decision stream, one byte per decision
+ * (tier1_two_phase_coder.h): the block's decision stream, one byte per decision
  * (context in bits 0-4, the bit in bit 7; raw passes use context 0). Every
  * lane holds the same copy.
  */
@@ -139,7 +139,7 @@ struct T1WEmit {
     bool overflow;     ///< a write was refused (cannot happen within t1_decision_bound)
 };
 
-/** Flag word (t1_contexts.h layout) of row r from neighbour masks. */
+/** Flag word (tier1_contexts.h layout) of row r from neighbour masks. */
 struct T1NeighbourView {
     uint32_t n, s, w, e, nw, ne, sw, se;        ///< significance
     uint32_t n_neg, s_neg, w_neg, e_neg;        ///< sign where significant

@@ -1,8 +1,8 @@
 /**
- * @file t1_encoder_core.h
+ * @file tier1_encoder_core.h
  * @brief EBCOT Tier-1 of ISO/IEC 15444-1 Annex D (coding passes D.3, run-length
  * and sign coding, the style bits of D.4 to D.7, termination D.4) written once
- * as J2KC_HD code: the CPU reference (tier1_ref.cpp) and the CUDA encoder
+ * as J2KC_HD code: the CPU reference (tier1_cpu.cpp) and the CUDA encoder
  * (tier1.cu) run these very functions, so the GPU output is byte-identical by
  * construction, not by parallel maintenance.
  *
@@ -10,7 +10,7 @@
  * same code with kEnc = false, so the two directions cannot disagree about
  * which sample a pass visits or which context it uses.
  *
- * Per-sample state is a 16-bit flag word (t1_contexts.h) in a layout where the
+ * Per-sample state is a 16-bit flag word (tier1_contexts.h) in a layout where the
  * four samples of a stripe column are adjacent:
  *   flags[(stripe + 1) * ss + (x + 1) * 4 + row], ss = (width + 2) * 4.
  * A zero border of one stripe above and below and one column left and right
@@ -32,7 +32,7 @@
 
 #include "common/host_device.h"
 #include "tier1/mq_coder.h"
-#include "tier1/t1_contexts.h"
+#include "tier1/tier1_contexts.h"
 
 /** Always inlined on both sides: the pass bodies must keep the coder state
  *  of PassRunner in the caller's registers. */
@@ -48,7 +48,7 @@ namespace j2kc {
 namespace t1core {
 
 /** Style bits (cblk_style in codestream/markers.h, repeated here so device
- *  code needs no host header; tier1_ref.cpp checks they agree). */
+ *  code needs no host header; tier1_cpu.cpp checks they agree). */
 constexpr uint8_t kStyleBypass = 0x01;
 constexpr uint8_t kStyleReset = 0x02;
 constexpr uint8_t kStyleTermAll = 0x04;

@@ -1,5 +1,5 @@
 /**
- * @file t1_contexts.h
+ * @file tier1_contexts.h
  * @brief Context modelling of ISO/IEC 15444-1 Annex D: the 19 contexts and
  * their initial states (Table D.7), zero coding (Table D.1), sign coding
  * (Tables D.2, D.3) and magnitude refinement (Table D.4), plus the per-sample

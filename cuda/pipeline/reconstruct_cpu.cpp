@@ -1,5 +1,5 @@
 /**
- * @file reconstruct_ref.cpp
+ * @file reconstruct_cpu.cpp
  * @brief CPU reference of the decoder's sample stages for one tile:
  * dequantise (Annex E, H), inverse DWT (Annex F), inverse MCT, level shift,
  * clip and pack (Annex G).

@@ -1,5 +1,5 @@
 /**
- * @file ht_decoder.cpp
+ * @file ht_decode_cpu.cpp
  * @brief Tier1Decoder's HT path (ISO/IEC 15444-15): the host side of the
  * shared HT block decoder (ht_block_decoder_core.h, which the CUDA kernel
  * runs too), with the checks that throw and the decoder's reusable scratch.

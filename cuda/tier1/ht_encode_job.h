@@ -1,12 +1,12 @@
 /**
- * @file ht_gpu_job.h
+ * @file ht_encode_job.h
  * @brief The body of the CUDA HT block-encoder kernel for one job (ISO/IEC
  * 15444-15 cleanup pass over ht_block_encoder_core.h): argument checks, the
  * job's scratch layout, the call into the shared coder and the job's result.
  * J2KC_HD, so the host tests run the very same job logic over host memory
  * (the kernel only adds the thread-to-job mapping).
  *
- * Jobs, results and pass arrays are Part 1's (tier1_gpu.h), so the rest of
+ * Jobs, results and pass arrays are Part 1's (tier1_cuda.h), so the rest of
  * the GPU pipeline (result gathering, rate control, Tier-2) handles HT
  * blocks unchanged. A block is coded either as one cleanup pass at plane 0,
  * with P = Mb - 1 zero bit-planes (the cleanup's plane is Mb - 1 - P), or,
@@ -22,7 +22,7 @@
 
 #include "common/host_device.h"
 #include "tier1/ht_block_encoder_core.h"
-#include "tier1/tier1_gpu.h"
+#include "tier1/tier1_cuda.h"
 
 namespace j2kc {
 namespace htenc {
@@ -81,11 +81,11 @@ J2KC_HD GpuCodeBlockResult ht_encode_job(const GpuCodeBlockJob &job, bool refine
 {
     GpuCodeBlockResult res{};
     res.zero_bitplanes = job.num_bitplanes;
-    if (job.width > kMaxSide || job.height > kMaxSide || uint32_t{job.width} * job.height > kMaxSamples) {
+    if (job.width > ht::kMaxSide || job.height > ht::kMaxSide || uint32_t{job.width} * job.height > ht::kMaxSamples) {
         res.status = kGpuTier1BadGeometry;
         return res;
     }
-    if (job.num_bitplanes > kMaxBitplanes) {
+    if (job.num_bitplanes > ht::kMaxBitplanes) {
         res.status = kGpuTier1BadBitplanes;
         return res;
     }

@@ -1,7 +1,7 @@
 /**
- * @file ht_block_encoder.cpp
+ * @file ht_encode_cpu.cpp
  * @brief The HTJ2K block encoder on the CPU: argument checks that throw,
- * reusable scratch, and the call into the J2KC_HD job of ht_gpu_job.h that
+ * reusable scratch, and the call into the J2KC_HD job of ht_encode_job.h that
  * the CUDA kernel runs too, so both backends write the same bytes.
  */
 #include "tier1/ht_block_encoder.h"
@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "common/status.h"
-#include "tier1/ht_gpu_job.h"
+#include "tier1/ht_encode_job.h"
 
 namespace j2kc {
 

@@ -1,5 +1,5 @@
 /**
- * @file tier2_gpu_tables.h
+ * @file tier2_cell_tables.h
  * @brief Host side of Tier-2 on the GPU: the frame's cell table and packet
  * geometry (B.12 packet order with POC, tile-part split, TLM entries of
  * A.7.1 in the main header) as flat arrays, built once per geometry and
@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "tier2/tier2_gpu.h"
-#include "tier2/tier2_gpu_core.h"
+#include "tier2/tier2_cell_core.h"
+#include "tier2/tier2_cuda.h"
 
 namespace j2kc {
 

@@ -1,5 +1,5 @@
 /**
- * @file color_ref.cpp
+ * @file color_cpu.cpp
  * @brief CPU reference of ISO/IEC 15444-1 Annex G (DC level shift, RCT,
  * ICT) and of sample unpacking/packing, built on color_ops.h.
  */

@@ -1,12 +1,12 @@
 /**
- * @file ht_decode_gpu.h
+ * @file ht_decode_cuda.h
  * @brief Host interface of the CUDA HT block decoder (ISO/IEC 15444-15): the
- * HT jobs (style 0x40) of a Tier-1 job table (t1_decode_job.h) decoded in one
+ * HT jobs (style 0x40) of a Tier-1 job table (tier1_decode_job.h) decoded in one
  * launch, a thread per code-block, each exactly as Tier1Decoder::decode
  * decodes it (ht_decode_job.h). The Part-1 kernel (tier1_decode_gpu) reports
  * HT jobs as unsupported and zeroes them; run this one after it on the same
  * stream to decode them (it skips the Part-1 jobs). Same arguments and
- * scratch as tier1_decode_gpu (tier1_decode_gpu.h), every pointer device
+ * scratch as tier1_decode_gpu (tier1_decode_cuda.h), every pointer device
  * memory, the stream a cudaStream_t passed as void *.
  */
 #pragma once
@@ -15,7 +15,7 @@
 #include <cstdint>
 
 #include "tier1/codeword_segment.h"
-#include "tier1/t1_decode_job.h"
+#include "tier1/tier1_decode_job.h"
 
 namespace j2kc {
 

@@ -1,5 +1,5 @@
 /**
- * @file quant_ref.cpp
+ * @file quant_cpu.cpp
  * @brief ISO/IEC 15444-1 Annex E step sizes and their encoding, synthesis
  * energy gains of the Annex F filters, and the CPU reference of the quantise
  * and dequantise (+ Annex H ROI) passes.

@@ -1,12 +1,12 @@
 /**
- * @file t1_decoder_simt.h
+ * @file tier1_decoder_simt.h
  * @brief EBCOT Tier-1 block decoder (ISO/IEC 15444-1 Annex D: coding passes
  * D.3, run-length and sign coding, the style bits of D.4 to D.7, over the MQ
  * decoder of Annex C.3) laid out for a GPU thread: the code the CUDA kernel
- * of t1_decode.cu runs, one thread a code-block, and that the host runs too
+ * of tier1_decode.cu runs, one thread a code-block, and that the host runs too
  * (tests), so both give Tier1Decoder's values.
  *
- * Why a second layout of the same passes: t1_decoder_core.h is shaped for a
+ * Why a second layout of the same passes: tier1_decoder_core.h is shaped for a
  * CPU core (rows unrolled as template arguments, a jump table of 16 refinement
  * row sets, SSE2 column masks): on the GPU that unrolling is 250 KB of
  * machine code, and a warp whose lanes decode different blocks spends most of
@@ -16,9 +16,9 @@
  * the branch-free one (decode_even), so the whole kernel stays a few
  * kilobytes and lanes rejoin at one place.
  *
- * Shared with t1_decoder_core.h, bit for bit: the column-word state (bit
+ * Shared with tier1_decoder_core.h, bit for bit: the column-word state (bit
  * layout, sig_bit/chi_shift/spp_candidate ...), the zero-coding and
- * sign-coding tables, MqDecoder and RawDecoder, t1_contexts.h's pass
+ * sign-coding tables, MqDecoder and RawDecoder, tier1_contexts.h's pass
  * schedule. The flag array differs only in its padding: each stripe's row
  * of words starts 16-byte aligned at column 0, so a thread reads four
  * column words with one load to find the columns a pass has work in.
@@ -28,7 +28,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "tier1/t1_decoder_core.h"
+#include "tier1/tier1_decoder_core.h"
 
 namespace j2kc {
 namespace t1simt {

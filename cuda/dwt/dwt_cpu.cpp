@@ -1,5 +1,5 @@
 /**
- * @file dwt_ref.cpp
+ * @file dwt_cpu.cpp
  * @brief CPU reference of ISO/IEC 15444-1 Annex F: 2D_SD / 2D_SR built from
  * 1-D lifting runs (F.3.8.2 / F.4.8.2) on gathered rows and columns. The
  * lifting steps with mirrored +-1 neighbours are the standard's periodic

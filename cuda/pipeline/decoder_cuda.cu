@@ -657,7 +657,7 @@ private:
             // Part-1 one (which zeroes them), on the same stream.
             if (table.ht_jobs)
                 ht_decode_gpu(reinterpret_cast<const T1DecodeJob *>(input), num_jobs, input + slot.t1_bytes_at,
-                              reinterpret_cast<const CodewordSegment *>(input + slot.t1_segments_at), raw,
+                              reinterpret_cast<const CodewordSegment *>(input + slot.t1_segments_at), coefficients,
                               t1_scratch, scratch_words, status, st, 0,
                               reinterpret_cast<const uint32_t *>(input + slot.t1_order_at));
             if (num_jobs)

@@ -373,7 +373,7 @@ OneBlock one_block(const std::string &name)
     EXPECT_EQ(blocks.codewords.size(), 1u);
     const CodeBlockCodewords &cw = blocks.codewords[0];
     for (const CodeBlockChunk &c : cw.chunks) b.bytes.insert(b.bytes.end(), c.data, c.data + c.length);
-    b.segments = cw.segments;
+    b.segments.assign(cw.segments.begin(), cw.segments.end());
     b.width = blocks.layout.code_blocks[0].rect.width();
     b.height = blocks.layout.code_blocks[0].rect.height();
     b.params.style = cs.main.cod->component.cblk_style;

@@ -467,10 +467,12 @@ void check_job_table(const std::vector<uint8_t> &file, size_t &blocks_seen, size
                 if (!decode_code_block(cs, tile, options, blocks, i, ref, scratch)) ++corrupt_ref;
             Tier1JobTable table;
             append_tier1_jobs(cs, tile, options, blocks, got, offset.data(), table);
+            std::vector<uint8_t> bytes(table.num_bytes);
+            table.copy_bytes(bytes.data());
             std::vector<uint32_t> words(std::max<size_t>(table.max_scratch_words, 1));
             uint32_t corrupt_got = 0;
             for (const T1DecodeJob &job : table.jobs)
-                corrupt_got += t1_decode_any_job(job, table.bytes.data(), table.segments.data(), b.data(),
+                corrupt_got += t1_decode_any_job(job, bytes.data(), table.segments.data(), b.data(),
                                                  words.data(), words.size()) != kT1JobOk;
             EXPECT_EQ(corrupt_got, corrupt_ref);
             ASSERT_TRUE(a == b) << "tile " << tile.index << " reduce " << reduce;

@@ -551,7 +551,7 @@ private:
         slot.t1_segments_at = align(jobs_bytes);
         slot.t1_order_at = align(slot.t1_segments_at + table.segments.size() * sizeof(CodewordSegment));
         slot.t1_bytes_at = align(slot.t1_order_at + slot.order.size() * sizeof(uint32_t));
-        slot.t1_input_bytes = slot.t1_bytes_at + table.bytes.size();
+        slot.t1_input_bytes = slot.t1_bytes_at + table.num_bytes;
         ContextScope scope(config_.cuda_context, config_.device);
         auto *pinned = static_cast<uint8_t *>(slot.t1_pinned.reserve(std::max<size_t>(slot.t1_input_bytes, 16)));
         if (jobs_bytes) std::memcpy(pinned, table.jobs.data(), jobs_bytes);
@@ -560,7 +560,7 @@ private:
                         table.segments.size() * sizeof(CodewordSegment));
         if (!slot.order.empty())
             std::memcpy(pinned + slot.t1_order_at, slot.order.data(), slot.order.size() * sizeof(uint32_t));
-        if (!table.bytes.empty()) std::memcpy(pinned + slot.t1_bytes_at, table.bytes.data(), table.bytes.size());
+        table.copy_bytes(pinned + slot.t1_bytes_at);
         slot.t1_status_host.reserve(std::max<size_t>(table.jobs.size(), 1));
     }
 

@@ -165,7 +165,7 @@ void append_tier1_jobs(const Codestream &cs, const Tile &tile, const TileDecodeO
         job.out_stride = static_cast<uint32_t>(plane.stride);
         job.width = static_cast<uint16_t>(cb.rect.width());
         job.height = static_cast<uint16_t>(cb.rect.height());
-        job.data_offset = table.bytes.size();
+        job.data_offset = table.num_bytes;
         job.segment_offset = static_cast<uint32_t>(table.segments.size());
         if (cw.included && cw.num_passes > 0) {
             // The checks decode_code_block and Tier1Decoder make by throwing.
@@ -184,13 +184,12 @@ void append_tier1_jobs(const Codestream &cs, const Tile &tile, const TileDecodeO
             job.zero_bitplanes = params.zero_bitplanes;
             job.roi_shift = params.roi_shift;
             size_t total = 0;
-            for (const CodeBlockChunk &chunk : cw.chunks) {
-                table.bytes.insert(table.bytes.end(), chunk.data, chunk.data + chunk.length);
-                total += chunk.length;
-            }
+            for (const CodeBlockChunk &chunk : cw.chunks) total += chunk.length;
             J2KC_CHECK_LIMIT(total <= UINT32_MAX && table.segments.size() + cw.segments.size() <= UINT32_MAX,
                              "code-block data too large");
             job.data_length = static_cast<uint32_t>(total);
+            table.byte_runs.insert(table.byte_runs.end(), cw.chunks.begin(), cw.chunks.end());
+            table.num_bytes += total;
             table.segments.insert(table.segments.end(), cw.segments.begin(), cw.segments.end());
             job.num_segments = static_cast<uint32_t>(cw.segments.size());
         }

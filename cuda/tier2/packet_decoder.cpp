@@ -122,28 +122,56 @@ void read_ht_lengths(PacketHeaderReader &reader, BlockState &s, uint32_t new_pas
 }
 
 /**
+ * The working arrays of decode_tile_packets, kept by each thread from tile to
+ * tile (and frame to frame): once grown to a frame's size, Tier-2 allocates
+ * nothing but its output.
+ */
+struct PacketScratch {
+    PrecinctTrees trees;
+    std::vector<BlockState> state;
+    std::vector<Piece> pieces;
+    std::vector<Contribution> contributions;
+    std::vector<size_t> first, next, order, chunk_start, segment_start;
+
+    /** Arrays grown past this (a huge tile) are given back rather than kept. */
+    static constexpr size_t kKeptBytes = size_t{64} << 20;
+
+    void release_if_large()
+    {
+        const size_t bytes = state.capacity() * sizeof(BlockState) + pieces.capacity() * sizeof(Piece) +
+                             contributions.capacity() * sizeof(Contribution) +
+                             (first.capacity() + next.capacity() + order.capacity() + chunk_start.capacity() +
+                              segment_start.capacity()) * sizeof(size_t) +
+                             2 * trees.inclusion_nodes().capacity() * sizeof(TagTreeNode);
+        if (bytes > kKeptBytes) *this = PacketScratch{};
+    }
+};
+
+/**
  * Each code-block's chunks and segments from the kept contributions (packet
  * order), into out's flat arrays block after block. The pieces of a block
  * continue its last segment unless they start one (B.10.7.2); passes whose
  * bytes were cut away entirely are dropped.
  */
-void assemble_codewords(const std::vector<Piece> &pieces, const std::vector<Contribution> &contributions,
-                        TileCodewords &out)
+void assemble_codewords(PacketScratch &scratch, TileCodewords &out)
 {
+    const std::vector<Piece> &pieces = scratch.pieces;
+    const std::vector<Contribution> &contributions = scratch.contributions;
     // A stable counting sort of the contributions by code-block.
-    std::vector<size_t> first(out.blocks.size() + 1, 0);
+    std::vector<size_t> &first = scratch.first, &next = scratch.next, &order = scratch.order;
+    first.assign(out.blocks.size() + 1, 0);
     for (const Contribution &ct : contributions) ++first[ct.cblk + 1];
     for (size_t b = 1; b < first.size(); ++b) first[b] += first[b - 1];
-    std::vector<size_t> order(contributions.size());
-    {
-        std::vector<size_t> next(first.begin(), first.end() - 1);
-        for (size_t k = 0; k < contributions.size(); ++k) order[next[contributions[k].cblk]++] = k;
-    }
+    order.resize(contributions.size());
+    next.assign(first.begin(), first.end() - 1);
+    for (size_t k = 0; k < contributions.size(); ++k) order[next[contributions[k].cblk]++] = k;
     out.chunks.clear();
     out.segments.clear();
     out.chunks.reserve(contributions.size());
     out.segments.reserve(pieces.size());
-    std::vector<size_t> chunk_start(out.blocks.size() + 1), segment_start(out.blocks.size() + 1);
+    std::vector<size_t> &chunk_start = scratch.chunk_start, &segment_start = scratch.segment_start;
+    chunk_start.resize(out.blocks.size() + 1);
+    segment_start.resize(out.blocks.size() + 1);
     for (size_t b = 0; b < out.blocks.size(); ++b) {
         CodeBlockCodewords &o = out.blocks[b];
         chunk_start[b] = out.chunks.size();
@@ -194,8 +222,11 @@ void decode_tile_packets(const Codestream &cs, const Tile &tile, const TileLayou
     std::vector<uint8_t> style(layout.components.size());
     for (uint16_t c = 0; c < style.size(); ++c) style[c] = cs.component_coding(tile, c).cblk_style;
 
-    PrecinctTrees trees(layout);  // nodes start unknown with bound 0: the decoder's reset state
-    std::vector<BlockState> state(layout.code_blocks.size());
+    thread_local PacketScratch scratch;
+    PrecinctTrees &trees = scratch.trees;
+    trees.reset(layout);  // nodes start unknown with bound 0: the decoder's reset state
+    std::vector<BlockState> &state = scratch.state;
+    state.assign(layout.code_blocks.size(), BlockState{});
 
     const uint8_t *data = tile.data.data();
     const size_t size = tile.data.size();
@@ -209,8 +240,10 @@ void decode_tile_packets(const Codestream &cs, const Tile &tile, const TileLayou
     PacketDecodeStats local;
     // The pieces and contributions of the kept layers' packets, in packet
     // order; each block's codewords are put together from them at the end.
-    std::vector<Piece> pieces;
-    std::vector<Contribution> contributions;
+    std::vector<Piece> &pieces = scratch.pieces;
+    std::vector<Contribution> &contributions = scratch.contributions;
+    pieces.clear();
+    contributions.clear();
 
     for_each_packet(
         layout, cod.layers, cod.progression, cs.progression_changes(tile), [&](const PacketId &id) {
@@ -327,7 +360,8 @@ void decode_tile_packets(const Codestream &cs, const Tile &tile, const TileLayou
             return true;
         });
 
-    assemble_codewords(pieces, contributions, out);
+    assemble_codewords(scratch, out);
+    scratch.release_if_large();
     local.data_consumed = pos;
     local.headers_consumed = packed ? packed_pos : 0;
     if (stats) *stats = local;

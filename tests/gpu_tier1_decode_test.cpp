@@ -452,7 +452,7 @@ TEST(Tier1JobTable, GatheredJobsMatchDecodeCodeBlock)
                 for (size_t c = 0; c < ref.components.size(); ++c) ref.components[c].data = a.data() + offset[c];
                 Tier1Scratch scratch;
                 uint32_t corrupt_ref = 0;
-                for (size_t i = 0; i < blocks.layout.code_blocks.size(); ++i)
+                for (size_t i = 0; i < blocks.layout->code_blocks.size(); ++i)
                     if (!decode_code_block(cs, tile, options, blocks, i, ref, scratch)) ++corrupt_ref;
                 Tier1JobTable table;
                 append_tier1_jobs(cs, tile, options, blocks, got, offset.data(), table);

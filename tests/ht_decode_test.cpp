@@ -374,8 +374,8 @@ OneBlock one_block(const std::string &name)
     const CodeBlockCodewords &cw = blocks.codewords[0];
     for (const CodeBlockChunk &c : cw.chunks) b.bytes.insert(b.bytes.end(), c.data, c.data + c.length);
     b.segments.assign(cw.segments.begin(), cw.segments.end());
-    b.width = blocks.layout.code_blocks[0].rect.width();
-    b.height = blocks.layout.code_blocks[0].rect.height();
+    b.width = blocks.layout->code_blocks[0].rect.width();
+    b.height = blocks.layout->code_blocks[0].rect.height();
     b.params.style = cs.main.cod->component.cblk_style;
     b.params.num_bitplanes = 9;  // 9-bit samples, no levels, one guard bit
     b.params.zero_bitplanes = cw.zero_bitplanes;
@@ -463,7 +463,7 @@ void check_job_table(const std::vector<uint8_t> &file, size_t &blocks_seen, size
             for (size_t c = 0; c < ref.components.size(); ++c) ref.components[c].data = a.data() + offset[c];
             Tier1Scratch scratch;
             uint32_t corrupt_ref = 0;
-            for (size_t i = 0; i < blocks.layout.code_blocks.size(); ++i)
+            for (size_t i = 0; i < blocks.layout->code_blocks.size(); ++i)
                 if (!decode_code_block(cs, tile, options, blocks, i, ref, scratch)) ++corrupt_ref;
             Tier1JobTable table;
             append_tier1_jobs(cs, tile, options, blocks, got, offset.data(), table);

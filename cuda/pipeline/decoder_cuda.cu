@@ -507,7 +507,7 @@ private:
         size_t samples = 0;
         for (size_t t = 0; t < n; ++t) {
             prepare_tile(s.cs, *frame.tiles[t], options, frame.blocks[t], frame.planes[t]);
-            frame.block_start[t + 1] = frame.block_start[t] + frame.blocks[t].layout.code_blocks.size();
+            frame.block_start[t + 1] = frame.block_start[t] + frame.blocks[t].layout->code_blocks.size();
             for (const ComponentPlane &p : frame.planes[t].components) {
                 frame.offset[t].push_back(samples);
                 samples += p.samples();

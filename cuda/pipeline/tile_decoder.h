@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "codestream/markers.h"
@@ -31,7 +32,7 @@ struct TileDecodeOptions {
 
 /** What Tier-2 found for one tile: the partition and each code-block's codewords. */
 struct TileBlocks {
-    TileLayout layout;
+    std::shared_ptr<const TileLayout> layout;  ///< shared with other frames of the same geometry
     TileCodewords codewords;  ///< per code-block of layout; chunks point into Tile::data
 };
 

@@ -66,8 +66,11 @@ void tier1_decode_order(const T1DecodeJob *jobs, uint32_t num_jobs, uint32_t *or
     // Decreasing length, ties in job order: a stable LSD radix sort of
     // (complemented length, job) pairs a byte of the length at a time, which
     // for a frame's tens of thousands of jobs costs a fraction of a comparison
-    // sort; a byte equal in every job needs no pass.
-    std::vector<uint64_t> keys(num_jobs), spare(num_jobs);
+    // sort; a byte equal in every job needs no pass. The arrays stay with the
+    // thread, which orders a frame after another.
+    thread_local std::vector<uint64_t> keys, spare;
+    keys.resize(num_jobs);
+    spare.resize(num_jobs);
     for (uint32_t j = 0; j < num_jobs; ++j) keys[j] = uint64_t{~jobs[j].data_length} << 32 | j;
     for (uint32_t shift = 32; shift < 64; shift += 8) {
         size_t start[257] = {};

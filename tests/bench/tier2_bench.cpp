@@ -92,9 +92,20 @@ struct FrameState {
     std::vector<uint8_t> upload;  ///< stands for the slot's pinned buffer
 };
 
-/** One frame's Tier-2 as the CUDA decoder's run_tier2 / gather_jobs do it; returns the code-blocks. */
-size_t tier2_frame(const std::vector<uint8_t> &stream, const j2kc_decoder_config &config, FrameState &f)
+/** Thread CPU milliseconds of a frame's three stages. */
+struct StageTimes {
+    double parse = 0, packets = 0, gather = 0;
+};
+
+/**
+ * One frame's Tier-2 as the CUDA decoder's run_tier2 / gather_jobs do it;
+ * returns the code-blocks. The stages: the stream's headers and tiles, each
+ * tile's partition and packets, then the job table and the upload buffer.
+ */
+size_t tier2_frame(const std::vector<uint8_t> &stream, const j2kc_decoder_config &config, FrameState &f,
+                   StageTimes &times)
 {
+    const double t0 = thread_seconds();
     const ParsedStream s = parse_stream(stream.data(), stream.size(), config);
     check_intact(s);
     const std::vector<std::string> warnings = stream_warnings(s);
@@ -110,6 +121,7 @@ size_t tier2_frame(const std::vector<uint8_t> &stream, const j2kc_decoder_config
         }
     });
     const TileDecodeOptions options{s.reduce, s.max_layers, s.strict};
+    const double t1 = thread_seconds();
     f.blocks.resize(tiles.size());
     f.planes.resize(tiles.size());
     f.offset.assign(tiles.size(), {});
@@ -121,6 +133,7 @@ size_t tier2_frame(const std::vector<uint8_t> &stream, const j2kc_decoder_config
             samples += p.samples();
         }
     }
+    const double t2 = thread_seconds();
     f.table.clear();
     for (size_t t = 0; t < tiles.size(); ++t)
         append_tier1_jobs(s.cs, *tiles[t], options, f.blocks[t], f.planes[t], f.offset[t].data(), f.table);
@@ -135,6 +148,8 @@ size_t tier2_frame(const std::vector<uint8_t> &stream, const j2kc_decoder_config
     if (segments) std::memcpy(at + jobs, f.table.segments.data(), segments);
     if (order) std::memcpy(at + jobs + segments, f.order.data(), order);
     f.table.copy_bytes(at + jobs + segments + order);
+    const double t3 = thread_seconds();
+    times = {1e3 * (t1 - t0), 1e3 * (t2 - t1), 1e3 * (t3 - t2)};
     return f.table.jobs.size();
 }
 
@@ -145,8 +160,9 @@ void run(const std::string &name, const std::vector<uint8_t> &stream, int reps)
     // The decoder's frames are new each time; its slots' Tier-2 results, job
     // tables, job orders and pinned buffers are not.
     FrameState slot;
-    const size_t blocks = tier2_frame(stream, config, slot);
-    std::vector<double> ms;
+    StageTimes stage;
+    const size_t blocks = tier2_frame(stream, config, slot, stage);
+    std::vector<double> ms, parse, packets, gather;
     const auto take_slot = [&](FrameState &frame) {
         std::swap(frame.blocks, slot.blocks);
         std::swap(frame.table, slot.table);
@@ -157,13 +173,22 @@ void run(const std::string &name, const std::vector<uint8_t> &stream, int reps)
         FrameState state;
         take_slot(state);
         const double t0 = thread_seconds();
-        tier2_frame(stream, config, state);
+        tier2_frame(stream, config, state, stage);
         ms.push_back(1e3 * (thread_seconds() - t0));
+        parse.push_back(stage.parse);
+        packets.push_back(stage.packets);
+        gather.push_back(stage.gather);
         take_slot(state);
     }
+    const auto median = [](std::vector<double> &v) {
+        std::sort(v.begin(), v.end());
+        return v[v.size() / 2];
+    };
     std::sort(ms.begin(), ms.end());
-    std::printf("%s: %zu bytes, %zu code-blocks, Tier-2 best %.2f ms, median %.2f ms (one thread, %d frames)\n",
-                name.c_str(), stream.size(), blocks, ms.front(), ms[ms.size() / 2], reps);
+    std::printf("%s: %zu bytes, %zu code-blocks, Tier-2 best %.2f ms, median %.2f ms (one thread, %d frames); "
+                "medians: parse %.2f, partition + packets %.2f, jobs + upload %.2f ms\n",
+                name.c_str(), stream.size(), blocks, ms.front(), ms[ms.size() / 2], reps, median(parse),
+                median(packets), median(gather));
 }
 
 }  // namespace

@@ -16,7 +16,7 @@
  *       and frames/s on one core (thread CPU time). --oracle times the frozen straightforward
  *       decoder of tests/tier1_decoder_oracle.h on the same blocks; --check
  *       compares the two outputs block by block. --jobs times the
- *       job-table path (t1_decode_job.h, the code the GPU runs, decoding in
+ *       job-table path (tier1_decode_job.h, the code the GPU runs, decoding in
  *       place) on the host; --gpu runs the same table through the CUDA kernel
  *       (tier1_decode_gpu), reports its time from events (best of N) and
  *       checks it against Tier1Decoder's output. --openjpeg times OpenJPEG's
@@ -246,7 +246,7 @@ Blocks collect(const Codestream &cs)
     for (const Tile &tile : cs.tiles) {
         const Clock::time_point t0 = Clock::now();
         const TileLayout layout = build_partition(cs.siz, cs, tile);
-        std::vector<CodeBlockCodewords> codewords;
+        TileCodewords codewords;
         decode_tile_packets(cs, tile, layout, 0, codewords);
         b.tier2_seconds += seconds_since(t0);
         const uint32_t plane_base = static_cast<uint32_t>(b.planes.size());
@@ -375,7 +375,7 @@ int bench_gpu(const Blocks &b, const JobTable &t, int reps)
     BENCH_CUDA(cudaEventCreate(&e1));
     cudaDeviceProp prop{};
     cudaGetDeviceProperties(&prop, 0);
-    // Every lanes-per-warp setting (tier1_decode_gpu.h), the default last so its output is checked.
+    // Every lanes-per-warp setting (tier1_decode_cuda.h), the default last so its output is checked.
     float best = 1e30f;
     // Table order, then the pipeline's (by decreasing bytes), which the checked default run uses.
     for (int sorted = 0; sorted < 2; ++sorted)

@@ -179,7 +179,7 @@ void check_dci_4k(const std::vector<uint8_t> &b, int fps)
     // c (r < 6) or 3 + c (r = 6), read from the packets themselves.
     const Tile &tile = cs.tiles[0];
     const TileLayout layout = build_partition(cs.siz, cs, tile);
-    std::vector<CodeBlockCodewords> words;
+    TileCodewords words;
     PacketDecodeStats stats;
     decode_tile_packets(cs, tile, layout, 0, words, &stats);
     EXPECT_FALSE(stats.truncated);

@@ -354,9 +354,9 @@ OneBlock one_block(const std::string &name)
     EXPECT_EQ(blocks.codewords.size(), 1u);
     const CodeBlockCodewords &cw = blocks.codewords[0];
     for (const CodeBlockChunk &c : cw.chunks) b.bytes.insert(b.bytes.end(), c.data, c.data + c.length);
-    b.segments = cw.segments;
-    b.width = blocks.layout.code_blocks[0].rect.width();
-    b.height = blocks.layout.code_blocks[0].rect.height();
+    b.segments.assign(cw.segments.begin(), cw.segments.end());
+    b.width = blocks.layout->code_blocks[0].rect.width();
+    b.height = blocks.layout->code_blocks[0].rect.height();
     b.params.style = cs.main.cod->component.cblk_style;
     b.params.num_bitplanes = 9;  // 9-bit samples, no levels, one guard bit
     b.params.zero_bitplanes = cw.zero_bitplanes;

@@ -62,6 +62,56 @@ TEST(Partition, CodeBlocksTileEveryBandExactly)
     }
 }
 
+/** Two tile layouts with the same records (rectangles, counts, code-blocks). */
+void expect_same_layout(const TileLayout &a, const TileLayout &b)
+{
+    ASSERT_EQ(a.components.size(), b.components.size());
+    ASSERT_EQ(a.code_blocks.size(), b.code_blocks.size());
+    for (size_t i = 0; i < a.code_blocks.size(); ++i) {
+        const CodeBlock &x = a.code_blocks[i], &y = b.code_blocks[i];
+        EXPECT_TRUE(x.rect.x0 == y.rect.x0 && x.rect.y0 == y.rect.y0 && x.rect.x1 == y.rect.x1 &&
+                    x.rect.y1 == y.rect.y1 && x.component == y.component && x.resolution == y.resolution &&
+                    x.band == y.band && x.precinct == y.precinct)
+            << "code-block " << i;
+    }
+    for (size_t c = 0; c < a.components.size(); ++c) {
+        ASSERT_EQ(a.components[c].resolutions.size(), b.components[c].resolutions.size());
+        for (size_t r = 0; r < a.components[c].resolutions.size(); ++r)
+            EXPECT_EQ(a.components[c].resolutions[r].precincts.size(),
+                      b.components[c].resolutions[r].precincts.size());
+    }
+}
+
+TEST(Partition, SharedPartitionIsBuiltOncePerGeometry)
+{
+    Codestream cs;
+    cs.siz = one_tile(97, 9, 3, 1);
+    CodingStyle cod;
+    cod.component.levels = 3;
+    cod.component.cblk_width_log2 = 4;
+    cod.component.cblk_height_log2 = 2;
+    cs.main.cod = cod;
+    Tile tile;
+    const std::shared_ptr<const TileLayout> first = shared_partition(cs.siz, cs, tile);
+    expect_same_layout(*first, build_partition(cs.siz, cs, tile));
+    EXPECT_EQ(shared_partition(cs.siz, cs, tile), first);  // the same frame shape again
+
+    // Another code-block size, then another image size: layouts of their own.
+    cs.main.cod->component.cblk_width_log2 = 3;
+    const std::shared_ptr<const TileLayout> narrower = shared_partition(cs.siz, cs, tile);
+    EXPECT_NE(narrower, first);
+    expect_same_layout(*narrower, build_partition(cs.siz, cs, tile));
+    cs.siz = one_tile(64, 9, 3, 1);
+    const std::shared_ptr<const TileLayout> smaller = shared_partition(cs.siz, cs, tile);
+    EXPECT_NE(smaller, narrower);
+    expect_same_layout(*smaller, build_partition(cs.siz, cs, tile));
+
+    // Back to the first geometry: still kept.
+    cs.siz = one_tile(97, 9, 3, 1);
+    cs.main.cod->component.cblk_width_log2 = 4;
+    EXPECT_EQ(shared_partition(cs.siz, cs, tile), first);
+}
+
 TEST(Partition, PrecinctCountsMatchGrid)
 {
     ImageSize siz = one_tile(4096, 2160);

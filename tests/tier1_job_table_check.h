@@ -57,14 +57,16 @@ bool decode_tile_both_ways(const Codestream &cs, const Tile &tile, const TileDec
     for (size_t c = 0; c < cpu.components.size(); ++c) cpu.components[c].data = run.cpu.data() + offset[c];
     Tier1Scratch scratch;
     run.corrupt_cpu = 0;
-    for (size_t i = 0; i < blocks.layout.code_blocks.size(); ++i)
+    for (size_t i = 0; i < blocks.layout->code_blocks.size(); ++i)
         if (!decode_code_block(cs, tile, options, blocks, i, cpu, scratch)) ++run.corrupt_cpu;
     Tier1JobTable table;
     append_tier1_jobs(cs, tile, options, blocks, jobs, offset.data(), table);
+    std::vector<uint8_t> bytes(table.num_bytes);
+    table.copy_bytes(bytes.data());
     std::vector<uint32_t> words(std::max<size_t>(table.max_scratch_words, 1));
     run.corrupt_jobs = 0;
     for (const T1DecodeJob &job : table.jobs)
-        run.corrupt_jobs += decode_job(job, table.bytes.data(), table.segments.data(), run.jobs.data(), words.data(),
+        run.corrupt_jobs += decode_job(job, bytes.data(), table.segments.data(), run.jobs.data(), words.data(),
                                        words.size()) != kT1JobOk;
     run.ht_jobs = table.ht_jobs;
     return true;

@@ -619,7 +619,7 @@ std::vector<CodewordSegment> expected_segments(const RandomTile &t, size_t i, ui
 }
 
 void check_decoded(const RandomTile &t, uint8_t style, uint32_t keep_layers,
-                   const std::vector<CodeBlockCodewords> &dec, const std::string &what)
+                   const TileCodewords &dec, const std::string &what)
 {
     const size_t n = t.layout.code_blocks.size();
     ASSERT_EQ(dec.size(), n);
@@ -735,7 +735,7 @@ TEST(Tier2Packets, EncoderDecoderRoundTrip)
             tile.has_packed_headers = p.packed_headers;
             tile.packed_headers = enc.headers;
             for (uint32_t keep : {0u, 1u, static_cast<uint32_t>(layers)}) {
-                std::vector<CodeBlockCodewords> dec;
+                TileCodewords dec;
                 PacketDecodeStats st;
                 decode_tile_packets(cs, tile, t.layout, keep, dec, &st);
                 check_decoded(t, style, keep == 0 ? layers : keep, dec, what + " keep " + std::to_string(keep));
@@ -796,7 +796,7 @@ TEST(Tier2Packets, InconsistentTruncationIsRejected)
 
 void decode_must_not_crash(const Codestream &cs, const Tile &tile, const TileLayout &layout)
 {
-    std::vector<CodeBlockCodewords> dec;
+    TileCodewords dec;
     PacketDecodeStats st;
     try {
         decode_tile_packets(cs, tile, layout, 0, dec, &st);
@@ -874,7 +874,7 @@ TEST(Tier2Hostile, TruncatedStreamsKeepAPrefix)
             tile.has_packed_headers = p.packed_headers;
             tile.packed_headers = enc.headers;
             if (p.packed_headers && cut % 2) tile.packed_headers.resize(tile.packed_headers.size() * cut / full);
-            std::vector<CodeBlockCodewords> dec;
+            TileCodewords dec;
             PacketDecodeStats st;
             decode_tile_packets(cs, tile, t.layout, 0, dec, &st);  // truncation is not an error
             EXPECT_TRUE(st.truncated || cut == full);
@@ -948,7 +948,7 @@ TEST(Tier2OpenJpeg, PacketsOfOpjCompressStreams)
         ASSERT_FALSE(cs.tiles.empty()) << opt;
         for (const Tile &tile : cs.tiles) {
             const TileLayout layout = build_partition(cs.siz, cs, tile);
-            std::vector<CodeBlockCodewords> dec;
+            TileCodewords dec;
             PacketDecodeStats st;
             decode_tile_packets(cs, tile, layout, 0, dec, &st);
             EXPECT_FALSE(st.truncated) << opt << " tile " << tile.index;
@@ -1025,7 +1025,7 @@ TEST(Tier2OpenJpeg, OurPacketsDecodeIdenticallyInOpenJpeg)
         const size_t n = layout.code_blocks.size();
 
         // Code-block bytes and pass ends at every segment end / layer boundary.
-        std::vector<CodeBlockCodewords> all;
+        TileCodewords all;
         decode_tile_packets(cs, tile, layout, 0, all);
         std::vector<std::vector<uint8_t>> bytes(n);
         std::vector<std::vector<uint32_t>> ends(n);
@@ -1035,7 +1035,7 @@ TEST(Tier2OpenJpeg, OurPacketsDecodeIdenticallyInOpenJpeg)
             ends[i].assign(all[i].num_passes, UINT32_MAX);
         }
         for (uint16_t keep = 1; keep <= layers; ++keep) {
-            std::vector<CodeBlockCodewords> part;
+            TileCodewords part;
             decode_tile_packets(cs, tile, layout, keep, part);
             for (size_t i = 0; i < n; ++i) {
                 layer_passes[size_t{keep - 1} * n + i] = part[i].num_passes;

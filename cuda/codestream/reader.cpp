@@ -941,7 +941,6 @@ bool Parser::parse_tile_part(ByteReader &r)
         }
         any_plt_ = true;
     }
-    tile.data.insert(tile.data.end(), data_ + tp.data_offset, data_ + data_end);
     tile.tile_parts_seen = static_cast<uint8_t>(tile.tile_parts_seen + 1);
     tile.truncated = past_end;
     if (tp.parts) {
@@ -961,6 +960,16 @@ bool Parser::parse_tile_part(ByteReader &r)
 void Parser::finish()
 {
     J2KC_CHECK_DATA(!cs_.tile_parts.empty(), "the codestream holds no complete tile-part header");
+
+    // Each tile's data: the bodies of its tile-parts in codestream order,
+    // copied once their total is known (one allocation and copy per tile).
+    std::vector<uint64_t> tile_bytes(cs_.tiles.size(), 0);
+    for (const TilePartInfo &tp : cs_.tile_parts) tile_bytes[slot_[tp.tile]] += tp.data_length;
+    for (size_t t = 0; t < cs_.tiles.size(); ++t) cs_.tiles[t].data.reserve(tile_bytes[t]);
+    for (const TilePartInfo &tp : cs_.tile_parts) {
+        std::vector<uint8_t> &bytes = cs_.tiles[slot_[tp.tile]].data;
+        bytes.insert(bytes.end(), data_ + tp.data_offset, data_ + tp.data_offset + tp.data_length);
+    }
 
     // PPM (A.7.4): Nppm/Ippm records, one per tile-part in codestream order;
     // a record may continue into the next segment, so join them in Zppm order.

@@ -231,6 +231,65 @@ TileLayout build_partition(const ImageSize &siz, const Codestream &cs, const Til
                  [&](uint16_t c) -> const ComponentCoding & { return cs.component_coding(tile, c); });
 }
 
+namespace {
+
+/** What a tile's partition depends on: two tiles with equal keys have equal layouts. */
+struct PartitionKey {
+    struct Component {
+        uint8_t dx, dy;
+        ComponentCoding coding;
+    };
+    uint32_t tile = 0;
+    Rect rect;
+    std::vector<Component> components;
+
+    PartitionKey(const ImageSize &siz, const Codestream &cs, const Tile &tile_ref)
+        : tile(tile_ref.index), rect(tile_rect(siz, tile_ref.index))
+    {
+        components.reserve(siz.components.size());
+        for (uint16_t c = 0; c < siz.components.size(); ++c)
+            components.push_back({siz.components[c].dx, siz.components[c].dy, cs.component_coding(tile_ref, c)});
+    }
+
+    bool operator==(const PartitionKey &o) const
+    {
+        if (tile != o.tile || rect.x0 != o.rect.x0 || rect.y0 != o.rect.y0 || rect.x1 != o.rect.x1 ||
+            rect.y1 != o.rect.y1 || components.size() != o.components.size())
+            return false;
+        for (size_t c = 0; c < components.size(); ++c) {
+            const Component &a = components[c], &b = o.components[c];
+            if (a.dx != b.dx || a.dy != b.dy || a.coding.levels != b.coding.levels ||
+                a.coding.cblk_width_log2 != b.coding.cblk_width_log2 ||
+                a.coding.cblk_height_log2 != b.coding.cblk_height_log2 ||
+                a.coding.precinct_width_log2 != b.coding.precinct_width_log2 ||
+                a.coding.precinct_height_log2 != b.coding.precinct_height_log2)
+                return false;
+        }
+        return true;
+    }
+};
+
+/** Partitions kept per thread: enough for the tiles of a small grid, most recent first. */
+constexpr size_t kKeptPartitions = 8;
+
+}  // namespace
+
+std::shared_ptr<const TileLayout> shared_partition(const ImageSize &siz, const Codestream &cs, const Tile &tile)
+{
+    thread_local std::vector<std::pair<PartitionKey, std::shared_ptr<const TileLayout>>> kept;
+    PartitionKey key(siz, cs, tile);
+    for (size_t i = 0; i < kept.size(); ++i) {
+        if (kept[i].first == key) {
+            std::rotate(kept.begin(), kept.begin() + i, kept.begin() + i + 1);
+            return kept.front().second;
+        }
+    }
+    auto layout = std::make_shared<const TileLayout>(build_partition(siz, cs, tile));
+    if (kept.size() == kKeptPartitions) kept.pop_back();
+    kept.emplace(kept.begin(), std::move(key), layout);
+    return layout;
+}
+
 TileLayout build_partition(const ImageSize &siz, uint32_t tile_index,
                            const std::vector<ComponentCoding> &coding)
 {

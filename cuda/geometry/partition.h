@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "codestream/markers.h"
@@ -104,6 +105,15 @@ PartitionCount count_partition(const ImageSize &siz, const Codestream &cs, const
  * coding parameters from `cs` (tile headers over the main header).
  */
 TileLayout build_partition(const ImageSize &siz, const Codestream &cs, const Tile &tile);
+
+/**
+ * build_partition(siz, cs, tile), shared: each thread keeps the partitions it
+ * built last by their geometry (tile rectangle, component subsampling,
+ * levels, code-block and precinct sizes), so that the frames of a sequence,
+ * whose shape does not change, build theirs once. The layout is immutable and
+ * stays valid as long as a holder keeps it.
+ */
+std::shared_ptr<const TileLayout> shared_partition(const ImageSize &siz, const Codestream &cs, const Tile &tile);
 
 /** Same, from explicit per-component coding (the encoder's side). */
 TileLayout build_partition(const ImageSize &siz, uint32_t tile_index,

@@ -101,6 +101,9 @@ struct Slot {
     // bytes), their device copy, the kernel's scratch and per-job statuses.
     Tier1JobTable jobs;
     std::vector<uint32_t> order;  ///< the jobs by decreasing bytes (tier1_decode_order)
+    /// Tier-2 per tile of the slot's frame; kept for the next frame, whose
+    /// Tier-2 then reuses the grown arrays instead of touching new memory.
+    std::vector<TileBlocks> blocks;
     PinnedBuffer t1_pinned, t1_status_host;
     DeviceBuffer t1_input, t1_scratch, t1_status;
     size_t t1_segments_at = 0, t1_order_at = 0, t1_bytes_at = 0, t1_input_bytes = 0;
@@ -257,7 +260,6 @@ private:
         ParsedStream stream;
         std::deque<Tile> absent;                  ///< tiles the codestream lacks (zero coefficients)
         std::vector<const Tile *> tiles;          ///< every tile of the grid, in index order
-        std::vector<TileBlocks> blocks;           ///< Tier-2 per tile
         std::vector<TileCoefficients> planes;     ///< per tile; data points into the slot's pinned buffer
         std::vector<std::vector<size_t>> offset;  ///< [tile][component] element offset in the slot's buffers
         std::vector<size_t> block_start;          ///< first flat code-block index of each tile, then the total
@@ -525,15 +527,15 @@ private:
         });
         const size_t n = frame.tiles.size();
         const TileDecodeOptions options{s.reduce, s.max_layers, s.strict};
-        frame.blocks.resize(n);
+        frame.slot->blocks.resize(n);
         frame.planes.resize(n);
         frame.offset.resize(n);
         frame.block_start.assign(n + 1, 0);
         frame.corrupt = std::make_unique<std::atomic<uint32_t>[]>(n);
         size_t samples = 0;
         for (size_t t = 0; t < n; ++t) {
-            prepare_tile(s.cs, *frame.tiles[t], options, frame.blocks[t], frame.planes[t]);
-            frame.block_start[t + 1] = frame.block_start[t] + frame.blocks[t].layout.code_blocks.size();
+            prepare_tile(s.cs, *frame.tiles[t], options, frame.slot->blocks[t], frame.planes[t]);
+            frame.block_start[t + 1] = frame.block_start[t] + frame.slot->blocks[t].layout->code_blocks.size();
             for (const ComponentPlane &p : frame.planes[t].components) {
                 frame.offset[t].push_back(samples);
                 samples += p.samples();
@@ -564,7 +566,7 @@ private:
         const size_t n = frame.tiles.size();
         frame.job_start.assign(n + 1, 0);
         for (size_t t = 0; t < n; ++t) {
-            append_tier1_jobs(s.cs, *frame.tiles[t], options, frame.blocks[t], frame.planes[t],
+            append_tier1_jobs(s.cs, *frame.tiles[t], options, frame.slot->blocks[t], frame.planes[t],
                               frame.offset[t].data(), table);
             frame.job_start[t + 1] = table.jobs.size();
         }
@@ -577,7 +579,7 @@ private:
         slot.t1_segments_at = align(jobs_bytes);
         slot.t1_order_at = align(slot.t1_segments_at + table.segments.size() * sizeof(CodewordSegment));
         slot.t1_bytes_at = align(slot.t1_order_at + slot.order.size() * sizeof(uint32_t));
-        slot.t1_input_bytes = slot.t1_bytes_at + table.bytes.size();
+        slot.t1_input_bytes = slot.t1_bytes_at + table.num_bytes;
         ContextScope scope(config_.cuda_context, config_.device);
         auto *pinned = static_cast<uint8_t *>(slot.t1_pinned.reserve(std::max<size_t>(slot.t1_input_bytes, 16)));
         if (jobs_bytes) std::memcpy(pinned, table.jobs.data(), jobs_bytes);
@@ -586,7 +588,7 @@ private:
                         table.segments.size() * sizeof(CodewordSegment));
         if (!slot.order.empty())
             std::memcpy(pinned + slot.t1_order_at, slot.order.data(), slot.order.size() * sizeof(uint32_t));
-        if (!table.bytes.empty()) std::memcpy(pinned + slot.t1_bytes_at, table.bytes.data(), table.bytes.size());
+        table.copy_bytes(pinned + slot.t1_bytes_at);
         slot.t1_status_host.reserve(std::max<size_t>(table.jobs.size(), 1));
     }
 
@@ -615,7 +617,7 @@ private:
             try {
                 for (size_t i = begin; i < end && !frame.failed.load(); ++i) {
                     while (i >= frame.block_start[t + 1]) ++t;
-                    if (!decode_code_block(s.cs, *frame.tiles[t], options, frame.blocks[t], i - frame.block_start[t],
+                    if (!decode_code_block(s.cs, *frame.tiles[t], options, frame.slot->blocks[t], i - frame.block_start[t],
                                            frame.planes[t], scratch_[worker]))
                         frame.corrupt[t].fetch_add(1, std::memory_order_relaxed);
                 }

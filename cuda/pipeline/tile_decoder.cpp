@@ -73,11 +73,11 @@ uint64_t tile_working_memory(const Codestream &cs, const Tile &tile)
 void prepare_tile(const Codestream &cs, const Tile &tile, const TileDecodeOptions &options, TileBlocks &blocks,
                   TileCoefficients &out)
 {
-    blocks.layout = build_partition(cs.siz, cs, tile);
-    prepare_planes(cs, tile, blocks.layout, options, out);
+    blocks.layout = shared_partition(cs.siz, cs, tile);
+    prepare_planes(cs, tile, *blocks.layout, options, out);
     out.corrupt_code_blocks = 0;
     PacketDecodeStats stats;
-    decode_tile_packets(cs, tile, blocks.layout, options.max_layers, blocks.codewords, &stats);
+    decode_tile_packets(cs, tile, *blocks.layout, options.max_layers, blocks.codewords, &stats);
     // Packet headers that promise more bytes than the tile holds: the packets
     // after the cut are lost, which a strict decoder does not pass over.
     J2KC_CHECK_DATA(!(options.strict && stats.truncated),
@@ -106,7 +106,7 @@ static Tier1DecodeParams code_block_params(const Codestream &cs, const Tile &til
 bool decode_code_block(const Codestream &cs, const Tile &tile, const TileDecodeOptions &options,
                        const TileBlocks &blocks, size_t index, TileCoefficients &out, Tier1Scratch &scratch)
 {
-    const TileLayout &layout = blocks.layout;
+    const TileLayout &layout = *blocks.layout;
     const CodeBlock &cb = layout.code_blocks[index];
     const CodeBlockCodewords &cw = blocks.codewords[index];
     const TileComponent &tc = layout.components[cb.component];
@@ -150,7 +150,7 @@ void append_tier1_jobs(const Codestream &cs, const Tile &tile, const TileDecodeO
                        const TileBlocks &blocks, const TileCoefficients &out, const size_t *plane_offset,
                        Tier1JobTable &table)
 {
-    const TileLayout &layout = blocks.layout;
+    const TileLayout &layout = *blocks.layout;
     for (size_t index = 0; index < layout.code_blocks.size(); ++index) {
         const CodeBlock &cb = layout.code_blocks[index];
         const CodeBlockCodewords &cw = blocks.codewords[index];
@@ -165,7 +165,7 @@ void append_tier1_jobs(const Codestream &cs, const Tile &tile, const TileDecodeO
         job.out_stride = static_cast<uint32_t>(plane.stride);
         job.width = static_cast<uint16_t>(cb.rect.width());
         job.height = static_cast<uint16_t>(cb.rect.height());
-        job.data_offset = table.bytes.size();
+        job.data_offset = table.num_bytes;
         job.segment_offset = static_cast<uint32_t>(table.segments.size());
         if (cw.included && cw.num_passes > 0) {
             // The checks decode_code_block and Tier1Decoder make by throwing.
@@ -184,13 +184,12 @@ void append_tier1_jobs(const Codestream &cs, const Tile &tile, const TileDecodeO
             job.zero_bitplanes = params.zero_bitplanes;
             job.roi_shift = params.roi_shift;
             size_t total = 0;
-            for (const CodeBlockChunk &chunk : cw.chunks) {
-                table.bytes.insert(table.bytes.end(), chunk.data, chunk.data + chunk.length);
-                total += chunk.length;
-            }
+            for (const CodeBlockChunk &chunk : cw.chunks) total += chunk.length;
             J2KC_CHECK_LIMIT(total <= UINT32_MAX && table.segments.size() + cw.segments.size() <= UINT32_MAX,
                              "code-block data too large");
             job.data_length = static_cast<uint32_t>(total);
+            table.byte_runs.insert(table.byte_runs.end(), cw.chunks.begin(), cw.chunks.end());
+            table.num_bytes += total;
             table.segments.insert(table.segments.end(), cw.segments.begin(), cw.segments.end());
             job.num_segments = static_cast<uint32_t>(cw.segments.size());
         }
@@ -214,7 +213,7 @@ void decode_tile_coefficients(const Codestream &cs, const Tile &tile, const Tile
     }
     std::vector<Tier1Scratch> scratch(pool.size());
     std::atomic<uint32_t> corrupt{0};
-    pool.parallel_for(blocks.layout.code_blocks.size(), [&](size_t i, unsigned worker) {
+    pool.parallel_for(blocks.layout->code_blocks.size(), [&](size_t i, unsigned worker) {
         if (!decode_code_block(cs, tile, options, blocks, i, out, scratch[worker]))
             corrupt.fetch_add(1, std::memory_order_relaxed);
     });

@@ -10,6 +10,8 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
+#include <memory>
 #include <vector>
 
 #include "codestream/markers.h"
@@ -30,8 +32,8 @@ struct TileDecodeOptions {
 
 /** What Tier-2 found for one tile: the partition and each code-block's codewords. */
 struct TileBlocks {
-    TileLayout layout;
-    std::vector<CodeBlockCodewords> codewords;  ///< per code-block of layout; chunks point into Tile::data
+    std::shared_ptr<const TileLayout> layout;  ///< shared with other frames of the same geometry
+    TileCodewords codewords;  ///< per code-block of layout; chunks point into Tile::data
 };
 
 /** One worker's Tier-1 state, reused from block to block so that no code-block allocates. */
@@ -59,12 +61,14 @@ bool decode_code_block(const Codestream &cs, const Tile &tile, const TileDecodeO
                        const TileBlocks &blocks, size_t index, TileCoefficients &out, Tier1Scratch &scratch);
 
 /**
- * Tier-1 inputs gathered for the GPU decoder (tier1_decode_gpu.h): every
- * code-block's bytes back to back, its segments, and a job saying where its
- * values go in one buffer that holds all planes.
+ * Tier-1 inputs gathered for the GPU decoder (tier1_decode_gpu.h): where
+ * every code-block's bytes are (copied back to back by copy_bytes, straight
+ * into the upload buffer), its segments, and a job saying where its values go
+ * in one buffer that holds all planes.
  */
 struct Tier1JobTable {
-    std::vector<uint8_t> bytes;
+    std::vector<CodeBlockChunk> byte_runs;  ///< the jobs' bytes in order, pointing into Tile::data
+    size_t num_bytes = 0;                   ///< their total: the jobs' data offsets run up to it
     std::vector<CodewordSegment> segments;
     std::vector<T1DecodeJob> jobs;
     size_t max_scratch_words = 0;  ///< t1_decode_job_scratch_words of the largest block
@@ -72,11 +76,21 @@ struct Tier1JobTable {
 
     void clear()
     {
-        bytes.clear();
+        byte_runs.clear();
+        num_bytes = 0;
         segments.clear();
         jobs.clear();
         max_scratch_words = 0;
         ht_jobs = 0;
+    }
+
+    /** Every job's bytes back to back into out[0 .. num_bytes), at the jobs' data offsets. */
+    void copy_bytes(uint8_t *out) const
+    {
+        for (const CodeBlockChunk &run : byte_runs) {
+            std::memcpy(out, run.data, run.length);
+            out += run.length;
+        }
     }
 };
 

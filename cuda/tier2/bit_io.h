@@ -84,23 +84,21 @@ public:
 
     uint32_t bit()
     {
-        if (bits_left_ == 0) {
-            if (pos_ >= size_) {
-                exhausted_ = true;
-                fail(J2KC_ERR_INVALID_DATA, "packet header runs past its data (%zu bytes)", size_);
-            }
-            byte_ = data_[pos_++];
-            bits_left_ = last_ff_ ? 7 : 8;
-            last_ff_ = byte_ == 0xFF;
-        }
+        if (bits_left_ == 0) next_byte();
         return (byte_ >> --bits_left_) & 1u;
     }
 
-    /** n (<= 32) bits, most significant first. */
+    /** n (<= 32) bits, most significant first: as many at a time as the current byte holds. */
     uint32_t bits(uint32_t n)
     {
         uint32_t v = 0;
-        for (uint32_t i = 0; i < n; ++i) v = v << 1 | bit();
+        while (n > 0) {
+            if (bits_left_ == 0) next_byte();
+            const uint32_t take = n < bits_left_ ? n : bits_left_;
+            bits_left_ -= take;
+            v = v << take | ((byte_ >> bits_left_) & ((1u << take) - 1));
+            n -= take;
+        }
         return v;
     }
 
@@ -127,6 +125,18 @@ public:
     bool exhausted() const { return exhausted_; }
 
 private:
+    /** The next byte: 8 bits, or 7 after a 0xFF (its MSB is the stuffed 0). */
+    void next_byte()
+    {
+        if (pos_ >= size_) {
+            exhausted_ = true;
+            fail(J2KC_ERR_INVALID_DATA, "packet header runs past its data (%zu bytes)", size_);
+        }
+        byte_ = data_[pos_++];
+        bits_left_ = last_ff_ ? 7 : 8;
+        last_ff_ = byte_ == 0xFF;
+    }
+
     const uint8_t *data_;
     size_t size_;
     size_t pos_ = 0;

@@ -38,13 +38,16 @@ struct Piece {
     bool new_segment;  ///< starts a segment (else continues the block's last one)
 };
 
-/** One code-block's share of a packet. */
+/** One code-block's share of a packet: what its header said, then where its bytes are. */
 struct Contribution {
     uint32_t cblk;
     uint32_t first_piece, num_pieces;
-    uint64_t bytes;
+    uint64_t bytes;  ///< announced by the header
     bool first_inclusion;
     uint8_t zero_bitplanes;
+    uint8_t lblock;           ///< the block's Lblock after this packet
+    uint32_t taken;           ///< bytes the data held (fewer than announced when cut)
+    const uint8_t *data;      ///< where they start in Tile::data
 };
 
 bool marker_at(const uint8_t *p, size_t size, size_t pos, uint8_t code)
@@ -118,21 +121,112 @@ void read_ht_lengths(PacketHeaderReader &reader, BlockState &s, uint32_t new_pas
     }
 }
 
+/**
+ * The working arrays of decode_tile_packets, kept by each thread from tile to
+ * tile (and frame to frame): once grown to a frame's size, Tier-2 allocates
+ * nothing but its output.
+ */
+struct PacketScratch {
+    PrecinctTrees trees;
+    std::vector<BlockState> state;
+    std::vector<Piece> pieces;
+    std::vector<Contribution> contributions;
+    std::vector<size_t> first, next, order, chunk_start, segment_start;
+
+    /** Arrays grown past this (a huge tile) are given back rather than kept. */
+    static constexpr size_t kKeptBytes = size_t{64} << 20;
+
+    void release_if_large()
+    {
+        const size_t bytes = state.capacity() * sizeof(BlockState) + pieces.capacity() * sizeof(Piece) +
+                             contributions.capacity() * sizeof(Contribution) +
+                             (first.capacity() + next.capacity() + order.capacity() + chunk_start.capacity() +
+                              segment_start.capacity()) * sizeof(size_t) +
+                             2 * trees.inclusion_nodes().capacity() * sizeof(TagTreeNode);
+        if (bytes > kKeptBytes) *this = PacketScratch{};
+    }
+};
+
+/**
+ * Each code-block's chunks and segments from the kept contributions (packet
+ * order), into out's flat arrays block after block. The pieces of a block
+ * continue its last segment unless they start one (B.10.7.2); passes whose
+ * bytes were cut away entirely are dropped.
+ */
+void assemble_codewords(PacketScratch &scratch, TileCodewords &out)
+{
+    const std::vector<Piece> &pieces = scratch.pieces;
+    const std::vector<Contribution> &contributions = scratch.contributions;
+    // A stable counting sort of the contributions by code-block.
+    std::vector<size_t> &first = scratch.first, &next = scratch.next, &order = scratch.order;
+    first.assign(out.blocks.size() + 1, 0);
+    for (const Contribution &ct : contributions) ++first[ct.cblk + 1];
+    for (size_t b = 1; b < first.size(); ++b) first[b] += first[b - 1];
+    order.resize(contributions.size());
+    next.assign(first.begin(), first.end() - 1);
+    for (size_t k = 0; k < contributions.size(); ++k) order[next[contributions[k].cblk]++] = k;
+    out.chunks.clear();
+    out.segments.clear();
+    out.chunks.reserve(contributions.size());
+    out.segments.reserve(pieces.size());
+    std::vector<size_t> &chunk_start = scratch.chunk_start, &segment_start = scratch.segment_start;
+    chunk_start.resize(out.blocks.size() + 1);
+    segment_start.resize(out.blocks.size() + 1);
+    for (size_t b = 0; b < out.blocks.size(); ++b) {
+        CodeBlockCodewords &o = out.blocks[b];
+        chunk_start[b] = out.chunks.size();
+        segment_start[b] = out.segments.size();
+        for (size_t k = first[b]; k < first[b + 1]; ++k) {
+            const Contribution &ct = contributions[order[k]];
+            if (ct.first_inclusion) {
+                o.included = true;
+                o.zero_bitplanes = ct.zero_bitplanes;
+            }
+            if (ct.taken > 0) out.chunks.push_back(CodeBlockChunk{ct.data, ct.taken});
+            uint32_t left = ct.taken;
+            for (uint32_t p = 0; p < ct.num_pieces; ++p) {
+                const Piece &piece = pieces[ct.first_piece + p];
+                const uint32_t len = std::min(piece.length, left);
+                if (len == 0 && piece.length > 0) break;
+                if (piece.new_segment || out.segments.size() == segment_start[b]) {
+                    out.segments.push_back(CodewordSegment{len, piece.passes});
+                } else {
+                    out.segments.back().length += len;
+                    out.segments.back().passes += piece.passes;
+                }
+                o.num_passes += piece.passes;
+                left -= len;
+            }
+            o.lblock = ct.lblock;
+        }
+    }
+    chunk_start.back() = out.chunks.size();
+    segment_start.back() = out.segments.size();
+    for (size_t b = 0; b < out.blocks.size(); ++b) {
+        CodeBlockCodewords &o = out.blocks[b];
+        o.chunks = {out.chunks.data() + chunk_start[b], chunk_start[b + 1] - chunk_start[b]};
+        o.segments = {out.segments.data() + segment_start[b], segment_start[b + 1] - segment_start[b]};
+    }
+}
+
 }  // namespace
 
 void decode_tile_packets(const Codestream &cs, const Tile &tile, const TileLayout &layout,
-                         uint32_t max_layers, std::vector<CodeBlockCodewords> &out,
+                         uint32_t max_layers, TileCodewords &out,
                          PacketDecodeStats *stats)
 {
-    out.assign(layout.code_blocks.size(), CodeBlockCodewords{});
+    out.blocks.assign(layout.code_blocks.size(), CodeBlockCodewords{});
     const CodingStyle &cod = cs.coding_style(tile);
     const uint32_t layers_kept = max_layers == 0 ? UINT32_MAX : max_layers;
 
     std::vector<uint8_t> style(layout.components.size());
     for (uint16_t c = 0; c < style.size(); ++c) style[c] = cs.component_coding(tile, c).cblk_style;
 
-    PrecinctTrees trees(layout);  // nodes start unknown with bound 0: the decoder's reset state
-    std::vector<BlockState> state(layout.code_blocks.size());
+    thread_local PacketScratch scratch;
+    PrecinctTrees &trees = scratch.trees;
+    trees.reset(layout);  // nodes start unknown with bound 0: the decoder's reset state
+    std::vector<BlockState> &state = scratch.state;
+    state.assign(layout.code_blocks.size(), BlockState{});
 
     const uint8_t *data = tile.data.data();
     const size_t size = tile.data.size();
@@ -144,8 +238,12 @@ void decode_tile_packets(const Codestream &cs, const Tile &tile, const TileLayou
     size_t &hpos = packed ? packed_pos : pos;
 
     PacketDecodeStats local;
-    std::vector<Piece> pieces;
-    std::vector<Contribution> contributions;
+    // The pieces and contributions of the kept layers' packets, in packet
+    // order; each block's codewords are put together from them at the end.
+    std::vector<Piece> &pieces = scratch.pieces;
+    std::vector<Contribution> &contributions = scratch.contributions;
+    pieces.clear();
+    contributions.clear();
 
     for_each_packet(
         layout, cod.layers, cod.progression, cs.progression_changes(tile), [&](const PacketId &id) {
@@ -161,8 +259,7 @@ void decode_tile_packets(const Codestream &cs, const Tile &tile, const TileLayou
             const uint32_t flat = trees.table().index(id.component, id.resolution, id.precinct);
             const uint8_t cstyle = style[id.component];
 
-            pieces.clear();
-            contributions.clear();
+            const size_t packet_pieces = pieces.size(), packet_contributions = contributions.size();
             PacketHeaderReader reader(hdr + hpos, hsize - hpos);
             try {
                 if (reader.bit()) {  // B.10.3: 0 = zero-length packet
@@ -175,7 +272,7 @@ void decode_tile_packets(const Codestream &cs, const Tile &tile, const TileLayou
                         for (uint32_t i = 0; i < n; ++i) {
                             const uint32_t cb = pb.first_cblk + i;
                             BlockState &s = state[cb];
-                            Contribution ct{cb, static_cast<uint32_t>(pieces.size()), 0, 0, false, 0};
+                            Contribution ct{cb, static_cast<uint32_t>(pieces.size()), 0, 0, false, 0, 0, 0, nullptr};
                             if (!s.included) {
                                 // B.10.4: the tag tree holds the first layer of inclusion.
                                 if (!inclusion.decode(i, int32_t{id.layer} + 1, reader)) continue;
@@ -203,6 +300,7 @@ void decode_tile_packets(const Codestream &cs, const Tile &tile, const TileLayou
                                 ct.bytes += bytes;
                                 s.passes += new_passes;
                                 ct.num_pieces = static_cast<uint32_t>(pieces.size()) - ct.first_piece;
+                                ct.lblock = s.lblock;
                                 contributions.push_back(ct);
                                 continue;
                             }
@@ -223,6 +321,7 @@ void decode_tile_packets(const Codestream &cs, const Tile &tile, const TileLayou
                             J2KC_CHECK_DATA(pass >= s.passes, "code-block %u: pass count overflows", cb);
                             s.passes = pass;
                             ct.num_pieces = static_cast<uint32_t>(pieces.size()) - ct.first_piece;
+                            ct.lblock = s.lblock;
                             contributions.push_back(ct);
                         }
                     }
@@ -230,6 +329,8 @@ void decode_tile_packets(const Codestream &cs, const Tile &tile, const TileLayou
                 reader.align();
             } catch (const Error &) {
                 if (!reader.exhausted()) throw;
+                pieces.resize(packet_pieces);
+                contributions.resize(packet_contributions);
                 local.truncated = true;  // the header itself was cut off: keep what we have
                 return false;
             }
@@ -237,37 +338,19 @@ void decode_tile_packets(const Codestream &cs, const Tile &tile, const TileLayou
             // A.8.2: EPH after the header (in the packed headers when those are used).
             if (cod.eph && marker_at(hdr, hsize, hpos, 0x92)) hpos += 2;
 
-            const bool keep = id.layer < layers_kept;
             bool cut = false;
-            for (const Contribution &ct : contributions) {
+            for (size_t k = packet_contributions; k < contributions.size(); ++k) {
+                Contribution &ct = contributions[k];
                 const size_t avail = size - pos;
                 const size_t take = static_cast<size_t>(std::min<uint64_t>(ct.bytes, avail));
                 if (take < ct.bytes) cut = true;
-                if (keep) {
-                    CodeBlockCodewords &o = out[ct.cblk];
-                    if (ct.first_inclusion) {
-                        o.included = true;
-                        o.zero_bitplanes = ct.zero_bitplanes;
-                    }
-                    if (take > 0) o.chunks.push_back(CodeBlockChunk{data + pos, static_cast<uint32_t>(take)});
-                    size_t left = take;
-                    for (uint32_t k = 0; k < ct.num_pieces; ++k) {
-                        const Piece &piece = pieces[ct.first_piece + k];
-                        const uint32_t len = static_cast<uint32_t>(std::min<size_t>(piece.length, left));
-                        // Passes whose bytes were cut away entirely are dropped.
-                        if (len == 0 && piece.length > 0) break;
-                        if (piece.new_segment || o.segments.empty())
-                            o.segments.push_back(CodewordSegment{len, piece.passes});
-                        else {
-                            o.segments.back().length += len;
-                            o.segments.back().passes += piece.passes;
-                        }
-                        o.num_passes += piece.passes;
-                        left -= len;
-                    }
-                    o.lblock = state[ct.cblk].lblock;
-                }
+                ct.taken = static_cast<uint32_t>(take);
+                ct.data = data + pos;
                 pos += take;
+            }
+            if (id.layer >= layers_kept) {  // parsed for its length, adds nothing
+                pieces.resize(packet_pieces);
+                contributions.resize(packet_contributions);
             }
             if (cut) {
                 local.truncated = true;
@@ -277,6 +360,8 @@ void decode_tile_packets(const Codestream &cs, const Tile &tile, const TileLayou
             return true;
         });
 
+    assemble_codewords(scratch, out);
+    scratch.release_if_large();
     local.data_consumed = pos;
     local.headers_consumed = packed ? packed_pos : 0;
     if (stats) *stats = local;

@@ -21,16 +21,57 @@ struct CodeBlockChunk {
     uint32_t length = 0;
 };
 
+/** A read-only run of elements owned elsewhere (a TileCodewords' flat arrays). */
+template <typename T>
+class ElementRun {
+public:
+    ElementRun() = default;
+    ElementRun(const T *first, size_t count) : first_(first), count_(count) {}
+    const T *begin() const { return first_; }
+    const T *end() const { return first_ + count_; }
+    const T *data() const { return first_; }
+    size_t size() const { return count_; }
+    bool empty() const { return count_ == 0; }
+    const T &operator[](size_t i) const { return first_[i]; }
+
+private:
+    const T *first_ = nullptr;
+    size_t count_ = 0;
+};
+
 /** Everything Tier-1 needs for one code-block. */
 struct CodeBlockCodewords {
     bool included = false;
     uint8_t zero_bitplanes = 0;          ///< from the zero-bit-plane tag tree
-    uint32_t num_passes = 0;             ///< passes received (first max_layers layers)
     uint8_t lblock = 3;                  ///< Lblock after the last layer used
-    std::vector<CodeBlockChunk> chunks;  ///< body bytes in order, pointing into Tile::data
+    uint32_t num_passes = 0;             ///< passes received (first max_layers layers)
+    ElementRun<CodeBlockChunk> chunks;   ///< body bytes in order, pointing into Tile::data
     /// Codeword segments in order; their lengths add up to the chunks' lengths
     /// and their passes to num_passes. A segment may span several chunks.
+    ElementRun<CodewordSegment> segments;
+};
+
+/**
+ * Every code-block's codewords of a tile. The chunks and segments of all
+ * blocks lie in two flat arrays (a block's runs point into them), so that a
+ * frame's Tier-2 allocates a handful of arrays rather than two per block.
+ * Movable, not copyable: the runs point into its own arrays.
+ */
+struct TileCodewords {
+    std::vector<CodeBlockCodewords> blocks;  ///< index = code-block index of the layout
+    std::vector<CodeBlockChunk> chunks;
     std::vector<CodewordSegment> segments;
+
+    TileCodewords() = default;
+    TileCodewords(TileCodewords &&) = default;
+    TileCodewords &operator=(TileCodewords &&) = default;
+    TileCodewords(const TileCodewords &) = delete;
+    TileCodewords &operator=(const TileCodewords &) = delete;
+
+    size_t size() const { return blocks.size(); }
+    const CodeBlockCodewords &operator[](size_t i) const { return blocks[i]; }
+    std::vector<CodeBlockCodewords>::const_iterator begin() const { return blocks.begin(); }
+    std::vector<CodeBlockCodewords>::const_iterator end() const { return blocks.end(); }
 };
 
 /** What decode_tile_packets() saw (for diagnostics and tests). */
@@ -43,8 +84,7 @@ struct PacketDecodeStats {
 
 /**
  * Reads every packet of `tile` in its progression order (COD/POC in force)
- * and fills `out` (resized to layout.code_blocks.size(), index = code-block
- * index of the layout). Headers come from Tile::packed_headers when
+ * and fills `out` (one entry per code-block of the layout). Headers come from Tile::packed_headers when
  * has_packed_headers (PPM/PPT), else from the data; SOP marker segments are
  * skipped where present, EPH markers where Scod announces them. Packets of
  * layers >= max_layers (0 = all) are parsed but add nothing. When the data
@@ -52,7 +92,7 @@ struct PacketDecodeStats {
  * Malformed headers (impossible Lblock or lengths) throw INVALID_DATA.
  */
 void decode_tile_packets(const Codestream &cs, const Tile &tile, const TileLayout &layout,
-                         uint32_t max_layers, std::vector<CodeBlockCodewords> &out,
+                         uint32_t max_layers, TileCodewords &out,
                          PacketDecodeStats *stats = nullptr);
 
 }  // namespace j2kc

@@ -19,8 +19,14 @@ namespace j2kc {
 class PrecinctTrees {
 public:
     PrecinctTrees() = default;
-    explicit PrecinctTrees(const TileLayout &layout) : table_(layout)
+    explicit PrecinctTrees(const TileLayout &layout) { reset(layout); }
+
+    /** The trees of `layout`, every node in its initial state; the arrays keep their capacity. */
+    void reset(const TileLayout &layout)
     {
+        table_ = PrecinctTable(layout);
+        band_base_.clear();
+        node_offset_.clear();
         band_base_.reserve(table_.size() + 1);
         uint32_t nodes = 0;
         for (const TileComponent &tc : layout.components) {
@@ -36,8 +42,8 @@ public:
         }
         band_base_.push_back(static_cast<uint32_t>(node_offset_.size()));
         node_offset_.push_back(nodes);  // sentinel: the end of the last precinct
-        inclusion_.resize(nodes);
-        zero_bitplanes_.resize(nodes);
+        inclusion_.assign(nodes, TagTreeNode{});
+        zero_bitplanes_.assign(nodes, TagTreeNode{});
     }
 
     const PrecinctTable &table() const { return table_; }

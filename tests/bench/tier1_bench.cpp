@@ -246,7 +246,7 @@ Blocks collect(const Codestream &cs)
     for (const Tile &tile : cs.tiles) {
         const Clock::time_point t0 = Clock::now();
         const TileLayout layout = build_partition(cs.siz, cs, tile);
-        std::vector<CodeBlockCodewords> codewords;
+        TileCodewords codewords;
         decode_tile_packets(cs, tile, layout, 0, codewords);
         b.tier2_seconds += seconds_since(t0);
         const uint32_t plane_base = static_cast<uint32_t>(b.planes.size());

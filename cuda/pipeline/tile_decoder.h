@@ -61,7 +61,7 @@ bool decode_code_block(const Codestream &cs, const Tile &tile, const TileDecodeO
                        const TileBlocks &blocks, size_t index, TileCoefficients &out, Tier1Scratch &scratch);
 
 /**
- * Tier-1 inputs gathered for the GPU decoder (tier1_decode_gpu.h): where
+ * Tier-1 inputs gathered for the GPU decoder (tier1_decode_cuda.h): where
  * every code-block's bytes are (copied back to back by copy_bytes, straight
  * into the upload buffer), its segments, and a job saying where its values go
  * in one buffer that holds all planes.

@@ -28,7 +28,7 @@
 #include "j2kc.h"
 #include "pipeline/decoder_common.h"
 #include "pipeline/tile_decoder.h"
-#include "tier1/tier1_decode_gpu.h"
+#include "tier1/tier1_decode_cuda.h"
 
 using namespace j2kc;
 

@@ -28,10 +28,9 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <condition_variable>
 #include <cstring>
 #include <memory>
-#include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -42,6 +41,7 @@
 #include "common/status.h"
 #include "dwt/dwt.h"
 #include "pipeline/codestream_assembly.h"
+#include "pipeline/frame_queue.h"
 #include "pipeline/reconstruct.h"
 #include "pipeline/staged_encoder.h"
 #include "quant/quant.h"
@@ -129,6 +129,7 @@ public:
             plan_tables(shape);
             const unsigned fallback = small_frames() ? kDefaultSlotsSmallFrames : kDefaultSlots;
             make_slots(config.frames_in_flight > 0 ? unsigned(config.frames_in_flight) : fallback);
+            queue_.emplace(slots().size());
         } catch (...) {
             gpu_.reset();  // inside the scope: the buffers belong to this context
             throw;
@@ -142,11 +143,7 @@ public:
 
     ~CudaEncoder() override
     {
-        {
-            std::lock_guard<std::mutex> lock(mutex_);
-            stop_ = true;
-        }
-        work_ready_.notify_all();
+        queue_->stop();
         for (std::thread &w : workers_) w.join();  // they finish the frames already queued
         try {
             ContextScope scope(context_, device_);
@@ -162,12 +159,9 @@ public:
     {
         check_frame(plan_, image);
         const auto start = Clock::now();
-        Slot *slot = nullptr;
-        {
-            std::lock_guard<std::mutex> lock(mutex_);
-            if (in_flight_ == slots().size()) return false;
-            slot = slots()[(head_ + in_flight_) % slots().size()].get();
-        }
+        const std::optional<size_t> entry = queue_->reserve();
+        if (!entry) return false;
+        Slot *slot = slots()[*entry].get();
         // The slot is free: neither the worker nor receive() touches it until it is queued below.
         ContextScope scope(context_, device_);
         try {
@@ -181,27 +175,15 @@ public:
         slot->tag = tag;
         slot->submitted = start;
         slot->status = J2KC_OK;
-        {
-            std::lock_guard<std::mutex> lock(mutex_);
-            slot->state = SlotState::kQueued;
-            ++in_flight_;
-        }
-        work_ready_.notify_all();
+        queue_->publish(*entry);
         return true;
     }
 
     bool receive(std::vector<uint8_t> &codestream, int64_t &tag, bool flush) override
     {
-        Slot *slot = nullptr;
-        {
-            std::unique_lock<std::mutex> lock(mutex_);
-            if (in_flight_ == 0) return false;
-            slot = slots()[head_].get();
-            if (slot->state != SlotState::kDone) {
-                if (!flush) return false;
-                frame_done_.wait(lock, [&] { return slot->state == SlotState::kDone; });
-            }
-        }
+        const std::optional<size_t> entry = queue_->oldest(/*wait=*/flush);
+        if (!entry) return false;
+        Slot *slot = slots()[*entry].get();
         // Done: the worker has left the slot; copy out before it can be reused.
         const j2kc_status status = slot->status;
         const std::string message = status == J2KC_OK ? std::string() : slot->message;
@@ -211,20 +193,13 @@ public:
             tag = slot->tag;
             times_ = slot->times;
         }
-        {
-            std::lock_guard<std::mutex> lock(mutex_);
-            slot->state = SlotState::kFree;
-            head_ = (head_ + 1) % slots().size();
-            --in_flight_;
-        }
+        queue_->release();
         if (status != J2KC_OK) throw Error(status, message.c_str());
         if (timing()) log_stage_times(log_, times_);
         return true;
     }
 
 private:
-    enum class SlotState { kFree, kQueued, kRunning, kDone };
-
     /** Everything one frame in flight needs, on the device and in pinned host memory. */
     struct Slot {
         // Streams and events are destroyed in the context that made them: see ~CudaEncoder.
@@ -250,8 +225,7 @@ private:
         };
         std::vector<Copy> copies;
         std::vector<std::pair<uint64_t, uint64_t>> spans;  ///< the frame's byte ranges, merged
-        // The frame in the slot: written by submit (state kFree), then by a worker (kRunning).
-        SlotState state = SlotState::kFree;
+        // The frame in the slot: written by submit (reserved), then by a worker (running).
         int64_t tag = 0;
         Clock::time_point submitted;
         double staging_ms = 0;
@@ -663,17 +637,8 @@ private:
             scope_status = e.status();
             scope_message = e.what();
         }
-        for (;;) {
-            Slot *slot = nullptr;
-            {
-                // Slots are started in submit order: start_ is the oldest not yet taken.
-                std::unique_lock<std::mutex> lock(mutex_);
-                work_ready_.wait(lock, [&] { return stop_ || slots()[start_]->state == SlotState::kQueued; });
-                if (slots()[start_]->state != SlotState::kQueued) return;  // stopped with nothing queued
-                slot = slots()[start_].get();
-                slot->state = SlotState::kRunning;
-                start_ = (start_ + 1) % slots().size();
-            }
+        while (const std::optional<size_t> entry = queue_->take()) {
+            Slot *slot = slots()[*entry].get();
             if (scope_status != J2KC_OK) {
                 slot->status = scope_status;
                 slot->message = scope_message;
@@ -697,11 +662,7 @@ private:
                     cudaGetLastError();
                 }
             }
-            {
-                std::lock_guard<std::mutex> lock(mutex_);
-                slot->state = SlotState::kDone;
-            }
-            frame_done_.notify_all();
+            queue_->finish(*entry);
         }
     }
 
@@ -764,12 +725,7 @@ private:
     uint32_t blocks_ = 0, pass_slots_ = 1;
     uint64_t out_capacity_ = 0;
 
-    // The frame queue: slots [head_, head_ + in_flight_) in submit order,
-    // start_ the next one for a worker; all guarded by mutex_.
-    std::mutex mutex_;
-    std::condition_variable work_ready_, frame_done_;
-    size_t head_ = 0, in_flight_ = 0, start_ = 0;
-    bool stop_ = false;
+    std::optional<FrameQueue> queue_;  ///< which slots hold which frames, in submit order
     std::vector<std::thread> workers_;
 };
 

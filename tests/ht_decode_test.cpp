@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -496,6 +497,44 @@ TEST(GpuHtDecode, CpuTier1OnCudaBackendMatchesCpuBackend)
 {
     if (!have_gpu()) GTEST_SKIP() << "no usable CUDA device";
     check_gpu_matches_cpu(0);
+}
+
+/**
+ * A whole 2K frame of HT code-blocks (written by this library's CPU encoder,
+ * lossless and at a fixed step): megabytes of codewords, so the HT kernel
+ * runs long after the upload starts and beside the other frames' work; the
+ * GPU's pixels must still be the CPU backend's.
+ */
+TEST(GpuHtDecode, LargeFramesMatchCpuBackend)
+{
+    if (!have_gpu()) GTEST_SKIP() << "no usable CUDA device";
+    j2kc_test::Planes16 img(2048, 1080, 3, 12);
+    img.fill(11, [](uint32_t c, uint32_t x, uint32_t y, std::mt19937 &rng) {
+        const double g = 0.5 + 0.4 * std::sin(0.013 * x + 0.021 * y + c) * std::cos(0.007 * y);
+        return std::min<uint32_t>(4095, static_cast<uint32_t>(g * 4000) + (rng() & 63));
+    });
+    for (int lossless : {1, 0}) {
+        j2kc_encoder_config cfg;
+        j2kc_encoder_config_default(&cfg);
+        cfg.backend = J2KC_BACKEND_CPU;
+        cfg.log = quiet;
+        cfg.block_coder = J2KC_BLOCK_CODER_HT;
+        cfg.lossless = lossless;
+        cfg.quality = 2.0;
+        j2kc_encoder *enc = nullptr;
+        ASSERT_EQ(j2kc_encoder_create(&enc, &cfg, &img.image), J2KC_OK);
+        j2kc_packet pkt{};
+        ASSERT_EQ(j2kc_encode(enc, &img.image, &pkt), J2KC_OK);
+        const std::vector<uint8_t> cs(pkt.data, pkt.data + pkt.size);
+        j2kc_encoder_free(&enc);
+        const Decoded cpu = decode(cs, J2KC_BACKEND_CPU);
+        ASSERT_EQ(cpu.status, J2KC_OK);
+        for (int round = 0; round < 3; ++round) {
+            const Decoded gpu = decode(cs, J2KC_BACKEND_CUDA, 1);
+            ASSERT_EQ(gpu.status, J2KC_OK);
+            EXPECT_TRUE(gpu.planes == cpu.planes) << (lossless ? "lossless" : "lossy") << " round " << round;
+        }
+    }
 }
 
 /**

@@ -688,7 +688,7 @@ private:
             if (table.ht_jobs)
                 ht_decode_gpu(reinterpret_cast<const T1DecodeJob *>(input), num_jobs, input + slot.t1_bytes_at,
                               reinterpret_cast<const CodewordSegment *>(input + slot.t1_segments_at), coefficients,
-                              t1_scratch, scratch_words, status, st, 0,
+                              t1_scratch, scratch_words, status, t1, 0,
                               reinterpret_cast<const uint32_t *>(input + slot.t1_order_at));
             if (num_jobs)
                 check_cuda(cudaMemcpyAsync(slot.t1_status_host.as<uint8_t>(), status, num_jobs,

@@ -12,7 +12,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -31,6 +30,7 @@
 #include "j2kc.h"
 #include "pipeline/tile_decoder.h"
 #include "test_images.h"
+#include "test_streams.h"
 #include "tier1/ht_block_decoder_core.h"
 #include "tier1/ht_decode_job.h"
 #include "tier1/ht_vlc_table.h"
@@ -508,25 +508,14 @@ TEST(GpuHtDecode, CpuTier1OnCudaBackendMatchesCpuBackend)
 TEST(GpuHtDecode, LargeFramesMatchCpuBackend)
 {
     if (!have_gpu()) GTEST_SKIP() << "no usable CUDA device";
-    j2kc_test::Planes16 img(2048, 1080, 3, 12);
-    img.fill(11, [](uint32_t c, uint32_t x, uint32_t y, std::mt19937 &rng) {
-        const double g = 0.5 + 0.4 * std::sin(0.013 * x + 0.021 * y + c) * std::cos(0.007 * y);
-        return std::min<uint32_t>(4095, static_cast<uint32_t>(g * 4000) + (rng() & 63));
-    });
+    const j2kc_test::Planes16 img = j2kc_test::synthetic_frame(2048, 1080, 3, 12, 11, 0.02);
     for (int lossless : {1, 0}) {
-        j2kc_encoder_config cfg;
-        j2kc_encoder_config_default(&cfg);
-        cfg.backend = J2KC_BACKEND_CPU;
-        cfg.log = quiet;
+        j2kc_encoder_config cfg = j2kc_test::cpu_encoder_config(quiet);
         cfg.block_coder = J2KC_BLOCK_CODER_HT;
         cfg.lossless = lossless;
         cfg.quality = 2.0;
-        j2kc_encoder *enc = nullptr;
-        ASSERT_EQ(j2kc_encoder_create(&enc, &cfg, &img.image), J2KC_OK);
-        j2kc_packet pkt{};
-        ASSERT_EQ(j2kc_encode(enc, &img.image, &pkt), J2KC_OK);
-        const std::vector<uint8_t> cs(pkt.data, pkt.data + pkt.size);
-        j2kc_encoder_free(&enc);
+        const std::vector<uint8_t> cs = j2kc_test::encode_stream(img.image, cfg);
+        ASSERT_FALSE(cs.empty());
         const Decoded cpu = decode(cs, J2KC_BACKEND_CPU);
         ASSERT_EQ(cpu.status, J2KC_OK);
         for (int round = 0; round < 3; ++round) {

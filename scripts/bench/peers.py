@@ -37,6 +37,9 @@ CAPS = {"bench_tier1": False, "ffmpeg_tier1": [], "ffmpeg_loop": False}
 # [] leaves them out. j2kc_bench's row of the default placement stands for
 # its own variant; FFmpeg's rows are the explicit ones.
 TIER1_VARIANTS = ["cpu", "gpu"]
+# nvJPEG2000's larger batches keep gaining: its best is taken over the case's
+# streams as one batch (usually 4) and these.
+NVJPEG2K_BATCHES = [16, 32]
 
 
 # ---------------------------------------------------------------------------
@@ -385,7 +388,9 @@ SKIP = {("FFmpeg jpeg2000 (native)", c) for c in SLOW_CASES} | {("FFmpeg libopen
 # Decoders: (bench, frames, codestream files, out dir) -> dict(fps, psnr)
 
 
-def dec_j2kc(backend, tier1=None):
+def dec_j2kc(backend, tier1=None, in_flight=None):
+    """j2kc_bench's decode; in_flight=1: one frame alone, submit to receive
+    with nothing else queued (the latency a player sees)."""
     def run(bench, fs, files, out):
         be = J2KC["backend"] if backend == "cuda" else backend
         dst = os.path.join(out, "dec.raw")
@@ -393,6 +398,8 @@ def dec_j2kc(backend, tier1=None):
                "--warmup", str(len(files) if be == "cuda" else 1), "--out", dst]
         if tier1:
             cmd += ["--tier1", tier1]
+        if in_flight:
+            cmd += ["--in-flight", str(in_flight)]
         # Tier-1 placement variants: 16 frames (a CPU Tier-1 of 4K lossless runs at a few fps).
         n = len(files) if bench.quick or be != "cuda" else (8 if fs.w * fs.h > 4096 * 2160 else 16 if tier1 else 32)
         cmd += ["--frames", str(n)] + files
@@ -512,7 +519,15 @@ def dec_ffmpeg_native(bench, fs, files, out):
                 note="MXF clip of %d frames, -f null, %s; output %s" % (k, note, pix))
 
 
-def dec_nvjpeg2k(bench, fs, files, out):
+def dec_nvjpeg2k(batch=None):
+    """nvJPEG2000 decoding `batch` codestreams a call (the files in turn;
+    None: each file once), output in CUDA memory; batch=1 is one image alone."""
+    def run(bench, fs, files, out):
+        return _dec_nvjpeg2k(bench, fs, [files[i % len(files)] for i in range(batch or len(files))])
+    return run
+
+
+def _dec_nvjpeg2k(bench, fs, files):
     nvc = nvimgcodec()
     import cupy
     streams = []
@@ -553,7 +568,10 @@ def decoders():
     rows = [("j2k_cuda", dec_j2kc("cuda"))]
     if CAPS["bench_tier1"]:
         rows += [("j2k_cuda, Tier-1 %s" % v.upper(), dec_j2kc("cuda", v)) for v in TIER1_VARIANTS]
-    rows += [("nvJPEG2000", dec_nvjpeg2k)]
+    rows += [("j2k_cuda, one frame in flight", dec_j2kc("cuda", in_flight=1))]
+    rows += [("nvJPEG2000", dec_nvjpeg2k())]
+    rows += [("nvJPEG2000, batch %d" % b, dec_nvjpeg2k(b)) for b in NVJPEG2K_BATCHES]
+    rows += [("nvJPEG2000, one image", dec_nvjpeg2k(1))]
     variants = [v for v in TIER1_VARIANTS if v in CAPS["ffmpeg_tier1"]]
     if variants:
         rows += [("j2k_cuda in FFmpeg, -tier1 %s" % v, dec_ffmpeg_j2kcuda(v)) for v in variants]
@@ -568,8 +586,9 @@ def decoders():
 
 def decode_only_on(name):
     """Cases a decode row is limited to (None: every case), for time: the
-    FFmpeg j2k_cuda rows on FF_CASE, the Tier-1 variants also on 4K lossless."""
-    if name.startswith("j2k_cuda in FFmpeg"):
+    FFmpeg j2k_cuda rows and one frame alone on FF_CASE, the Tier-1 variants
+    also on 4K lossless."""
+    if name.startswith("j2k_cuda in FFmpeg") or name in ("j2k_cuda, one frame in flight", "nvJPEG2000, one image"):
         return (FF_CASE,)
     if name.startswith("j2k_cuda, Tier-1"):
         return (FF_CASE, "dci4k-lossless-natural")
@@ -578,8 +597,10 @@ def decode_only_on(name):
 
 def own_encoder(name):
     """Decoder -> the encoder whose output is its "own" stream."""
-    if name.startswith(("j2k_cuda in FFmpeg", "j2k_cuda, Tier-1")):
+    if name.startswith(("j2k_cuda in FFmpeg", "j2k_cuda, ")):
         return "j2k_cuda"
+    if name.startswith("nvJPEG2000"):
+        return "nvJPEG2000"
     return {"Grok grk_decompress": "Grok grk_compress", "OpenJPEG opj_decompress": "OpenJPEG opj_compress"}.get(
         name, name)
 

@@ -465,8 +465,14 @@ J2KC_HD uint32_t ht_code_quad(const HtQuad &q, uint32_t table, uint32_t context,
     const uint32_t u_bound = q.e_max > kappa ? q.e_max : kappa;
     const uint32_t u = u_bound - kappa;
     uint32_t emb = 0;
+    // The test and the shift are two statements: GCC 12 with both UBSan's
+    // bounds and shift checks miscompiles them as one expression (wrong
+    // codewords, and a false out-of-bounds report).
     if (u > 0)
-        for (uint32_t i = 0; i < 4; ++i) emb |= (q.e[i] == u_bound ? 1u : 0u) << i;
+        for (uint32_t i = 0; i < 4; ++i) {
+            const uint32_t at_bound = q.e[i] == u_bound ? 1u : 0u;
+            emb |= at_bound << i;
+        }
     const uint32_t entry = ht_vlc_lookup(table, context, q.rho, emb);
     vlc.put(entry >> 8, (entry >> 4) & 0x7u);
     if (context == 0) mel.encode(q.rho != 0);

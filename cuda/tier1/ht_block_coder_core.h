@@ -10,6 +10,8 @@
 
 #include <cstdint>
 
+#include "tier1/code_block_limits.h"
+
 #if defined(__CUDACC__)
 #define J2KC_HT_INLINE __host__ __device__ __forceinline__
 #define J2KC_HT_FN __host__ __device__ inline
@@ -27,11 +29,10 @@
 namespace j2kc {
 namespace ht {
 
-/** Geometry limits of a code-block (the same as Part 1's, tier1.h). */
-constexpr uint32_t kMaxSide = 1024;
-constexpr uint32_t kMaxSamples = 4096;
-/** Most magnitude bit-planes a block may carry (int32 indices). */
-constexpr uint32_t kMaxBitplanes = 30;
+/** Geometry and bit-plane limits of a code-block (code_block_limits.h). */
+constexpr uint32_t kMaxSide = kCodeBlockMaxSide;
+constexpr uint32_t kMaxSamples = kCodeBlockMaxSamples;
+constexpr uint32_t kMaxBitplanes = kCodeBlockMaxBitplanes;
 
 /** MEL exponents of the 13 states of the adaptive run-length coder (T.814 Table 2). */
 J2KC_HT_INLINE uint32_t mel_exponent(uint32_t k)

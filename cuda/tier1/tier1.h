@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "geometry/partition.h"
+#include "tier1/code_block_limits.h"
 #include "tier1/codeword_segment.h"
 
 namespace j2kc {
@@ -137,10 +138,9 @@ private:
     std::vector<uint32_t> values_;  ///< the block's values before conversion
 };
 
-/** Largest code-block the coder accepts: 2^12 samples, sides up to 1024. */
-constexpr uint32_t kTier1MaxSide = 1024;
-constexpr uint32_t kTier1MaxSamples = 4096;
-/** Most bit-planes (Mb + s) a block can carry in the 32-bit output format. */
-constexpr uint32_t kTier1MaxBitplanes = 30;
+/** Largest code-block the coder accepts, and its most bit-planes (code_block_limits.h). */
+constexpr uint32_t kTier1MaxSide = kCodeBlockMaxSide;
+constexpr uint32_t kTier1MaxSamples = kCodeBlockMaxSamples;
+constexpr uint32_t kTier1MaxBitplanes = kCodeBlockMaxBitplanes;
 
 }  // namespace j2kc

@@ -31,6 +31,7 @@
 #include <type_traits>
 
 #include "common/host_device.h"
+#include "tier1/code_block_limits.h"
 #include "tier1/mq_coder.h"
 #include "tier1/tier1_contexts.h"
 
@@ -57,10 +58,10 @@ constexpr uint8_t kStylePredictable = 0x10;
 constexpr uint8_t kStyleSegmentation = 0x20;
 constexpr uint8_t kStyleHighThroughput = 0x40;
 
-/** Geometry limits (the same values as kTier1Max* in tier1.h). */
-constexpr uint32_t kMaxSide = 1024;
-constexpr uint32_t kMaxSamples = 4096;
-constexpr uint32_t kMaxBitplanes = 30;
+/** Geometry limits (code_block_limits.h). */
+constexpr uint32_t kMaxSide = kCodeBlockMaxSide;
+constexpr uint32_t kMaxSamples = kCodeBlockMaxSamples;
+constexpr uint32_t kMaxBitplanes = kCodeBlockMaxBitplanes;
 constexpr uint32_t kMaxPasses = 3 * kMaxBitplanes - 2;
 
 J2KC_T1_HD constexpr uint64_t replicate4(uint16_t v) { return uint64_t{v} * 0x0001000100010001ull; }

@@ -1,5 +1,5 @@
 // @file j2kc_bench.cpp: the benchmark's driver for j2k_cuda through its C API
-// (cuda/include/j2kc.h), run by scripts/bench/run.py on the same planar frame
+// (cuda/include/j2kc.h), run by bench/run.py on the same planar frame
 // files the peers read. A benchmark, not a test: it prints one JSON object.
 //
 //   j2kc_bench encode --in FILE --width W --height H --comps C --prec P

@@ -1,6 +1,6 @@
-"""Markdown tables and PNG charts of a `make bench` results.json (scripts/bench/run.py).
+"""Markdown tables and PNG charts of a `make bench` results.json (bench/run.py).
 
-    python3 scripts/bench/report.py results.json [OUT_DIR]   # prints the tables, redraws the charts
+    python3 bench/report.py results.json [OUT_DIR]   # prints the tables, redraws the charts
 """
 import json
 import math

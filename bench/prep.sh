@@ -12,14 +12,14 @@
 #   photos/ photographs from Debian's plasma-workspace-wallpapers
 #   manifest.json  versions and sources of all of the above
 #
-#   BENCH_DIR=... CORE_LIB=.../libj2kcuda.a FFMPEG=.../ffmpeg scripts/bench/prep.sh
+#   BENCH_DIR=... CORE_LIB=.../libj2kcuda.a FFMPEG=.../ffmpeg bench/prep.sh
 #
 # BENCH_ONLY_BINS=1 refreshes bin/j2kc_bench and bin/ffmpeg (with its
 # libraries) of a filled folder from the current tree (no network) and their
 # lines in manifest.json.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../.." && pwd)
+top=$(cd "$here/.." && pwd)
 out=$(realpath -m "${BENCH_DIR:?}")
 CORE_LIB=$(realpath "${CORE_LIB:?}")
 FFMPEG=$(realpath "${FFMPEG:?}")

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """make bench: j2k_cuda and its peers on the same frames, machine and invocation.
 
-Reads everything from the folder scripts/bench/prep.sh filled (BENCH_DIR):
+Reads everything from the folder bench/prep.sh filled (BENCH_DIR):
 bin/ (j2kc_bench, ffmpeg, opj_*, grk_*), lib/ (their libraries), site/
 (nvimgcodec + nvJPEG2000), photos/. Makes the frames (natural, flat, white
 noise) in /dev/shm, runs every encoder and decoder on them, and writes
@@ -65,7 +65,7 @@ def cpu_info():
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--dir", required=True, help="folder made by scripts/bench/prep.sh")
+    ap.add_argument("--dir", required=True, help="folder made by bench/prep.sh")
     ap.add_argument("--out", default="build/bench-out", help="results.json, results.md, charts")
     ap.add_argument("--budget", type=float, default=415,
                     help="seconds for the whole run (the last item may overrun it by ~15 s); the cases' order is "
@@ -92,7 +92,7 @@ def main():
         pass
     meta = dict(date=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
                 gpu=gpu_info(bench), cpu=cpu_info(), threads=THREADS,
-                command="python3 scripts/bench/run.py " + " ".join(
+                command="python3 bench/run.py " + " ".join(
                     os.path.relpath(a) if a.startswith("/") else a for a in sys.argv[1:]), quick=bench.quick,
                 manifest=manifest)
     bench.say("GPU: %s; CPU: %s x %d" % (meta["gpu"], meta["cpu"], THREADS))

@@ -69,7 +69,7 @@ def section(res, note=""):
                  m["date"], m["gpu"], m["cpu"], m["threads"], m["command"], m.get("seconds", 0),
                  ", ".join(w.replace("_", "-") for w in m.get("manifest", {}).get("wheels", [])),
                  ", ".join(d for d in m.get("manifest", {}).get("debs", [])
-                           if d.startswith(("libopenjp2-tools", "grokj2k-tools")))
+                           if d.startswith(("libopenjp2-tools", "grokj2k-tools", "openjph-tools")))
                  + ("; " + m["manifest"]["ffmpeg"].split(" Copyright")[0] if m.get("manifest", {}).get("ffmpeg")
                     else "")),
              "", note or None, "" if note else None,

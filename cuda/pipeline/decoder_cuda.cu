@@ -543,11 +543,16 @@ private:
         frame.tier2_ms = ms_since(t0);
         const bool nothing = frame.failed.load() || frame.cancelled.load() || frame.block_start.empty();
         if (gpu_tier1_ && !nothing) {
+            // This worker launches the batch itself when it may (no wake-up
+            // of another on the frame's path); else a batch stream's end or
+            // the launch in progress wakes one for it.
+            Task task;
             {
                 std::lock_guard<std::mutex> lock(mutex_);
                 tier1_ready_.push_back(&frame);
+                take_batch(task);
             }
-            work_.notify_one();
+            if (task.batch_stream) launch_batch(task.batch, *task.batch_stream);
             return;
         }
         if (nothing) frame.block_start.assign(1, 0);

@@ -447,8 +447,8 @@ private:
      * The next piece of work (mutex held). Bands of the host copy in
      * progress come first: the caller's thread is waiting for them, and a
      * band is a fraction of a millisecond. Then a GPU Tier-1 batch of the
-     * frames ready for one, when a batch stream is free: the GPU is the
-     * pipeline's bottleneck. Then Tier-2 of a newly queued frame: it is one
+     * frames ready for one, when a batch stream is free: every frame ready
+     * for the GPU waits for nothing else. Then Tier-2 of a newly queued frame: it is one
      * worker's sequential job, and started early it overlaps the Tier-1 of
      * the frames before it instead of leaving the workers idle when their
      * blocks run out. Then code-blocks (CPU Tier-1), oldest frame first, in

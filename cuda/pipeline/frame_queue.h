@@ -1,9 +1,8 @@
 /**
  * @file frame_queue.h
  * @brief The frames in flight of an asynchronous coder (the CUDA encoder and
- * the CUDA decoder): which of its N
- * entries (slots, each owning one frame's buffers) hold which frame, in submit
- * order, and in which state. The coder keeps the entries themselves, indexed
+ * the CUDA decoder): which of its N entries (slots, each owning one frame's
+ * buffers) hold which frame, in submit order, and in which state. The coder keeps the entries themselves, indexed
  * 0..N-1; the queue hands out indices and keeps the rules that make the
  * submit/receive API of j2kc.h safe and ordered:
  *
@@ -15,9 +14,9 @@
  *    N are in flight: back-pressure, which submit turns into "false".
  *  - Workers take queued entries in submit order, so frame N+1 never starts
  *    before frame N (its resources, such as streams, are claimed in order).
- *    A worker that waits for other work too (the decoder's share a frame's
- *    code-blocks and the caller's host copy) polls with try_take() under its
- *    own lock instead of blocking in take().
+ *    A worker that waits for other work too (the decoder's launch Tier-1
+ *    batches, share a frame's code-blocks and the caller's host copy) polls
+ *    with try_take() under its own lock instead of blocking in take().
  *  - Frames may finish out of order, but oldest() only ever hands out the
  *    entry submitted first: receive() returns frames in submit order.
  *  - stop() lets the workers finish what is queued and then return, so that

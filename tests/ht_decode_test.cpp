@@ -971,12 +971,29 @@ TEST(HtMixed, Ccap15AgreesWithTheStyles)
         const Codestream cs = parse_codestream(f.data(), f.size());
         for (const std::string &w : cs.warnings) EXPECT_EQ(w.find("Ccap15"), std::string::npos) << name << ": " << w;
     }
+    // This library's HT streams, lossless and 9/7.
+    const j2kc_test::Planes16 img = j2kc_test::synthetic_frame(64, 48, 3, 12, 3, 0.02);
+    for (int lossless : {1, 0}) {
+        j2kc_encoder_config cfg = j2kc_test::cpu_encoder_config(quiet);
+        cfg.block_coder = J2KC_BLOCK_CODER_HT;
+        cfg.lossless = lossless;
+        const std::vector<uint8_t> f = j2kc_test::encode_stream(img.image, cfg);
+        const Codestream cs = parse_codestream(f.data(), f.size());
+        EXPECT_TRUE(cs.warnings.empty()) << (lossless ? "lossless: " : "9/7: ") << cs.warnings[0];
+    }
     std::vector<uint8_t> v = make_mixed(kMixedCases[0]).stream;
     v[main_marker(v, kCAP) + 8] &= 0x3F;  // HTONLY
     const Codestream cs = parse_codestream(v.data(), v.size());
     ASSERT_FALSE(cs.warnings.empty());
     EXPECT_NE(cs.warnings[0].find("disagrees with Ccap15"), std::string::npos) << cs.warnings[0];
     EXPECT_EQ(decode(v, J2KC_BACKEND_CPU).status, J2KC_OK);  // the styles decide
+    // A 9/7 HT stream whose Ccap15 says HTREV.
+    const std::vector<uint8_t> f = read_file(data_path("o_rgb8_irv_32.j2c"));
+    std::vector<uint8_t> w = f;
+    w[main_marker(w, kCAP) + 9] &= static_cast<uint8_t>(~ccap15::kIrreversible);
+    const Codestream irv = parse_codestream(w.data(), w.size());
+    ASSERT_FALSE(irv.warnings.empty());
+    EXPECT_NE(irv.warnings[0].find("says HTREV"), std::string::npos) << irv.warnings[0];
 }
 
 /** The packet encoder refuses MIXED blocks whose first lengths could not tell their coder. */

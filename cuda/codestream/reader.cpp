@@ -673,19 +673,23 @@ void Parser::parse_main_header(ByteReader &r)
 }
 
 /**
- * ISO/IEC 15444-15 Table A.3: Ccap15's mode bits announce which block coders
- * the code-block styles use (HTONLY: every block HT, style 0x40;
- * HTDECLARED: whole tile-components HT or Part-1, no MIXED one; MIXED: any).
- * The styles decide how blocks are decoded, so a disagreement is noted, not
- * refused, as is an HT style without Ccap15.
+ * ISO/IEC 15444-15 Table A.3: Ccap15 announces what the HT code-blocks use.
+ * Its mode bits say which block coders the code-block styles name (HTONLY:
+ * every block HT, style 0x40; HTDECLARED: whole tile-components HT or
+ * Part-1, no MIXED one; MIXED: any); HTIRV allows the 9/7 wavelet and RGN
+ * RGN marker segments. (MAGB is not checked: OpenJPH's 9/7 streams state
+ * fewer planes than their quantisation exponents allow.) The marker segments
+ * decide how blocks are decoded, so a disagreement is noted, not refused, as
+ * is an HT style without Ccap15. One note per header.
  */
 void Parser::check_ccap15(const HeaderParameters &h, const char *where)
 {
-    std::vector<uint8_t> styles;
-    if (h.cod) styles.push_back(h.cod->component.cblk_style);
-    for (const auto &kv : h.coc) styles.push_back(kv.second.cblk_style);
-    const uint16_t mode = cs_.ccap15 & ccap15::kModeMask;
-    for (const uint8_t style : styles) {
+    std::vector<const ComponentCoding *> codings;
+    if (h.cod) codings.push_back(&h.cod->component);
+    for (const auto &kv : h.coc) codings.push_back(&kv.second);
+    const uint16_t c = cs_.ccap15, mode = c & ccap15::kModeMask;
+    for (const ComponentCoding *cc : codings) {
+        const uint8_t style = cc->cblk_style;
         const bool ht = (style & cblk_style::kHighThroughput) != 0, mixed = (style & cblk_style::kMixed) != 0;
         if (ht && !cs_.has_ccap15) {
             warn("%s: code-block style 0x%02X is HT (ISO/IEC 15444-15) but CAP has no Ccap15", where, style);
@@ -696,13 +700,20 @@ void Parser::check_ccap15(const HeaderParameters &h, const char *where)
                             : mode == ccap15::kModeHtDeclared ? !mixed
                                                               : mode == ccap15::kModeMixed;
         if (!agrees) {
-            warn("%s: code-block style 0x%02X disagrees with Ccap15 0x%04X (%s)", where, style, cs_.ccap15,
+            warn("%s: code-block style 0x%02X disagrees with Ccap15 0x%04X (%s)", where, style, c,
                  mode == ccap15::kModeHtOnly       ? "every block HT"
                  : mode == ccap15::kModeHtDeclared ? "no MIXED tile-component"
                                                    : "a reserved mode");
             return;
         }
+        if (ht && cc->wavelet == Wavelet::kIrreversible97 && !(c & ccap15::kIrreversible)) {
+            warn("%s: HT code-blocks under the 9/7 wavelet, but Ccap15 0x%04X says HTREV", where, c);
+            return;
+        }
     }
+    if (!cs_.has_ccap15) return;
+    if (!h.roi_shift.empty() && !(c & ccap15::kRgn))
+        warn("%s: RGN marker segments, but Ccap15 0x%04X says RGNFREE", where, c);
 }
 
 void Parser::check_pair(int levels, const Quantization &q, uint32_t component, const char *where,
@@ -1081,7 +1092,8 @@ void Parser::finish()
         const HeaderParameters &h = t.header;
         if (h.cod || h.qcd || !h.coc.empty() || !h.qcc.empty())
             check_quantization(&h, "header", t.index);
-        if (h.cod || !h.coc.empty()) check_ccap15(h, ("tile " + std::to_string(t.index) + " header").c_str());
+        if (h.cod || !h.coc.empty() || !h.roi_shift.empty())
+            check_ccap15(h, ("tile " + std::to_string(t.index) + " header").c_str());
     }
 }
 

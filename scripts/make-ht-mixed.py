@@ -8,6 +8,9 @@ lossless Part-1 and HT encodings of one image and writes each with that image.
 A stream is kept only where FFmpeg's native decoder, the decoder at hand that
 reads MIXED mode, gives the image back exactly (FFmpeg scales 12-bit samples in
 16-bit words: either form counts); the image's samples go into expected.txt.
+FFmpeg 8.1 misreads the Part-1 blocks of a MIXED tile-component whose modes
+make several codeword segments (TERMALL, BYPASS): those streams are left out
+with a note, and only the tests decode them (to their images).
 
 usage: make-ht-mixed.py OUT_DIR WORK_DIR EXPECTED_TXT HT_DECODE_TEST FFMPEG"""
 import glob
@@ -57,7 +60,8 @@ def main():
         got = ffmpeg_planes(ffmpeg, path, work, w, h, n, prec)
         shift = 16 - prec if prec > 8 else 0
         if got != image and [[v >> shift for v in p] for p in got] != image:
-            raise SystemExit('make-ht-mixed: FFmpeg does not decode %s to its image' % name)
+            print('make-ht-mixed: FFmpeg does not decode %s to its image: left out' % name, file=sys.stderr)
+            continue
         shutil.copy(path, os.path.join(out_dir, name))
         for c in range(n):
             lines.append('%s %d %d %d %d 0 %016x 0' % (name, c, w, h, prec, fnv(image[c])))

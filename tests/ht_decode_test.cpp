@@ -743,8 +743,43 @@ TEST(HtHostile, DamagedStreams)
 struct BlockSource {
     std::vector<uint8_t> bytes;
     std::vector<uint32_t> pass_end;
+    std::vector<uint8_t> terminated;  ///< per pass, where the block was coded here; else empty
     uint8_t zero_bitplanes = 0;
 };
+
+/**
+ * A lossless Part-1 block (style 0, one segment) coded again with the Part-1
+ * modes `modes`: its quantisation indices read back by Tier1Decoder (every
+ * plane decoded, so out = sign * (2|q| + 1)), then encode_code_block. Its
+ * passes end at real truncation points, so layers may cut it anywhere.
+ */
+BlockSource recode_part1(const BlockSource &b, const CodeBlock &cb, BandOrientation orientation, uint8_t modes)
+{
+    const uint32_t w = cb.rect.width(), h = cb.rect.height();
+    const uint32_t passes = static_cast<uint32_t>(b.pass_end.size());
+    if (passes == 0) return b;
+    Tier1DecodeParams dp;
+    dp.orientation = orientation;
+    dp.zero_bitplanes = b.zero_bitplanes;
+    dp.num_bitplanes = static_cast<uint8_t>(b.zero_bitplanes + (passes + 2) / 3);  // 3 nbp - 2 passes
+    std::vector<int32_t> q(size_t{w} * h);
+    const CodewordSegment segment{static_cast<uint32_t>(b.bytes.size()), passes};
+    Tier1Decoder decoder;
+    decoder.decode(b.bytes.data(), &segment, 1, w, h, dp, q.data(), w);
+    for (int32_t &v : q) v /= 2;
+    EncodedCodeBlock enc;
+    encode_code_block(q.data(), w, w, h, Tier1EncodeParams{orientation, modes, dp.num_bitplanes}, enc);
+    EXPECT_EQ(enc.zero_bitplanes, b.zero_bitplanes);
+    EXPECT_EQ(enc.passes.size(), passes);
+    BlockSource out;
+    out.bytes = enc.data;
+    out.zero_bitplanes = enc.zero_bitplanes;
+    for (const PassInfo &pi : enc.passes) {
+        out.pass_end.push_back(pi.end);
+        out.terminated.push_back(pi.terminated ? 1 : 0);
+    }
+    return out;
+}
 
 std::vector<BlockSource> block_sources(const Codestream &cs, std::shared_ptr<const TileLayout> &layout)
 {
@@ -778,15 +813,17 @@ size_t main_marker(const std::vector<uint8_t> &cs, uint16_t marker)
 bool mixed_part1(size_t index, const CodeBlock &cb) { return (index * 7 + cb.resolution) % 3 != 0; }
 
 /**
- * A MIXED codestream (code-block style 0xC0, Ccap15 MIXED) of `image`: it
- * is encoded losslessly twice with `cfg`'s geometry, once with each block
- * coder, and each code-block's codewords are taken from one of the two
- * (mixed_part1) and written into new packets by the packet encoder, whose
- * first lengths tell the decoder which coder a block used. With two layers
- * a Part-1 block sends half its passes (and all its bytes) in the first and
- * the rest in the second, and every other HT block waits for the second.
+ * A MIXED codestream (code-block style 0xC0 with the Part-1 modes `modes`,
+ * Ccap15 MIXED) of `image`: it is encoded losslessly twice with `cfg`'s
+ * geometry, once with each block coder, and each code-block's codewords are
+ * taken from one of the two (mixed_part1; a Part-1 block coded again with
+ * `modes` where they are not 0) and written into new packets by the packet
+ * encoder, whose first lengths tell the decoder which coder a block used.
+ * With two layers a Part-1 block sends half its passes in the first (no more
+ * than its first codeword segment holds) and the rest in the second, and
+ * every other HT block waits for the second.
  */
-std::vector<uint8_t> mixed_stream(const j2kc_image &image, j2kc_encoder_config cfg, uint16_t layers)
+std::vector<uint8_t> mixed_stream(const j2kc_image &image, j2kc_encoder_config cfg, uint16_t layers, uint8_t modes)
 {
     cfg.lossless = 1;
     cfg.guard_bits = 2;
@@ -800,26 +837,35 @@ std::vector<uint8_t> mixed_stream(const j2kc_image &image, j2kc_encoder_config c
     EXPECT_EQ(cs1.tiles.size(), 1u);
     EXPECT_EQ(csh.tiles.size(), 1u);
     std::shared_ptr<const TileLayout> layout1, layout;
-    const std::vector<BlockSource> src1 = block_sources(cs1, layout1), srch = block_sources(csh, layout);
+    std::vector<BlockSource> src1 = block_sources(cs1, layout1);
+    const std::vector<BlockSource> srch = block_sources(csh, layout);
     EXPECT_EQ(src1.size(), srch.size());
     const size_t n = srch.size();
+    const uint8_t style = cblk_style::kHighThroughput | cblk_style::kMixed | modes;
     std::vector<CodeBlockPasses> cblks(n);
     std::vector<uint32_t> layer_passes(size_t{layers} * n);
     for (size_t i = 0; i < n; ++i) {
-        const bool p1 = mixed_part1(i, layout->code_blocks[i]);
+        const CodeBlock &cb = layout->code_blocks[i];
+        const bool p1 = mixed_part1(i, cb);
+        if (p1 && modes) {
+            const BandOrientation o = layout->components[cb.component].resolutions[cb.resolution].bands[cb.band].orientation;
+            src1[i] = recode_part1(src1[i], cb, o, modes);
+        }
         const BlockSource &s = p1 ? src1[i] : srch[i];
         const uint32_t passes = static_cast<uint32_t>(s.pass_end.size());
-        cblks[i] = CodeBlockPasses{s.bytes.data(), s.pass_end.data(), nullptr, passes, s.zero_bitplanes, p1};
+        cblks[i] = CodeBlockPasses{s.bytes.data(), s.pass_end.data(), s.terminated.empty() ? nullptr : s.terminated.data(),
+                                   passes, s.zero_bitplanes, p1};
+        const uint32_t first = std::min((passes + 1) / 2, codeword_segment_end(modes, 0));
         for (uint16_t l = 0; l < layers; ++l) {
             const bool last = l + 1 == layers;
-            layer_passes[l * n + i] = last ? passes : p1 ? (passes + 1) / 2 : (i % 2 ? passes : 0);
+            layer_passes[l * n + i] = last ? passes : p1 ? first : (i % 2 ? passes : 0);
         }
     }
     const CodingStyle &cod = csh.coding_style(csh.tiles[0]);
     PacketEncodeParams params;
     params.layers = layers;
     params.progression = cod.progression;
-    params.cblk_style.assign(csh.siz.components.size(), cblk_style::kHighThroughput | cblk_style::kMixed);
+    params.cblk_style.assign(csh.siz.components.size(), style);
     EncodedTilePackets packets;
     encode_tile_packets(*layout, params, cblks.data(), layer_passes.data(), packets);
 
@@ -829,7 +875,7 @@ std::vector<uint8_t> mixed_stream(const j2kc_image &image, j2kc_encoder_config c
     const size_t sot = main_marker(out, kSOT), sod = main_marker(out, kSOD);
     out[cod_at + 6] = static_cast<uint8_t>(layers >> 8);
     out[cod_at + 7] = static_cast<uint8_t>(layers);
-    out[cod_at + 12] = cblk_style::kHighThroughput | cblk_style::kMixed;
+    out[cod_at + 12] = style;
     out[cap_at + 8] |= static_cast<uint8_t>(ccap15::kModeMask >> 8);
     out.resize(sod + 2);
     out.insert(out.end(), packets.data.begin(), packets.data.end());
@@ -847,12 +893,19 @@ struct MixedCase {
     int levels, cblk_log2, precinct_log2;
     j2kc_progression progression;
     uint16_t layers;
+    uint8_t modes;  ///< Part-1 modes of the style (bits 0..5)
 };
 
 const MixedCase kMixedCases[] = {
-    {"rgb12_lrcp", 97, 61, 3, 12, 3, 5, 0, J2KC_PROG_LRCP, 1},
-    {"gray16_rpcl_precincts_2layers", 80, 72, 1, 16, 2, 4, 5, J2KC_PROG_RPCL, 2},
-    {"gray8_cprl_2layers", 64, 40, 1, 8, 1, 3, 0, J2KC_PROG_CPRL, 2},
+    {"rgb12_lrcp", 97, 61, 3, 12, 3, 5, 0, J2KC_PROG_LRCP, 1, 0},
+    {"gray16_rpcl_precincts_2layers", 80, 72, 1, 16, 2, 4, 5, J2KC_PROG_RPCL, 2, 0},
+    {"gray8_cprl_2layers", 64, 40, 1, 8, 1, 3, 0, J2KC_PROG_CPRL, 2, 0},
+    // The Part-1 modes that keep one codeword segment (RESET, VSC, PTERM, SEGSYM),
+    {"gray10_modes_3a_2layers", 48, 40, 1, 10, 2, 4, 0, J2KC_PROG_LRCP, 2, 0x3A},
+    // every Part-1 mode (TERMALL: a first packet of one pass per Part-1 block),
+    {"gray10_modes_3f_2layers", 48, 40, 1, 10, 2, 4, 0, J2KC_PROG_LRCP, 2, 0x3F},
+    // and BYPASS (raw passes after the tenth) with VSC: first packets of up to ten passes.
+    {"rgb8_bypass_vsc_2layers", 40, 36, 3, 8, 1, 4, 0, J2KC_PROG_RLCP, 2, 0x09},
 };
 
 struct Mixed {
@@ -868,7 +921,7 @@ Mixed make_mixed(const MixedCase &m)
     cfg.cblk_width_log2 = cfg.cblk_height_log2 = m.cblk_log2;
     if (m.precinct_log2) cfg.precinct_width_log2 = cfg.precinct_height_log2 = m.precinct_log2;
     cfg.progression = m.progression;
-    out.stream = mixed_stream(out.image.image, cfg, m.layers);
+    out.stream = mixed_stream(out.image.image, cfg, m.layers, m.modes);
     return out;
 }
 
@@ -894,7 +947,7 @@ TEST(HtMixed, DecodesToTheImage)
         const Mixed mx = make_mixed(m);
         ASSERT_FALSE(mx.stream.empty()) << m.name;
         const Codestream cs = parse_codestream(mx.stream.data(), mx.stream.size());
-        EXPECT_EQ(cs.main.cod->component.cblk_style, 0xC0) << m.name;
+        EXPECT_EQ(cs.main.cod->component.cblk_style, 0xC0 | m.modes) << m.name;
         EXPECT_EQ(cs.ccap15 & ccap15::kModeMask, ccap15::kModeMixed) << m.name;
         EXPECT_TRUE(cs.warnings.empty()) << m.name << ": " << cs.warnings[0];
         size_t ht = 0, part1 = 0;

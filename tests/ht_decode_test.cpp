@@ -39,6 +39,7 @@
 #include "tier1/tier1.h"
 #include "tier1/tier1_decode_job.h"
 #include "tier1_job_table_check.h"
+#include "tier2/bit_io.h"
 #include "tier2/packet_encoder.h"
 
 namespace j2kc {
@@ -1013,6 +1014,67 @@ TEST(HtMixed, RefusesWhatItCannotRead)
                 << "seed " << seed << " strict " << strict << " status " << status;
         }
     }
+}
+
+/**
+ * The first length decides, whoever wrote it: a one-block MIXED stream whose
+ * packets are written here bit by bit. Layer 0 sends three placeholder
+ * passes (a zero field), layer 1 one pass with a 5-byte length. With Lblock
+ * 4 and a top bit of 0 the block is HT (its bytes are no valid cleanup: a
+ * corrupt block, a clean outcome); with Lblock 3, or a top bit of 1, it is
+ * Part-1, which must not follow placeholder passes: INVALID_DATA.
+ */
+TEST(HtMixed, FirstLengthAfterPlaceholders)
+{
+    const j2kc_test::Planes16 img = j2kc_test::synthetic_frame(8, 8, 1, 8, 1, 0.1);
+    j2kc_encoder_config cfg = j2kc_test::cpu_encoder_config(quiet);
+    cfg.block_coder = J2KC_BLOCK_CODER_HT;
+    cfg.lossless = 1;
+    cfg.levels = 0;
+    cfg.cblk_width_log2 = cfg.cblk_height_log2 = 3;
+    const std::vector<uint8_t> ht = j2kc_test::encode_stream(img.image, cfg);
+    ASSERT_FALSE(ht.empty());
+    const auto stream = [&](uint32_t lblock_increment, uint32_t length, uint32_t length_bits) {
+        std::vector<uint8_t> out = ht;
+        const size_t cod = main_marker(out, kCOD), cap = main_marker(out, kCAP);
+        const size_t sot = main_marker(out, kSOT), sod = main_marker(out, kSOD);
+        out[cod + 7] = 2;  // layers
+        out[cod + 12] = cblk_style::kHighThroughput | cblk_style::kMixed;
+        out[cap + 8] |= static_cast<uint8_t>(ccap15::kModeMixed >> 8);
+        out.resize(sod + 2);
+        uint8_t buf[16];
+        PacketHeaderWriter w0(buf, sizeof buf);
+        w0.put_bits(0xD, 4);      // non-empty; included in layer 0; P = 1 (0, then 1)
+        w0.put_bits(0xC, 4);      // 3 passes
+        w0.put_bit(0);            // Lblock stays 3
+        w0.put_bits(0, 3 + 1);    // a zero field of 3 + floor(log2 1) bits, read on to floor(log2 3) more
+        out.insert(out.end(), buf, buf + w0.flush());
+        PacketHeaderWriter w1(buf, sizeof buf);
+        w1.put_bits(0x3, 2);      // non-empty; included
+        w1.put_bit(0);            // 1 pass
+        for (uint32_t k = 0; k < lblock_increment; ++k) w1.put_bit(1);
+        w1.put_bit(0);
+        w1.put_bits(length, length_bits);
+        out.insert(out.end(), buf, buf + w1.flush());
+        for (uint32_t k = 0; k < length; ++k) out.push_back(static_cast<uint8_t>(0x35 + 17 * k));
+        const uint32_t psot = static_cast<uint32_t>(out.size() - sot);
+        for (int k = 0; k < 4; ++k) out[sot + 6 + k] = static_cast<uint8_t>(psot >> (24 - 8 * k));
+        out.push_back(0xFF);
+        out.push_back(0xD9);
+        return out;
+    };
+    const std::vector<uint8_t> as_ht = stream(1, 5, 4);  // Lblock 4, 0101: HT
+    const Codestream cs = parse_codestream(as_ht.data(), as_ht.size());
+    TileBlocks blocks;
+    TileCoefficients coefficients;
+    prepare_tile(cs, cs.tiles.at(0), TileDecodeOptions{}, blocks, coefficients);
+    ASSERT_EQ(blocks.codewords.size(), 1u);
+    EXPECT_FALSE(blocks.codewords[0].part1);
+    EXPECT_EQ(blocks.codewords[0].num_passes, 4u);
+    const int status = decode(as_ht, J2KC_BACKEND_CPU).status;
+    EXPECT_TRUE(status == J2KC_OK || status == J2KC_ERR_INVALID_DATA) << status;
+    EXPECT_EQ(decode(stream(0, 5, 3), J2KC_BACKEND_CPU).status, J2KC_ERR_INVALID_DATA);   // Lblock 3: Part-1
+    EXPECT_EQ(decode(stream(1, 13, 4), J2KC_BACKEND_CPU).status, J2KC_ERR_INVALID_DATA);  // top bit 1: Part-1
 }
 
 /** Ccap15's mode bits announce the styles: other encoders' streams agree, a disagreement is noted, not refused. */

@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <random>
 #include <string>
 #include <unistd.h>
@@ -182,16 +183,17 @@ TEST(HtBlockEncoder, RejectsWhatItCannotCode)
     EXPECT_THROW(encode_ht_code_block(in.data(), 4, 4, 4, 30, false, out), Error);
 }
 
-/** The host run of the GPU job: its pass entries and where its bytes went. */
+/** The host run of the GPU job: its pass entries, its coding sets and where its bytes went. */
 struct JobRun {
     GpuCodeBlockResult result;
-    uint32_t end[3] = {};
-    uint64_t distortion[3] = {};
-    uint8_t terminated[3] = {};
+    uint32_t end[htenc::kHtMaxPoints] = {};
+    uint64_t distortion[htenc::kHtMaxPoints] = {};
+    uint8_t terminated[htenc::kHtMaxPoints] = {};
+    htenc::HtCodingSets sets{};
 };
 
 /** Runs the GPU job function on the host at an offset inside an arena with guard bytes. */
-JobRun run_job(const std::vector<int32_t> &coeffs, uint32_t w, uint32_t h, uint8_t planes, bool refine,
+JobRun run_job(const std::vector<int32_t> &coeffs, uint32_t w, uint32_t h, uint8_t planes, bool sets,
                uint32_t capacity, std::vector<uint8_t> &arena, std::vector<uint8_t> &scratch)
 {
     constexpr uint32_t kLead = 37, kGuard = 64;
@@ -208,8 +210,65 @@ JobRun run_job(const std::vector<int32_t> &coeffs, uint32_t w, uint32_t h, uint8
     job.height = static_cast<uint16_t>(h);
     job.num_bitplanes = planes;
     JobRun run;
-    run.result = htenc::ht_encode_job(job, refine, arena.data(), run.end, run.distortion, run.terminated);
+    run.result = htenc::ht_encode_job(job, sets ? &run.sets : nullptr, arena.data(), run.end, run.distortion,
+                                      run.terminated);
     return run;
+}
+
+/** Checks a block coded with coding sets: each set whole and as ht_coding_sets.h describes it. */
+void check_coding_sets(const std::vector<int32_t> &coeffs, uint32_t w, uint32_t h, uint8_t planes,
+                       const EncodedCodeBlock &b)
+{
+    const htenc::HtCodingSets &c = b.ht_sets;
+    uint32_t largest = 0;
+    for (int32_t v : coeffs) largest = std::max<uint32_t>(largest, static_cast<uint32_t>(std::abs(v)));
+    // A set for each cleanup plane below min(kHtMaxSets, Mb) with a significant sample.
+    uint32_t expected = 0;
+    for (uint32_t p = 0; p < std::min<uint32_t>(htenc::kHtMaxSets, planes); ++p) expected += (largest >> p) != 0;
+    ASSERT_EQ(c.num_sets, expected);
+    uint32_t at = 0;
+    for (uint32_t s = 0; s < c.num_sets; ++s) {
+        SCOPED_TRACE(testing::Message() << "set " << s);
+        const uint32_t p = planes - 1 - c.zero_bitplanes[s];  // its cleanup plane
+        EXPECT_EQ(p, expected - 1 - s);  // coarsest first, down to plane 0
+        EXPECT_EQ(c.num_passes[s], p == 0 ? 1 : 3);
+        EXPECT_EQ(c.start[s], at);
+        const std::vector<uint8_t> cleanup(b.data.begin() + at, b.data.begin() + at + c.end[s][0]);
+        const uint32_t scup = scup_of(cleanup);
+        EXPECT_GE(scup, 2u);
+        EXPECT_LE(scup, std::min<size_t>(4079, cleanup.size()));
+        if (c.num_passes[s] == 3) {
+            EXPECT_GT(c.end[s][1], c.end[s][0]);  // never an empty refinement segment
+            EXPECT_GE(c.end[s][2], c.end[s][1]);
+            EXPECT_NE(b.data[at + c.end[s][1] - 1], 0xFF);  // no contribution ends in 0xFF
+            EXPECT_NE(b.data[at + c.end[s][2] - 1], 0xFF);
+        }
+        at += c.end[s][c.num_passes[s] - 1];
+    }
+    EXPECT_EQ(at, b.data.size());
+    // The points: rate and distortion both rising, each a pass of a set.
+    ASSERT_EQ(b.passes.size(), c.num_points);
+    ASSERT_EQ(c.num_points > 0, c.num_sets > 0);
+    for (uint32_t k = 0; k < c.num_points; ++k) {
+        const htenc::HtChosenSet ch = htenc::ht_chosen_set(c, k + 1, planes);
+        ASSERT_GE(ch.passes, 1u);
+        EXPECT_EQ(b.passes[k].end, ch.end[ch.passes - 1]);
+        EXPECT_GT(b.passes[k].distortion, 0u);
+        if (k > 0) {
+            EXPECT_GT(b.passes[k].end, b.passes[k - 1].end);
+        }
+    }
+    if (c.num_points > 0) {
+        // The last point is the best the block offers: every plane, as one cleanup at plane 0 (the
+        // refinement passes' distortion model rounds a little differently from the cleanup's).
+        EncodedCodeBlock whole;
+        encode_ht_code_block(coeffs.data(), w, w, h, planes, false, whole);
+        uint64_t sum = 0;
+        for (const PassInfo &pass : b.passes) sum += pass.distortion;
+        const uint64_t best = whole.passes.at(0).distortion;
+        EXPECT_LE(std::max(sum, best) - std::min(sum, best), 4u) << sum << " " << best;
+    }
+    EXPECT_EQ(htenc::ht_chosen_set(c, 0, planes).passes, 0u);
 }
 
 TEST(HtBlockEncoder, RandomBlocksHostJobMatchesCpuDriver)
@@ -217,47 +276,43 @@ TEST(HtBlockEncoder, RandomBlocksHostJobMatchesCpuDriver)
     std::mt19937 rng(20261125);
     std::vector<uint8_t> arena, scratch;
     for (int trial = 0; trial < 600; ++trial) {
-        const bool refine = trial % 2 == 1;
+        const bool sets = trial % 2 == 1;
         const uint32_t w = 1 + rng() % 64, h = 1 + rng() % std::min<uint32_t>(64, 4096 / w);
         const uint8_t planes = static_cast<uint8_t>(1 + rng() % 30);
         const double density = (trial % 5 == 0) ? 1.0 : std::uniform_real_distribution<double>(0, 1)(rng);
         const std::vector<int32_t> coeffs = random_block(rng, w, h, planes, density);
         SCOPED_TRACE(testing::Message() << w << "x" << h << " planes " << int(planes) << " density " << density
-                                        << (refine ? " refined" : ""));
+                                        << (sets ? " coding sets" : ""));
 
         EncodedCodeBlock cpu;
-        encode_ht_code_block(coeffs.data(), w, w, h, planes, refine, cpu);
+        encode_ht_code_block(coeffs.data(), w, w, h, planes, sets, cpu);
         const bool any = std::any_of(coeffs.begin(), coeffs.end(), [](int32_t v) { return v != 0; });
-        const bool three = refine && planes >= 2 &&
-                           std::any_of(coeffs.begin(), coeffs.end(), [](int32_t v) { return std::abs(v) > 1; });
-        ASSERT_EQ(cpu.passes.size(), three ? 3u : any ? 1u : 0u);
         if (any) {
-            EXPECT_EQ(cpu.zero_bitplanes, planes - (three ? 2 : 1));
-            EXPECT_EQ(cpu.passes.back().end, cpu.data.size());
-            EXPECT_TRUE(cpu.passes.front().terminated);
-            EXPECT_TRUE(cpu.passes.back().terminated);
-            const std::vector<uint8_t> cleanup(cpu.data.begin(), cpu.data.begin() + cpu.passes[0].end);
-            const uint32_t scup = scup_of(cleanup);
-            EXPECT_GE(scup, 2u);
-            EXPECT_LE(scup, std::min<size_t>(4079, cleanup.size()));
-            EXPECT_LE(cpu.data.size() + 1, ht_gpu_capacity_bound(w, h, planes, refine));
+            EXPECT_LE(cpu.data.size() + 1, ht_gpu_capacity_bound(w, h, planes, sets));
         }
-        if (three) {
-            EXPECT_FALSE(cpu.passes[1].terminated);
-            EXPECT_GT(cpu.passes[1].end, cpu.passes[0].end);  // never an empty refinement segment
-            EXPECT_GE(cpu.passes[2].end, cpu.passes[1].end);
-            EXPECT_NE(cpu.data[cpu.passes[1].end - 1], 0xFF);  // no contribution ends in 0xFF
-            EXPECT_NE(cpu.data.back(), 0xFF);
+        if (sets) {
+            check_coding_sets(coeffs, w, h, planes, cpu);
+        } else {
+            ASSERT_EQ(cpu.passes.size(), any ? 1u : 0u);
+            if (any) {
+                EXPECT_EQ(cpu.zero_bitplanes, planes - 1);
+                EXPECT_EQ(cpu.passes.back().end, cpu.data.size());
+                EXPECT_TRUE(cpu.passes.front().terminated);
+                const uint32_t scup = scup_of(cpu.data);
+                EXPECT_GE(scup, 2u);
+                EXPECT_LE(scup, std::min<size_t>(4079, cpu.data.size()));
+            }
         }
 
-        const uint32_t capacity = static_cast<uint32_t>(ht_gpu_capacity_bound(w, h, planes, refine));
-        const JobRun run = run_job(coeffs, w, h, planes, refine, capacity, arena, scratch);
+        const uint32_t capacity = static_cast<uint32_t>(ht_gpu_capacity_bound(w, h, planes, sets));
+        const JobRun run = run_job(coeffs, w, h, planes, sets, capacity, arena, scratch);
         ASSERT_EQ(run.result.status, kGpuTier1Ok);
         ASSERT_EQ(run.result.num_passes, cpu.passes.size());
         EXPECT_EQ(run.result.zero_bitplanes, cpu.zero_bitplanes);
         ASSERT_EQ(run.result.bytes, cpu.data.size());
         EXPECT_TRUE(std::equal(cpu.data.begin(), cpu.data.end(), arena.begin() + 37 + 1));
         EXPECT_TRUE(std::all_of(arena.begin() + 37 + capacity, arena.end(), [](uint8_t b) { return b == 0xA5; }));
+        EXPECT_EQ(std::memcmp(&run.sets, &cpu.ht_sets, sizeof run.sets), 0);
         for (size_t k = 0; k < cpu.passes.size(); ++k) {
             EXPECT_EQ(run.end[k], cpu.passes[k].end);
             EXPECT_EQ(run.distortion[k], cpu.passes[k].distortion);
@@ -415,11 +470,16 @@ TEST(HtBlockEncoder, RefinementPassesCarryPlaneZero)
         encode_ht_code_block(v.data(), w, w, h, planes, true, out);
         const bool big = std::any_of(v.begin(), v.end(), [](int32_t x) { return std::abs(x) > 1; });
         if (!big) continue;
-        ASSERT_EQ(out.passes.size(), 3u);
-        const uint8_t *seg = out.data.data() + out.passes[0].end;
+        // The set with its cleanup at plane 1.
+        const htenc::HtCodingSets &c = out.ht_sets;
+        uint32_t s = 0;
+        while (s < c.num_sets && c.zero_bitplanes[s] != planes - 2) ++s;
+        ASSERT_LT(s, c.num_sets);
+        ASSERT_EQ(c.num_passes[s], 3u);
+        const uint8_t *seg = out.data.data() + c.start[s] + c.end[s][0];
         // SigProp alone, as a truncation after it leaves it, then both passes.
-        check_refinement(v, w, h, seg, out.passes[1].end - out.passes[0].end, false);
-        check_refinement(v, w, h, seg, out.passes[2].end - out.passes[0].end, true);
+        check_refinement(v, w, h, seg, c.end[s][1] - c.end[s][0], false);
+        check_refinement(v, w, h, seg, c.end[s][2] - c.end[s][0], true);
     }
 }
 

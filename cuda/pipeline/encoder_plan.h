@@ -37,13 +37,13 @@ struct EncoderPlan {
     bool reversible() const { return cod.component.wavelet == Wavelet::kReversible53; }
     bool has_budget() const { return frame_bytes || component_bytes; }
     /**
-     * HT blocks coded as cleanup, SigProp and MagRef passes (three truncation
-     * points for rate control) rather than one cleanup pass: under a budget
-     * with one layer. With several layers a block's passes would be spread
-     * over packets, which HT decoders do not agree on, so each block's single
-     * pass goes whole into one layer.
+     * HT blocks coded as several HT sets (tier1/ht_coding_sets.h), among
+     * which rate control picks one per block, rather than one cleanup pass:
+     * under a budget with one layer. With several layers a block's sets
+     * would be spread over packets as placeholder passes, which HT decoders
+     * do not agree on, so each block's single pass goes whole into one layer.
      */
-    bool ht_refinement() const { return ht && has_budget() && cod.layers == 1; }
+    bool ht_coding_sets() const { return ht && has_budget() && cod.layers == 1; }
 };
 
 /**

@@ -58,9 +58,9 @@ void StagedEncoder::code_blocks(std::vector<TileWork> &work)
             const size_t stride = tw.layout.components[cb.component].rect.width();
             const int32_t *coeffs = tw.indices[cb.component].data() + size_t{p.y} * stride + p.x;
             if (p.params.style & cblk_style::kHighThroughput)
-                // Under a budget, three passes give rate control more truncation points.
+                // Under a budget, several HT sets for rate control to choose from.
                 encode_ht_code_block(coeffs, stride, cb.rect.width(), cb.rect.height(), p.params.num_bitplanes,
-                                     plan_.ht_refinement(), tw.blocks[i]);
+                                     plan_.ht_coding_sets(), tw.blocks[i]);
             else
                 encode_code_block(coeffs, stride, cb.rect.width(), cb.rect.height(), p.params, tw.blocks[i]);
         });

@@ -1,0 +1,129 @@
+/**
+ * @file ht_coding_sets.h
+ * @brief The HT coding sets a code-block offers rate control (ISO/IEC
+ * 15444-15, one quality layer), and which of them a truncation point means.
+ *
+ * An HT block is not truncated pass by pass as a Part 1 block is: a decoder
+ * reads the block's last HT set, a cleanup pass at some plane q followed by
+ * its SigProp and MagRef passes at q - 1. So the encoder codes several
+ * complete sets, with their cleanup at planes kHtMaxSets - 1 down to 0 (the
+ * set at plane 0 has no refinement), and rate control picks one set and how
+ * many of its passes to keep (Kakadu's way; see D. Taubman, A. Naman,
+ * R. Mathew, "High Throughput Block Coding in the HTJ2K Compression
+ * Standard").
+ *
+ * Every (set, passes) pair is a point of rate R (the set's own bytes: a
+ * decoder reads one set) and distortion decrease D (from the all-zero
+ * block). The points of different sets are not nested, but PCRD-opt only
+ * ever keeps points on the lower convex hull of (R, D), which needs no
+ * nesting: the points are ranked by rate, those no better than a cheaper
+ * one dropped, and the rest handed to rate control as if they were passes
+ * (cumulative ends R, distortion steps D_k - D_(k-1)). A selection of n
+ * such passes then means point n - 1, whose set is written alone: its
+ * cleanup plane gives the zero bit-planes P = Mb - 1 - q of the packet
+ * header, so no placeholder passes are needed with one layer.
+ */
+#pragma once
+
+#include <cstdint>
+
+#include "common/host_device.h"
+
+namespace j2kc {
+namespace htenc {
+
+/** Sets coded: cleanup at planes kHtMaxSets - 1 down to 0. */
+constexpr uint32_t kHtMaxSets = 3;
+/** Passes of a set: cleanup, SigProp, MagRef. */
+constexpr uint32_t kHtSetPasses = 3;
+/** Truncation points a block can offer (every pass of every set). */
+constexpr uint32_t kHtMaxPoints = kHtMaxSets * kHtSetPasses;
+
+/** A block's coded sets, back to back in its data, coarsest first. */
+struct HtCodingSets {
+    uint32_t start[kHtMaxSets];                 ///< where set s begins in the block's data
+    uint32_t end[kHtMaxSets][kHtSetPasses];     ///< its pass ends, counted from its start
+    uint8_t zero_bitplanes[kHtMaxSets];         ///< P when set s is the one written
+    uint8_t num_passes[kHtMaxSets];             ///< 1 (cleanup at plane 0) or 3
+    uint8_t num_sets;
+    uint8_t num_points;
+    /** Truncation point k: set * 4 + passes kept. */
+    uint8_t point[kHtMaxPoints];
+};
+
+/** What Tier-2 writes of a block for a selection of truncation points. */
+struct HtChosenSet {
+    uint32_t passes = 0;                  ///< 0: the block is left out
+    uint32_t start = 0;                   ///< where the set begins in the block's data
+    uint32_t end[kHtSetPasses] = {};      ///< its pass ends, from start
+    /** P; a block left out keeps its coarsest set's (Mb when all zero), which
+     *  still counts in its precinct's zero bit-plane tag tree. */
+    uint8_t zero_bitplanes = 0;
+};
+
+J2KC_HD HtChosenSet ht_chosen_set(const HtCodingSets &sets, uint32_t points, uint8_t num_bitplanes)
+{
+    HtChosenSet c;
+    c.zero_bitplanes = sets.num_sets ? sets.zero_bitplanes[0] : num_bitplanes;
+    if (points == 0 || points > sets.num_points) return c;
+    const uint32_t code = sets.point[points - 1];
+    const uint32_t s = code >> 2;
+    c.passes = code & 3u;
+    c.start = sets.start[s];
+    for (uint32_t k = 0; k < kHtSetPasses; ++k) c.end[k] = sets.end[s][k];
+    c.zero_bitplanes = sets.zero_bitplanes[s];
+    return c;
+}
+
+/** Which passes of a set end a codeword segment: the cleanup, and MagRef
+ *  (SigProp and MagRef share the refinement segment). */
+J2KC_HD bool ht_set_pass_terminated(uint32_t k) { return k != 1; }
+
+/**
+ * Ranks the points of the coded sets (`distortion[s][k]`: cumulative D of
+ * set s after pass k) and writes the kept ones as passes: cumulative
+ * `pass_end`, `pass_distortion` steps. A point is kept when it decreases the
+ * distortion more than every cheaper point (ties in rate: the larger
+ * decrease); the last one kept is the best the block can do. Returns the
+ * number of points.
+ */
+J2KC_HD uint32_t ht_rank_points(HtCodingSets &sets, const uint64_t (&distortion)[kHtMaxSets][kHtSetPasses],
+                                uint32_t *pass_end, uint64_t *pass_distortion)
+{
+    uint32_t rate[kHtMaxPoints];
+    uint64_t gain[kHtMaxPoints];
+    uint8_t code[kHtMaxPoints];
+    uint32_t n = 0;
+    for (uint32_t s = 0; s < sets.num_sets; ++s)
+        for (uint32_t k = 0; k < sets.num_passes[s]; ++k) {
+            // Insertion by (rate ascending, decrease descending); sets.point breaks no ties left.
+            uint32_t i = n++;
+            const uint32_t r = sets.end[s][k];
+            const uint64_t d = distortion[s][k];
+            while (i > 0 && (rate[i - 1] > r || (rate[i - 1] == r && gain[i - 1] < d))) {
+                rate[i] = rate[i - 1];
+                gain[i] = gain[i - 1];
+                code[i] = code[i - 1];
+                --i;
+            }
+            rate[i] = r;
+            gain[i] = d;
+            code[i] = static_cast<uint8_t>(s * 4 + k + 1);
+        }
+    uint32_t kept = 0;
+    uint32_t last_rate = 0;
+    uint64_t last_gain = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+        if (gain[i] <= last_gain || rate[i] == last_rate) continue;
+        pass_end[kept] = rate[i];
+        pass_distortion[kept] = gain[i] - last_gain;
+        sets.point[kept++] = code[i];
+        last_rate = rate[i];
+        last_gain = gain[i];
+    }
+    sets.num_points = static_cast<uint8_t>(kept);
+    return kept;
+}
+
+}  // namespace htenc
+}  // namespace j2kc

@@ -25,6 +25,7 @@
 #include "common/status.h"
 #include "j2kc.h"
 #include "test_images.h"
+#include "test_streams.h"
 #include "tier1/ht_block_encoder.h"
 #include "tier1/ht_encode_job.h"
 #include "tools/image_io.h"
@@ -124,7 +125,7 @@ TEST(HtBlockEncoder, AllZeroBlockHasNoPass)
 {
     std::vector<int32_t> zero(64 * 64, 0);
     EncodedCodeBlock out;
-    encode_ht_code_block(zero.data(), 64, 64, 64, 9, false, out);
+    encode_ht_code_block(zero.data(), 64, 64, 64, 9, false, 0, out);
     EXPECT_TRUE(out.passes.empty());
     EXPECT_TRUE(out.data.empty());
     EXPECT_EQ(out.zero_bitplanes, 9);
@@ -136,7 +137,7 @@ TEST(HtBlockEncoder, FixedBlocks)
     std::vector<int32_t> one(4 * 4, 0);
     one[0] = 1;
     EncodedCodeBlock out;
-    encode_ht_code_block(one.data(), 4, 4, 4, 5, false, out);
+    encode_ht_code_block(one.data(), 4, 4, 4, 5, false, 0, out);
     ASSERT_EQ(out.passes.size(), 1u);
     EXPECT_EQ(out.zero_bitplanes, 4);  // P = Mb - 1: the cleanup pass codes plane 0
     EXPECT_EQ(out.passes[0].end, out.data.size());
@@ -149,7 +150,7 @@ TEST(HtBlockEncoder, FixedBlocks)
 
     // A 1x1 block of each sign and a full-depth magnitude.
     for (int32_t v : {1, -1, 7, -(1 << 29) + 3, (1 << 29)}) {
-        encode_ht_code_block(&v, 1, 1, 1, 30, false, out);
+        encode_ht_code_block(&v, 1, 1, 1, 30, false, 0, out);
         ASSERT_EQ(out.passes.size(), 1u) << v;
         EXPECT_EQ(out.zero_bitplanes, 29);
         const uint32_t scup1 = scup_of(out.data);
@@ -165,8 +166,8 @@ TEST(HtBlockEncoder, SignAndMagnitudeChangeTheSegment)
     b = a;
     b[9] = -b[9];
     EncodedCodeBlock ea, eb;
-    encode_ht_code_block(a.data(), 8, 8, 8, 8, false, ea);
-    encode_ht_code_block(b.data(), 8, 8, 8, 8, false, eb);
+    encode_ht_code_block(a.data(), 8, 8, 8, 8, false, 0, ea);
+    encode_ht_code_block(b.data(), 8, 8, 8, 8, false, 0, eb);
     EXPECT_NE(ea.data, eb.data);
     EXPECT_EQ(ea.passes[0].distortion, eb.passes[0].distortion);
 }
@@ -176,11 +177,11 @@ TEST(HtBlockEncoder, RejectsWhatItCannotCode)
     std::vector<int32_t> in(16, 0);
     in[3] = 1 << 8;
     EncodedCodeBlock out;
-    EXPECT_THROW(encode_ht_code_block(in.data(), 4, 4, 4, 8, false, out), Error);     // needs 9 planes
-    EXPECT_THROW(encode_ht_code_block(in.data(), 4, 4, 2000, 12, false, out), Error); // side above 1024
-    EXPECT_THROW(encode_ht_code_block(in.data(), 4, 4, 4, 31, false, out), Error);    // more than 30 planes
+    EXPECT_THROW(encode_ht_code_block(in.data(), 4, 4, 4, 8, false, 0, out), Error);     // needs 9 planes
+    EXPECT_THROW(encode_ht_code_block(in.data(), 4, 4, 2000, 12, false, 0, out), Error); // side above 1024
+    EXPECT_THROW(encode_ht_code_block(in.data(), 4, 4, 4, 31, false, 0, out), Error);    // more than 30 planes
     in[3] = INT32_MIN;
-    EXPECT_THROW(encode_ht_code_block(in.data(), 4, 4, 4, 30, false, out), Error);
+    EXPECT_THROW(encode_ht_code_block(in.data(), 4, 4, 4, 30, false, 0, out), Error);
 }
 
 /** The host run of the GPU job: its pass entries, its coding sets and where its bytes went. */
@@ -193,7 +194,7 @@ struct JobRun {
 };
 
 /** Runs the GPU job function on the host at an offset inside an arena with guard bytes. */
-JobRun run_job(const std::vector<int32_t> &coeffs, uint32_t w, uint32_t h, uint8_t planes, bool sets,
+JobRun run_job(const std::vector<int32_t> &coeffs, uint32_t w, uint32_t h, uint8_t planes, bool sets, uint32_t top,
                uint32_t capacity, std::vector<uint8_t> &arena, std::vector<uint8_t> &scratch)
 {
     constexpr uint32_t kLead = 37, kGuard = 64;
@@ -210,27 +211,28 @@ JobRun run_job(const std::vector<int32_t> &coeffs, uint32_t w, uint32_t h, uint8
     job.height = static_cast<uint16_t>(h);
     job.num_bitplanes = planes;
     JobRun run;
-    run.result = htenc::ht_encode_job(job, sets ? &run.sets : nullptr, arena.data(), run.end, run.distortion,
+    run.result = htenc::ht_encode_job(job, sets ? &run.sets : nullptr, top, arena.data(), run.end, run.distortion,
                                       run.terminated);
     return run;
 }
 
-/** Checks a block coded with coding sets: each set whole and as ht_coding_sets.h describes it. */
-void check_coding_sets(const std::vector<int32_t> &coeffs, uint32_t w, uint32_t h, uint8_t planes,
+/** Checks a block coded with coding sets from `top` down: each set whole and as ht_coding_sets.h describes it. */
+void check_coding_sets(const std::vector<int32_t> &coeffs, uint32_t w, uint32_t h, uint8_t planes, uint32_t top,
                        const EncodedCodeBlock &b)
 {
     const htenc::HtCodingSets &c = b.ht_sets;
     uint32_t largest = 0;
     for (int32_t v : coeffs) largest = std::max<uint32_t>(largest, static_cast<uint32_t>(std::abs(v)));
-    // A set for each cleanup plane below min(kHtMaxSets, Mb) with a significant sample.
-    uint32_t expected = 0;
-    for (uint32_t p = 0; p < std::min<uint32_t>(htenc::kHtMaxSets, planes); ++p) expected += (largest >> p) != 0;
-    ASSERT_EQ(c.num_sets, expected);
+    // A set for each cleanup plane of the window below Mb with a significant sample, coarsest first.
+    std::vector<uint32_t> expected;
+    for (uint32_t p = top + 1; p-- > top + 1 - htenc::kHtMaxSets;)
+        if (p < planes && (largest >> p) != 0) expected.push_back(p);
+    ASSERT_EQ(c.num_sets, expected.size());
     uint32_t at = 0;
     for (uint32_t s = 0; s < c.num_sets; ++s) {
         SCOPED_TRACE(testing::Message() << "set " << s);
         const uint32_t p = planes - 1 - c.zero_bitplanes[s];  // its cleanup plane
-        EXPECT_EQ(p, expected - 1 - s);  // coarsest first, down to plane 0
+        EXPECT_EQ(p, expected[s]);
         EXPECT_EQ(c.num_passes[s], p == 0 ? 1 : 3);
         EXPECT_EQ(c.start[s], at);
         const std::vector<uint8_t> cleanup(b.data.begin() + at, b.data.begin() + at + c.end[s][0]);
@@ -258,11 +260,11 @@ void check_coding_sets(const std::vector<int32_t> &coeffs, uint32_t w, uint32_t 
             EXPECT_GT(b.passes[k].end, b.passes[k - 1].end);
         }
     }
-    if (c.num_points > 0) {
+    if (c.num_points > 0 && top + 1 == htenc::kHtMaxSets) {
         // The last point is the best the block offers: every plane, as one cleanup at plane 0 (the
         // refinement passes' distortion model rounds a little differently from the cleanup's).
         EncodedCodeBlock whole;
-        encode_ht_code_block(coeffs.data(), w, w, h, planes, false, whole);
+        encode_ht_code_block(coeffs.data(), w, w, h, planes, false, 0, whole);
         uint64_t sum = 0;
         for (const PassInfo &pass : b.passes) sum += pass.distortion;
         const uint64_t best = whole.passes.at(0).distortion;
@@ -277,21 +279,22 @@ TEST(HtBlockEncoder, RandomBlocksHostJobMatchesCpuDriver)
     std::vector<uint8_t> arena, scratch;
     for (int trial = 0; trial < 600; ++trial) {
         const bool sets = trial % 2 == 1;
+        const uint32_t top = sets ? 2 + trial / 2 % 4 : 0;  // windows down to plane 0, and above it
         const uint32_t w = 1 + rng() % 64, h = 1 + rng() % std::min<uint32_t>(64, 4096 / w);
         const uint8_t planes = static_cast<uint8_t>(1 + rng() % 30);
         const double density = (trial % 5 == 0) ? 1.0 : std::uniform_real_distribution<double>(0, 1)(rng);
         const std::vector<int32_t> coeffs = random_block(rng, w, h, planes, density);
         SCOPED_TRACE(testing::Message() << w << "x" << h << " planes " << int(planes) << " density " << density
-                                        << (sets ? " coding sets" : ""));
+                                        << (sets ? " coding sets from plane " : "") << top);
 
         EncodedCodeBlock cpu;
-        encode_ht_code_block(coeffs.data(), w, w, h, planes, sets, cpu);
+        encode_ht_code_block(coeffs.data(), w, w, h, planes, sets, top, cpu);
         const bool any = std::any_of(coeffs.begin(), coeffs.end(), [](int32_t v) { return v != 0; });
         if (any) {
             EXPECT_LE(cpu.data.size() + 1, ht_gpu_capacity_bound(w, h, planes, sets));
         }
         if (sets) {
-            check_coding_sets(coeffs, w, h, planes, cpu);
+            check_coding_sets(coeffs, w, h, planes, top, cpu);
         } else {
             ASSERT_EQ(cpu.passes.size(), any ? 1u : 0u);
             if (any) {
@@ -305,7 +308,7 @@ TEST(HtBlockEncoder, RandomBlocksHostJobMatchesCpuDriver)
         }
 
         const uint32_t capacity = static_cast<uint32_t>(ht_gpu_capacity_bound(w, h, planes, sets));
-        const JobRun run = run_job(coeffs, w, h, planes, sets, capacity, arena, scratch);
+        const JobRun run = run_job(coeffs, w, h, planes, sets, top, capacity, arena, scratch);
         ASSERT_EQ(run.result.status, kGpuTier1Ok);
         ASSERT_EQ(run.result.num_passes, cpu.passes.size());
         EXPECT_EQ(run.result.zero_bitplanes, cpu.zero_bitplanes);
@@ -467,7 +470,7 @@ TEST(HtBlockEncoder, RefinementPassesCarryPlaneZero)
         }
         SCOPED_TRACE(testing::Message() << w << "x" << h << " planes " << int(planes));
         EncodedCodeBlock out;
-        encode_ht_code_block(v.data(), w, w, h, planes, true, out);
+        encode_ht_code_block(v.data(), w, w, h, planes, true, 2, out);
         const bool big = std::any_of(v.begin(), v.end(), [](int32_t x) { return std::abs(x) > 1; });
         if (!big) continue;
         // The set with its cleanup at plane 1.
@@ -483,16 +486,59 @@ TEST(HtBlockEncoder, RefinementPassesCarryPlaneZero)
     }
 }
 
+TEST(HtCodingSets, ModelFollowsTheCleanupSizes)
+{
+    // The planning model against real cleanup passes of noisy blocks over
+    // many planes: it falls with the plane, stays within a factor of two of
+    // the bytes coded, and puts the window higher as the budget shrinks.
+    std::mt19937 rng(31);
+    uint64_t model[htenc::kHtPlaneBins] = {}, real[htenc::kHtPlaneBins] = {};
+    const uint32_t w = 32, h = 32;
+    for (int block = 0; block < 40; ++block) {
+        std::vector<int32_t> v(w * h);
+        const double scale = 4 << (block % 8);
+        std::normal_distribution<double> laplace_ish(0.0, scale);
+        for (int32_t &x : v) x = static_cast<int32_t>(std::lround(laplace_ish(rng) * laplace_ish(rng) / scale));
+        htenc::ht_add_cleanup_model(v.data(), w, w, h, model);
+        for (uint32_t p = 0; p < 12; ++p) {
+            EncodedCodeBlock sets;
+            encode_ht_code_block(v.data(), w, w, h, 20, true, p + 2, sets);
+            // The finest set of the window is the cleanup at p.
+            const htenc::HtCodingSets &c = sets.ht_sets;
+            if (c.num_sets > 0 && c.zero_bitplanes[c.num_sets - 1] == 20 - 1 - p) {
+                real[p] += c.end[c.num_sets - 1][0];
+            }
+        }
+    }
+    for (uint32_t p = 0; p < 12; ++p) {
+        SCOPED_TRACE(testing::Message() << "plane " << p << ": model " << model[p] / 8 << ", coded " << real[p]);
+        if (p > 0) {
+            EXPECT_LE(model[p], model[p - 1]);
+        }
+        EXPECT_GE(model[p] / 8, real[p] / 2);
+        EXPECT_LE(model[p] / 8, real[p] * 2);
+    }
+    uint32_t last = htenc::kHtPlaneBins;
+    for (uint64_t budget = 16; budget < model[0]; budget *= 2) {
+        const uint32_t top = htenc::ht_sets_top_plane(model, budget);
+        EXPECT_LE(top, last);
+        EXPECT_GE(top, 2u);
+        EXPECT_LE(model[top - 1] / 8, budget);  // the window's middle fits by the model
+        last = top;
+    }
+    EXPECT_EQ(htenc::ht_sets_top_plane(model, model[0]), 2u);
+}
+
 TEST(HtBlockEncoder, SmallOutputRegionReportsOverflowAndStaysInside)
 {
     std::mt19937 rng(7);
     const std::vector<int32_t> coeffs = random_block(rng, 32, 32, 12, 1.0);
     EncodedCodeBlock cpu;
-    encode_ht_code_block(coeffs.data(), 32, 32, 32, 12, false, cpu);
+    encode_ht_code_block(coeffs.data(), 32, 32, 32, 12, false, 0, cpu);
     ASSERT_GT(cpu.data.size(), 100u);
     std::vector<uint8_t> arena, scratch;
     for (uint32_t capacity : {0u, 1u, 2u, 50u, static_cast<uint32_t>(cpu.data.size())}) {
-        const JobRun run = run_job(coeffs, 32, 32, 12, false, capacity, arena, scratch);
+        const JobRun run = run_job(coeffs, 32, 32, 12, false, 0, capacity, arena, scratch);
         EXPECT_EQ(run.result.status, kGpuTier1Overflow) << capacity;
         EXPECT_EQ(run.result.num_passes, 0u);
         EXPECT_TRUE(std::all_of(arena.begin() + 37 + capacity, arena.end(), [](uint8_t b) { return b == 0xA5; }))
@@ -994,6 +1040,45 @@ TEST(GpuHtEncode, CodestreamMatchesCpuBackend)
             if (std::string(c.name) == "rgb8_budget_layers") cfg.layers = 3;
             ASSERT_EQ(encode(img.image, cfg, streams[b]), J2KC_OK);
         }
+        EXPECT_EQ(streams[0], streams[1]);
+    }
+}
+
+TEST(GpuHtEncode, BudgetStreamsMatchCpuBackend)
+{
+    // Rate control among HT coding sets: the planning model, the sets, the
+    // chosen sets' Tier-2 tables, at generic budgets from 0.25 to 3 bits a
+    // sample, IMF APP2.HT irreversible 2K and a DCI 4K-sized 12-bit frame.
+    if (!have_gpu()) GTEST_SKIP() << "no usable CUDA device";
+    struct Run {
+        const char *name;
+        Planes16 frame;
+        j2kc_profile profile;
+        uint64_t budget;
+    };
+    std::vector<Run> runs;
+    for (const double bits : {0.25, 1.0, 3.0})
+        runs.push_back({"generic 12-bit", j2kc_test::synthetic_frame(512, 384, 3, 12, 8, 0.01), J2KC_PROFILE_NONE,
+                        static_cast<uint64_t>(512 * 384 * 3 * bits / 8)});
+    Planes16 imf(1920, 1080, 3, 10, {1, 2, 2});
+    imf.fill(4, [](uint32_t c, uint32_t x, uint32_t y, std::mt19937 &rng) {
+        return uint32_t(512 + 300 * std::sin(x / 97.0 + c) * std::cos(y / 61.0)) + rng() % 8;
+    });
+    runs.push_back({"imf 2K 4:2:2", std::move(imf), J2KC_PROFILE_IMF, 1041666});
+    runs.push_back({"4K 12-bit", j2kc_test::synthetic_frame(4096, 2160, 3, 12, 9, 0.01), J2KC_PROFILE_NONE, 1302083});
+    for (const Run &r : runs) {
+        SCOPED_TRACE(testing::Message() << r.name << ", " << r.budget << " bytes");
+        std::vector<uint8_t> streams[2];
+        const j2kc_backend backends[2] = {J2KC_BACKEND_CPU, J2KC_BACKEND_CUDA};
+        for (int b = 0; b < 2; ++b) {
+            j2kc_encoder_config cfg = ht_config(backends[b]);
+            cfg.profile = r.profile;
+            cfg.frame_bytes = r.budget;
+            cfg.cblk_width_log2 = cfg.cblk_height_log2 = 5;
+            ASSERT_EQ(encode(r.frame.image, cfg, streams[b]), J2KC_OK);
+        }
+        EXPECT_LE(streams[0].size(), r.budget);
+        EXPECT_GE(double(streams[0].size()), 0.995 * double(r.budget));
         EXPECT_EQ(streams[0], streams[1]);
     }
 }

@@ -162,6 +162,85 @@ TEST(RateBudget, DeepSamplesAtHighRateKeepTheirQuality)
     EXPECT_GT(last, 80.0);
 }
 
+// ------------------------------------------------- the HTJ2K block coder
+
+/** The HT block coder: rate control picks among each block's HT coding sets. */
+j2kc_encoder_config ht_config()
+{
+    j2kc_encoder_config cfg = base_config();
+    cfg.block_coder = J2KC_BLOCK_CODER_HT;
+    return cfg;
+}
+
+TEST(RateBudgetHt, ImfHt2kIrreversibleCapFilled)
+{
+    // APP2.HT irreversible, 10-bit Y'CbCr 4:2:2 at 1920x1080, the IMF 2K sub-level 1 cap at 24 fps.
+    const Planes16 f = smooth_noisy(1920, 1080, 3, 10, 1.0, {1, 2, 2});
+    j2kc_encoder_config cfg = ht_config();
+    cfg.profile = J2KC_PROFILE_IMF;
+    cfg.frame_bytes = 1041666;
+    expect_filled(cfg, f.image, cfg.frame_bytes);
+}
+
+TEST(RateBudgetHt, ImfHt4kIrreversibleCapFilled)
+{
+    if (j2kc_test::instrumented()) GTEST_SKIP() << "4K frames take minutes under instrumentation";
+    // APP2.HT irreversible, 10-bit 4:2:2 at 3840x2160, the IMF 4K sub-level 3 cap at 24 fps.
+    const Planes16 f = smooth_noisy(3840, 2160, 3, 10, 2.0, {1, 2, 2});
+    j2kc_encoder_config cfg = ht_config();
+    cfg.profile = J2KC_PROFILE_IMF;
+    cfg.frame_bytes = 4166666;
+    expect_filled(cfg, f.image, cfg.frame_bytes);
+}
+
+TEST(RateBudgetHt, GenericBytesFilledAcrossDepthsAndRates)
+{
+    struct Case {
+        uint8_t precision;
+        double sigma;
+        double bits_per_sample;
+    };
+    for (const Case k : {Case{8, 0.6, 0.25}, Case{8, 1.0, 2.0}, Case{12, 1.0, 0.5}, Case{12, 2.0, 1.0},
+                         Case{12, 8.0, 4.0}, Case{16, 40.0, 6.0}}) {
+        SCOPED_TRACE(testing::Message() << int(k.precision) << "-bit, " << k.bits_per_sample << " bit/sample");
+        const Planes16 f = smooth_noisy(512, 384, 3, k.precision, k.sigma);
+        j2kc_encoder_config cfg = ht_config();
+        cfg.frame_bytes = static_cast<uint64_t>(512 * 384 * 3 * k.bits_per_sample / 8);
+        expect_filled(cfg, f.image, cfg.frame_bytes);
+    }
+}
+
+/**
+ * Under a budget, HT is at least as good as the finest fixed quantisation
+ * step whose stream fits it: rate control moves each block between cleanup
+ * planes, which a uniform coarser step cannot. (Coding sets at the two
+ * finest planes only would leave most blocks out at such budgets.)
+ */
+TEST(RateBudgetHt, BudgetBeatsTheFixedStepThatFits)
+{
+    const Planes16 f = j2kc_test::synthetic_frame(512, 384, 3, 12, 5, 0.01);
+    for (const double bits : {0.25, 0.5, 1.0, 2.0, 3.0}) {
+        SCOPED_TRACE(testing::Message() << bits << " bit/sample");
+        const uint64_t budget = static_cast<uint64_t>(512 * 384 * 3 * bits / 8);
+        j2kc_encoder_config fixed = ht_config();
+        std::vector<uint8_t> fits;
+        for (double quality = 0.25; quality < 4096 && fits.empty(); quality *= std::sqrt(2.0)) {
+            fixed.quality = quality;
+            std::vector<uint8_t> s = encode(fixed, f.image);
+            if (s.size() <= budget) fits = std::move(s);
+        }
+        ASSERT_FALSE(fits.empty());
+        j2kc_encoder_config cfg = ht_config();
+        cfg.frame_bytes = budget;
+        const std::vector<uint8_t> s = encode(cfg, f.image);
+        EXPECT_LE(s.size(), budget);
+        const double psnr = decoded_psnr(s, f), step_psnr = decoded_psnr(fits, f);
+        SCOPED_TRACE(testing::Message() << s.size() << " B at " << psnr << " dB, fixed step " << fits.size()
+                                        << " B at " << step_psnr << " dB");
+        EXPECT_GE(psnr, step_psnr);
+    }
+}
+
 TEST(RateBudget, ComponentBytesFilled)
 {
     const Planes16 f = smooth_noisy(512, 384, 3, 12, 1.0);

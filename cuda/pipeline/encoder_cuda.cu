@@ -212,7 +212,7 @@ private:
         DeviceBuffer status_word, scan_temp, out;
         /** HT coding sets (EncoderPlan::ht_coding_sets): each block's sets, and the tables Tier-2
          *  reads of the chosen ones (ht_choose_sets_gpu). */
-        DeviceBuffer ht_sets, set_passes, set_byte_offset, set_pass_offset, set_pass_end, set_pass_term,
+        DeviceBuffer ht_model, ht_top_plane, ht_sets, set_passes, set_byte_offset, set_pass_offset, set_pass_end, set_pass_term,
             set_num_passes, set_zero_bitplanes;
         HtChosenSetTables chosen{};
         PinnedBuffer staging, host_small, host_out;
@@ -515,9 +515,13 @@ private:
             }
         mark(s, kMarkQuant, mn);
 
+        if (plan_.ht_coding_sets())
+            ht_plan_sets_gpu(s.jobs.as<GpuCodeBlockJob>(), blocks_, plan_.budget_bytes(), s.ht_model.as<uint64_t>(),
+                             s.ht_top_plane.as<uint32_t>(), mn);
         if (plan_.ht)
             ht_encode_gpu(s.jobs.as<GpuCodeBlockJob>(), blocks_,
-                          plan_.ht_coding_sets() ? s.ht_sets.as<htenc::HtCodingSets>() : nullptr, s.arena.as<uint8_t>(),
+                          plan_.ht_coding_sets() ? s.ht_sets.as<htenc::HtCodingSets>() : nullptr,
+                          s.ht_top_plane.as<uint32_t>(), s.arena.as<uint8_t>(),
                           s.results.as<GpuCodeBlockResult>(), s.sparse_end.as<uint32_t>(),
                           s.sparse_dist.as<uint64_t>(), s.sparse_term.as<uint8_t>(), mn);
         else
@@ -609,6 +613,8 @@ private:
     /** A slot's HT coding sets and the chosen sets' tables, which Tier-2 then reads. */
     void reserve_ht_sets(Slot &s, size_t n)
     {
+        s.ht_model.reserve(htenc::kHtPlaneBins * sizeof(uint64_t));
+        s.ht_top_plane.reserve(4);
         s.ht_sets.reserve(std::max<size_t>(n, 1) * sizeof(htenc::HtCodingSets));
         s.set_passes.reserve(n * 2);
         s.set_byte_offset.reserve(n * 8);

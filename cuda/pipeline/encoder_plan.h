@@ -7,6 +7,7 @@
  */
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -36,6 +37,12 @@ struct EncoderPlan {
     uint8_t levels() const { return cod.component.levels; }
     bool reversible() const { return cod.component.wavelet == Wavelet::kReversible53; }
     bool has_budget() const { return frame_bytes || component_bytes; }
+    /** The bytes a frame may take: the lower of the frame cap and the component caps together. */
+    uint64_t budget_bytes() const
+    {
+        const uint64_t all = component_bytes * siz.components.size();
+        return frame_bytes && all ? std::min(frame_bytes, all) : frame_bytes ? frame_bytes : all;
+    }
     /**
      * HT blocks coded as several HT sets (tier1/ht_coding_sets.h), among
      * which rate control picks one per block, rather than one cleanup pass:

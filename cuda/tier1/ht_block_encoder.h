@@ -9,7 +9,7 @@
  * need no more. The block's EncodedCodeBlock then has one pass (terminated,
  * its distortion in tier1.h's units) and P = Mb - 1 zero bit-planes. With
  * `sets` (rate control with one layer) the block holds the HT coding sets of
- * ht_coding_sets.h back to back, its passes are their ranked truncation
+ * ht_coding_sets.h back to back, their cleanup planes from `top_plane` down, its passes are their ranked truncation
  * points, and EncodedCodeBlock::ht_sets says which set and passes each
  * point means; Tier-2 writes the chosen set alone. An all-zero block has no
  * pass and P = Mb, as in Part 1.
@@ -33,21 +33,32 @@ namespace j2kc {
  * outside those limits.
  */
 void encode_ht_code_block(const int32_t *coeffs, size_t stride, uint32_t width, uint32_t height,
-                          uint8_t num_bitplanes, bool sets, EncodedCodeBlock &out);
+                          uint8_t num_bitplanes, bool sets, uint32_t top_plane, EncodedCodeBlock &out);
 
 /**
  * @brief Encodes every job on `stream` (a cudaStream_t, or nullptr) with the
  * HT block coder, a thread per job, as encode_ht_code_block; asynchronous.
  * `sets` (device, a HtCodingSets per job) selects the coding sets for rate
- * control; nullptr codes one cleanup pass. Jobs, results and pass arrays as
+ * control, from the plane at *top_plane (device; ht_plan_sets_gpu);
+ * nullptr codes one cleanup pass. Jobs, results and pass arrays as
  * tier1_encode_gpu (tier1_cuda.h), except the sizes: each job's output
  * region needs ht_gpu_capacity_bound bytes, its scratch ht_gpu_scratch_bound
  * bytes, and ht_gpu_max_passes pass entries. Throws J2KC_ERR_CUDA if the
  * launch fails.
  */
-void ht_encode_gpu(const GpuCodeBlockJob *jobs, uint32_t num_jobs, htenc::HtCodingSets *sets, uint8_t *out_bytes,
+void ht_encode_gpu(const GpuCodeBlockJob *jobs, uint32_t num_jobs, htenc::HtCodingSets *sets,
+                   const uint32_t *top_plane, uint8_t *out_bytes,
                    GpuCodeBlockResult *results, uint32_t *pass_end, uint64_t *pass_distortion,
                    uint8_t *pass_terminated, void *stream);
+
+/**
+ * @brief The coarsest set's plane of a frame under `budget` bytes
+ * (ht_sets_top_plane) into *top_plane (device), from the cleanup cost model
+ * of every job's indices, on `stream`; asynchronous. `model` is device scratch of
+ * htenc::kHtPlaneBins 64-bit counts.
+ */
+void ht_plan_sets_gpu(const GpuCodeBlockJob *jobs, uint32_t num_jobs, uint64_t budget, uint64_t *model,
+                      uint32_t *top_plane, void *stream);
 
 /**
  * @brief What Tier-2 reads of the chosen coding sets (device arrays, a block

@@ -25,15 +25,19 @@
  */
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "common/host_device.h"
+#include "tier1/ht_block_coder_core.h"
 
 namespace j2kc {
 namespace htenc {
 
-/** Sets coded: cleanup at planes kHtMaxSets - 1 down to 0. */
+/** Sets coded: cleanup at kHtMaxSets planes from a frame's top plane down. */
 constexpr uint32_t kHtMaxSets = 3;
+/** Planes the cost model covers: magnitudes of up to 31 bits. */
+constexpr uint32_t kHtPlaneBins = 32;
 /** Passes of a set: cleanup, SigProp, MagRef. */
 constexpr uint32_t kHtSetPasses = 3;
 /** Truncation points a block can offer (every pass of every set). */
@@ -73,6 +77,55 @@ J2KC_HD HtChosenSet ht_chosen_set(const HtCodingSets &sets, uint32_t points, uin
     for (uint32_t k = 0; k < kHtSetPasses; ++k) c.end[k] = sets.end[s][k];
     c.zero_bitplanes = sets.zero_bitplanes[s];
     return c;
+}
+
+/** Bits the model charges a significant quad beyond its MagSgn bits: its VLC codeword and MEL share. */
+constexpr uint32_t kHtQuadModelBits = 3;
+/** ... and a block with a significant sample: Scup and the streams' terminations. */
+constexpr uint32_t kHtBlockModelBits = 24;
+
+/**
+ * Adds a block's modelled cleanup cost to `bits` (kHtPlaneBins entries: bits
+ * of a cleanup at plane p). A quad whose largest magnitude has U bits above p
+ * is significant there: each of its samples significant at p costs about U
+ * MagSgn bits and a sign, the quad kHtQuadModelBits more, the block
+ * kHtBlockModelBits.
+ */
+J2KC_HD void ht_add_cleanup_model(const int32_t *coeffs, size_t stride, uint32_t width, uint32_t height,
+                                  uint64_t *bits)
+{
+    uint32_t block_top = 0;
+    for (uint32_t y = 0; y < height; y += 2)
+        for (uint32_t x = 0; x < width; x += 2) {
+            uint32_t length[4] = {}, top = 0;
+            for (uint32_t i = 0; i < 4; ++i) {
+                const uint32_t sx = x + (i >> 1), sy = y + (i & 1);
+                if (sx >= width || sy >= height) continue;
+                const int32_t c = coeffs[size_t{sy} * stride + sx];
+                length[i] = ht::bit_length(c < 0 ? 0u - static_cast<uint32_t>(c) : static_cast<uint32_t>(c));
+                top = length[i] > top ? length[i] : top;
+            }
+            for (uint32_t p = 0; p < top; ++p) {
+                uint32_t quad = kHtQuadModelBits;
+                for (uint32_t i = 0; i < 4; ++i) quad += length[i] > p ? top - p + 1 : 0;
+                bits[p] += quad;
+            }
+            block_top = top > block_top ? top : block_top;
+        }
+    for (uint32_t p = 0; p < block_top; ++p) bits[p] += kHtBlockModelBits;
+}
+
+/**
+ * The coarsest set's cleanup plane for a frame whose modelled cleanup costs
+ * are `bits` (ht_add_cleanup_model), under `budget` bytes: the lowest plane
+ * whose cost fits is the window's middle; the window is at least planes 2,
+ * 1, 0.
+ */
+J2KC_HD uint32_t ht_sets_top_plane(const uint64_t *bits, uint64_t budget)
+{
+    uint32_t p = 0;
+    while (p + 1 < kHtPlaneBins && bits[p] / 8 > budget) ++p;
+    return (p > 1 ? p : 1) + 1;
 }
 
 /** Which passes of a set end a codeword segment: the cleanup, and MagRef

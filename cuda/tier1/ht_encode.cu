@@ -20,14 +20,33 @@ constexpr uint32_t kThreadsPerCta = 64;
 
 __global__ void __launch_bounds__(kThreadsPerCta)
     ht_encode_kernel(const GpuCodeBlockJob *__restrict__ jobs, uint32_t num_jobs, htenc::HtCodingSets *sets,
-                     uint8_t *out_bytes, GpuCodeBlockResult *__restrict__ results, uint32_t *pass_end, uint64_t *pass_distortion,
+                     const uint32_t *top_plane, uint8_t *out_bytes, GpuCodeBlockResult *__restrict__ results, uint32_t *pass_end, uint64_t *pass_distortion,
                      uint8_t *pass_terminated)
 {
     const uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
     if (j >= num_jobs) return;
     const GpuCodeBlockJob job = jobs[j];
-    results[j] = htenc::ht_encode_job(job, sets ? sets + j : nullptr, out_bytes, pass_end, pass_distortion,
-                                      pass_terminated);
+    results[j] = htenc::ht_encode_job(job, sets ? sets + j : nullptr, sets ? *top_plane : 0, out_bytes, pass_end,
+                                      pass_distortion, pass_terminated);
+}
+
+/** A job's modelled cleanup costs into the frame's (integer sums: any order gives the CPU's). */
+__global__ void ht_cleanup_model_kernel(const GpuCodeBlockJob *__restrict__ jobs, uint32_t num_jobs,
+                                           unsigned long long *model)
+{
+    const uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= num_jobs) return;
+    const GpuCodeBlockJob job = jobs[j];
+    uint64_t local[htenc::kHtPlaneBins] = {};
+    htenc::ht_add_cleanup_model(reinterpret_cast<const int32_t *>(static_cast<uintptr_t>(job.coeffs)), job.stride,
+                                   job.width, job.height, local);
+    for (uint32_t b = 0; b < htenc::kHtPlaneBins; ++b)
+        if (local[b]) atomicAdd(model + b, static_cast<unsigned long long>(local[b]));
+}
+
+__global__ void ht_top_plane_kernel(const uint64_t *model, uint64_t budget, uint32_t *top_plane)
+{
+    *top_plane = htenc::ht_sets_top_plane(model, budget);
 }
 
 __global__ void ht_choose_sets_kernel(const GpuCodeBlockJob *__restrict__ jobs,
@@ -51,15 +70,28 @@ __global__ void ht_choose_sets_kernel(const GpuCodeBlockJob *__restrict__ jobs,
 
 }  // namespace
 
-void ht_encode_gpu(const GpuCodeBlockJob *jobs, uint32_t num_jobs, htenc::HtCodingSets *sets, uint8_t *out_bytes,
+void ht_encode_gpu(const GpuCodeBlockJob *jobs, uint32_t num_jobs, htenc::HtCodingSets *sets,
+                   const uint32_t *top_plane, uint8_t *out_bytes,
                    GpuCodeBlockResult *results, uint32_t *pass_end, uint64_t *pass_distortion,
                    uint8_t *pass_terminated, void *stream)
 {
     if (num_jobs == 0) return;
     const uint32_t ctas = (num_jobs + kThreadsPerCta - 1) / kThreadsPerCta;
     ht_encode_kernel<<<ctas, kThreadsPerCta, 0, static_cast<cudaStream_t>(stream)>>>(
-        jobs, num_jobs, sets, out_bytes, results, pass_end, pass_distortion, pass_terminated);
+        jobs, num_jobs, sets, top_plane, out_bytes, results, pass_end, pass_distortion, pass_terminated);
     check_cuda(cudaGetLastError(), "HT encode kernel launch");
+}
+
+void ht_plan_sets_gpu(const GpuCodeBlockJob *jobs, uint32_t num_jobs, uint64_t budget, uint64_t *model,
+                      uint32_t *top_plane, void *stream)
+{
+    cudaStream_t s = static_cast<cudaStream_t>(stream);
+    check_cuda(cudaMemsetAsync(model, 0, htenc::kHtPlaneBins * sizeof(uint64_t), s), "HT cost model reset");
+    if (num_jobs)
+        ht_cleanup_model_kernel<<<(num_jobs + kThreadsPerCta - 1) / kThreadsPerCta, kThreadsPerCta, 0, s>>>(
+            jobs, num_jobs, reinterpret_cast<unsigned long long *>(model));
+    ht_top_plane_kernel<<<1, 1, 0, s>>>(model, budget, top_plane);
+    check_cuda(cudaGetLastError(), "HT set planning kernels launch");
 }
 
 void ht_choose_sets_gpu(const GpuCodeBlockJob *jobs, const htenc::HtCodingSets *sets, uint32_t num_jobs,

@@ -14,7 +14,8 @@
 namespace j2kc {
 
 void encode_ht_code_block(const int32_t *coeffs, size_t stride, uint32_t width, uint32_t height,
-                          uint8_t num_bitplanes, bool sets, EncodedCodeBlock &out)
+                          uint8_t num_bitplanes, bool sets, uint32_t top_plane,
+                          EncodedCodeBlock &out)
 {
     J2KC_CHECK_ARG(width <= kTier1MaxSide && height <= kTier1MaxSide && uint64_t{width} * height <= kTier1MaxSamples,
                    "code-block %ux%u exceeds 1024 per side or 4096 samples", width, height);
@@ -46,7 +47,8 @@ void encode_ht_code_block(const int32_t *coeffs, size_t stride, uint32_t width, 
     uint64_t distortion[htenc::kHtMaxPoints] = {};
     uint8_t terminated[htenc::kHtMaxPoints] = {};
     const GpuCodeBlockResult r =
-        htenc::ht_encode_job(job, sets ? &out.ht_sets : nullptr, bytes.data(), end, distortion, terminated);
+        htenc::ht_encode_job(job, sets ? &out.ht_sets : nullptr, top_plane, bytes.data(), end, distortion,
+                             terminated);
     J2KC_CHECK_ARG(r.status != kGpuTier1DataTooDeep, "coefficient needs %u bit-planes, band has %u",
                    r.data_bitplanes, num_bitplanes);
     J2KC_CHECK_ARG(r.status == kGpuTier1Ok, "HT block encoder status %u", r.status);

@@ -123,13 +123,15 @@ J2KC_HD uint32_t ht_encode_set(const GpuCodeBlockJob &job, const HtJobContext &c
  *
  * Without `sets`: one cleanup pass at plane 0, P = Mb - 1. With `sets`
  * (rate control, ht_coding_sets.h): the sets with cleanup at planes
- * kHtMaxSets - 1 down to 0 that have a significant sample, back to back,
+ * top_plane down to top_plane + 1 - kHtMaxSets (below Mb, at least 0) that
+ * have a significant sample, back to back,
  * described in *sets; the pass entries are the ranked truncation points, and
  * the result's bytes span all sets (P is that of the coarsest; Tier-2 takes
  * the chosen set's from *sets).
  */
-J2KC_HD GpuCodeBlockResult ht_encode_job(const GpuCodeBlockJob &job, HtCodingSets *sets, uint8_t *out_bytes,
-                                         uint32_t *pass_end, uint64_t *pass_distortion, uint8_t *pass_terminated)
+J2KC_HD GpuCodeBlockResult ht_encode_job(const GpuCodeBlockJob &job, HtCodingSets *sets, uint32_t top_plane,
+                                         uint8_t *out_bytes, uint32_t *pass_end, uint64_t *pass_distortion,
+                                         uint8_t *pass_terminated)
 {
     GpuCodeBlockResult res{};
     res.zero_bitplanes = job.num_bitplanes;
@@ -171,8 +173,9 @@ J2KC_HD GpuCodeBlockResult ht_encode_job(const GpuCodeBlockJob &job, HtCodingSet
 
     uint64_t set_distortion[kHtMaxSets][kHtSetPasses] = {};
     uint32_t at = 0;
-    const uint32_t top = job.num_bitplanes < kHtMaxSets ? job.num_bitplanes : kHtMaxSets;
-    for (uint32_t p = top; p-- > 0;) {
+    const uint32_t lowest = top_plane + 1 > kHtMaxSets ? top_plane + 1 - kHtMaxSets : 0;
+    const uint32_t top = top_plane < job.num_bitplanes ? top_plane + 1 : job.num_bitplanes;
+    for (uint32_t p = top; p-- > lowest;) {
         const uint32_t status = ht_encode_set(job, c, p, at, end, distortion, passes, data_bitplanes);
         if (status != kHtEncodeOk) {
             res.status = ht_job_status(status);

@@ -1016,6 +1016,18 @@ TEST(HtEncodeSignalling, ImfHtRefusesWhatApp2HtForbids)
 
 using j2kc_test::have_gpu;
 
+/** The streams of the CPU and the CUDA backend for `image` under the configuration `edit` makes. */
+template <typename Edit>
+void encode_on_both(const j2kc_image &image, const Edit &edit, std::vector<uint8_t> (&streams)[2])
+{
+    const j2kc_backend backends[2] = {J2KC_BACKEND_CPU, J2KC_BACKEND_CUDA};
+    for (int b = 0; b < 2; ++b) {
+        j2kc_encoder_config cfg = ht_config(backends[b]);
+        edit(cfg);
+        ASSERT_EQ(encode(image, cfg, streams[b]), J2KC_OK);
+    }
+}
+
 TEST(GpuHtEncode, CodestreamMatchesCpuBackend)
 {
     if (!have_gpu()) GTEST_SKIP() << "no usable CUDA device";
@@ -1027,9 +1039,7 @@ TEST(GpuHtEncode, CodestreamMatchesCpuBackend)
         SCOPED_TRACE(c.name);
         Planes16 img = make_image(c, 23);
         std::vector<uint8_t> streams[2];
-        const j2kc_backend backends[2] = {J2KC_BACKEND_CPU, J2KC_BACKEND_CUDA};
-        for (int b = 0; b < 2; ++b) {
-            j2kc_encoder_config cfg = ht_config(backends[b]);
+        encode_on_both(img.image, [&](j2kc_encoder_config &cfg) {
             cfg.lossless = c.lossless;
             cfg.levels = c.levels;
             cfg.cblk_width_log2 = c.cblk_w;
@@ -1038,8 +1048,7 @@ TEST(GpuHtEncode, CodestreamMatchesCpuBackend)
             cfg.mct = c.mct;
             if (std::string(c.name).rfind("rgb8_budget", 0) == 0) cfg.frame_bytes = 4000;
             if (std::string(c.name) == "rgb8_budget_layers") cfg.layers = 3;
-            ASSERT_EQ(encode(img.image, cfg, streams[b]), J2KC_OK);
-        }
+        }, streams);
         EXPECT_EQ(streams[0], streams[1]);
     }
 }
@@ -1069,14 +1078,11 @@ TEST(GpuHtEncode, BudgetStreamsMatchCpuBackend)
     for (const Run &r : runs) {
         SCOPED_TRACE(testing::Message() << r.name << ", " << r.budget << " bytes");
         std::vector<uint8_t> streams[2];
-        const j2kc_backend backends[2] = {J2KC_BACKEND_CPU, J2KC_BACKEND_CUDA};
-        for (int b = 0; b < 2; ++b) {
-            j2kc_encoder_config cfg = ht_config(backends[b]);
+        encode_on_both(r.frame.image, [&](j2kc_encoder_config &cfg) {
             cfg.profile = r.profile;
             cfg.frame_bytes = r.budget;
             cfg.cblk_width_log2 = cfg.cblk_height_log2 = 5;
-            ASSERT_EQ(encode(r.frame.image, cfg, streams[b]), J2KC_OK);
-        }
+        }, streams);
         EXPECT_LE(streams[0].size(), r.budget);
         EXPECT_GE(double(streams[0].size()), 0.995 * double(r.budget));
         EXPECT_EQ(streams[0], streams[1]);

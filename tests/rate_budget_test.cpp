@@ -14,6 +14,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
 #include <random>
 #include <vector>
 
@@ -102,22 +103,30 @@ TEST(RateBudget, ImfCapFilledOn422Content)
     expect_filled(cfg, f.image, 1041666);
 }
 
-/** The generic budget over depths and rates: 0.5 to 12 bits a sample. */
-TEST(RateBudget, GenericBytesFilledAcrossDepthsAndRates)
+/** A generic budget at a rate, on smooth content of a depth under noise `sigma`. */
+struct GenericCase {
+    uint8_t precision;
+    double sigma;
+    double bits_per_sample;
+};
+
+/** The generic budget of `base` filled at every case's rate. */
+void expect_generic_filled(const j2kc_encoder_config &base, std::initializer_list<GenericCase> cases)
 {
-    struct Case {
-        uint8_t precision;
-        double sigma;
-        double bits_per_sample;
-    };
-    for (const Case k : {Case{8, 0.6, 0.5}, Case{8, 1.0, 2.0}, Case{12, 1.0, 0.5}, Case{12, 8.0, 4.0},
-                         Case{16, 40.0, 6.0}, Case{16, 2000.0, 12.0}}) {
+    for (const GenericCase k : cases) {
         SCOPED_TRACE(testing::Message() << int(k.precision) << "-bit, " << k.bits_per_sample << " bit/sample");
         const Planes16 f = smooth_noisy(512, 384, 3, k.precision, k.sigma);
-        j2kc_encoder_config cfg = base_config();
+        j2kc_encoder_config cfg = base;
         cfg.frame_bytes = static_cast<uint64_t>(512 * 384 * 3 * k.bits_per_sample / 8);
         expect_filled(cfg, f.image, cfg.frame_bytes);
     }
+}
+
+/** The generic budget over depths and rates: 0.5 to 12 bits a sample. */
+TEST(RateBudget, GenericBytesFilledAcrossDepthsAndRates)
+{
+    expect_generic_filled(base_config(), {{8, 0.6, 0.5}, {8, 1.0, 2.0}, {12, 1.0, 0.5}, {12, 8.0, 4.0},
+                                          {16, 40.0, 6.0}, {16, 2000.0, 12.0}});
 }
 
 /** PSNR of the CPU decoder's output of `cs` against `f` (same shape). */
@@ -172,42 +181,30 @@ j2kc_encoder_config ht_config()
     return cfg;
 }
 
-TEST(RateBudgetHt, ImfHt2kIrreversibleCapFilled)
+/** APP2.HT irreversible, 10-bit Y'CbCr 4:2:2 under noise `sigma`, fills an IMF cap. */
+void expect_imf_ht_cap_filled(uint32_t w, uint32_t h, double sigma, uint64_t cap)
 {
-    // APP2.HT irreversible, 10-bit Y'CbCr 4:2:2 at 1920x1080, the IMF 2K sub-level 1 cap at 24 fps.
-    const Planes16 f = smooth_noisy(1920, 1080, 3, 10, 1.0, {1, 2, 2});
+    const Planes16 f = smooth_noisy(w, h, 3, 10, sigma, {1, 2, 2});
     j2kc_encoder_config cfg = ht_config();
     cfg.profile = J2KC_PROFILE_IMF;
-    cfg.frame_bytes = 1041666;
-    expect_filled(cfg, f.image, cfg.frame_bytes);
+    cfg.frame_bytes = cap;
+    expect_filled(cfg, f.image, cap);
 }
 
+/** IMF 2K sub-level 1 at 24 fps. */
+TEST(RateBudgetHt, ImfHt2kIrreversibleCapFilled) { expect_imf_ht_cap_filled(1920, 1080, 1.0, 1041666); }
+
+/** IMF 4K sub-level 3 at 24 fps. */
 TEST(RateBudgetHt, ImfHt4kIrreversibleCapFilled)
 {
     if (j2kc_test::instrumented()) GTEST_SKIP() << "4K frames take minutes under instrumentation";
-    // APP2.HT irreversible, 10-bit 4:2:2 at 3840x2160, the IMF 4K sub-level 3 cap at 24 fps.
-    const Planes16 f = smooth_noisy(3840, 2160, 3, 10, 2.0, {1, 2, 2});
-    j2kc_encoder_config cfg = ht_config();
-    cfg.profile = J2KC_PROFILE_IMF;
-    cfg.frame_bytes = 4166666;
-    expect_filled(cfg, f.image, cfg.frame_bytes);
+    expect_imf_ht_cap_filled(3840, 2160, 2.0, 4166666);
 }
 
 TEST(RateBudgetHt, GenericBytesFilledAcrossDepthsAndRates)
 {
-    struct Case {
-        uint8_t precision;
-        double sigma;
-        double bits_per_sample;
-    };
-    for (const Case k : {Case{8, 0.6, 0.25}, Case{8, 1.0, 2.0}, Case{12, 1.0, 0.5}, Case{12, 2.0, 1.0},
-                         Case{12, 8.0, 4.0}, Case{16, 40.0, 6.0}}) {
-        SCOPED_TRACE(testing::Message() << int(k.precision) << "-bit, " << k.bits_per_sample << " bit/sample");
-        const Planes16 f = smooth_noisy(512, 384, 3, k.precision, k.sigma);
-        j2kc_encoder_config cfg = ht_config();
-        cfg.frame_bytes = static_cast<uint64_t>(512 * 384 * 3 * k.bits_per_sample / 8);
-        expect_filled(cfg, f.image, cfg.frame_bytes);
-    }
+    expect_generic_filled(ht_config(), {{8, 0.6, 0.25}, {8, 1.0, 2.0}, {12, 1.0, 0.5}, {12, 2.0, 1.0},
+                                        {12, 8.0, 4.0}, {16, 40.0, 6.0}});
 }
 
 /**

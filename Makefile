@@ -270,11 +270,11 @@ fate-bundle: all
 	FF_SRC=$(FF_SRC) FF_BUILD=$(FF_BUILD) STAGE=$(STAGE) scripts/fate-bundle.sh $(B)/fate-bundle
 
 # ---------------------------------------------------------------------------
-# Benchmark against the peers (scripts/bench/). bench-prep fills BENCH_DIR
+# Benchmark against the peers (bench/). bench-prep fills BENCH_DIR
 # here (it needs the network: Debian packages, PyPI wheels); bench runs on the
 # CUDA machine from BENCH_DIR alone and writes BENCH_OUT; bench-readme puts
 # BENCH_OUT/results.md's summary into README's Performance section.
-# BENCH_ARGS: run.py's options, e.g. --budget SECONDS (default 415), or a dry
+# BENCH_ARGS: run.py's options, e.g. --budget SECONDS (default 500), or a dry
 # run of every command off the GPU machine: BENCH_ARGS='--cpu --small 4 --quick'.
 BENCH_DIR ?= $(BUILD)/bench
 BENCH_OUT ?= $(BUILD)/bench-out
@@ -283,21 +283,21 @@ BENCH_ARGS ?=
 # BENCH_NO_BUILD=1 takes J2KC_LIB and FFMPEG as they are (no `make all` first).
 bench-prep: $(if $(BENCH_NO_BUILD),,all)
 	BENCH_DIR=$(BENCH_DIR) BENCH_CACHE=$(B)/bench-cache CORE_LIB=$(J2KC_LIB) FFMPEG=$(FFMPEG) \
-	  NVCC=$(NVCC) CUDA_LIBDIR=$(CUDA_LIBDIR) scripts/bench/prep.sh
+	  NVCC=$(NVCC) CUDA_LIBDIR=$(CUDA_LIBDIR) bench/prep.sh
 
 # Only bin/j2kc_bench and bin/ffmpeg of a filled BENCH_DIR, from this tree (no network).
 .PHONY: bench-bins
 bench-bins: $(if $(BENCH_NO_BUILD),,all)
 	BENCH_ONLY_BINS=1 BENCH_DIR=$(BENCH_DIR) CORE_LIB=$(J2KC_LIB) FFMPEG=$(FFMPEG) \
-	  NVCC=$(NVCC) CUDA_LIBDIR=$(CUDA_LIBDIR) scripts/bench/prep.sh
+	  NVCC=$(NVCC) CUDA_LIBDIR=$(CUDA_LIBDIR) bench/prep.sh
 
 bench:
 	@test -x $(BENCH_DIR)/bin/j2kc_bench || { echo "$(BENCH_DIR) is empty: run 'make bench-prep' first"; exit 1; }
-	PYTHONUNBUFFERED=1 python3 scripts/bench/run.py --dir $(BENCH_DIR) --out $(BENCH_OUT) $(BENCH_ARGS)
+	PYTHONUNBUFFERED=1 python3 bench/run.py --dir $(BENCH_DIR) --out $(BENCH_OUT) $(BENCH_ARGS)
 
 # BENCH_CHARTS=docs/bench also copies the charts and results.md there and shows them in README.
 bench-readme:
-	BENCH_CHARTS=$(BENCH_CHARTS) python3 scripts/bench/readme.py $(BENCH_OUT)/results.json README.md
+	BENCH_CHARTS=$(BENCH_CHARTS) python3 bench/readme.py $(BENCH_OUT)/results.json README.md
 
 # ---------------------------------------------------------------------------
 # Every kernel must also build for the oldest architecture of CUDA_ARCHS (CI

@@ -22,6 +22,7 @@
 # SUMMARY); "TIMEOUT" or "no summary" lines are failures to look at.
 set -u
 tests=${1:?usage: gpu-check.sh TESTS_DIR [FATE_BUNDLE_DIR]}
+bench=$tests/../bench   # codec_bench, beside the tests in the build tree
 bundle=${2:-}
 out=${OUT:-/tmp}
 parts=${PARTS:-tests sanitize fate bench}
@@ -97,6 +98,6 @@ if want fate && [ -n "$bundle" ]; then
 fi
 if want bench; then
     echo "== codec_bench (H-class GPU, 16 threads)"
-    "$tests/codec_bench" --frames 20 --threads 16 2>&1 | tee "$out/bench.log"
-    J2KC_TIMING=1 "$tests/codec_bench" --frames 2 --threads 16 dci4k 2>&1 | grep "stage ms" | tail -2
+    "$bench/codec_bench" --frames 20 --threads 16 2>&1 | tee "$out/bench.log"
+    J2KC_TIMING=1 "$bench/codec_bench" --frames 2 --threads 16 dci4k 2>&1 | grep "stage ms" | tail -2
 fi

@@ -94,6 +94,7 @@ struct Source {
     uint32_t tile;      // 0 = one tile
     uint64_t budget;    // 0 = none
     uint32_t seed;
+    bool ht = false;    // the HTJ2K block coder (lossy at quality 3)
 };
 
 std::vector<uint8_t> make_stream(const Source &s)
@@ -104,6 +105,10 @@ std::vector<uint8_t> make_stream(const Source &s)
     cfg.tile_width = cfg.tile_height = s.tile;
     cfg.frame_bytes = s.budget;
     cfg.cblk_width_log2 = cfg.cblk_height_log2 = 5;
+    if (s.ht) {
+        cfg.block_coder = J2KC_BLOCK_CODER_HT;
+        if (!s.lossless) cfg.quality = 3.0;
+    }
     return j2kc_test::encode_stream(frame.image, cfg);
 }
 
@@ -252,9 +257,9 @@ void expect_same(const Image &a, const Image &b, const char *what, size_t index)
     EXPECT_TRUE(a.bytes == b.bytes) << what << " frame " << index;
 }
 
-void check_queue(j2kc_backend backend, int frames_in_flight, int threads)
+void check_queue(j2kc_backend backend, int frames_in_flight, int threads,
+                 const std::vector<std::vector<uint8_t>> &streams = sample_streams())
 {
-    const auto streams = sample_streams();
     std::vector<Image> refs;
     for (const auto &cs : streams) refs.push_back(decode_sync(cs, J2KC_BACKEND_CPU));
     j2kc_decoder *dec = make_decoder(backend, frames_in_flight, threads);
@@ -433,6 +438,34 @@ TEST(GpuAsyncDecoder, QueueMatchesCpuPixelForPixel)
     check_queue(J2KC_BACKEND_CUDA, 0, 3);
     check_queue(J2KC_BACKEND_CUDA, 4, 8);
     check_queue(J2KC_BACKEND_CUDA, 1, 1);
+}
+
+/** sample_streams() with an HT stream (HTJ2K block coder) after each. */
+std::vector<std::vector<uint8_t>> mixed_coder_streams()
+{
+    const Source ht[] = {{97, 61, 3, 8, false, 0, 0, 11, true},
+                         {130, 77, 3, 12, true, 64, 0, 12, true},
+                         {45, 130, 1, 10, false, 32, 0, 13, true}};
+    std::vector<std::vector<uint8_t>> streams;
+    const auto part1 = sample_streams();
+    for (size_t i = 0; i < part1.size(); ++i) {
+        streams.push_back(part1[i]);
+        streams.push_back(make_stream(ht[i % 3]));
+    }
+    return streams;
+}
+
+TEST(AsyncDecoder, MixedBlockCodersInFlight) { check_queue(J2KC_BACKEND_CPU, 4, 2, mixed_coder_streams()); }
+
+// Part-1 and HT frames of several shapes in flight together, more than
+// the default, so that GPU Tier-1 batches hold tables of both block coders
+// and of different sizes side by side.
+TEST(GpuAsyncDecoder, MixedBlockCodersShareTier1Batches)
+{
+    if (!have_gpu()) GTEST_SKIP() << "no usable CUDA device";
+    const auto streams = mixed_coder_streams();
+    check_queue(J2KC_BACKEND_CUDA, 16, 8, streams);
+    check_queue(J2KC_BACKEND_CUDA, 3, 2, streams);
 }
 
 // The pack goes on the caller's stream instead of the decoder's own (at the

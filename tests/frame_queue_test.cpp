@@ -1,9 +1,12 @@
-// FrameQueue: the frames in flight of the asynchronous encoder (submit order,
-// back-pressure, flush, frames finished out of order received in order).
+// FrameQueue: the frames in flight of the asynchronous encoder and decoder
+// (submit order, back-pressure, flush, frames finished out of order received
+// in order, workers that poll for frames beside other work).
 #include "pipeline/frame_queue.h"
 
 #include <gtest/gtest.h>
 
+#include <condition_variable>
+#include <mutex>
 #include <optional>
 #include <thread>
 #include <vector>
@@ -73,6 +76,42 @@ TEST(FrameQueue, ReleaseMakesRoomAndTheRingWrapsAround)
     ASSERT_EQ(q.take(), 0u);
 }
 
+TEST(FrameQueue, TryTakeGivesQueuedEntriesInOrderWithoutWaiting)
+{
+    FrameQueue q(3);
+    EXPECT_FALSE(q.try_take());  // nothing queued: returns at once
+    const size_t e0 = *q.reserve();
+    EXPECT_FALSE(q.try_take());  // reserved, not yet published
+    q.publish(e0);
+    q.publish(*q.reserve());
+    EXPECT_EQ(q.try_take(), 0u);
+    EXPECT_EQ(q.take(), 1u);  // the two ways of taking share one order
+    EXPECT_FALSE(q.try_take());
+    q.finish(1);
+    EXPECT_FALSE(q.oldest(false));  // entry 0 still runs
+    q.finish(0);
+    EXPECT_EQ(q.oldest(false), 0u);
+}
+
+TEST(FrameQueue, CountsWhatIsInFlight)
+{
+    FrameQueue q(2);
+    EXPECT_EQ(q.in_flight(), 0u);
+    EXPECT_FALSE(q.full());
+    const size_t e = *q.reserve();
+    EXPECT_EQ(q.in_flight(), 0u);  // a reservation is not in flight
+    q.publish(e);
+    q.publish(*q.reserve());
+    EXPECT_EQ(q.in_flight(), 2u);
+    EXPECT_TRUE(q.full());
+    ASSERT_EQ(q.take(), 0u);
+    q.finish(0);
+    ASSERT_EQ(q.oldest(false), 0u);
+    q.release();
+    EXPECT_EQ(q.in_flight(), 1u);
+    EXPECT_FALSE(q.full());
+}
+
 TEST(FrameQueue, StopLetsWorkersRunWhatIsQueuedFirst)
 {
     FrameQueue q(2);
@@ -130,6 +169,73 @@ TEST(FrameQueue, ManyWorkersDeliverEveryFrameInSubmitOrder)
     EXPECT_EQ(received, kFrames);
     q.stop();
     for (std::thread &t : workers) t.join();
+}
+
+// Workers as the decoder's: each polls try_take() under a lock of its own
+// beside other work (here a counter of side jobs), woken through its own
+// condition variable; every frame still comes back once, in order.
+TEST(FrameQueue, PollingWorkersBesideOtherWorkDeliverInOrder)
+{
+    constexpr size_t kEntries = 3, kFrames = 1000;
+    FrameQueue q(kEntries);
+    std::mutex m;
+    std::condition_variable wake;
+    bool stop = false;
+    size_t side_jobs = 0;
+    std::vector<size_t> frame_in(kEntries), result(kEntries);
+    std::vector<std::thread> workers;
+    for (int w = 0; w < 3; ++w)
+        workers.emplace_back([&] {
+            for (;;) {
+                std::optional<size_t> e;
+                bool side = false;
+                {
+                    std::unique_lock<std::mutex> lock(m);
+                    wake.wait(lock, [&] {
+                        if (stop) return true;
+                        if (side_jobs) {
+                            --side_jobs;
+                            side = true;
+                            return true;
+                        }
+                        e = q.try_take();
+                        return e.has_value();
+                    });
+                    if (!e && !side) return;
+                }
+                if (e) {
+                    result[*e] = frame_in[*e] + 1;
+                    q.finish(*e);
+                }
+            }
+        });
+    size_t submitted = 0, received = 0;
+    while (received < kFrames) {
+        if (submitted < kFrames) {
+            if (const auto e = q.reserve()) {
+                frame_in[*e] = submitted++;
+                {
+                    std::lock_guard<std::mutex> lock(m);  // publish under the workers' lock: no lost wake-up
+                    q.publish(*e);
+                    ++side_jobs;
+                }
+                wake.notify_all();
+                continue;
+            }
+        }
+        const auto e = q.oldest(true);
+        ASSERT_TRUE(e);
+        EXPECT_EQ(result[*e], received + 1);
+        ++received;
+        q.release();
+    }
+    {
+        std::lock_guard<std::mutex> lock(m);
+        stop = true;
+    }
+    wake.notify_all();
+    for (std::thread &t : workers) t.join();
+    EXPECT_FALSE(q.oldest(true));
 }
 
 }  // namespace

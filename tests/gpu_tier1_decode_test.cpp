@@ -307,6 +307,68 @@ TEST(GpuTier1Decode, KernelMatchesTier1Decoder)
     }
 }
 
+TEST(Tier1DecodeBatch, PositionsAreTheTablesTimesTheLongest)
+{
+    T1DecodeBatch batch;
+    EXPECT_EQ(tier1_decode_batch_positions(batch), 0u);
+    batch.num_tables = 3;
+    batch.tables[0].num_jobs = 7;
+    batch.tables[1].num_jobs = 20;
+    batch.tables[2].num_jobs = 0;
+    EXPECT_EQ(tier1_decode_batch_positions(batch), 60u);
+    batch.tables[1].num_jobs = UINT32_MAX / 2;  // three times that is past a 32-bit position
+    EXPECT_THROW(tier1_decode_batch_positions(batch), Error);
+    batch.num_tables = kT1DecodeMaxTables + 1;
+    EXPECT_THROW(tier1_decode_batch_positions(batch), Error);
+}
+
+// Tables of different lengths, with and without an order, in one launch:
+// each gets exactly what it gets alone, in its own output and statuses.
+TEST(GpuTier1Decode, BatchOfTablesMatchesEachAlone)
+{
+    if (!have_gpu()) GTEST_SKIP() << "no usable CUDA device";
+    const uint32_t sizes[] = {700, 60, 2500};
+    std::vector<Table> tables;
+    for (uint32_t k = 0; k < 3; ++k) tables.push_back(make_table(21 + k, sizes[k]));
+    T1DecodeBatch batch;
+    std::vector<void *> allocations;
+    size_t scratch_words = 1;
+    for (uint32_t k = 0; k < 3; ++k) {
+        const Table &t = tables[k];
+        const uint32_t n = uint32_t(t.jobs.size());
+        std::vector<uint32_t> order(n);
+        tier1_decode_order(t.jobs.data(), n, order.data());
+        T1DecodeTable &d = batch.tables[k];
+        d.jobs = to_device(t.jobs);
+        d.bytes = to_device(t.bytes);
+        d.segments = to_device(t.segments);
+        d.order = k == 1 ? nullptr : to_device(order);
+        d.out = to_device(std::vector<int32_t>(t.out_elements, kSentinel));
+        d.status = to_device(std::vector<uint8_t>(n, 0xEE));
+        d.num_jobs = n;
+        allocations.insert(allocations.end(), {(void *)d.jobs, (void *)d.bytes, (void *)d.segments, (void *)d.order,
+                                               (void *)d.out, (void *)d.status});
+        scratch_words = std::max(scratch_words, t.scratch_words);
+    }
+    batch.num_tables = 3;
+    uint32_t *scratch = nullptr;
+    ASSERT_EQ(cudaMalloc(&scratch, size_t{tier1_decode_gpu_threads(tier1_decode_batch_positions(batch))} *
+                                       scratch_words * 4),
+              cudaSuccess);
+    tier1_decode_gpu_batch(batch, scratch, scratch_words, nullptr);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    for (uint32_t k = 0; k < 3; ++k) {
+        const Table &t = tables[k];
+        std::vector<int32_t> got(t.out_elements);
+        std::vector<uint8_t> st(t.jobs.size());
+        ASSERT_EQ(cudaMemcpy(got.data(), batch.tables[k].out, got.size() * 4, cudaMemcpyDeviceToHost), cudaSuccess);
+        ASSERT_EQ(cudaMemcpy(st.data(), batch.tables[k].status, st.size(), cudaMemcpyDeviceToHost), cudaSuccess);
+        expect_table_output(t, got, st, ("batched table " + std::to_string(k)).c_str());
+    }
+    cudaFree(scratch);
+    for (void *p : allocations) cudaFree(p);
+}
+
 // ------------------------------------------------------------ streams
 
 void quiet(void *, int level, const char *msg)

@@ -21,23 +21,37 @@
  * With Tier-1 on the GPU (j2kc_decoder_config::tier1_on_gpu, the default),
  * the workers run Tier-2 only and gather each frame's code-block bytes,
  * segments and jobs (tile_decoder.h's Tier1JobTable) into the slot's pinned
- * buffer: about the codestream's size instead of 4 bytes a sample. They go
- * up, tier1_decode_gpu (tier1_decode.cu, the CPU's block decoder run a thread
- * per block) writes the coefficients into the slot's device buffer, and the
- * reconstruction follows on the slot's stream. Tier-1 runs on a stream of
- * its own at the lowest priority, the reconstruction and the pack at the
- * highest, so that a frame whose coefficients are ready is not held behind
- * the Tier-1 CTAs of the frames after it. Per-block statuses come back for
- * the corrupt-block count.
+ * buffer: about the codestream's size instead of 4 bytes a sample, which
+ * goes up at once. Frames whose Tier-2 is done then wait for a Tier-1 batch:
+ * tier1_decode_gpu_batch (tier1_decode.cu, the CPU's block decoder run a
+ * thread per block) decodes the blocks of every frame of a batch in one
+ * launch, the longest blocks of all of them first, into each slot's device
+ * buffer, and each frame's reconstruction follows on its slot's stream. A
+ * frame's time on the GPU is bound by its longest blocks (a few
+ * milliseconds, one thread each); batched, the frames pay that wait once
+ * together instead of once each. No frame waits for a batch to fill: a
+ * batch leaves as soon as one of the two batch streams is free, with every
+ * frame ready by then, so a frame alone goes at once and under load the
+ * frames that finish Tier-2 during a batch's run form the next. Tier-1 runs
+ * at the lowest priority, the reconstruction and the pack at the highest,
+ * so that a frame whose coefficients are ready is not held behind the
+ * Tier-1 CTAs of the frames after it. Per-block statuses come back for the
+ * corrupt-block count.
+ *
+ * The frames in flight are pipeline/frame_queue.h's, as the encoder's: its
+ * entries are the slots, handed out in submit order, taken by the workers
+ * for Tier-2 in that order and received in it.
  *
  * Ordering (what keeps the slots race-free): a slot is handed to a frame at
  * submit and taken back at the end of its receive, after the output stream,
  * which waited on the slot's "reconstructed" event, was synchronised; so the
  * next frame's workers never write a pinned buffer an upload still reads, nor
- * does its reconstruction overwrite planes a pack still reads. The host copy
- * of a receive is over before receive returns (BandCopy waits for every band
- * a worker took), so reset() and the destructor, which never overlap a
- * receive, find none running.
+ * does its reconstruction overwrite planes a pack still reads. A batch
+ * stream is reused only once its last batch has run to its end (a host
+ * callback marks it free), so its scratch is never grown under a kernel. The
+ * host copy of a receive is over before receive returns (BandCopy waits for
+ * every band a worker took), so reset() and the destructor, which never
+ * overlap a receive, find none running.
  */
 #include <cuda_runtime.h>
 
@@ -58,6 +72,7 @@
 #include "common/status.h"
 #include "dwt/dwt.h"
 #include "pipeline/decoder_common.h"
+#include "pipeline/frame_queue.h"
 #include "pipeline/host_output_mirror.cuh"
 #include "pipeline/tile_decoder.h"
 #include "quant/quant.h"
@@ -89,35 +104,43 @@ struct Slot {
     /// DWT launches of a frame whose Tier-1 is done wait behind the Tier-1
     /// CTAs of the frames after it (docs/measurements.md).
     CudaStream stream;
-    /// GPU Tier-1 of this slot's frame (code-block upload, kernel, statuses
-    /// back), at the lowest priority; `stream` waits on tier1_done.
+    /// The upload of this slot's code-blocks for GPU Tier-1, at the lowest
+    /// priority; the batch that decodes them waits on `uploaded`, and
+    /// `stream` on tier1_done.
     CudaStream tier1_stream;
     Event start, uploaded, reconstructed;
+    Event tier1_start;    ///< the batch with this slot's frame starts (GPU Tier-1)
     Event tier1_done;     ///< GPU Tier-1 finished (right after `uploaded` with CPU Tier-1)
     PinnedBuffer pinned;  ///< Tier-1 output of every tile, tile after tile, component after component
     DeviceBuffer coefficients;  ///< Tier-1 output, dequantised and inverse transformed in place
     DeviceBuffer scratch;
     // GPU Tier-1: the gathered inputs (host, then pinned as jobs | segments |
-    // bytes), their device copy, the kernel's scratch and per-job statuses.
+    // order | bytes), their device copy and per-job statuses.
     Tier1JobTable jobs;
     std::vector<uint32_t> order;  ///< the jobs by decreasing bytes (tier1_decode_order)
     /// Tier-2 per tile of the slot's frame; kept for the next frame, whose
     /// Tier-2 then reuses the grown arrays instead of touching new memory.
     std::vector<TileBlocks> blocks;
     PinnedBuffer t1_pinned, t1_status_host;
-    DeviceBuffer t1_input, t1_scratch, t1_status;
+    DeviceBuffer t1_input, t1_status;
     size_t t1_segments_at = 0, t1_order_at = 0, t1_bytes_at = 0, t1_input_bytes = 0;
-    bool busy = false;
 };
+
+/// Tier-1 batches on the GPU at once: while one runs, the next is launched
+/// behind it and its blocks fill the SMs the first one's last blocks leave.
+/// Each stream's scratch grows to its largest batch, so more streams cost
+/// memory (docs/measurements.md: four gained DCI 2K a few per cent).
+constexpr size_t kTier1BatchStreams = 2;
 
 class CudaDecoder final : public Decoder {
 public:
     CudaDecoder(const j2kc_decoder_config &config, const Logger &log)
         : config_(config), log_(log), depth_(decoder_queue_depth(config, kCudaDecoderDepth)), gpu_tier1_(config.tier1_on_gpu != 0),
-          workers_(config.threads > 0 ? unsigned(config.threads) : std::max(1u, std::thread::hardware_concurrency()))
+          workers_(config.threads > 0 ? unsigned(config.threads) : std::max(1u, std::thread::hardware_concurrency())),
+          queue_(depth_), frames_(depth_)
     {
         ContextScope scope(config_.cuda_context, config_.device);
-        gpu_ = std::make_unique<GpuState>(config_, depth_);
+        gpu_ = std::make_unique<GpuState>(config_, depth_, this);
         scratch_.resize(workers_);
         threads_.reserve(workers_);
         try {
@@ -132,7 +155,6 @@ public:
     ~CudaDecoder() override
     {
         stop_workers();
-        frames_.clear();
         // Device memory goes back in the context it came from, once nothing runs on it.
         try {
             ContextScope scope(config_.cuda_context, config_.device);
@@ -140,6 +162,7 @@ public:
                 cudaStreamSynchronize(slot->tier1_stream.get());
                 cudaStreamSynchronize(slot->stream.get());
             }
+            for (auto &batch : gpu_->batches) cudaStreamSynchronize(batch->stream.get());
             cudaStreamSynchronize(gpu_->out.get());
             gpu_.reset();
         } catch (...) {
@@ -161,18 +184,10 @@ public:
 
     bool receive(const j2kc_image *output, int64_t &tag, bool flush) override
     {
-        std::unique_ptr<Frame> frame;
-        {
-            std::unique_lock<std::mutex> lock(mutex_);
-            if (frames_.empty()) return false;
-            Frame *oldest = frames_.front().get();
-            if (oldest->state != Frame::kDone) {
-                if (!flush && frames_.size() < depth_) return false;
-                done_.wait(lock, [&] { return oldest->state == Frame::kDone; });
-            }
-            frame = std::move(frames_.front());
-            frames_.pop_front();
-        }
+        // Without flush, a receive waits only when no submit could go on.
+        const std::optional<size_t> entry = queue_.oldest(flush || queue_.full());
+        if (!entry) return false;
+        const std::unique_ptr<Frame> frame = std::move(frames_[*entry]);
         tag = frame->tag;
         // The slot comes back however this ends, once its stream is idle.
         struct SlotReturn {
@@ -196,30 +211,22 @@ public:
 
     void reset() override
     {
-        std::vector<std::unique_ptr<Frame>> dropped;
-        {
-            std::unique_lock<std::mutex> lock(mutex_);
-            for (auto &f : frames_) f->cancelled.store(true);
-            work_.notify_all();
-            done_.wait(lock, [&] {
-                for (auto &f : frames_)
-                    if (f->state != Frame::kDone) return false;
-                return true;
-            });
-            for (auto &f : frames_) dropped.push_back(std::move(f));
-            frames_.clear();
-            times_ = {};
+        // Cancelled frames skip what is left of their work; each is dropped once done.
+        for (auto &f : frames_)
+            if (f) f->cancelled.store(true);
+        work_.notify_all();
+        while (const std::optional<size_t> entry = queue_.oldest(/*wait=*/true)) {
+            const std::unique_ptr<Frame> frame = std::move(frames_[*entry]);
+            release_slot(*frame);
         }
-        for (auto &f : dropped) release_slot(*f);
+        std::lock_guard<std::mutex> lock(mutex_);
+        times_ = {};
     }
 
     void decode(const uint8_t *data, size_t size, const j2kc_image &output) override
     {
-        {
-            std::lock_guard<std::mutex> lock(mutex_);
-            J2KC_CHECK_ARG(frames_.empty(), "%zu frames are queued: receive them before a synchronous decode",
-                           frames_.size());
-        }
+        const size_t queued = queue_.in_flight();
+        J2KC_CHECK_ARG(queued == 0, "%zu frames are queued: receive them before a synchronous decode", queued);
         // The bytes outlive the call, so the frame borrows them.
         enqueue(data, size, 0, /*copy=*/false);
         int64_t tag;
@@ -239,17 +246,28 @@ private:
         return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
     }
 
-    /** One codestream on its way through the pipeline. */
+    /** A stream GPU Tier-1 batches run on, at the lowest priority, with their kernels' scratch. */
+    struct BatchStream {
+        BatchStream(const StreamPriorities &priority, CudaDecoder *owner)
+            : stream(cudaStreamNonBlocking, priority.least), owner(owner)
+        {
+        }
+        CudaStream stream;
+        DeviceBuffer scratch;
+        CudaDecoder *owner;  ///< whom batch_ran tells
+        bool busy = false;   ///< a batch was launched and has not run to its end (owner's mutex)
+    };
+
+    /** One codestream on its way through the pipeline; its place in the queue is its slot's. */
     struct Frame {
-        enum State { kQueued, kTier2, kTier1, kDone };
         std::vector<uint8_t> owned;  ///< the bytes, unless borrowed by the synchronous path
         const uint8_t *data = nullptr;
         size_t size = 0;
         int64_t tag = 0;
+        size_t entry = 0;  ///< the queue's entry, the index of its slot
         Slot *slot = nullptr;
         Clock::time_point submitted;
 
-        State state = kQueued;             ///< guarded by the decoder's mutex
         size_t next_block = 0;             ///< first code-block not yet handed out (mutex)
         std::atomic<size_t> remaining{0};  ///< code-blocks handed out or not, not yet finished
         std::atomic<bool> cancelled{false};
@@ -270,6 +288,7 @@ private:
         std::vector<std::string> warnings;
         double tier2_ms = 0;
         std::atomic<int64_t> tier1_ns{0};
+        size_t batch_frames = 1;  ///< frames of its GPU Tier-1 batch, which share the batch's time
 
         void fail_with(std::exception_ptr e)
         {
@@ -284,6 +303,8 @@ private:
         bool tier2 = false;
         size_t begin = 0, end = 0;       ///< flat code-block range
         const CopyBand *band = nullptr;  ///< else a band of the host copy in progress
+        std::vector<Frame *> batch;      ///< else frames whose GPU Tier-1 to launch together,
+        BatchStream *batch_stream = nullptr;  ///< on this stream
     };
 
     /**
@@ -371,11 +392,9 @@ private:
 
     bool enqueue(const uint8_t *data, size_t size, int64_t tag, bool copy)
     {
-        {
-            std::lock_guard<std::mutex> lock(mutex_);
-            if (frames_.size() >= depth_) return false;
-        }
-        // Only the caller's thread adds frames, so the room seen above is still there.
+        const std::optional<size_t> entry = queue_.reserve();
+        if (!entry) return false;
+        // The entry stays ours until published: no worker or receive looks at it.
         auto frame = std::make_unique<Frame>();
         if (copy) {
             frame->owned.assign(data, data + size);
@@ -385,35 +404,32 @@ private:
         }
         frame->size = size;
         frame->tag = tag;
+        frame->entry = *entry;
+        frame->slot = gpu_->slots[*entry].get();
         frame->submitted = Clock::now();
-        std::lock_guard<std::mutex> lock(mutex_);
-        for (auto &slot : gpu_->slots)
-            if (!slot->busy) {
-                frame->slot = slot.get();
-                break;
-            }
-        if (!frame->slot) fail(J2KC_ERR_INTERNAL, "no free slot with %zu frames queued", frames_.size());
-        frame->slot->busy = true;
-        frames_.push_back(std::move(frame));
+        frames_[*entry] = std::move(frame);
+        {
+            // Under the workers' mutex, so that none misses the frame between its look and its wait.
+            std::lock_guard<std::mutex> lock(mutex_);
+            queue_.publish(*entry);
+        }
         work_.notify_one();
         return true;
     }
 
-    /** Waits for the slot's streams (Tier-1's too, should its work have been
-     *  enqueued without the wait on it), then lets the next frame have it. */
+    /** Waits for the slot's streams (the upload's too, should the frame have
+     *  failed before its batch), then lets the next frame have it. */
     void release_slot(Frame &frame) noexcept
     {
-        if (!frame.slot) return;
         try {
             ContextScope scope(config_.cuda_context, config_.device);
             cudaStreamSynchronize(frame.slot->tier1_stream.get());
+            cudaEventSynchronize(frame.slot->tier1_done.get());  // its batch, on a stream of its own
             cudaStreamSynchronize(frame.slot->stream.get());
         } catch (...) {
             // The context is gone: nothing can still run on the stream.
         }
-        std::lock_guard<std::mutex> lock(mutex_);
-        frame.slot->busy = false;
-        frame.slot = nullptr;
+        queue_.release();
     }
 
     void stop_workers()
@@ -430,40 +446,69 @@ private:
     /**
      * The next piece of work (mutex held). Bands of the host copy in
      * progress come first: the caller's thread is waiting for them, and a
-     * band is a fraction of a millisecond. Then Tier-2 of a newly queued
-     * frame: it is one worker's sequential job, and started early it
-     * overlaps the Tier-1 of the frames before it instead of leaving the
-     * workers idle when their blocks run out. Then code-blocks, oldest frame
-     * first, in batches that shrink as a frame's blocks run out, so that its
-     * last blocks spread over the workers and the next frame's fill the rest.
+     * band is a fraction of a millisecond. Then a GPU Tier-1 batch of the
+     * frames ready for one, when a batch stream is free: every frame ready
+     * for the GPU waits for nothing else. Then Tier-2 of a newly queued frame: it is one
+     * worker's sequential job, and started early it overlaps the Tier-1 of
+     * the frames before it instead of leaving the workers idle when their
+     * blocks run out. Then code-blocks (CPU Tier-1), oldest frame first, in
+     * runs that shrink as a frame's blocks run out, so that its last blocks
+     * spread over the workers and the next frame's fill the rest.
      */
     bool next_task(Task &task)
     {
+        task = {};
         if (const CopyBand *band = take_band()) {
-            task = {};
             task.band = band;
             return true;
         }
-        for (auto &f : frames_)
-            if (f->state == Frame::kQueued) {
-                f->state = Frame::kTier2;
-                task = {f.get(), true, 0, 0};
-                return true;
-            }
-        for (auto &f : frames_) {
-            Frame &frame = *f;
-            if (frame.state != Frame::kTier1) continue;
+        if (take_batch(task)) return true;
+        if (const std::optional<size_t> entry = queue_.try_take()) {
+            task.frame = frames_[*entry].get();
+            task.tier2 = true;
+            return true;
+        }
+        if (!cpu_tier1_.empty()) {
+            Frame &frame = *cpu_tier1_.front();
             const size_t total = frame.block_start.back();
-            if (frame.next_block >= total) continue;
             const size_t left = total - frame.next_block;
-            const size_t batch = frame.cancelled.load() || frame.failed.load()
-                                     ? left
-                                     : std::clamp<size_t>(left / (4 * size_t{workers_}), 1, 32);
-            task = {&frame, false, frame.next_block, frame.next_block + batch};
-            frame.next_block += batch;
+            const size_t run = frame.cancelled.load() || frame.failed.load()
+                                   ? left
+                                   : std::clamp<size_t>(left / (4 * size_t{workers_}), 1, 32);
+            task.frame = &frame;
+            task.begin = frame.next_block;
+            task.end = frame.next_block += run;
+            if (frame.next_block == total) cpu_tier1_.pop_front();
             return true;
         }
         return false;
+    }
+
+    /**
+     * A GPU Tier-1 batch (mutex held): every frame ready for one, as many as
+     * a launch takes, when a batch stream is free and no other worker is
+     * launching (so that frames leave in batches, not one a worker).
+     */
+    bool take_batch(Task &task)
+    {
+        if (tier1_ready_.empty() || launching_) return false;
+        for (auto &b : gpu_->batches)
+            if (!b->busy) {
+                task.batch_stream = b.get();
+                break;
+            }
+        if (!task.batch_stream) return false;
+        size_t longest = 0, n = 0;
+        for (; n < tier1_ready_.size() && n < kT1DecodeMaxTables; ++n) {
+            longest = std::max(longest, tier1_ready_[n]->slot->jobs.jobs.size());
+            if (longest * (n + 1) > UINT32_MAX) break;  // tier1_decode_batch_positions' bound
+        }
+        n = std::max<size_t>(n, 1);  // a frame alone over the bound fails in its launch
+        task.batch.assign(tier1_ready_.begin(), tier1_ready_.begin() + n);
+        tier1_ready_.erase(tier1_ready_.begin(), tier1_ready_.begin() + n);
+        task.batch_stream->busy = true;
+        launching_ = true;
+        return true;
     }
 
     void worker_loop(unsigned worker)
@@ -478,6 +523,8 @@ private:
             if (task.band) {
                 copy_band(*task.band);
                 band_copied();
+            } else if (task.batch_stream) {
+                launch_batch(task.batch, *task.batch_stream);
             } else if (task.tier2) {
                 run_tier2(*task.frame);
             } else {
@@ -497,16 +544,32 @@ private:
         }
         frame.tier2_ms = ms_since(t0);
         const bool nothing = frame.failed.load() || frame.cancelled.load() || frame.block_start.empty();
+        if (gpu_tier1_ && !nothing) {
+            // This worker launches the batch itself when it may (no wake-up
+            // of another on the frame's path); else a batch stream's end or
+            // the launch in progress wakes one for it.
+            Task task;
+            {
+                std::lock_guard<std::mutex> lock(mutex_);
+                tier1_ready_.push_back(&frame);
+                take_batch(task);
+            }
+            if (task.batch_stream) launch_batch(task.batch, *task.batch_stream);
+            return;
+        }
         if (nothing) frame.block_start.assign(1, 0);
         const size_t total = frame.block_start.back();
+        frame.remaining.store(total);
+        if (total == 0) {
+            finish_frame(frame);
+            return;
+        }
         {
             std::lock_guard<std::mutex> lock(mutex_);
-            frame.remaining.store(total);
             frame.next_block = 0;
-            frame.state = Frame::kTier1;
+            cpu_tier1_.push_back(&frame);
         }
         work_.notify_all();
-        if (total == 0) finish_frame(frame);
     }
 
     void prepare_frame(Frame &frame)
@@ -590,6 +653,7 @@ private:
             std::memcpy(pinned + slot.t1_order_at, slot.order.data(), slot.order.size() * sizeof(uint32_t));
         table.copy_bytes(pinned + slot.t1_bytes_at);
         slot.t1_status_host.reserve(std::max<size_t>(table.jobs.size(), 1));
+        upload_tier1_input(frame);
     }
 
     /** GPU Tier-1: the per-job statuses (back once tier1_done is) into the per-tile corrupt counts. */
@@ -631,80 +695,170 @@ private:
         if (frame.remaining.fetch_sub(count) == count) finish_frame(frame);
     }
 
-    /** The frame's last code-block is done: up go the coefficients, and the GPU reconstructs. */
+    /** CPU Tier-1: the frame's last code-block is done; up go the coefficients, and the GPU reconstructs. */
     void finish_frame(Frame &frame)
     {
         if (!frame.failed.load() && !frame.cancelled.load()) {
             try {
                 ContextScope scope(config_.cuda_context, config_.device);
+                upload_coefficients(frame);
                 reconstruct(frame);
             } catch (...) {
                 frame.fail_with(std::current_exception());
             }
         }
-        {
-            std::lock_guard<std::mutex> lock(mutex_);
-            frame.state = Frame::kDone;
-        }
-        done_.notify_all();
+        queue_.finish(frame.entry);
     }
 
-    /** Enqueues on the slot's stream: upload, dequantisation and inverse DWT of every tile-component. */
+    /** CPU Tier-1: the coefficients up on the slot's stream. */
+    void upload_coefficients(Frame &frame)
+    {
+        Slot &slot = *frame.slot;
+        cudaStream_t st = slot.stream.get();
+        auto *coefficients = static_cast<int32_t *>(slot.coefficients.reserve(std::max<size_t>(frame.samples, 1) * 4));
+        check_cuda(cudaEventRecord(slot.start.get(), st), "cudaEventRecord");
+        if (frame.samples)
+            check_cuda(cudaMemcpyAsync(coefficients, slot.pinned.as<int32_t>(), frame.samples * 4,
+                                       cudaMemcpyHostToDevice, st),
+                       "coefficient upload");
+        check_cuda(cudaEventRecord(slot.uploaded.get(), st), "cudaEventRecord");
+        check_cuda(cudaEventRecord(slot.tier1_done.get(), st), "cudaEventRecord");
+    }
+
+    /** GPU Tier-1 (Tier-2 worker): the slot's gathered code-blocks up on its Tier-1 stream, its device buffers sized. */
+    void upload_tier1_input(Frame &frame)
+    {
+        Slot &slot = *frame.slot;
+        cudaStream_t t1 = slot.tier1_stream.get();
+        // Grow-only: allocation happens when the geometry grows, not per frame.
+        slot.coefficients.reserve(std::max<size_t>(frame.samples, 1) * 4);
+        slot.t1_status.reserve(std::max<size_t>(slot.jobs.jobs.size(), 1));
+        auto *input = slot.t1_input.reserve(std::max<size_t>(slot.t1_input_bytes, 16));
+        check_cuda(cudaEventRecord(slot.start.get(), t1), "cudaEventRecord");
+        if (slot.t1_input_bytes)
+            check_cuda(cudaMemcpyAsync(input, slot.t1_pinned.as<uint8_t>(), slot.t1_input_bytes,
+                                       cudaMemcpyHostToDevice, t1),
+                       "code-block upload");
+        check_cuda(cudaEventRecord(slot.uploaded.get(), t1), "cudaEventRecord");
+    }
+
+    /** The slot's job table as the Tier-1 kernels take it, in its device copy. */
+    static T1DecodeTable tier1_table(Slot &slot)
+    {
+        const uint8_t *input = slot.t1_input.as<uint8_t>();
+        T1DecodeTable t;
+        t.jobs = reinterpret_cast<const T1DecodeJob *>(input);
+        t.bytes = input + slot.t1_bytes_at;
+        t.segments = reinterpret_cast<const CodewordSegment *>(input + slot.t1_segments_at);
+        t.order = reinterpret_cast<const uint32_t *>(input + slot.t1_order_at);
+        t.out = slot.coefficients.as<int32_t>();
+        t.status = slot.t1_status.as<uint8_t>();
+        t.num_jobs = static_cast<uint32_t>(slot.jobs.jobs.size());
+        return t;
+    }
+
+    /**
+     * GPU Tier-1 of the frames of a batch in one launch on `batch_stream`
+     * (each frame's statuses back to its slot), then each frame's
+     * reconstruction on its slot's stream. Frames cancelled or failed
+     * meanwhile stay out. The stream is free again when the batch has run
+     * to its end (batch_ran), or at once if nothing went on it.
+     */
+    void launch_batch(const std::vector<Frame *> &frames, BatchStream &batch_stream)
+    {
+        std::vector<Frame *> batch;
+        for (Frame *f : frames)
+            if (!f->failed.load() && !f->cancelled.load()) batch.push_back(f);
+        bool launched = false;
+        try {
+            ContextScope scope(config_.cuda_context, config_.device);
+            try {
+                if (!batch.empty()) launch_tier1(batch, batch_stream);
+                launched = !batch.empty();
+            } catch (...) {
+                cudaStreamSynchronize(batch_stream.stream.get());  // no kernel left behind on failed frames
+                throw;
+            }
+        } catch (...) {
+            for (Frame *f : batch) f->fail_with(std::current_exception());
+        }
+        for (Frame *f : batch) {
+            f->batch_frames = batch.size();
+            if (f->failed.load()) continue;
+            try {
+                ContextScope scope(config_.cuda_context, config_.device);
+                reconstruct(*f);
+            } catch (...) {
+                f->fail_with(std::current_exception());
+            }
+        }
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            launching_ = false;
+            if (!launched) batch_stream.busy = false;
+        }
+        work_.notify_one();  // frames that became ready meanwhile
+        for (Frame *f : frames) queue_.finish(f->entry);
+    }
+
+    void launch_tier1(const std::vector<Frame *> &frames, BatchStream &batch_stream)
+    {
+        cudaStream_t st = batch_stream.stream.get();
+        T1DecodeBatch batch;
+        size_t scratch_words = 1;
+        bool ht = false;
+        for (Frame *f : frames) {
+            Slot &slot = *f->slot;
+            check_cuda(cudaStreamWaitEvent(st, slot.uploaded.get(), 0), "cudaStreamWaitEvent");
+            batch.tables[batch.num_tables++] = tier1_table(slot);
+            scratch_words = std::max(scratch_words, slot.jobs.max_scratch_words);
+            ht = ht || slot.jobs.ht_jobs;
+        }
+        for (Frame *f : frames) check_cuda(cudaEventRecord(f->slot->tier1_start.get(), st), "cudaEventRecord");
+        const uint32_t positions = tier1_decode_batch_positions(batch);
+        // Grow-only; the stream is free, so no kernel uses the scratch now.
+        auto *scratch = static_cast<uint32_t *>(
+            batch_stream.scratch.reserve(size_t{tier1_decode_gpu_threads(positions)} * scratch_words * 4));
+        tier1_decode_gpu_batch(batch, scratch, scratch_words, st);
+        // HT code-blocks (ISO/IEC 15444-15): their own kernel, after the
+        // Part-1 one (which zeroes them), on the same stream.
+        if (ht) ht_decode_gpu_batch(batch, scratch, scratch_words, st);
+        for (Frame *f : frames) {
+            Slot &slot = *f->slot;
+            if (!slot.jobs.jobs.empty())
+                check_cuda(cudaMemcpyAsync(slot.t1_status_host.as<uint8_t>(), slot.t1_status.as<uint8_t>(),
+                                           slot.jobs.jobs.size(), cudaMemcpyDeviceToHost, st),
+                           "Tier-1 status download");
+            check_cuda(cudaEventRecord(slot.tier1_done.get(), st), "cudaEventRecord");
+        }
+        check_cuda(cudaLaunchHostFunc(st, batch_ran, &batch_stream), "cudaLaunchHostFunc");
+    }
+
+    /** Host callback at the end of a batch's work on its stream: the stream is free for the next batch. */
+    static void CUDART_CB batch_ran(void *arg)
+    {
+        auto &batch_stream = *static_cast<BatchStream *>(arg);
+        CudaDecoder &self = *batch_stream.owner;
+        {
+            std::lock_guard<std::mutex> lock(self.mutex_);
+            batch_stream.busy = false;
+        }
+        self.work_.notify_one();
+    }
+
+    /** Enqueues on the slot's stream, once Tier-1 is done: dequantisation and inverse DWT of every tile-component. */
     void reconstruct(Frame &frame)
     {
         Slot &slot = *frame.slot;
         cudaStream_t st = slot.stream.get();
-        const size_t bytes = std::max<size_t>(frame.samples, 1) * 4;
         size_t scratch_bytes = 4;
         for (const TileCoefficients &tile : frame.planes)
             for (const ComponentPlane &p : tile.components)
                 if (!p.out_rect.empty())
                     scratch_bytes = std::max(scratch_bytes, dwt_gpu_inverse_scratch_bytes(p.tc_rect));
-        // Grow-only: allocation happens when the geometry grows, not per frame.
-        auto *coefficients = static_cast<int32_t *>(slot.coefficients.reserve(bytes));
+        auto *coefficients = slot.coefficients.as<int32_t>();
         void *scratch = slot.scratch.reserve(scratch_bytes);
-        if (gpu_tier1_) {
-            // On the slot's Tier-1 stream; `st` goes on once tier1_done is.
-            cudaStream_t t1 = slot.tier1_stream.get();
-            check_cuda(cudaEventRecord(slot.start.get(), t1), "cudaEventRecord");
-            const Tier1JobTable &table = slot.jobs;
-            const auto num_jobs = static_cast<uint32_t>(table.jobs.size());
-            auto *input = static_cast<uint8_t *>(slot.t1_input.reserve(std::max<size_t>(slot.t1_input_bytes, 16)));
-            const size_t scratch_words = std::max<size_t>(table.max_scratch_words, 1);
-            auto *t1_scratch = static_cast<uint32_t *>(
-                slot.t1_scratch.reserve(size_t{tier1_decode_gpu_threads(num_jobs)} * scratch_words * 4));
-            auto *status = static_cast<uint8_t *>(slot.t1_status.reserve(std::max<size_t>(num_jobs, 1)));
-            if (slot.t1_input_bytes)
-                check_cuda(cudaMemcpyAsync(input, slot.t1_pinned.as<uint8_t>(), slot.t1_input_bytes,
-                                           cudaMemcpyHostToDevice, t1),
-                           "code-block upload");
-            check_cuda(cudaEventRecord(slot.uploaded.get(), t1), "cudaEventRecord");
-            tier1_decode_gpu(reinterpret_cast<const T1DecodeJob *>(input), num_jobs, input + slot.t1_bytes_at,
-                             reinterpret_cast<const CodewordSegment *>(input + slot.t1_segments_at), coefficients,
-                             t1_scratch, scratch_words, status, t1, 0,
-                             reinterpret_cast<const uint32_t *>(input + slot.t1_order_at));
-            // HT code-blocks (ISO/IEC 15444-15): their own kernel, after the
-            // Part-1 one (which zeroes them), on the same stream.
-            if (table.ht_jobs)
-                ht_decode_gpu(reinterpret_cast<const T1DecodeJob *>(input), num_jobs, input + slot.t1_bytes_at,
-                              reinterpret_cast<const CodewordSegment *>(input + slot.t1_segments_at), coefficients,
-                              t1_scratch, scratch_words, status, t1, 0,
-                              reinterpret_cast<const uint32_t *>(input + slot.t1_order_at));
-            if (num_jobs)
-                check_cuda(cudaMemcpyAsync(slot.t1_status_host.as<uint8_t>(), status, num_jobs,
-                                           cudaMemcpyDeviceToHost, t1),
-                           "Tier-1 status download");
-            check_cuda(cudaEventRecord(slot.tier1_done.get(), t1), "cudaEventRecord");
-            check_cuda(cudaStreamWaitEvent(st, slot.tier1_done.get(), 0), "cudaStreamWaitEvent");
-        } else {
-            check_cuda(cudaEventRecord(slot.start.get(), st), "cudaEventRecord");
-            if (frame.samples)
-                check_cuda(cudaMemcpyAsync(coefficients, slot.pinned.as<int32_t>(), frame.samples * 4,
-                                           cudaMemcpyHostToDevice, st),
-                           "coefficient upload");
-            check_cuda(cudaEventRecord(slot.uploaded.get(), st), "cudaEventRecord");
-            check_cuda(cudaEventRecord(slot.tier1_done.get(), st), "cudaEventRecord");
-        }
+        check_cuda(cudaStreamWaitEvent(st, slot.tier1_done.get(), 0), "cudaStreamWaitEvent");
         for (size_t t = 0; t < frame.planes.size(); ++t) {
             const TileCoefficients &tile = frame.planes[t];
             for (size_t c = 0; c < tile.components.size(); ++c) {
@@ -831,25 +985,29 @@ private:
         std::lock_guard<std::mutex> lock(mutex_);
         times_.upload += elapsed_ms(slot.start, slot.uploaded);
         times_.dwt += elapsed_ms(slot.tier1_done, slot.reconstructed);
-        if (gpu_tier1_) times_.tier1 += elapsed_ms(slot.uploaded, slot.tier1_done);
+        // A batch's frames share its time.
+        if (gpu_tier1_) times_.tier1 += elapsed_ms(slot.tier1_start, slot.tier1_done) / double(frame.batch_frames);
         times_.color += elapsed_ms(gpu_->pack_start, gpu_->packed);
         times_.download += download_ms;
     }
 
     /** Everything that lives in the GPU's context. */
     struct GpuState {
-        GpuState(const j2kc_decoder_config &c, size_t slots)
+        GpuState(const j2kc_decoder_config &c, size_t slots, CudaDecoder *owner)
             : own_out(c.cuda_stream ? CudaStream() : CudaStream(cudaStreamNonBlocking, priority.greatest)),
               out(c.cuda_stream ? c.cuda_stream : own_out.get(), c.cuda_context, c.device)
         {
             for (size_t i = 0; i < slots; ++i) this->slots.push_back(std::make_unique<Slot>(priority));
+            for (size_t i = 0; i < kTier1BatchStreams; ++i)
+                batches.push_back(std::make_unique<BatchStream>(priority, owner));
         }
         StreamPriorities priority;
         CudaStream own_out;  ///< without a caller's stream: ours, as high as the reconstruction
         StreamHolder out;    ///< the caller's stream (or own_out): packing into the caller's planes
         Event pack_start, packed, downloaded;
         HostOutputMirror mirror;
-        std::vector<std::unique_ptr<Slot>> slots;
+        std::vector<std::unique_ptr<Slot>> slots;  ///< one a queue entry
+        std::vector<std::unique_ptr<BatchStream>> batches;
     };
 
     j2kc_decoder_config config_;
@@ -860,15 +1018,21 @@ private:
     std::unique_ptr<GpuState> gpu_;
     std::vector<Tier1Scratch> scratch_;  ///< per worker
 
+    FrameQueue queue_;  ///< the frames in flight; its entries index slots and frames_
+    /// The frame of each entry, from submit to receive (the caller's thread
+    /// alone sets and clears them; workers reach a frame through a task).
+    std::vector<std::unique_ptr<Frame>> frames_;
+
     mutable std::mutex mutex_;
-    std::condition_variable work_;  ///< workers: a frame was queued or a frame's blocks became available
-    std::condition_variable done_;  ///< receive/reset: a frame finished
+    std::condition_variable work_;  ///< workers: new work (a frame, code-blocks, a band, a batch stream free)
     std::condition_variable copied_;  ///< write_output: the bands taken are all copied
     // The host copy in progress (BandCopy), under mutex_: bands [0, published)
     // may be taken, [0, next) are taken, `done` of them are copied.
     const std::vector<CopyBand> *copy_bands_ = nullptr;
     size_t copy_published_ = 0, copy_next_ = 0, copy_done_ = 0;
-    std::deque<std::unique_ptr<Frame>> frames_;  ///< in submit order, until received
+    std::deque<Frame *> cpu_tier1_;     ///< CPU Tier-1: frames with code-blocks not handed out, oldest first
+    std::vector<Frame *> tier1_ready_;  ///< GPU Tier-1: frames uploaded, waiting for a batch
+    bool launching_ = false;            ///< a worker is launching a batch
     bool stop_ = false;
     std::vector<std::thread> threads_;
     j2kc_stage_times times_{};

@@ -1,8 +1,8 @@
 /**
  * @file frame_queue.h
- * @brief The frames in flight of an asynchronous coder: which of its N
- * entries (slots, each owning one frame's buffers) hold which frame, in submit
- * order, and in which state. The coder keeps the entries themselves, indexed
+ * @brief The frames in flight of an asynchronous coder (the CUDA encoder and
+ * the CUDA decoder): which of its N entries (slots, each owning one frame's
+ * buffers) hold which frame, in submit order, and in which state. The coder keeps the entries themselves, indexed
  * 0..N-1; the queue hands out indices and keeps the rules that make the
  * submit/receive API of j2kc.h safe and ordered:
  *
@@ -14,6 +14,9 @@
  *    N are in flight: back-pressure, which submit turns into "false".
  *  - Workers take queued entries in submit order, so frame N+1 never starts
  *    before frame N (its resources, such as streams, are claimed in order).
+ *    A worker that waits for other work too (the decoder's launch Tier-1
+ *    batches, share a frame's code-blocks and the caller's host copy) polls
+ *    with try_take() under its own lock instead of blocking in take().
  *  - Frames may finish out of order, but oldest() only ever hands out the
  *    entry submitted first: receive() returns frames in submit order.
  *  - stop() lets the workers finish what is queued and then return, so that
@@ -72,11 +75,14 @@ public:
     {
         std::unique_lock<std::mutex> lock(mutex_);
         work_ready_.wait(lock, [&] { return stop_ || states_[start_] == State::kQueued; });
-        if (states_[start_] != State::kQueued) return std::nullopt;
-        const size_t entry = start_;
-        states_[entry] = State::kRunning;
-        start_ = (start_ + 1) % states_.size();
-        return entry;
+        return take_queued();
+    }
+
+    /** Worker: take() without the wait; nothing when the oldest entry not yet taken is not queued. */
+    std::optional<size_t> try_take()
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        return take_queued();
     }
 
     /** Worker: the entry's frame is finished (or failed; its payload says which). */
@@ -115,6 +121,16 @@ public:
         --in_flight_;
     }
 
+    /** Frames in flight: published and not yet released. */
+    size_t in_flight()
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        return in_flight_;
+    }
+
+    /** Every entry is in flight: reserve() gives nothing until a release(). */
+    bool full() { return in_flight() == states_.size(); }
+
     /** Workers return from take() once the queued frames are all taken. */
     void stop()
     {
@@ -126,6 +142,16 @@ public:
     }
 
 private:
+    /** The oldest entry not yet taken, marked running, if it is queued (mutex held). */
+    std::optional<size_t> take_queued()
+    {
+        if (states_[start_] != State::kQueued) return std::nullopt;
+        const size_t entry = start_;
+        states_[entry] = State::kRunning;
+        start_ = (start_ + 1) % states_.size();
+        return entry;
+    }
+
     std::mutex mutex_;
     std::condition_variable work_ready_, frame_done_;
     std::vector<State> states_;

@@ -26,31 +26,39 @@ namespace {
 
 constexpr uint32_t kThreadsPerCta = 32;
 
-__global__ void ht_decode_kernel(const T1DecodeJob *jobs, uint32_t num_jobs, const uint8_t *bytes,
-                                 const CodewordSegment *segments, int32_t *out, uint32_t *scratch,
-                                 size_t scratch_words, uint8_t *status, uint32_t lanes, const uint32_t *order)
+__global__ void ht_decode_kernel(const __grid_constant__ T1DecodeBatch batch, uint32_t positions, uint32_t *scratch,
+                                 size_t scratch_words, uint32_t lanes)
 {
-    t1gpu::for_each_decode_job(jobs, num_jobs, scratch, scratch_words, lanes, order,
-                               [&](uint32_t j, const T1DecodeJob &job, uint32_t *mine) {
+    t1gpu::for_each_decode_job(batch, positions, scratch, scratch_words, lanes,
+                               [&](const T1DecodeTable &t, uint32_t j, const T1DecodeJob &job, uint32_t *mine) {
                                    if (job.style & kT1JobStyleHt)
-                                       status[j] = t1_decode_job_ht(job, bytes, segments, out, mine, scratch_words);
+                                       t.status[j] = t1_decode_job_ht(job, t.bytes, t.segments, t.out, mine,
+                                                                      scratch_words);
                                });
 }
 
 }  // namespace
 
+void ht_decode_gpu_batch(const T1DecodeBatch &batch, uint32_t *scratch, size_t scratch_words, void *stream,
+                         uint32_t lanes)
+{
+    const uint32_t positions = tier1_decode_batch_positions(batch);
+    if (positions == 0) return;
+    lanes = tier1_decode_gpu_lanes(lanes);
+    // As many job-taking threads as tier1_decode_gpu_batch sized the scratch for.
+    const uint32_t threads = tier1_decode_gpu_threads(positions, lanes);
+    const uint32_t warps = (threads + lanes - 1) / lanes;
+    ht_decode_kernel<<<warps, kThreadsPerCta, 0, static_cast<cudaStream_t>(stream)>>>(batch, positions, scratch,
+                                                                                        scratch_words, lanes);
+    check_cuda(cudaGetLastError(), "HT decode kernel launch");
+}
+
 void ht_decode_gpu(const T1DecodeJob *jobs, uint32_t num_jobs, const uint8_t *bytes, const CodewordSegment *segments,
                    int32_t *out, uint32_t *scratch, size_t scratch_words, uint8_t *status, void *stream,
                    uint32_t lanes, const uint32_t *order)
 {
-    if (num_jobs == 0) return;
-    lanes = tier1_decode_gpu_lanes(lanes);
-    // As many job-taking threads as tier1_decode_gpu sized the scratch for.
-    const uint32_t threads = tier1_decode_gpu_threads(num_jobs, lanes);
-    const uint32_t warps = (threads + lanes - 1) / lanes;
-    ht_decode_kernel<<<warps, kThreadsPerCta, 0, static_cast<cudaStream_t>(stream)>>>(
-        jobs, num_jobs, bytes, segments, out, scratch, scratch_words, status, lanes, order);
-    check_cuda(cudaGetLastError(), "HT decode kernel launch");
+    ht_decode_gpu_batch(tier1_decode_single(jobs, num_jobs, bytes, segments, out, status, order), scratch,
+                        scratch_words, stream, lanes);
 }
 
 }  // namespace j2kc

@@ -15,6 +15,7 @@
 #include <cstdint>
 
 #include "tier1/codeword_segment.h"
+#include "tier1/tier1_decode_cuda.h"
 #include "tier1/tier1_decode_job.h"
 
 namespace j2kc {
@@ -28,5 +29,12 @@ namespace j2kc {
 void ht_decode_gpu(const T1DecodeJob *jobs, uint32_t num_jobs, const uint8_t *bytes, const CodewordSegment *segments,
                    int32_t *out, uint32_t *scratch, size_t scratch_words, uint8_t *status, void *stream,
                    uint32_t lanes = 0, const uint32_t *order = nullptr);
+
+/**
+ * @brief The HT jobs of every table of a batch in one launch (asynchronous),
+ * after tier1_decode_gpu_batch on the same batch, stream and scratch.
+ */
+void ht_decode_gpu_batch(const T1DecodeBatch &batch, uint32_t *scratch, size_t scratch_words, void *stream,
+                         uint32_t lanes = 0);
 
 }  // namespace j2kc

@@ -19,7 +19,10 @@
  * warps, bound the blocks resident on an SM; docs/measurements.md). An
  * optional order (the pipeline passes the jobs by
  * decreasing bytes) puts blocks of like work in a warp and starts the
- * longest first, so the tail is short blocks. A block's loops are bounded by
+ * longest first, so the tail is short blocks. Several frames' tables go in
+ * one launch (T1DecodeBatch, tier1_decode_gpu_batch), their longest blocks
+ * first, so that a launch waits once for its slowest block rather than each
+ * frame for its own. A block's loops are bounded by
  * its pass count (at most 88) and its size, so a hostile stream cannot hang
  * the kernel.
  */
@@ -29,6 +32,7 @@
 #include <vector>
 
 #include "common/cuda_util.cuh"
+#include "common/status.h"
 #include "tier1/tier1_decode_cuda.h"
 #include "tier1/tier1_decode_job.h"
 #include "tier1/tier1_decode_kernel.cuh"
@@ -42,13 +46,12 @@ using t1gpu::kWarpSize;
 /// Enough threads to fill the largest GPUs several times over; bounds the scratch.
 constexpr uint32_t kMaxThreads = 1u << 16;
 
-__global__ void tier1_decode_kernel(const T1DecodeJob *jobs, uint32_t num_jobs, const uint8_t *bytes,
-                                    const CodewordSegment *segments, int32_t *out, uint32_t *scratch,
-                                    size_t scratch_words, uint8_t *status, uint32_t lanes, const uint32_t *order)
+__global__ void tier1_decode_kernel(const __grid_constant__ T1DecodeBatch batch, uint32_t positions,
+                                    uint32_t *scratch, size_t scratch_words, uint32_t lanes)
 {
-    t1gpu::for_each_decode_job(jobs, num_jobs, scratch, scratch_words, lanes, order,
-                               [&](uint32_t j, const T1DecodeJob &job, uint32_t *mine) {
-                                   status[j] = t1_decode_job(job, bytes, segments, out, mine, scratch_words);
+    t1gpu::for_each_decode_job(batch, positions, scratch, scratch_words, lanes,
+                               [&](const T1DecodeTable &t, uint32_t j, const T1DecodeJob &job, uint32_t *mine) {
+                                   t.status[j] = t1_decode_job(job, t.bytes, t.segments, t.out, mine, scratch_words);
                                });
 }
 
@@ -94,17 +97,45 @@ uint32_t tier1_decode_gpu_threads(uint32_t num_jobs, uint32_t lanes)
     return std::min(decode_warps(num_jobs, lanes) * lanes, std::max(num_jobs, 1u));
 }
 
+T1DecodeBatch tier1_decode_single(const T1DecodeJob *jobs, uint32_t num_jobs, const uint8_t *bytes,
+                                  const CodewordSegment *segments, int32_t *out, uint8_t *status,
+                                  const uint32_t *order)
+{
+    T1DecodeBatch batch;
+    batch.tables[0] = {jobs, bytes, segments, order, out, status, num_jobs};
+    batch.num_tables = 1;
+    return batch;
+}
+
+uint32_t tier1_decode_batch_positions(const T1DecodeBatch &batch)
+{
+    J2KC_CHECK_ARG(batch.num_tables <= kT1DecodeMaxTables, "%u job tables in a batch", batch.num_tables);
+    uint64_t longest = 0;
+    for (uint32_t t = 0; t < batch.num_tables; ++t) longest = std::max<uint64_t>(longest, batch.tables[t].num_jobs);
+    const uint64_t positions = longest * batch.num_tables;
+    J2KC_CHECK_LIMIT(positions <= UINT32_MAX, "%llu Tier-1 jobs in a batch", static_cast<unsigned long long>(positions));
+    return static_cast<uint32_t>(positions);
+}
+
+void tier1_decode_gpu_batch(const T1DecodeBatch &batch, uint32_t *scratch, size_t scratch_words, void *stream,
+                            uint32_t lanes)
+{
+    const uint32_t positions = tier1_decode_batch_positions(batch);
+    if (positions == 0) return;
+    lanes = tier1_decode_gpu_lanes(lanes);
+    const uint32_t warps = decode_warps(positions, lanes);
+    static_assert(kThreadsPerCta == kWarpSize, "a CTA is one warp");
+    tier1_decode_kernel<<<warps, kThreadsPerCta, 0, static_cast<cudaStream_t>(stream)>>>(batch, positions, scratch,
+                                                                                           scratch_words, lanes);
+    check_cuda(cudaGetLastError(), "tier1 decode kernel launch");
+}
+
 void tier1_decode_gpu(const T1DecodeJob *jobs, uint32_t num_jobs, const uint8_t *bytes,
                       const CodewordSegment *segments, int32_t *out, uint32_t *scratch, size_t scratch_words,
                       uint8_t *status, void *stream, uint32_t lanes, const uint32_t *order)
 {
-    if (num_jobs == 0) return;
-    lanes = tier1_decode_gpu_lanes(lanes);
-    const uint32_t warps = decode_warps(num_jobs, lanes);
-    static_assert(kThreadsPerCta == kWarpSize, "a CTA is one warp");
-    tier1_decode_kernel<<<warps, kThreadsPerCta, 0, static_cast<cudaStream_t>(stream)>>>(
-        jobs, num_jobs, bytes, segments, out, scratch, scratch_words, status, lanes, order);
-    check_cuda(cudaGetLastError(), "tier1 decode kernel launch");
+    tier1_decode_gpu_batch(tier1_decode_single(jobs, num_jobs, bytes, segments, out, status, order), scratch,
+                           scratch_words, stream, lanes);
 }
 
 }  // namespace j2kc

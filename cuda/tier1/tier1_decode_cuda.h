@@ -34,6 +34,40 @@ uint32_t tier1_decode_gpu_threads(uint32_t num_jobs, uint32_t lanes = 0);
  *  data_length (ties in table order). */
 void tier1_decode_order(const T1DecodeJob *jobs, uint32_t num_jobs, uint32_t *order);
 
+/** One job table of a batched launch: the arguments tier1_decode_gpu takes
+ *  for one table (every pointer device memory; order may be null). */
+struct T1DecodeTable {
+    const T1DecodeJob *jobs = nullptr;
+    const uint8_t *bytes = nullptr;
+    const CodewordSegment *segments = nullptr;
+    const uint32_t *order = nullptr;
+    int32_t *out = nullptr;
+    uint8_t *status = nullptr;
+    uint32_t num_jobs = 0;
+};
+
+/** The most tables one launch takes (as many as a decoder keeps frames in flight). */
+constexpr uint32_t kT1DecodeMaxTables = 16;
+
+/**
+ * Several job tables decoded in one launch, so that the blocks of all of
+ * them share the GPU and the longest blocks of every table start first: the
+ * threads take position p = rank * num_tables + table, that is each table's
+ * jobs in its order, the tables round robin. With every order by decreasing
+ * bytes (tier1_decode_order), the longest blocks of all tables come first
+ * and a launch waits once for its slowest block, not once a table. Passed
+ * by value to the kernel.
+ */
+struct T1DecodeBatch {
+    T1DecodeTable tables[kT1DecodeMaxTables];
+    uint32_t num_tables = 0;
+};
+
+/** @brief The positions a batch's threads step through: num_tables times the
+ *  largest table's num_jobs (scratch: tier1_decode_gpu_threads of this).
+ *  Throws J2KC_ERR_LIMIT above UINT32_MAX. */
+uint32_t tier1_decode_batch_positions(const T1DecodeBatch &batch);
+
 /**
  * @brief Decodes jobs[0, num_jobs) on `stream` (asynchronous). bytes and
  * segments are the tables the jobs index; each job's block is written at
@@ -50,5 +84,19 @@ void tier1_decode_order(const T1DecodeJob *jobs, uint32_t num_jobs, uint32_t *or
 void tier1_decode_gpu(const T1DecodeJob *jobs, uint32_t num_jobs, const uint8_t *bytes,
                       const CodewordSegment *segments, int32_t *out, uint32_t *scratch, size_t scratch_words,
                       uint8_t *status, void *stream, uint32_t lanes = 0, const uint32_t *order = nullptr);
+
+/**
+ * @brief The same for every table of a batch in one launch (asynchronous):
+ * each table's jobs as tier1_decode_gpu decodes them, scratch for
+ * tier1_decode_gpu_threads(tier1_decode_batch_positions(batch), lanes)
+ * threads, scratch_words enough for every table's blocks.
+ */
+void tier1_decode_gpu_batch(const T1DecodeBatch &batch, uint32_t *scratch, size_t scratch_words, void *stream,
+                            uint32_t lanes = 0);
+
+/** @brief The batch of one table: tier1_decode_gpu's arguments as a T1DecodeBatch. */
+T1DecodeBatch tier1_decode_single(const T1DecodeJob *jobs, uint32_t num_jobs, const uint8_t *bytes,
+                                  const CodewordSegment *segments, int32_t *out, uint8_t *status,
+                                  const uint32_t *order);
 
 }  // namespace j2kc

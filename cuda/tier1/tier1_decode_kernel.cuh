@@ -1,17 +1,20 @@
 /**
  * @file tier1_decode_kernel.cuh
  * @brief How the decode kernels (Part 1's of tier1_decode.cu, HT's of
- * ht_decode.cu) hand out a job table's jobs to their threads: only `lanes`
+ * ht_decode.cu) hand out the jobs of a batch of job tables
+ * (tier1_decode_cuda.h's T1DecodeBatch) to their threads: only `lanes`
  * lanes of each warp take jobs (tier1_decode_cuda.h says why), numbered
- * densely, each with its own scratch area, in `order` when one is given.
- * Both kernels take the same jobs on the same threads, so they share the
- * scratch that tier1_decode_gpu_threads() sized.
+ * densely, each with its own scratch area; they step through the batch's
+ * positions, each table's jobs in its order, the tables round robin. Both
+ * kernels take the same jobs on the same threads, so they share the scratch
+ * that tier1_decode_gpu_threads() sized.
  */
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
+#include "tier1/tier1_decode_cuda.h"
 #include "tier1/tier1_decode_job.h"
 
 namespace j2kc {
@@ -20,12 +23,14 @@ namespace t1gpu {
 constexpr uint32_t kWarpSize = 32;
 
 /**
- * Calls decode(j, job, scratch) for every job this thread takes. A template
- * over the block decoder, so that its call inlines into the kernel.
+ * Calls decode(table, j, job, scratch) for every job this thread takes. A
+ * template over the block decoder, so that its call inlines into the kernel.
+ * `batch` is the kernel's __grid_constant__ parameter: its tables are read
+ * where they lie, not copied per thread.
  */
 template <class Decode>
-__device__ __forceinline__ void for_each_decode_job(const T1DecodeJob *jobs, uint32_t num_jobs, uint32_t *scratch,
-                                                    size_t scratch_words, uint32_t lanes, const uint32_t *order,
+__device__ __forceinline__ void for_each_decode_job(const T1DecodeBatch &batch, uint32_t positions,
+                                                    uint32_t *scratch, size_t scratch_words, uint32_t lanes,
                                                     Decode decode)
 {
     const uint32_t lane = threadIdx.x % kWarpSize;
@@ -34,11 +39,14 @@ __device__ __forceinline__ void for_each_decode_job(const T1DecodeJob *jobs, uin
     const uint32_t thread = warp * lanes + lane;  // the job-taking threads, numbered densely
     const uint32_t threads = gridDim.x * blockDim.x / kWarpSize * lanes;
     uint32_t *mine = scratch + size_t{thread} * scratch_words;
-    for (uint32_t i = thread; i < num_jobs; i += threads) {
-        const uint32_t j = order ? order[i] : i;
-        if (j >= num_jobs) continue;
-        const T1DecodeJob job = jobs[j];
-        decode(j, job, mine);
+    for (uint32_t i = thread; i < positions; i += threads) {
+        const T1DecodeTable &table = batch.tables[i % batch.num_tables];
+        const uint32_t rank = i / batch.num_tables;
+        if (rank >= table.num_jobs) continue;  // a shorter table than the longest
+        const uint32_t j = table.order ? table.order[rank] : rank;
+        if (j >= table.num_jobs) continue;
+        const T1DecodeJob job = table.jobs[j];
+        decode(table, j, job, mine);
     }
 }
 

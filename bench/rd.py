@@ -5,12 +5,12 @@ and FFmpeg's native encoder, side by side, every stream decoded by
 opj_decompress and compared with its source (PSNR over all samples of all
 components, peak = 2^bits - 1).
 
-    python3 scripts/bench/rd.py --photos DIR [--work DIR] [--cases dci_4k,dci_2k]
+    python3 bench/rd.py --photos DIR [--work DIR] [--cases dci_4k,dci_2k]
                                 [--codecs j2kc,opj,grk,ffmpeg] [--j2kc PATH] [--ffmpeg PATH]
 
 DIR holds photographs (*.jpg, *.png), e.g. the images of Debian's
 plasma-workspace-wallpapers (`apt-get download plasma-workspace-wallpapers`,
-`dpkg -x`, as scripts/bench/prep.sh does). Each photograph is scaled and
+`dpkg -x`, as bench/prep.sh does). Each photograph is scaled and
 cropped to the case's size by ffmpeg and converted to its sample format:
 
     dci_2k, dci_4k       12-bit X'Y'Z' 2048x1080 / 4096x2160 at the 24 fps cap
@@ -41,7 +41,7 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-TOP = os.path.dirname(os.path.dirname(HERE))
+TOP = os.path.dirname(HERE)
 
 DCI_CAP = 1302083  # floor(250e6 / 8 / 24)
 

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # prep.sh: fills the folder `make bench` reads on the GPU machine (which has no
-# network, no OpenJPEG, Grok or FFmpeg), so every peer runs from one carried
+# network, no OpenJPEG, Grok, OpenJPH or FFmpeg), so every peer runs from one carried
 # folder:
 #   bin/   j2kc_bench (our C API driver), ffmpeg (j2k_cuda, native jpeg2000,
-#          libopenjpeg), opj_compress/opj_decompress, grk_compress/grk_decompress
-#   lib/   the shared libraries of Debian's OpenJPEG and Grok packages and their
+#          libopenjpeg), opj_compress/opj_decompress, grk_compress/grk_decompress,
+#          ojph_compress/ojph_expand (OpenJPH, HTJ2K)
+#   lib/   the shared libraries of Debian's OpenJPEG, Grok and OpenJPH packages and their
 #          dependencies (apt-get download + dpkg -x; never installed here), and
 #          ffmpeg's: FFmpeg's own and what they load (scripts/bundle-libs.sh)
 #   site/  nvidia.nvimgcodec (its JPEG 2000 extension only) and nvidia.nvjpeg2k,
@@ -12,14 +13,14 @@
 #   photos/ photographs from Debian's plasma-workspace-wallpapers
 #   manifest.json  versions and sources of all of the above
 #
-#   BENCH_DIR=... CORE_LIB=.../libj2kcuda.a FFMPEG=.../ffmpeg scripts/bench/prep.sh
+#   BENCH_DIR=... CORE_LIB=.../libj2kcuda.a FFMPEG=.../ffmpeg bench/prep.sh
 #
 # BENCH_ONLY_BINS=1 refreshes bin/j2kc_bench and bin/ffmpeg (with its
 # libraries) of a filled folder from the current tree (no network) and their
 # lines in manifest.json.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../.." && pwd)
+top=$(cd "$here/.." && pwd)
 out=$(realpath -m "${BENCH_DIR:?}")
 CORE_LIB=$(realpath "${CORE_LIB:?}")
 FFMPEG=$(realpath "${FFMPEG:?}")
@@ -28,7 +29,7 @@ CUDA_HOME=${CUDA_HOME:-$(dirname "$(dirname "$NVCC")")}
 CUDA_LIBDIR=${CUDA_LIBDIR:-$(ls -d "$CUDA_HOME"/lib64 "$CUDA_HOME"/targets/x86_64-linux/lib 2>/dev/null | head -1)}
 NVJPEG2K_WHEEL=${NVJPEG2K_WHEEL:-nvidia-nvjpeg2k-cu13==0.11.0.51}
 NVIMGCODEC_WHEEL=${NVIMGCODEC_WHEEL:-nvidia-nvimgcodec-cu13==0.9.0.20}
-PEER_DEBS="libopenjp2-tools libopenjp2-7 grokj2k-tools libgrokj2k1"
+PEER_DEBS="libopenjp2-tools libopenjp2-7 grokj2k-tools libgrokj2k1 openjph-tools libopenjph0.9"
 PHOTO_DEB=plasma-workspace-wallpapers
 # Photographs only (the package's other wallpapers are drawings and renders).
 PHOTOS="BytheWater ColdRipple ColorfulCups DarkestHour EveningGlow FallenLeaf Grey Kite OneStandsOut Path summer_1am"
@@ -58,7 +59,7 @@ ffmpeg_libs() {
     local ff_lib
     ff_lib=$(dirname "$FFMPEG")/../lib
     if [ -d "$ff_lib" ]; then cp -P "$ff_lib"/lib*.so.[0-9]* "$out/lib/"; fi
-    SKIP_LIBS='libstdc\+\+|libgcc_s' "$here/../bundle-libs.sh" "$out/lib" "$out/bin/ffmpeg"
+    SKIP_LIBS='libstdc\+\+|libgcc_s' "$top/scripts/bundle-libs.sh" "$out/lib" "$out/bin/ffmpeg"
 }
 if [ "$only_bins" = 1 ]; then
     ffmpeg_libs
@@ -88,21 +89,22 @@ debs_of() {  # the packages that own the shared libraries of the given files
 apt-get download $PEER_DEBS >/dev/null
 rm -rf unpack && mkdir unpack
 for d in *.deb; do dpkg -x "$d" unpack; done
-tools="unpack/usr/bin/opj_compress unpack/usr/bin/opj_decompress unpack/usr/bin/grk_compress unpack/usr/bin/grk_decompress"
+tools="unpack/usr/bin/opj_compress unpack/usr/bin/opj_decompress unpack/usr/bin/grk_compress unpack/usr/bin/grk_decompress
+       unpack/usr/bin/ojph_compress unpack/usr/bin/ojph_expand"
 extra=$(LD_LIBRARY_PATH=unpack/usr/lib/x86_64-linux-gnu debs_of $tools unpack/usr/lib/x86_64-linux-gnu/*.so.* |
-        grep -v -x -F -e libopenjp2-7 -e libgrokj2k1 || true)
+        grep -v -x -F -e libopenjp2-7 -e libgrokj2k1 -e libopenjph0.9 || true)
 [ -n "$extra" ] && apt-get download $extra >/dev/null
 for d in *.deb; do dpkg -x "$d" unpack; done
 cp $tools "$out/bin/"
 cp -L unpack/usr/lib/x86_64-linux-gnu/*.so.* unpack/lib/x86_64-linux-gnu/*.so.* "$out/lib/" 2>/dev/null || true
 # Keep only what the tools load (the tools' own dependency closure).
-need=$(LD_LIBRARY_PATH="$out/lib" ldd "$out"/bin/opj_* "$out"/bin/grk_* | awk '/=> \//{print $3}' |
+need=$(LD_LIBRARY_PATH="$out/lib" ldd "$out"/bin/opj_* "$out"/bin/grk_* "$out"/bin/ojph_* | awk '/=> \//{print $3}' |
        grep -F "$out/lib/" | xargs -n1 basename | sort -u)
 for f in "$out"/lib/*; do
     b=$(basename "$f")
     echo "$need" | grep -q -x -F "$b" || rm -f "$f"
 done
-strip --strip-unneeded "$out"/lib/* "$out"/bin/opj_* "$out"/bin/grk_* 2>/dev/null || true
+strip --strip-unneeded "$out"/lib/* "$out"/bin/opj_* "$out"/bin/grk_* "$out"/bin/ojph_* 2>/dev/null || true
 ffmpeg_libs
 deb_versions=$(for d in *.deb; do dpkg-deb -W --showformat='${Package}=${Version} ' "$d"; done)
 cd "$top"

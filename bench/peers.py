@@ -12,7 +12,7 @@ import time
 
 import numpy as np
 
-from cases import CASES, DCI_CAP, FORMATS, psnr, read_ffmpeg_output, read_planar
+from cases import CASES, DCI_CAP, FORMATS, HT_CASES, psnr, read_ffmpeg_output, read_planar
 from harness import FF_PROGRESS, FF_WARM, THREADS, Skip, frames_for
 
 # The FFmpeg paths and their targets at DCI 4K (encode from host frames,
@@ -47,25 +47,39 @@ NVJPEG2K_BATCHES = [16, 32]
 # and returns dict(fps, bytes=[...], files=[...], ...).
 
 
-def enc_j2kc(backend, device_input=False):
+def _j2kc_encode_cmd(bench, fs, be, out, distinct, warmup):
+    sub = ":".join("%dx%d" % s for s in FORMATS[fs.fmt]["sub"])
+    return [bench.tool("j2kc_bench"), "encode", "--in", fs.planar, "--width", str(fs.w), "--height", str(fs.h),
+            "--comps", "3", "--prec", str(fs.prec), "--sub", sub, "--distinct", str(distinct),
+            "--backend", be, "--threads", str(THREADS), "--warmup", str(warmup), "--out-dir", out]
+
+
+def enc_j2kc(backend, device_input=False, ht=False, quality=None):
+    """j2kc_bench's encode; ht: HTJ2K code-blocks; quality(bench, fs, target):
+    a fixed quantisation (j2kc_encoder_config::quality) instead of the
+    byte target."""
     def run(bench, fs, mode, target, out):
         be = J2KC["backend"] if backend == "cuda" else backend
         if device_input and be != "cuda":
             raise Skip("n/a")
         f = FORMATS[fs.fmt]
-        sub = ":".join("%dx%d" % s for s in f["sub"])
         # Warm-up: every distinct frame once on the GPU (each size class of
         # the pipeline), one frame on the CPU backend (its thread pool).
-        cmd = [bench.tool("j2kc_bench"), "encode", "--in", fs.planar, "--width", str(fs.w), "--height", str(fs.h),
-               "--comps", "3", "--prec", str(fs.prec), "--sub", sub, "--distinct", str(fs.d),
-               "--backend", be, "--threads", str(THREADS), "--warmup", str(fs.d if be == "cuda" else 1),
-               "--out-dir", out]
+        cmd = _j2kc_encode_cmd(bench, fs, be, out, fs.d, fs.d if be == "cuda" else 1)
+        note = None
         if mode == "lossless":
             cmd += ["--lossless"]
         elif mode == "cap":
             cmd += ["--profile", f["profile"]]
+        elif quality:
+            q = quality(bench, fs, target)
+            cmd += ["--quality", "%.6g" % q]
+            note = "fixed quantisation, quality %.4g (the largest step scale whose first frame stays under the "\
+                   "target)" % q
         else:
             cmd += ["--bytes", str(int(target))]
+        if ht:
+            cmd += ["--ht"]
         if device_input:
             cmd += ["--device-input"]
         # GPU: 48 timed frames (about a second); CPU: each distinct frame once.
@@ -76,6 +90,8 @@ def enc_j2kc(backend, device_input=False):
         r = json.loads(so.strip().splitlines()[-1])
         r["command"] = bench.cmd_text(cmd)
         r["files"] = [os.path.join(out, "%03d.j2c" % i) for i in range(fs.d)]
+        if note:
+            r["note"] = note
         return r
     return run
 
@@ -103,13 +119,15 @@ def _cli_loop(bench, fs, make_cmd, out, ext, once=False):
                 bytes=[os.path.getsize(p) for p in files], note="process per frame, files in tmpfs")
 
 
-def enc_cli(tool, threads_flag):
+def enc_cli(tool, threads_flag, extra=()):
     """OpenJPEG's opj_compress or Grok's grk_compress (same options but the
-    thread count's flag), one process a frame."""
+    thread count's flag), one process a frame; `extra` options after the
+    common ones."""
     def run(bench, fs, mode, target, out):
         def cmd(src, dst):
             c = [bench.tool(tool), "-i", src, "-o", dst, "-F", fs.opj_raw_spec(), threads_flag, str(THREADS)]
-            if mode in ("cap", "sweep"):
+            c += list(extra)
+            if mode in ("cap", "sweep", "rate"):
                 c += ["-r", "%.3f" % (fs.raw_bytes() / _frame_bytes(mode, target)), "-I"]
             return c
         return _cli_loop(bench, fs, cmd, out, "j2k", once=mode == "sweep")
@@ -283,7 +301,10 @@ def _gpu_free():
     return cupy.cuda.runtime.memGetInfo()[0]
 
 
-def enc_nvjpeg2k(bench, fs, mode, target, out, psnr_target=None):
+def enc_nvjpeg2k(bench, fs, mode, target, out, psnr_target=None, ht=False):
+    """nvJPEG2000 through nvimgcodec, a batch of CUDA frames a call; ht: its
+    HTJ2K encoder. It takes no byte target: a cap (DCI's, or the target in
+    "rate" mode) is met by the largest PSNR target whose streams fit."""
     nvc = nvimgcodec()
     import cupy
     f = FORMATS[fs.fmt]
@@ -296,9 +317,11 @@ def enc_nvjpeg2k(bench, fs, mode, target, out, psnr_target=None):
     jp = nvc.Jpeg2kEncodeParams()
     jp.bitstream_type = nvc.Jpeg2kBitstreamType.J2K
     jp.num_resolutions = 6
-    jp.code_block_size = (32, 32)
+    jp.code_block_size = (64, 64) if ht else (32, 32)
     jp.prog_order = nvc.Jpeg2kProgOrder.CPRL
     jp.mct_mode = 1
+    if ht:
+        jp.ht = True
     note = "batch of %d CUDA frames" % len(imgs)
     if mode == "lossless":
         params = nvc.EncodeParams(quality_type=nvc.QualityType.LOSSLESS, jpeg2k_encode_params=jp)
@@ -306,13 +329,14 @@ def enc_nvjpeg2k(bench, fs, mode, target, out, psnr_target=None):
         params = nvc.EncodeParams(quality_type=nvc.QualityType.PSNR, quality_value=float(psnr_target),
                                   jpeg2k_encode_params=jp)
     else:  # the byte cap: largest PSNR target whose streams stay under it
+        cap = DCI_CAP if mode == "cap" else target
         best = None
         probe = nvc.Encoder(max_num_cpu_threads=max(1, THREADS - 1))
         for q in (40, 44, 48, 52, 56, 60, 64, 68, 72):
             params = nvc.EncodeParams(quality_type=nvc.QualityType.PSNR, quality_value=float(q),
                                       jpeg2k_encode_params=jp)
             sizes = [len(_cs_bytes(c)) for c in probe.encode(imgs, "jpeg2k", params=params)]
-            if max(sizes) <= DCI_CAP:
+            if max(sizes) <= cap:
                 best = (q, params)
             else:
                 break
@@ -586,10 +610,12 @@ def decoders():
 
 def decode_only_on(name):
     """Cases a decode row is limited to (None: every case), for time: the
-    FFmpeg j2k_cuda rows and one frame alone on FF_CASE, the Tier-1 variants
-    also on 4K lossless."""
-    if name.startswith("j2k_cuda in FFmpeg") or name in ("j2k_cuda, one frame in flight", "nvJPEG2000, one image"):
+    FFmpeg j2k_cuda rows on FF_CASE, one frame alone on FF_CASE and the HT
+    cases, the Tier-1 variants also on 4K lossless."""
+    if name.startswith("j2k_cuda in FFmpeg"):
         return (FF_CASE,)
+    if name in ("j2k_cuda, one frame in flight", "nvJPEG2000, one image"):
+        return (FF_CASE,) + HT_CASES
     if name.startswith("j2k_cuda, Tier-1"):
         return (FF_CASE, "dci4k-lossless-natural")
     return None
@@ -601,8 +627,8 @@ def own_encoder(name):
         return "j2k_cuda"
     if name.startswith("nvJPEG2000"):
         return "nvJPEG2000"
-    return {"Grok grk_decompress": "Grok grk_compress", "OpenJPEG opj_decompress": "OpenJPEG opj_compress"}.get(
-        name, name)
+    return {"Grok grk_decompress": "Grok grk_compress", "OpenJPEG opj_decompress": "OpenJPEG opj_compress",
+            "OpenJPH ojph_expand": "OpenJPH ojph_compress"}.get(name, name)
 
 
 _REF_PSNR = {}

@@ -1,6 +1,6 @@
-"""Markdown tables and PNG charts of a `make bench` results.json (scripts/bench/run.py).
+"""Markdown tables and PNG charts of a `make bench` results.json (bench/run.py).
 
-    python3 scripts/bench/report.py results.json [OUT_DIR]   # prints the tables, redraws the charts
+    python3 bench/report.py results.json [OUT_DIR]   # prints the tables, redraws the charts
 """
 import json
 import math
@@ -10,6 +10,8 @@ import sys
 CASE_TITLES = {
     "cap": "lossy at the DCI cap (1,302,083 bytes a frame: 250 Mb/s at 24 fps)",
     "lossless": "lossless (5/3, RCT where the components are full size)",
+    "ht-rate": "HTJ2K code-blocks at 2 bits a sample (a byte target where the encoder takes one)",
+    "ht-lossless": "HTJ2K code-blocks, lossless (5/3, RCT)",
 }
 
 

@@ -29,8 +29,12 @@ CASES = [
     ("dci4k-cap-flat", "dci4k", "flat", "cap"),
     ("dci4k-cap-noise", "dci4k", "noise", "cap"),
     ("uhd422-lossless-natural", "uhd422", "natural", "lossless"),
+    # HTJ2K (ISO/IEC 15444-15): a byte target of ht_peers.HT_BPP bits a sample, and lossless.
+    ("ht4k-rate-natural", "dci4k", "natural", "ht-rate"),
+    ("ht4k-lossless-natural", "dci4k", "natural", "ht-lossless"),
     ("8k444-lossless-natural", "8k444", "natural", "lossless"),
 ]
+HT_CASES = tuple(c for c, _, _, mode in CASES if mode.startswith("ht-"))
 SWEEP_FORMAT = "dci2k"
 SWEEP_BPP = [0.25, 0.5, 1.0, 2.0, 4.0]
 SWEEP_PSNR = [36, 40, 44, 48, 52, 56, 60]  # nvJPEG2000 has no byte target: PSNR targets instead

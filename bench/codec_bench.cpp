@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "j2kc.h"
-#include "../test_images.h"
+#include "test_images.h"
 
 namespace {
 

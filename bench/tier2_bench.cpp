@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "../test_images.h"
+#include "test_images.h"
 #include "j2kc.h"
 #include "pipeline/decoder_common.h"
 #include "pipeline/tile_decoder.h"

@@ -1,11 +1,11 @@
 // @file j2kc_bench.cpp: the benchmark's driver for j2k_cuda through its C API
-// (cuda/include/j2kc.h), run by scripts/bench/run.py on the same planar frame
+// (cuda/include/j2kc.h), run by bench/run.py on the same planar frame
 // files the peers read. A benchmark, not a test: it prints one JSON object.
 //
 //   j2kc_bench encode --in FILE --width W --height H --comps C --prec P
 //       [--sub 1x1:2x1:2x1] [--distinct N] [--frames N] [--warmup N]
 //       [--backend cuda|cpu] [--threads N] [--profile none|dci_2k|dci_4k|imf]
-//       [--lossless] [--bytes B] [--quality Q] [--device-input] [--in-flight N] [--out-dir DIR]
+//       [--lossless] [--bytes B] [--quality Q] [--ht] [--device-input] [--in-flight N] [--out-dir DIR]
 //   j2kc_bench decode [--frames N] [--warmup N] [--backend cuda|cpu]
 //       [--threads N] [--tier1 auto|cpu|gpu] [--in-flight N] [--output host|pinned|device]
 //       [--out FILE] [--sync] CODESTREAM...
@@ -66,6 +66,7 @@ struct Args {
     std::string cmd, in, out, out_dir, backend = "cuda", profile = "none", sub;
     uint32_t width = 0, height = 0, comps = 3, prec = 12;
     int distinct = 1, frames = 10, warmup = 2, threads = 0, lossless = 0, device_input = 0, sync = 0;
+    int ht = 0;  // HTJ2K code-blocks (ISO/IEC 15444-15) instead of Part 1's
     int in_flight = 0;  // frames_in_flight; 0: the config's default
     uint64_t bytes = 0;
     double quality = 0;
@@ -139,6 +140,7 @@ Args parse(int argc, char **argv)
         else if (k == "--quality") a.quality = std::stod(val());
         else if (k == "--tier1") a.tier1 = val();
         else if (k == "--lossless") a.lossless = 1;
+        else if (k == "--ht") a.ht = 1;
         else if (k == "--device-input") a.device_input = 1;
         else if (k == "--sync") a.sync = 1;
         else if (!k.empty() && k[0] == '-') die("unknown option " + k);
@@ -265,6 +267,7 @@ int encode(const Args &a)
     cfg.lossless = a.lossless;
     cfg.frame_bytes = a.bytes;
     if (a.quality > 0) cfg.quality = a.quality;
+    if (a.ht) cfg.block_coder = J2KC_BLOCK_CODER_HT;
 
     GpuMemory mem;
     mem.begin();

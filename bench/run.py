@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """make bench: j2k_cuda and its peers on the same frames, machine and invocation.
 
-Reads everything from the folder scripts/bench/prep.sh filled (BENCH_DIR):
+Reads everything from the folder bench/prep.sh filled (BENCH_DIR):
 bin/ (j2kc_bench, ffmpeg, opj_*, grk_*), lib/ (their libraries), site/
 (nvimgcodec + nvJPEG2000), photos/. Makes the frames (natural, flat, white
 noise) in /dev/shm, runs every encoder and decoder on them, and writes
@@ -41,6 +41,7 @@ from harness import THREADS, Bench, Skip
 from peers import (CAPS, ENCODERS, FF_CASE, J2KC, SKIP, decode_only_on, decoders, detect_caps, enc_ffmpeg_libopenjpeg,
                    enc_ffmpeg_native, enc_grk, enc_j2kc, enc_nvjpeg2k, enc_opj, ffmpeg_decode_paths, own_encoder,
                    reference_psnr, run_ffmpeg_encode_paths, use_nvimgcodec_site)
+from ht_peers import HT_ENCODERS, HT_SKIP, ht_decoders, ht_target
 import report
 
 
@@ -65,9 +66,9 @@ def cpu_info():
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--dir", required=True, help="folder made by scripts/bench/prep.sh")
+    ap.add_argument("--dir", required=True, help="folder made by bench/prep.sh")
     ap.add_argument("--out", default="build/bench-out", help="results.json, results.md, charts")
-    ap.add_argument("--budget", type=float, default=415,
+    ap.add_argument("--budget", type=float, default=500,
                     help="seconds for the whole run (the last item may overrun it by ~15 s); the cases' order is "
                          "their priority: a cut takes the 8K case's last rows first")
     ap.add_argument("--quick", action="store_true", help="one short pass (debugging the harness)")
@@ -92,7 +93,7 @@ def main():
         pass
     meta = dict(date=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
                 gpu=gpu_info(bench), cpu=cpu_info(), threads=THREADS,
-                command="python3 scripts/bench/run.py " + " ".join(
+                command="python3 bench/run.py " + " ".join(
                     os.path.relpath(a) if a.startswith("/") else a for a in sys.argv[1:]), quick=bench.quick,
                 manifest=manifest)
     bench.say("GPU: %s; CPU: %s x %d" % (meta["gpu"], meta["cpu"], THREADS))
@@ -124,18 +125,23 @@ def main():
             results["cases"][case_id] = dict(fmt=fmt, content=content, mode=mode, skipped="time budget")
             return
         fs = frameset(fmt, content)
+        ht = mode.startswith("ht-")
+        # What the encoders are asked: the DCI cap, lossless, or a byte target ("rate").
+        coding = mode[len("ht-"):] if ht else mode
+        target = ht_target(fs) if coding == "rate" else None
         case = dict(fmt=fmt, content=content, mode=mode, encode={}, decode={},
-                    raw_bytes=fs.raw_bytes(), cap=DCI_CAP if mode == "cap" else None)
+                    raw_bytes=fs.raw_bytes(), cap=DCI_CAP if mode == "cap" else target)
         results["cases"][case_id] = case
-        for name, fn in ENCODERS:
-            if (name, case_id) in SKIP:
+        skip = SKIP | HT_SKIP
+        for name, fn in (HT_ENCODERS if ht else ENCODERS):
+            if (name, case_id) in skip:
                 continue
             out = os.path.join(bench.work, "enc", case_id, re.sub(r"\W+", "_", name))
             os.makedirs(out, exist_ok=True)
             try:
                 if bench.left() < 15:
                     raise Skip("time budget")
-                r = fn(bench, fs, mode, None, out)
+                r = fn(bench, fs, coding, target, out)
                 try:
                     r["psnr"] = reference_psnr(bench, fs, r["files"][0])
                 except Skip as e:
@@ -157,8 +163,8 @@ def main():
         # and stands in where no GPU ran).
         common = (case["encode"].get("j2k_cuda", {}).get("files")
                   or case["encode"].get("j2k_cuda CPU backend", {}).get("files"))
-        for name, fn in decoders():
-            if ("dec:" + name, case_id) in SKIP or case_id not in (decode_only_on(name) or (case_id,)):
+        for name, fn in (ht_decoders() if ht else decoders()):
+            if ("dec:" + name, case_id) in skip or case_id not in (decode_only_on(name) or (case_id,)):
                 continue
             # A Tier-1 placement the default row already ran is not run again.
             dflt = ((case["decode"].get("j2k_cuda") or {}).get("common") or {}).get("tier1_place")
@@ -167,7 +173,7 @@ def main():
             entry = {}
             own_enc = case["encode"].get(own_encoder(name), {})
             for which, files in (("common", common), ("own", own_enc.get("files"))):
-                if which == "own" and (("own", case_id) in SKIP or ("own:" + name, case_id) in SKIP):
+                if which == "own" and (("own", case_id) in skip or ("own:" + name, case_id) in skip):
                     continue
                 if which == "own" and own_encoder(name) in ("j2k_cuda", "j2k_cuda CPU backend"):
                     entry["own"] = entry.get("common")

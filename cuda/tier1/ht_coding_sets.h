@@ -6,11 +6,17 @@
  * An HT block is not truncated pass by pass as a Part 1 block is: a decoder
  * reads the block's last HT set, a cleanup pass at some plane q followed by
  * its SigProp and MagRef passes at q - 1. So the encoder codes several
- * complete sets, with their cleanup at planes kHtMaxSets - 1 down to 0 (the
- * set at plane 0 has no refinement), and rate control picks one set and how
- * many of its passes to keep (Kakadu's way; see D. Taubman, A. Naman,
- * R. Mathew, "High Throughput Block Coding in the HTJ2K Compression
- * Standard").
+ * complete sets, their cleanups at kHtMaxSets neighbouring planes (a set at
+ * plane 0 has no refinement), and rate control picks one set and how many
+ * of its passes to keep (Kakadu's way; see D. Taubman, A. Naman, R. Mathew,
+ * "High Throughput Block Coding in the HTJ2K Compression Standard").
+ *
+ * Which planes: a budget cuts most blocks of a frame near one plane, since
+ * the quantisation steps already follow the bands' synthesis gains. Before
+ * coding, a model of the bytes a cleanup at each plane costs, summed over
+ * the frame's quads (ht_add_cleanup_model), finds the plane that fills the
+ * budget (ht_sets_top_plane), and the sets go from one plane above it to
+ * one below; rate control then moves each block within that window.
  *
  * Every (set, passes) pair is a point of rate R (the set's own bytes: a
  * decoder reads one set) and distortion decrease D (from the all-zero

@@ -83,7 +83,7 @@ struct HtJobContext {
 /**
  * Codes one HT set at cleanup plane p into c.out[at, ...): the cleanup, and
  * for p >= 1 the refinement segment at p - 1. Returns the core's status;
- * `bytes` = 0 when no sample is significant at p (nothing is kept).
+ * `passes` = 0 when no sample is significant at p (nothing is kept).
  */
 J2KC_HD uint32_t ht_encode_set(const GpuCodeBlockJob &job, const HtJobContext &c, uint32_t p, uint32_t at,
                                uint32_t (&end)[kHtSetPasses], uint64_t (&distortion)[kHtSetPasses],
@@ -119,15 +119,16 @@ J2KC_HD uint32_t ht_encode_set(const GpuCodeBlockJob &job, const HtJobContext &c
 /**
  * Codes one job into out_bytes[out_offset + 1, ...): reads its coefficients,
  * uses its scratch (ht_scratch_layout), writes its output region and pass
- * entries, and returns the result. A job with bad geometry touches nothing.
+ * entries, and returns the result. A job with bad geometry touches nothing
+ * but *sets, which it empties.
  *
  * Without `sets`: one cleanup pass at plane 0, P = Mb - 1. With `sets`
  * (rate control, ht_coding_sets.h): the sets with cleanup at planes
  * top_plane down to top_plane + 1 - kHtMaxSets (below Mb, at least 0) that
- * have a significant sample, back to back,
- * described in *sets; the pass entries are the ranked truncation points, and
- * the result's bytes span all sets (P is that of the coarsest; Tier-2 takes
- * the chosen set's from *sets).
+ * have a significant sample, back to back, described in *sets; the pass
+ * entries are the ranked truncation points, and the result's bytes span all
+ * sets (P is that of the coarsest; Tier-2 takes the chosen set's from
+ * *sets).
  */
 J2KC_HD GpuCodeBlockResult ht_encode_job(const GpuCodeBlockJob &job, HtCodingSets *sets, uint32_t top_plane,
                                          uint8_t *out_bytes, uint32_t *pass_end, uint64_t *pass_distortion,

@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <initializer_list>
 #include <cstdint>
 #include <random>
 #include <vector>
@@ -128,22 +129,30 @@ TEST(RateBudget, ImfCapFilledOn422Content)
     expect_filled(cfg, f.image, 1041666);
 }
 
-/** The generic budget over depths and rates: 0.5 to 12 bits a sample. */
-TEST(RateBudget, GenericBytesFilledAcrossDepthsAndRates)
+/** A generic budget at a rate, on smooth content of a depth under noise `sigma`. */
+struct GenericCase {
+    uint8_t precision;
+    double sigma;
+    double bits_per_sample;
+};
+
+/** The generic budget of `base` filled at every case's rate. */
+void expect_generic_filled(const j2kc_encoder_config &base, std::initializer_list<GenericCase> cases)
 {
-    struct Case {
-        uint8_t precision;
-        double sigma;
-        double bits_per_sample;
-    };
-    for (const Case k : {Case{8, 0.6, 0.5}, Case{8, 1.0, 2.0}, Case{12, 1.0, 0.5}, Case{12, 8.0, 4.0},
-                         Case{16, 40.0, 6.0}, Case{16, 2000.0, 12.0}}) {
+    for (const GenericCase k : cases) {
         SCOPED_TRACE(testing::Message() << int(k.precision) << "-bit, " << k.bits_per_sample << " bit/sample");
         const Planes16 f = smooth_noisy(512, 384, 3, k.precision, k.sigma);
-        j2kc_encoder_config cfg = base_config();
+        j2kc_encoder_config cfg = base;
         cfg.frame_bytes = static_cast<uint64_t>(512 * 384 * 3 * k.bits_per_sample / 8);
         expect_filled(cfg, f.image, cfg.frame_bytes);
     }
+}
+
+/** The generic budget over depths and rates: 0.5 to 12 bits a sample. */
+TEST(RateBudget, GenericBytesFilledAcrossDepthsAndRates)
+{
+    expect_generic_filled(base_config(), {{8, 0.6, 0.5}, {8, 1.0, 2.0}, {12, 1.0, 0.5}, {12, 8.0, 4.0},
+                                          {16, 40.0, 6.0}, {16, 2000.0, 12.0}});
 }
 
 /** The decoded frame of `cs` (CPU decoder), shaped as `f`. */
@@ -215,6 +224,73 @@ TEST(RateBudget, DeepRgbAtHighRateDecodesWithoutColourDrift)
         double sum = 0;
         for (size_t i = 0; i < f.planes[c].size(); ++i) sum += double(out.planes[c][i]) - f.planes[c][i];
         EXPECT_LT(std::fabs(sum / double(f.planes[c].size())), 0.05) << "component " << c;
+    }
+}
+
+// ------------------------------------------------- the HTJ2K block coder
+
+/** The HT block coder: rate control picks among each block's HT coding sets. */
+j2kc_encoder_config ht_config()
+{
+    j2kc_encoder_config cfg = base_config();
+    cfg.block_coder = J2KC_BLOCK_CODER_HT;
+    return cfg;
+}
+
+/** APP2.HT irreversible, 10-bit Y'CbCr 4:2:2 under noise `sigma`, fills an IMF cap. */
+void expect_imf_ht_cap_filled(uint32_t w, uint32_t h, double sigma, uint64_t cap)
+{
+    const Planes16 f = smooth_noisy(w, h, 3, 10, sigma, {1, 2, 2});
+    j2kc_encoder_config cfg = ht_config();
+    cfg.profile = J2KC_PROFILE_IMF;
+    cfg.frame_bytes = cap;
+    expect_filled(cfg, f.image, cap);
+}
+
+/** IMF 2K sub-level 1 at 24 fps. */
+TEST(RateBudgetHt, ImfHt2kIrreversibleCapFilled) { expect_imf_ht_cap_filled(1920, 1080, 1.0, 1041666); }
+
+/** IMF 4K sub-level 3 at 24 fps. */
+TEST(RateBudgetHt, ImfHt4kIrreversibleCapFilled)
+{
+    if (j2kc_test::instrumented()) GTEST_SKIP() << "4K frames take minutes under instrumentation";
+    expect_imf_ht_cap_filled(3840, 2160, 2.0, 4166666);
+}
+
+TEST(RateBudgetHt, GenericBytesFilledAcrossDepthsAndRates)
+{
+    expect_generic_filled(ht_config(), {{8, 0.6, 0.25}, {8, 1.0, 2.0}, {12, 1.0, 0.5}, {12, 2.0, 1.0},
+                                        {12, 8.0, 4.0}, {16, 40.0, 6.0}});
+}
+
+/**
+ * Under a budget, HT is at least as good as the finest fixed quantisation
+ * step whose stream fits it: rate control moves each block between cleanup
+ * planes, which a uniform coarser step cannot. (Coding sets at the two
+ * finest planes only would leave most blocks out at such budgets.)
+ */
+TEST(RateBudgetHt, BudgetBeatsTheFixedStepThatFits)
+{
+    const Planes16 f = j2kc_test::synthetic_frame(512, 384, 3, 12, 5, 0.01);
+    for (const double bits : {0.25, 0.5, 1.0, 2.0, 3.0}) {
+        SCOPED_TRACE(testing::Message() << bits << " bit/sample");
+        const uint64_t budget = static_cast<uint64_t>(512 * 384 * 3 * bits / 8);
+        j2kc_encoder_config fixed = ht_config();
+        std::vector<uint8_t> fits;
+        for (double quality = 0.25; quality < 4096 && fits.empty(); quality *= std::sqrt(2.0)) {
+            fixed.quality = quality;
+            std::vector<uint8_t> s = encode(fixed, f.image);
+            if (s.size() <= budget) fits = std::move(s);
+        }
+        ASSERT_FALSE(fits.empty());
+        j2kc_encoder_config cfg = ht_config();
+        cfg.frame_bytes = budget;
+        const std::vector<uint8_t> s = encode(cfg, f.image);
+        EXPECT_LE(s.size(), budget);
+        const double psnr = decoded_psnr(s, f), step_psnr = decoded_psnr(fits, f);
+        SCOPED_TRACE(testing::Message() << s.size() << " B at " << psnr << " dB, fixed step " << fits.size()
+                                        << " B at " << step_psnr << " dB");
+        EXPECT_GE(psnr, step_psnr);
     }
 }
 

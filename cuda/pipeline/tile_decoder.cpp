@@ -71,13 +71,13 @@ uint64_t tile_working_memory(const Codestream &cs, const Tile &tile)
 }
 
 void prepare_tile(const Codestream &cs, const Tile &tile, const TileDecodeOptions &options, TileBlocks &blocks,
-                  TileCoefficients &out)
+                  TileCoefficients &out, ThreadPool *pool)
 {
     blocks.layout = shared_partition(cs.siz, cs, tile);
     prepare_planes(cs, tile, *blocks.layout, options, out);
     out.corrupt_code_blocks = 0;
     PacketDecodeStats stats;
-    decode_tile_packets(cs, tile, *blocks.layout, options.max_layers, blocks.codewords, &stats);
+    decode_tile_packets(cs, tile, *blocks.layout, options.max_layers, blocks.codewords, &stats, pool);
     // Packet headers that promise more bytes than the tile holds: the packets
     // after the cut are lost, which a strict decoder does not pass over.
     J2KC_CHECK_DATA(!(options.strict && stats.truncated),
@@ -203,7 +203,7 @@ void decode_tile_coefficients(const Codestream &cs, const Tile &tile, const Tile
                               ThreadPool &pool, std::vector<std::vector<int32_t>> &storage, TileCoefficients &out)
 {
     TileBlocks blocks;
-    prepare_tile(cs, tile, options, blocks, out);
+    prepare_tile(cs, tile, options, blocks, out, &pool);
     if (storage.size() < out.components.size()) storage.resize(out.components.size());
     for (size_t c = 0; c < out.components.size(); ++c) {
         ComponentPlane &plane = out.components[c];

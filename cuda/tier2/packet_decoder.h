@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "codestream/markers.h"
+#include "common/thread_pool.h"
 #include "geometry/partition.h"
 #include "tier2/packet_header.h"
 
@@ -80,6 +81,7 @@ struct PacketDecodeStats {
     uint64_t data_consumed = 0;    ///< bytes of Tile::data used
     uint64_t headers_consumed = 0; ///< bytes of Tile::packed_headers used
     bool truncated = false;        ///< data ended inside a packet or before the last one
+    uint32_t runs = 1;             ///< runs of packets read at once on the pool (1: one after the other)
 };
 
 /**
@@ -90,9 +92,14 @@ struct PacketDecodeStats {
  * layers >= max_layers (0 = all) are parsed but add nothing. When the data
  * ends early (a truncated stream), what was read is kept and decoding stops.
  * Malformed headers (impossible Lblock or lengths) throw INVALID_DATA.
+ *
+ * With a pool of several threads, packets that the stream locates (tile-parts,
+ * PLT) and whose precincts no earlier packet touched are read in runs at
+ * once, with the same result; a run that does not join the next, or meets
+ * cut or bad data, sends the tile back to one run. The pool must be idle.
  */
 void decode_tile_packets(const Codestream &cs, const Tile &tile, const TileLayout &layout,
                          uint32_t max_layers, TileCodewords &out,
-                         PacketDecodeStats *stats = nullptr);
+                         PacketDecodeStats *stats = nullptr, ThreadPool *pool = nullptr);
 
 }  // namespace j2kc

@@ -71,7 +71,7 @@ uint64_t tile_working_memory(const Codestream &cs, const Tile &tile)
 }
 
 void prepare_tile(const Codestream &cs, const Tile &tile, const TileDecodeOptions &options, TileBlocks &blocks,
-                  TileCoefficients &out, ThreadPool *pool)
+                  TileCoefficients &out, ParallelRunner *pool)
 {
     blocks.layout = shared_partition(cs.siz, cs, tile);
     prepare_planes(cs, tile, *blocks.layout, options, out);

@@ -45,11 +45,11 @@ struct Tier1Scratch {
 /**
  * Tier-2 of `tile` into `blocks`, and the geometry of its planes into `out`
  * (every field but ComponentPlane::data, which the caller places: each plane
- * needs samples() elements, which need not be cleared). An idle `pool`
- * reads the packets that the stream locates at once (decode_tile_packets).
+ * needs samples() elements, which need not be cleared). Idle threads of
+ * `pool` read the packets that the stream locates at once (decode_tile_packets).
  */
 void prepare_tile(const Codestream &cs, const Tile &tile, const TileDecodeOptions &options, TileBlocks &blocks,
-                  TileCoefficients &out, ThreadPool *pool = nullptr);
+                  TileCoefficients &out, ParallelRunner *pool = nullptr);
 
 /**
  * Tier-1 of code-block `index` into its place in out's planes; blocks that

@@ -502,7 +502,7 @@ void assemble_codewords(const std::vector<Piece> &pieces, const std::vector<Cont
 
 /** Reads the planned runs at once; false when one of them does not join the next or met bad or cut data. */
 bool read_split_runs(const PacketSource &src, const std::vector<PacketId> &order,
-                     const std::vector<PacketRun> &plan, PacketScratch &scratch, ThreadPool &pool)
+                     const std::vector<PacketRun> &plan, PacketScratch &scratch, ParallelRunner &pool)
 {
     pool.parallel_for(plan.size(), [&](size_t r, unsigned) {
         PacketRunOutput &run = scratch.runs[r];
@@ -541,7 +541,7 @@ void join_runs(PacketScratch &scratch, size_t n)
 }  // namespace
 
 void decode_tile_packets(const Codestream &cs, const Tile &tile, const TileLayout &layout,
-                         uint32_t max_layers, TileCodewords &out, PacketDecodeStats *stats, ThreadPool *pool)
+                         uint32_t max_layers, TileCodewords &out, PacketDecodeStats *stats, ParallelRunner *pool)
 {
     out.blocks.assign(layout.code_blocks.size(), CodeBlockCodewords{});
     const CodingStyle &cod = cs.coding_style(tile);

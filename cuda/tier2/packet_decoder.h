@@ -96,10 +96,10 @@ struct PacketDecodeStats {
  * With a pool of several threads, packets that the stream locates (tile-parts,
  * PLT) and whose precincts no earlier packet touched are read in runs at
  * once, with the same result; a run that does not join the next, or meets
- * cut or bad data, sends the tile back to one run. The pool must be idle.
+ * cut or bad data, sends the tile back to one run. A ThreadPool must be idle.
  */
 void decode_tile_packets(const Codestream &cs, const Tile &tile, const TileLayout &layout,
                          uint32_t max_layers, TileCodewords &out,
-                         PacketDecodeStats *stats = nullptr, ThreadPool *pool = nullptr);
+                         PacketDecodeStats *stats = nullptr, ParallelRunner *pool = nullptr);
 
 }  // namespace j2kc

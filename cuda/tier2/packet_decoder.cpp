@@ -9,6 +9,8 @@
 #include "tier2/packet_decoder.h"
 
 #include <algorithm>
+#include <functional>
+#include <utility>
 
 #include "common/status.h"
 #include "common/thread_pool.h"
@@ -406,6 +408,7 @@ struct PacketScratch {
     std::vector<Piece> pieces;  ///< split runs' pieces and contributions, joined
     std::vector<Contribution> contributions;
     std::vector<size_t> first, next, sorted, chunk_start, segment_start;
+    std::vector<std::pair<uint64_t, size_t>> by_blocks;  ///< split runs' code-blocks and indices
 
     /** Arrays grown past this (a huge tile) are given back rather than kept. */
     static constexpr size_t kKeptBytes = size_t{64} << 20;
@@ -504,7 +507,23 @@ void assemble_codewords(const std::vector<Piece> &pieces, const std::vector<Cont
 bool read_split_runs(const PacketSource &src, const std::vector<PacketId> &order,
                      const std::vector<PacketRun> &plan, PacketScratch &scratch, ParallelRunner &pool)
 {
-    pool.parallel_for(plan.size(), [&](size_t r, unsigned) {
+    // Runs handed out by their code-blocks, most first, so that a thread that
+    // joins late takes a short one rather than the longest.
+    std::vector<std::pair<uint64_t, size_t>> &by_blocks = scratch.by_blocks;
+    by_blocks.clear();
+    for (size_t r = 0; r < plan.size(); ++r) {
+        uint64_t blocks = 0;
+        for (size_t i = plan[r].begin; i < plan[r].end; ++i) {
+            const PacketId &id = order[i];
+            for (const PrecinctBand &pb : src.layout.components[id.component].resolutions[id.resolution]
+                                              .precincts[id.precinct].bands)
+                blocks += pb.num_cblks();
+        }
+        by_blocks.emplace_back(blocks, r);
+    }
+    std::sort(by_blocks.begin(), by_blocks.end(), std::greater<>());
+    pool.parallel_for(plan.size(), [&](size_t k, unsigned) {
+        const size_t r = by_blocks[k].second;
         PacketRunOutput &run = scratch.runs[r];
         run.pos = plan[r].pos;
         try {

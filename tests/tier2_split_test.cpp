@@ -14,6 +14,7 @@
 #include "codestream/markers.h"
 #include "codestream/reader.h"
 #include "common/status.h"
+#include "codewords_compare.h"
 #include "common/thread_pool.h"
 #include "geometry/partition.h"
 #include "j2kc.h"
@@ -45,31 +46,14 @@ Outcome read_tile(const Codestream &cs, const Tile &tile, const TileLayout &layo
     return o;
 }
 
-/** Every field of every code-block, the chunks' addresses included (both point into Tile::data). */
+/** The outcome of one run against the split one's. */
 void expect_same(const Outcome &one, const Outcome &split, const std::string &what)
 {
     ASSERT_EQ(one.error, split.error) << what;
     EXPECT_EQ(one.stats.packets, split.stats.packets) << what;
     EXPECT_EQ(one.stats.data_consumed, split.stats.data_consumed) << what;
     EXPECT_EQ(one.stats.truncated, split.stats.truncated) << what;
-    ASSERT_EQ(one.words.size(), split.words.size()) << what;
-    for (size_t b = 0; b < one.words.size(); ++b) {
-        const CodeBlockCodewords &x = one.words[b], &y = split.words[b];
-        ASSERT_EQ(x.included, y.included) << what << " block " << b;
-        ASSERT_EQ(x.zero_bitplanes, y.zero_bitplanes) << what << " block " << b;
-        ASSERT_EQ(x.lblock, y.lblock) << what << " block " << b;
-        ASSERT_EQ(x.num_passes, y.num_passes) << what << " block " << b;
-        ASSERT_EQ(x.chunks.size(), y.chunks.size()) << what << " block " << b;
-        for (size_t k = 0; k < x.chunks.size(); ++k) {
-            ASSERT_EQ(x.chunks[k].data, y.chunks[k].data) << what << " block " << b;
-            ASSERT_EQ(x.chunks[k].length, y.chunks[k].length) << what << " block " << b;
-        }
-        ASSERT_EQ(x.segments.size(), y.segments.size()) << what << " block " << b;
-        for (size_t k = 0; k < x.segments.size(); ++k) {
-            ASSERT_EQ(x.segments[k].length, y.segments[k].length) << what << " block " << b;
-            ASSERT_EQ(x.segments[k].passes, y.segments[k].passes) << what << " block " << b;
-        }
-    }
+    j2kc_test::expect_same_codewords(one.words, split.words, what);
 }
 
 struct StreamCase {

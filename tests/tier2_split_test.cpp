@@ -8,6 +8,7 @@
  */
 #include <gtest/gtest.h>
 
+#include <random>
 #include <string>
 #include <vector>
 
@@ -161,6 +162,24 @@ TEST(Tier2Split, SopAndEphMarkersSplitAlike)
             ASSERT_FALSE(bytes.empty()) << c.name();
             EXPECT_GT(compare_tiles(bytes, c.name(), pool), 0u) << c.name();
         }
+}
+
+TEST(Tier2Split, RandomDamageReadsAsInOneRun)
+{
+    ThreadPool pool(3);
+    const StreamCase c{J2KC_PROG_RPCL, J2KC_TILE_PARTS_RESOLUTION, true, true, false, false, 1};
+    const std::vector<uint8_t> clean = encode(c);
+    const Codestream cs = parse_codestream(clean.data(), clean.size());
+    ASSERT_GE(cs.tile_parts.size(), 2u);
+    ASSERT_GT(compare_tiles(clean, c.name(), pool), 0u);
+    const uint64_t first = cs.tile_parts.front().data_offset;
+    const uint64_t end = cs.tile_parts.back().data_offset + cs.tile_parts.back().data_length;
+    std::mt19937 rng(2027);
+    for (int trial = 0; trial < 300; ++trial) {
+        std::vector<uint8_t> bytes = clean;
+        for (int k = 0; k < 1 + trial % 4; ++k) bytes[first + rng() % (end - first)] = static_cast<uint8_t>(rng());
+        compare_tiles(bytes, c.name() + " trial " + std::to_string(trial), pool);
+    }
 }
 
 TEST(Tier2Split, WithoutAPoolOfSeveralThreadsOneRun)

@@ -150,7 +150,7 @@ size_t tier2_frame(const std::vector<uint8_t> &stream, const j2kc_decoder_config
     if (jobs) std::memcpy(at, f.table.jobs.data(), jobs);
     if (segments) std::memcpy(at + jobs, f.table.segments.data(), segments);
     if (order) std::memcpy(at + jobs + segments, f.order.data(), order);
-    f.table.copy_bytes(at + jobs + segments + order);
+    f.table.copy_bytes(at + jobs + segments + order, pool);
     const double t3 = thread_seconds();
     times = {1e3 * (t1 - t0), 1e3 * (t2 - t1), 1e3 * (t3 - t2)};
     return f.table.jobs.size();

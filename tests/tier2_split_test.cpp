@@ -8,6 +8,7 @@
  */
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -19,6 +20,7 @@
 #include "common/thread_pool.h"
 #include "geometry/partition.h"
 #include "j2kc.h"
+#include "pipeline/tile_decoder.h"
 #include "test_streams.h"
 #include "tier2/packet_decoder.h"
 
@@ -209,5 +211,29 @@ TEST(Tier2Split, DamagedDataReadsAsInOneRun)
                                   pool);
                 }
             }
+    }
+}
+
+TEST(Tier2Split, JobBytesCopiedInPiecesAsInOne)
+{
+    // Runs of 0 to 8 KiB out of 6 MiB, so that the copy splits into pieces.
+    std::mt19937 rng(11);
+    std::vector<uint8_t> source(size_t{6} << 20);
+    for (uint8_t &b : source) b = static_cast<uint8_t>(rng());
+    Tier1JobTable table;
+    while (table.num_bytes < source.size() - 8192) {
+        const uint32_t length = rng() % 8193;
+        table.byte_runs.push_back(CodeBlockChunk{source.data() + rng() % (source.size() - length), length});
+        table.num_bytes += length;
+    }
+    std::vector<uint8_t> one(table.num_bytes), pieces(table.num_bytes, 0xA5);
+    table.copy_bytes(one.data());
+    ThreadPool pool(3);
+    table.copy_bytes(pieces.data(), &pool);
+    EXPECT_TRUE(one == pieces);
+    size_t at = 0;
+    for (const CodeBlockChunk &run : table.byte_runs) {
+        ASSERT_EQ(std::memcmp(one.data() + at, run.data, run.length), 0);
+        at += run.length;
     }
 }

@@ -693,7 +693,7 @@ private:
         // The parser bounds the samples by max_memory already; all of them sit in one buffer.
         frame.samples = samples;
         if (gpu_tier1_) {
-            gather_jobs(frame, options);
+            gather_jobs(frame, options, idle);
             return;
         }
         {
@@ -706,7 +706,7 @@ private:
     }
 
     /** GPU Tier-1: every tile's jobs into the slot's table, then into its pinned buffer. */
-    void gather_jobs(Frame &frame, const TileDecodeOptions &options)
+    void gather_jobs(Frame &frame, const TileDecodeOptions &options, IdleWorkers &idle)
     {
         const ParsedStream &s = frame.stream;
         Slot &slot = *frame.slot;
@@ -737,7 +737,7 @@ private:
                         table.segments.size() * sizeof(CodewordSegment));
         if (!slot.order.empty())
             std::memcpy(pinned + slot.t1_order_at, slot.order.data(), slot.order.size() * sizeof(uint32_t));
-        table.copy_bytes(pinned + slot.t1_bytes_at);
+        table.copy_bytes(pinned + slot.t1_bytes_at, &idle);
         slot.t1_status_host.reserve(std::max<size_t>(table.jobs.size(), 1));
         upload_tier1_input(frame);
     }

@@ -85,14 +85,12 @@ struct Tier1JobTable {
         ht_jobs = 0;
     }
 
-    /** Every job's bytes back to back into out[0 .. num_bytes), at the jobs' data offsets. */
-    void copy_bytes(uint8_t *out) const
-    {
-        for (const CodeBlockChunk &run : byte_runs) {
-            std::memcpy(out, run.data, run.length);
-            out += run.length;
-        }
-    }
+    /**
+     * Every job's bytes back to back into out[0 .. num_bytes), at the jobs'
+     * data offsets; with a pool, in pieces of a mebibyte or more at once
+     * (the bytes of a large frame are most of its Tier-2 time).
+     */
+    void copy_bytes(uint8_t *out, ParallelRunner *pool = nullptr) const;
 };
 
 /**

@@ -325,8 +325,9 @@ std::vector<PacketRun> runs_from_packet_lengths(const Tile &tile, const std::vec
  * Tile-parts give their first bytes but not their first packets. Encoders
  * cut tile-parts where an outer index of the progression changes (the DCI
  * profiles a tile-part a component, or a component and resolution range of
- * a POC entry): the cuts of the first of component, resolution or layer
- * whose changes come exactly once per tile-part boundary, all clean. The
+ * a POC entry): the cuts of the first of component or resolution whose
+ * changes come exactly once per tile-part boundary, all clean (a layer's
+ * change never is: the next layer revisits precincts). The
  * reading checks the pairing (each run must end where the next tile-part
  * begins) and goes back to one run when it does not hold.
  */
@@ -335,8 +336,7 @@ std::vector<PacketRun> runs_from_tile_parts(const std::vector<PacketId> &order, 
 {
     using Field = uint32_t (*)(const PacketId &);
     const Field fields[] = {[](const PacketId &id) { return uint32_t{id.component}; },
-                            [](const PacketId &id) { return uint32_t{id.resolution}; },
-                            [](const PacketId &id) { return uint32_t{id.layer}; }};
+                            [](const PacketId &id) { return uint32_t{id.resolution}; }};
     for (Field field : fields) {
         std::vector<PacketRun> runs{PacketRun{0, order.size(), 0}};
         bool usable = true;
@@ -380,9 +380,10 @@ std::vector<PacketRun> plan_runs(const Codestream &cs, const Tile &tile, const T
             bytes += tp.data_length;
         }
     if (bytes != tile.data.size()) return {};
-    // Packets with their headers in the data take a byte at least: more of
-    // them than bytes cannot all be there, and their order is not built.
-    if (packet_count(layout, cod.layers) > tile.data.size()) return {};
+    // The packet order is built only where it takes no more memory than the
+    // tile's data (real streams hold hundreds of bytes a packet), so that a
+    // hostile header promising more packets than bytes costs nothing.
+    if (packet_count(layout, cod.layers) * sizeof(PacketId) > tile.data.size()) return {};
     const bool plt = !tile.packet_lengths.empty();
     if (part_start.size() < 2 && !plt) return {};
     order = packet_order(layout, cod.layers, cod.progression, cs.progression_changes(tile));

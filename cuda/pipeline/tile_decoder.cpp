@@ -202,7 +202,8 @@ void append_tier1_jobs(const Codestream &cs, const Tile &tile, const TileDecodeO
 void Tier1JobTable::copy_bytes(uint8_t *out, ParallelRunner *pool) const
 {
     constexpr size_t kPieceBytes = size_t{1} << 20;
-    const size_t pieces = pool ? std::min<size_t>(2 * size_t{pool->size()}, num_bytes / kPieceBytes) : 1;
+    const size_t pieces =
+        pool && pool->size() > 1 ? std::min<size_t>(2 * size_t{pool->size()}, num_bytes / kPieceBytes) : 1;
     if (pieces < 2) {
         for (const CodeBlockChunk &run : byte_runs) {
             std::memcpy(out, run.data, run.length);

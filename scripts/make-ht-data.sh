@@ -3,7 +3,8 @@
 # written by two independent encoders, OpenJPH's ojph_compress and Grok's
 # grk_compress -M 64, and the samples an independent decoder (OpenJPH's
 # ojph_expand, cross-checked by OpenJPEG's opj_decompress for the
-# 5/3 streams) gives for them, as tests/ht_decode_test.cpp expects them:
+# 5/3 streams) gives for them, as tests/ht_decode_test.cpp expects them
+# (and MIXED streams, scripts/make-ht-mixed.py):
 # scripts/make-ht-expected.py writes expected.txt (per component its size,
 # precision, signedness, the FNV-1a 64 hash of its samples as 32-bit
 # little-endian integers, and the tolerance) and the samples of 9/7 streams.
@@ -127,4 +128,13 @@ python3 "$here/scripts/make-ht-expected.py" "$out"
 ffmpeg=${FFMPEG:-$(command -v ffmpeg || true)}
 [[ -z $ffmpeg && -x $here/build/stage/bin/ffmpeg ]] && ffmpeg=$here/build/stage/bin/ffmpeg
 python3 "$here/scripts/make-ht-refine.py" "$out" "$work" "$out/expected.txt" $ffmpeg
+# MIXED tile-components of HT and Part-1 code-blocks, put together by the
+# tests (HT_DECODE_TEST, default build/core/tests/ht_decode_test) and checked
+# with FFmpeg's native decoder, which both need.
+test=${HT_DECODE_TEST:-$here/build/core/tests/ht_decode_test}
+if [[ -n $ffmpeg && -x $test ]]; then
+    python3 "$here/scripts/make-ht-mixed.py" "$out" "$work" "$out/expected.txt" "$test" "$ffmpeg"
+else
+    echo "make-ht-data: no FFmpeg or no $test: the MIXED streams (m_*) are left out" >&2
+fi
 ls -l "$out"

@@ -910,7 +910,8 @@ TEST(Codestream, CodValidation)
     EXPECT_EQ(status_with([](Bytes &b, size_t p) { b[p + 6] = 5; b[p + 7] = 4; }), J2KC_ERR_INVALID_DATA);
     EXPECT_EQ(status_with([](Bytes &b, size_t p) { b[p + 6] = 9; b[p + 7] = 0; }), J2KC_ERR_INVALID_DATA);
     EXPECT_EQ(status_with([](Bytes &b, size_t p) { b[p + 8] = 0x40; }), J2KC_OK);  // HT (Part 15)
-    EXPECT_EQ(status_with([](Bytes &b, size_t p) { b[p + 8] = 0xC0; }), J2KC_ERR_UNSUPPORTED);  // HT MIXED
+    EXPECT_EQ(status_with([](Bytes &b, size_t p) { b[p + 8] = 0xC0; }), J2KC_OK);  // HT MIXED (Part 15)
+    EXPECT_EQ(status_with([](Bytes &b, size_t p) { b[p + 8] = 0x80; }), J2KC_ERR_UNSUPPORTED);  // MIXED without HT
     EXPECT_EQ(status_with([](Bytes &b, size_t p) { b[p + 9] = 2; }), J2KC_ERR_INVALID_DATA);
     EXPECT_EQ(status_with([](Bytes &b, size_t p) { b[p + 1] = 5; }), J2KC_ERR_INVALID_DATA);
     EXPECT_EQ(status_with([](Bytes &b, size_t p) { b[p + 2] = 0; b[p + 3] = 0; }), J2KC_ERR_INVALID_DATA);

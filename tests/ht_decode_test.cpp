@@ -3,6 +3,8 @@
 // tests/data/ht's own generator (refinement passes, placeholder passes,
 // layers), decoded by the CPU backend and compared with an independent
 // decoder's samples (tests/data/ht/expected.txt, scripts/make-ht-data.sh);
+// MIXED tile-components of HT and Part-1 code-blocks, put together here from
+// a Part-1 and an HT encoding of one image, decoded to that image;
 // the job-table path the GPU runs (t1_decode_any_job) against Tier1Decoder on
 // the host; the GPU backend against the CPU (Gpu*, skipped without a
 // device); and hostile HT data, which must give an error status or a corrupt
@@ -37,6 +39,8 @@
 #include "tier1/tier1.h"
 #include "tier1/tier1_decode_job.h"
 #include "tier1_job_table_check.h"
+#include "tier2/bit_io.h"
+#include "tier2/packet_encoder.h"
 
 namespace j2kc {
 namespace {
@@ -727,6 +731,451 @@ TEST(HtHostile, DamagedStreams)
         }
     }
     EXPECT_GT(decoded, 20u);
+}
+
+// ------------------------------------------------------------ MIXED mode (HT and Part-1 code-blocks)
+
+/**
+ * A code-block's codewords as Tier-2 reads them from a one-tile stream, in
+ * the form the packet encoder takes: its bytes back to back and an end for
+ * each pass (every pass of a segment ends where the segment ends, which is
+ * all a packet header needs while segments go whole into packets).
+ */
+struct BlockSource {
+    std::vector<uint8_t> bytes;
+    std::vector<uint32_t> pass_end;
+    std::vector<uint8_t> terminated;  ///< per pass, where the block was coded here; else empty
+    uint8_t zero_bitplanes = 0;
+};
+
+/**
+ * A lossless Part-1 block (style 0, one segment) coded again with the Part-1
+ * modes `modes`: its quantisation indices read back by Tier1Decoder (every
+ * plane decoded, so out = sign * (2|q| + 1)), then encode_code_block. Its
+ * passes end at real truncation points, so layers may cut it anywhere.
+ */
+BlockSource recode_part1(const BlockSource &b, const CodeBlock &cb, BandOrientation orientation, uint8_t modes)
+{
+    const uint32_t w = cb.rect.width(), h = cb.rect.height();
+    const uint32_t passes = static_cast<uint32_t>(b.pass_end.size());
+    if (passes == 0) return b;
+    Tier1DecodeParams dp;
+    dp.orientation = orientation;
+    dp.zero_bitplanes = b.zero_bitplanes;
+    dp.num_bitplanes = static_cast<uint8_t>(b.zero_bitplanes + (passes + 2) / 3);  // 3 nbp - 2 passes
+    std::vector<int32_t> q(size_t{w} * h);
+    const CodewordSegment segment{static_cast<uint32_t>(b.bytes.size()), passes};
+    Tier1Decoder decoder;
+    decoder.decode(b.bytes.data(), &segment, 1, w, h, dp, q.data(), w);
+    for (int32_t &v : q) v /= 2;
+    EncodedCodeBlock enc;
+    encode_code_block(q.data(), w, w, h, Tier1EncodeParams{orientation, modes, dp.num_bitplanes}, enc);
+    EXPECT_EQ(enc.zero_bitplanes, b.zero_bitplanes);
+    EXPECT_EQ(enc.passes.size(), passes);
+    BlockSource out;
+    out.bytes = enc.data;
+    out.zero_bitplanes = enc.zero_bitplanes;
+    for (const PassInfo &pi : enc.passes) {
+        out.pass_end.push_back(pi.end);
+        out.terminated.push_back(pi.terminated ? 1 : 0);
+    }
+    return out;
+}
+
+std::vector<BlockSource> block_sources(const Codestream &cs, std::shared_ptr<const TileLayout> &layout)
+{
+    TileBlocks blocks;
+    TileCoefficients coefficients;
+    prepare_tile(cs, cs.tiles.at(0), TileDecodeOptions{}, blocks, coefficients);
+    layout = blocks.layout;
+    std::vector<BlockSource> out(blocks.codewords.size());
+    for (size_t i = 0; i < out.size(); ++i) {
+        const CodeBlockCodewords &cw = blocks.codewords[i];
+        for (const CodeBlockChunk &c : cw.chunks) out[i].bytes.insert(out[i].bytes.end(), c.data, c.data + c.length);
+        uint32_t end = 0;
+        for (const CodewordSegment &seg : cw.segments) {
+            end += seg.length;
+            out[i].pass_end.insert(out[i].pass_end.end(), seg.passes, end);
+        }
+        out[i].zero_bitplanes = cw.zero_bitplanes;
+    }
+    return out;
+}
+
+size_t main_marker(const std::vector<uint8_t> &cs, uint16_t marker)
+{
+    for (const MarkerSegment &m : list_marker_segments(cs.data(), cs.size()))
+        if (m.marker == marker) return static_cast<size_t>(m.offset);
+    ADD_FAILURE() << "no marker 0x" << std::hex << marker;
+    return 0;
+}
+
+/** Which coder a code-block of the MIXED stream takes (index in the tile's layout). */
+bool mixed_part1(size_t index, const CodeBlock &cb) { return (index * 7 + cb.resolution) % 3 != 0; }
+
+/**
+ * A MIXED codestream (code-block style 0xC0 with the Part-1 modes `modes`,
+ * Ccap15 MIXED) of `image`: it is encoded losslessly twice with `cfg`'s
+ * geometry, once with each block coder, and each code-block's codewords are
+ * taken from one of the two (mixed_part1; a Part-1 block coded again with
+ * `modes` where they are not 0) and written into new packets by the packet
+ * encoder, whose first lengths tell the decoder which coder a block used.
+ * With two layers a Part-1 block sends half its passes in the first (no more
+ * than its first codeword segment holds) and the rest in the second, and
+ * every other HT block waits for the second.
+ */
+std::vector<uint8_t> mixed_stream(const j2kc_image &image, j2kc_encoder_config cfg, uint16_t layers, uint8_t modes)
+{
+    cfg.lossless = 1;
+    cfg.guard_bits = 2;
+    cfg.layers = 1;
+    cfg.block_coder = J2KC_BLOCK_CODER_PART1;
+    const std::vector<uint8_t> part1 = j2kc_test::encode_stream(image, cfg);
+    cfg.block_coder = J2KC_BLOCK_CODER_HT;
+    std::vector<uint8_t> out = j2kc_test::encode_stream(image, cfg);
+    const Codestream cs1 = parse_codestream(part1.data(), part1.size());
+    const Codestream csh = parse_codestream(out.data(), out.size());
+    EXPECT_EQ(cs1.tiles.size(), 1u);
+    EXPECT_EQ(csh.tiles.size(), 1u);
+    std::shared_ptr<const TileLayout> layout1, layout;
+    std::vector<BlockSource> src1 = block_sources(cs1, layout1);
+    const std::vector<BlockSource> srch = block_sources(csh, layout);
+    EXPECT_EQ(src1.size(), srch.size());
+    const size_t n = srch.size();
+    const uint8_t style = cblk_style::kHighThroughput | cblk_style::kMixed | modes;
+    std::vector<CodeBlockPasses> cblks(n);
+    std::vector<uint32_t> layer_passes(size_t{layers} * n);
+    for (size_t i = 0; i < n; ++i) {
+        const CodeBlock &cb = layout->code_blocks[i];
+        const bool p1 = mixed_part1(i, cb);
+        if (p1 && modes) {
+            const BandOrientation o = layout->components[cb.component].resolutions[cb.resolution].bands[cb.band].orientation;
+            src1[i] = recode_part1(src1[i], cb, o, modes);
+        }
+        const BlockSource &s = p1 ? src1[i] : srch[i];
+        const uint32_t passes = static_cast<uint32_t>(s.pass_end.size());
+        cblks[i] = CodeBlockPasses{s.bytes.data(), s.pass_end.data(), s.terminated.empty() ? nullptr : s.terminated.data(),
+                                   passes, s.zero_bitplanes, p1};
+        const uint32_t first = std::min((passes + 1) / 2, codeword_segment_end(modes, 0));
+        for (uint16_t l = 0; l < layers; ++l) {
+            const bool last = l + 1 == layers;
+            layer_passes[l * n + i] = last ? passes : p1 ? first : (i % 2 ? passes : 0);
+        }
+    }
+    const CodingStyle &cod = csh.coding_style(csh.tiles[0]);
+    PacketEncodeParams params;
+    params.layers = layers;
+    params.progression = cod.progression;
+    params.cblk_style.assign(csh.siz.components.size(), style);
+    EncodedTilePackets packets;
+    encode_tile_packets(*layout, params, cblks.data(), layer_passes.data(), packets);
+
+    // The HT stream's headers, with the style, the layers and Ccap15 of a
+    // MIXED stream, then the new packets.
+    const size_t cod_at = main_marker(out, kCOD), cap_at = main_marker(out, kCAP);
+    const size_t sot = main_marker(out, kSOT), sod = main_marker(out, kSOD);
+    out[cod_at + 6] = static_cast<uint8_t>(layers >> 8);
+    out[cod_at + 7] = static_cast<uint8_t>(layers);
+    out[cod_at + 12] = style;
+    out[cap_at + 8] |= static_cast<uint8_t>(ccap15::kModeMask >> 8);
+    out.resize(sod + 2);
+    out.insert(out.end(), packets.data.begin(), packets.data.end());
+    const uint32_t psot = static_cast<uint32_t>(out.size() - sot);
+    for (int k = 0; k < 4; ++k) out[sot + 6 + k] = static_cast<uint8_t>(psot >> (24 - 8 * k));
+    out.push_back(0xFF);
+    out.push_back(0xD9);
+    return out;
+}
+
+struct MixedCase {
+    const char *name;
+    uint32_t width, height, components;
+    uint8_t precision;
+    int levels, cblk_log2, precinct_log2;
+    j2kc_progression progression;
+    uint16_t layers;
+    uint8_t modes;  ///< Part-1 modes of the style (bits 0..5)
+};
+
+const MixedCase kMixedCases[] = {
+    {"rgb12_lrcp", 97, 61, 3, 12, 3, 5, 0, J2KC_PROG_LRCP, 1, 0},
+    {"gray16_rpcl_precincts_2layers", 80, 72, 1, 16, 2, 4, 5, J2KC_PROG_RPCL, 2, 0},
+    {"gray8_cprl_2layers", 64, 40, 1, 8, 1, 3, 0, J2KC_PROG_CPRL, 2, 0},
+    // The Part-1 modes that keep one codeword segment (RESET, VSC, PTERM, SEGSYM),
+    {"gray10_modes_3a_2layers", 48, 40, 1, 10, 2, 4, 0, J2KC_PROG_LRCP, 2, 0x3A},
+    // every Part-1 mode (TERMALL: a first packet of one pass per Part-1 block),
+    {"gray10_modes_3f_2layers", 48, 40, 1, 10, 2, 4, 0, J2KC_PROG_LRCP, 2, 0x3F},
+    // and BYPASS (raw passes after the tenth) with VSC: first packets of up to ten passes.
+    {"rgb8_bypass_vsc_2layers", 40, 36, 3, 8, 1, 4, 0, J2KC_PROG_RLCP, 2, 0x09},
+};
+
+struct Mixed {
+    j2kc_test::Planes16 image;
+    std::vector<uint8_t> stream;
+};
+
+Mixed make_mixed(const MixedCase &m)
+{
+    Mixed out{j2kc_test::synthetic_frame(m.width, m.height, m.components, m.precision, 5, 0.05), {}};
+    j2kc_encoder_config cfg = j2kc_test::cpu_encoder_config(quiet);
+    cfg.levels = m.levels;
+    cfg.cblk_width_log2 = cfg.cblk_height_log2 = m.cblk_log2;
+    if (m.precinct_log2) cfg.precinct_width_log2 = cfg.precinct_height_log2 = m.precinct_log2;
+    cfg.progression = m.progression;
+    out.stream = mixed_stream(out.image.image, cfg, m.layers, m.modes);
+    return out;
+}
+
+/** HT and Part-1 blocks of the stream's one tile, as Tier-2 tells them apart. */
+void count_coders(const std::vector<uint8_t> &stream, size_t &ht, size_t &part1)
+{
+    const Codestream cs = parse_codestream(stream.data(), stream.size());
+    TileBlocks blocks;
+    TileCoefficients coefficients;
+    prepare_tile(cs, cs.tiles.at(0), TileDecodeOptions{}, blocks, coefficients);
+    ht = part1 = 0;
+    for (size_t i = 0; i < blocks.codewords.size(); ++i) {
+        const CodeBlockCodewords &cw = blocks.codewords[i];
+        if (!cw.included) continue;
+        EXPECT_EQ(cw.part1, mixed_part1(i, blocks.layout->code_blocks[i])) << "code-block " << i;
+        ++(cw.part1 ? part1 : ht);
+    }
+}
+
+TEST(HtMixed, DecodesToTheImage)
+{
+    for (const MixedCase &m : kMixedCases) {
+        const Mixed mx = make_mixed(m);
+        ASSERT_FALSE(mx.stream.empty()) << m.name;
+        const Codestream cs = parse_codestream(mx.stream.data(), mx.stream.size());
+        EXPECT_EQ(cs.main.cod->component.cblk_style, 0xC0 | m.modes) << m.name;
+        EXPECT_EQ(cs.ccap15 & ccap15::kModeMask, ccap15::kModeMixed) << m.name;
+        EXPECT_TRUE(cs.warnings.empty()) << m.name << ": " << cs.warnings[0];
+        size_t ht = 0, part1 = 0;
+        count_coders(mx.stream, ht, part1);
+        EXPECT_GT(ht, 3u) << m.name;
+        EXPECT_GT(part1, 3u) << m.name;
+        const Decoded d = decode(mx.stream, J2KC_BACKEND_CPU);
+        ASSERT_EQ(d.status, J2KC_OK) << m.name;
+        ASSERT_EQ(d.planes.size(), m.components) << m.name;
+        for (uint32_t c = 0; c < m.components; ++c) {
+            const std::vector<uint16_t> &want = mx.image.planes[c];
+            ASSERT_EQ(d.planes[c].size(), want.size()) << m.name;
+            EXPECT_TRUE(std::equal(want.begin(), want.end(), d.planes[c].begin(),
+                                   [](uint16_t a, int32_t b) { return int32_t{a} == b; }))
+                << m.name << " component " << c << ": not the image (lossless)";
+        }
+        // Fewer layers and resolutions decode too (the Part-1 blocks' later
+        // passes and the late HT blocks are left out).
+        EXPECT_EQ(decode(mx.stream, J2KC_BACKEND_CPU, 0, 1, 1).status, J2KC_OK) << m.name;
+    }
+}
+
+TEST(HtMixed, DumpShowsMixed)
+{
+    const Mixed mx = make_mixed(kMixedCases[0]);
+    const std::string text = dump_codestream(parse_codestream(mx.stream.data(), mx.stream.size()));
+    EXPECT_NE(text.find("style 0xC0 (HT|MIXED)"), std::string::npos) << text;
+    EXPECT_NE(text.find("MIXED (HT and Part-1 code-blocks)"), std::string::npos) << text;
+}
+
+TEST(HtMixed, JobTableMatchesDecodeCodeBlock)
+{
+    size_t blocks = 0, corrupt = 0;
+    for (const MixedCase &m : kMixedCases) {
+        const Mixed mx = make_mixed(m);
+        check_job_table(mx.stream, blocks, corrupt);
+        for (uint32_t seed = 1; seed <= 4; ++seed) check_job_table(garble(mx.stream, seed, 6), blocks, corrupt);
+    }
+    EXPECT_GT(blocks, 50u);
+    EXPECT_GT(corrupt, 0u);
+}
+
+/** Signalling the decoder cannot follow is an error for the frame, never a crash. */
+TEST(HtMixed, RefusesWhatItCannotRead)
+{
+    const Mixed mx = make_mixed(kMixedCases[0]);
+    const size_t cod = main_marker(mx.stream, kCOD);
+    // The Part-1 blocks' modes made TERMALL: their first packets hold several
+    // passes, so several codeword segments that one length cannot say.
+    std::vector<uint8_t> v = mx.stream;
+    v[cod + 12] = 0xC4;
+    EXPECT_EQ(decode(v, J2KC_BACKEND_CPU).status, J2KC_ERR_UNSUPPORTED);
+    // Read as HT-only, the Part-1 blocks are corrupt HT blocks: a clean outcome.
+    v[cod + 12] = 0x40;
+    const Decoded d = decode(v, J2KC_BACKEND_CPU);
+    EXPECT_TRUE(d.status == J2KC_OK || d.status == J2KC_ERR_INVALID_DATA) << d.status;
+    // Damaged MIXED streams: an error status or corrupt code-blocks, strict or not.
+    for (uint32_t seed = 1; seed <= 30; ++seed) {
+        const std::vector<uint8_t> g = garble(mx.stream, seed, 3);
+        for (int strict : {0, 1}) {
+            const int status = decode(g, J2KC_BACKEND_CPU, 0, 0, 0, strict).status;
+            EXPECT_TRUE(status == J2KC_OK || status == J2KC_ERR_INVALID_DATA || status == J2KC_ERR_UNSUPPORTED)
+                << "seed " << seed << " strict " << strict << " status " << status;
+        }
+    }
+}
+
+/**
+ * The first length decides, whoever wrote it: a one-block MIXED stream whose
+ * packets are written here bit by bit. Layer 0 sends three placeholder
+ * passes (a zero field), layer 1 one pass with a 5-byte length. With Lblock
+ * 4 and a top bit of 0 the block is HT (its bytes are no valid cleanup: a
+ * corrupt block, a clean outcome); with Lblock 3, or a top bit of 1, it is
+ * Part-1, which must not follow placeholder passes: INVALID_DATA.
+ */
+TEST(HtMixed, FirstLengthAfterPlaceholders)
+{
+    const j2kc_test::Planes16 img = j2kc_test::synthetic_frame(8, 8, 1, 8, 1, 0.1);
+    j2kc_encoder_config cfg = j2kc_test::cpu_encoder_config(quiet);
+    cfg.block_coder = J2KC_BLOCK_CODER_HT;
+    cfg.lossless = 1;
+    cfg.levels = 0;
+    cfg.cblk_width_log2 = cfg.cblk_height_log2 = 3;
+    const std::vector<uint8_t> ht = j2kc_test::encode_stream(img.image, cfg);
+    ASSERT_FALSE(ht.empty());
+    const auto stream = [&](uint32_t lblock_increment, uint32_t length, uint32_t length_bits) {
+        std::vector<uint8_t> out = ht;
+        const size_t cod = main_marker(out, kCOD), cap = main_marker(out, kCAP);
+        const size_t sot = main_marker(out, kSOT), sod = main_marker(out, kSOD);
+        out[cod + 7] = 2;  // layers
+        out[cod + 12] = cblk_style::kHighThroughput | cblk_style::kMixed;
+        out[cap + 8] |= static_cast<uint8_t>(ccap15::kModeMixed >> 8);
+        out.resize(sod + 2);
+        uint8_t buf[16];
+        PacketHeaderWriter w0(buf, sizeof buf);
+        w0.put_bits(0xD, 4);      // non-empty; included in layer 0; P = 1 (0, then 1)
+        w0.put_bits(0xC, 4);      // 3 passes
+        w0.put_bit(0);            // Lblock stays 3
+        w0.put_bits(0, 3 + 1);    // a zero field of 3 + floor(log2 1) bits, read on to floor(log2 3) more
+        out.insert(out.end(), buf, buf + w0.flush());
+        PacketHeaderWriter w1(buf, sizeof buf);
+        w1.put_bits(0x3, 2);      // non-empty; included
+        w1.put_bit(0);            // 1 pass
+        for (uint32_t k = 0; k < lblock_increment; ++k) w1.put_bit(1);
+        w1.put_bit(0);
+        w1.put_bits(length, length_bits);
+        out.insert(out.end(), buf, buf + w1.flush());
+        for (uint32_t k = 0; k < length; ++k) out.push_back(static_cast<uint8_t>(0x35 + 17 * k));
+        const uint32_t psot = static_cast<uint32_t>(out.size() - sot);
+        for (int k = 0; k < 4; ++k) out[sot + 6 + k] = static_cast<uint8_t>(psot >> (24 - 8 * k));
+        out.push_back(0xFF);
+        out.push_back(0xD9);
+        return out;
+    };
+    const std::vector<uint8_t> as_ht = stream(1, 5, 4);  // Lblock 4, 0101: HT
+    const Codestream cs = parse_codestream(as_ht.data(), as_ht.size());
+    TileBlocks blocks;
+    TileCoefficients coefficients;
+    prepare_tile(cs, cs.tiles.at(0), TileDecodeOptions{}, blocks, coefficients);
+    ASSERT_EQ(blocks.codewords.size(), 1u);
+    EXPECT_FALSE(blocks.codewords[0].part1);
+    EXPECT_EQ(blocks.codewords[0].num_passes, 4u);
+    const int status = decode(as_ht, J2KC_BACKEND_CPU).status;
+    EXPECT_TRUE(status == J2KC_OK || status == J2KC_ERR_INVALID_DATA) << status;
+    EXPECT_EQ(decode(stream(0, 5, 3), J2KC_BACKEND_CPU).status, J2KC_ERR_INVALID_DATA);   // Lblock 3: Part-1
+    EXPECT_EQ(decode(stream(1, 13, 4), J2KC_BACKEND_CPU).status, J2KC_ERR_INVALID_DATA);  // top bit 1: Part-1
+}
+
+/** Ccap15's mode bits announce the styles: other encoders' streams agree, a disagreement is noted, not refused. */
+TEST(HtMixed, Ccap15AgreesWithTheStyles)
+{
+    for (const std::string &name : stream_names()) {
+        const std::vector<uint8_t> f = read_file(data_path(name));
+        if (f.size() < 2 || f[0] != 0xFF) continue;  // raw codestreams
+        const Codestream cs = parse_codestream(f.data(), f.size());
+        for (const std::string &w : cs.warnings) EXPECT_EQ(w.find("Ccap15"), std::string::npos) << name << ": " << w;
+    }
+    // This library's HT streams, lossless and 9/7.
+    const j2kc_test::Planes16 img = j2kc_test::synthetic_frame(64, 48, 3, 12, 3, 0.02);
+    for (int lossless : {1, 0}) {
+        j2kc_encoder_config cfg = j2kc_test::cpu_encoder_config(quiet);
+        cfg.block_coder = J2KC_BLOCK_CODER_HT;
+        cfg.lossless = lossless;
+        const std::vector<uint8_t> f = j2kc_test::encode_stream(img.image, cfg);
+        const Codestream cs = parse_codestream(f.data(), f.size());
+        EXPECT_TRUE(cs.warnings.empty()) << (lossless ? "lossless: " : "9/7: ") << cs.warnings[0];
+    }
+    std::vector<uint8_t> v = make_mixed(kMixedCases[0]).stream;
+    v[main_marker(v, kCAP) + 8] &= 0x3F;  // HTONLY
+    const Codestream cs = parse_codestream(v.data(), v.size());
+    ASSERT_FALSE(cs.warnings.empty());
+    EXPECT_NE(cs.warnings[0].find("disagrees with Ccap15"), std::string::npos) << cs.warnings[0];
+    EXPECT_EQ(decode(v, J2KC_BACKEND_CPU).status, J2KC_OK);  // the styles decide
+    // A 9/7 HT stream whose Ccap15 says HTREV.
+    const std::vector<uint8_t> f = read_file(data_path("o_rgb8_irv_32.j2c"));
+    std::vector<uint8_t> w = f;
+    w[main_marker(w, kCAP) + 9] &= static_cast<uint8_t>(~ccap15::kIrreversible);
+    const Codestream irv = parse_codestream(w.data(), w.size());
+    ASSERT_FALSE(irv.warnings.empty());
+    EXPECT_NE(irv.warnings[0].find("says HTREV"), std::string::npos) << irv.warnings[0];
+}
+
+/** The packet encoder refuses MIXED blocks whose first lengths could not tell their coder. */
+TEST(HtMixed, WriterRefusesAmbiguousFirstPackets)
+{
+    const Mixed mx = make_mixed(kMixedCases[2]);
+    const Codestream cs = parse_codestream(mx.stream.data(), mx.stream.size());
+    std::shared_ptr<const TileLayout> layout;
+    const std::vector<BlockSource> src = block_sources(cs, layout);
+    std::vector<CodeBlockPasses> cblks(src.size());
+    std::vector<uint32_t> passes(src.size());
+    for (size_t i = 0; i < src.size(); ++i) {
+        passes[i] = static_cast<uint32_t>(src[i].pass_end.size());
+        cblks[i] = CodeBlockPasses{src[i].bytes.data(), src[i].pass_end.data(), nullptr, passes[i],
+                                   src[i].zero_bitplanes, true};
+    }
+    PacketEncodeParams params;
+    params.cblk_style = {0xC0};
+    EncodedTilePackets packets;
+    EXPECT_NO_THROW(encode_tile_packets(*layout, params, cblks.data(), passes.data(), packets));
+    params.cblk_style = {0xC4};  // TERMALL: a segment per pass, which a first packet of several passes cannot say
+    EXPECT_THROW(encode_tile_packets(*layout, params, cblks.data(), passes.data(), packets), Error);
+}
+
+/**
+ * Not a check: with J2KC_HT_MIXED_OUT=DIR set, writes each MIXED stream of
+ * kMixedCases there (m_NAME.j2c) with its image (m_NAME.raw: the components
+ * in turn, 16-bit little-endian), for a decoder of another project to read;
+ * skipped otherwise.
+ */
+TEST(HtMixed, WriteStreams)
+{
+    const char *dir = std::getenv("J2KC_HT_MIXED_OUT");
+    if (!dir) GTEST_SKIP() << "set J2KC_HT_MIXED_OUT=DIR to write the MIXED test streams";
+    for (const MixedCase &m : kMixedCases) {
+        const Mixed mx = make_mixed(m);
+        const std::string base = std::string(dir) + "/m_" + m.name;
+        std::ofstream(base + ".j2c", std::ios::binary)
+            .write(reinterpret_cast<const char *>(mx.stream.data()), static_cast<std::streamsize>(mx.stream.size()));
+        std::ofstream raw(base + ".raw", std::ios::binary);
+        for (const std::vector<uint16_t> &plane : mx.image.planes)
+            for (const uint16_t v : plane) raw.put(static_cast<char>(v & 0xFF)).put(static_cast<char>(v >> 8));
+    }
+}
+
+TEST(GpuHtMixed, MatchesCpuBackend)
+{
+    if (!have_gpu()) GTEST_SKIP() << "no usable CUDA device";
+    size_t compared = 0;
+    for (const MixedCase &m : kMixedCases) {
+        const Mixed mx = make_mixed(m);
+        for (uint32_t variant = 0; variant < 4; ++variant) {
+            const std::vector<uint8_t> cs = variant ? garble(mx.stream, variant, 4) : mx.stream;
+            for (int reduce : {0, 1}) {
+                const Decoded cpu = decode(cs, J2KC_BACKEND_CPU, 0, reduce);
+                for (int tier1_on_gpu : {1, 0}) {
+                    const Decoded gpu = decode(cs, J2KC_BACKEND_CUDA, tier1_on_gpu, reduce);
+                    ASSERT_EQ(gpu.status, cpu.status) << m.name << " variant " << variant << " reduce " << reduce;
+                    if (cpu.status != J2KC_OK) continue;
+                    EXPECT_TRUE(gpu.planes == cpu.planes)
+                        << m.name << " variant " << variant << " reduce " << reduce << " tier1_on_gpu " << tier1_on_gpu;
+                    ++compared;
+                }
+            }
+        }
+    }
+    EXPECT_GE(compared, 30u);
 }
 
 }  // namespace

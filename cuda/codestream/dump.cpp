@@ -40,7 +40,7 @@ const char *progression_name(unsigned p)
 
 std::string style_names(uint8_t s)
 {
-    static const char *names[] = {"BYPASS", "RESET", "TERMALL", "VSC", "PTERM", "SEGSYM", "HT", "?"};
+    static const char *names[] = {"BYPASS", "RESET", "TERMALL", "VSC", "PTERM", "SEGSYM", "HT", "MIXED"};
     std::string out;
     for (int b = 0; b < 8; ++b) {
         if (s & (1 << b)) out += std::string(out.empty() ? "" : "|") + names[b];

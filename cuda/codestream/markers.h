@@ -68,7 +68,9 @@ constexpr uint8_t kVerticallyCausal = 0x08;
 constexpr uint8_t kPredictableTermination = 0x10;
 constexpr uint8_t kSegmentationSymbols = 0x20;
 constexpr uint8_t kHighThroughput = 0x40;  ///< Part 15: HT code-blocks (HT block coder)
-constexpr uint8_t kMixed = 0x80;           ///< Part 15 with kHighThroughput: each block HT or Part-1 (refused)
+constexpr uint8_t kMixed = 0x80;           ///< Part 15 with kHighThroughput: each block HT or Part-1 (MIXED)
+/** The Part-1 coding modes (bits 0..5): those of Part-1 blocks, and the causal bit of HT SigProp. */
+constexpr uint8_t kPart1Modes = 0x3F;
 }  // namespace cblk_style
 
 /** Rsiz bit 14: the codestream uses Part-15 (HTJ2K) capabilities. */
@@ -80,6 +82,9 @@ constexpr uint32_t kPcapPart15 = 0x00020000;
 namespace ccap15 {
 /** Bits 14..15: 0 every block HT, 2 some blocks HT (HTDECLARED: not every block need be), 3 MIXED. */
 constexpr uint16_t kModeMask = 0xC000;
+constexpr uint16_t kModeHtOnly = 0x0000;      ///< HTONLY: every code-block HT
+constexpr uint16_t kModeHtDeclared = 0x8000;  ///< HTDECLARED: tile-components all HT or all Part-1
+constexpr uint16_t kModeMixed = 0xC000;       ///< MIXED: HT and Part-1 blocks in a tile-component
 constexpr uint16_t kMultiHt = 0x2000;        ///< bit 13: several HT sets per code-block
 constexpr uint16_t kRgn = 0x1000;            ///< bit 12: RGN marker segments may be present
 constexpr uint16_t kHeterogeneous = 0x0800;  ///< bit 11: HTHETEROGENEOUS

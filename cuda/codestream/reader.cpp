@@ -184,6 +184,7 @@ private:
                               bool &has_cod, bool &has_qcd, bool in_tile);
 
     void check_quantization(const HeaderParameters *tile, const char *where, uint32_t tile_index);
+    void check_ccap15(const HeaderParameters &h, const char *where);
     void check_pair(int levels, const Quantization &q, uint32_t component, const char *where,
                     const HeaderParameters *tile, uint32_t tile_index, bool exact);
     void finish();
@@ -338,15 +339,11 @@ ComponentCoding Parser::parse_spco(ByteReader &r, bool precincts)
     cc.cblk_height_log2 = static_cast<uint8_t>(ycb + 2);
     cc.cblk_style = r.u8();
     // ISO/IEC 15444-15: bit 6 alone makes every code-block HT; with bit 7
-    // (MIXED) each block may be HT or Part-1, told apart by its first
-    // codeword-segment length in the packet headers, which we do not follow.
-    J2KC_CHECK_SUPPORTED((cc.cblk_style & cblk_style::kMixed) == 0 ||
-                             (cc.cblk_style & cblk_style::kHighThroughput) == 0,
-                         "code-block style 0x%02X: mixed HT and Part-1 code-blocks (ISO/IEC 15444-15 "
-                         "MIXED mode) are not supported; HT-only (0x40) streams are",
-                         cc.cblk_style);
-    J2KC_CHECK_SUPPORTED(!(cc.cblk_style & cblk_style::kMixed),
-                         "code-block style 0x%02X: bit 7 is outside Part 1", cc.cblk_style);
+    // (MIXED) each block is HT or Part-1, as its first codeword-segment
+    // length in the packet headers tells (tier2/packet_decoder.cpp). Bit 7
+    // alone has no meaning.
+    J2KC_CHECK_SUPPORTED(!(cc.cblk_style & cblk_style::kMixed) || (cc.cblk_style & cblk_style::kHighThroughput),
+                         "code-block style 0x%02X: bit 7 without bit 6 is outside Parts 1 and 15", cc.cblk_style);
     const uint8_t transform = r.u8();
     if (transform > 1) {
         J2KC_CHECK_SUPPORTED(!part2_, "Part 2 wavelet transform %u is not supported", transform);
@@ -667,11 +664,56 @@ void Parser::parse_main_header(ByteReader &r)
     J2KC_CHECK_DATA(main_qcd_, "the main header has no QCD");
     cs_.main_header_end = r.position();
     check_quantization(nullptr, "main header", 0);
+    check_ccap15(cs_.main, "main header");
     for (const auto &kv : cs_.main.qcc) main_quant_covers_.emplace_back(levels_covered(kv.second), kv.first);
     std::sort(main_quant_covers_.begin(), main_quant_covers_.end());
     for (const auto &kv : cs_.main.coc) main_coc_levels_.emplace_back(kv.second.levels, kv.first);
     std::sort(main_coc_levels_.begin(), main_coc_levels_.end(),
               [](const auto &a, const auto &b) { return a.first > b.first; });
+}
+
+/**
+ * ISO/IEC 15444-15 Table A.3: Ccap15 announces what the HT code-blocks use.
+ * Its mode bits say which block coders the code-block styles name (HTONLY:
+ * every block HT, style 0x40; HTDECLARED: whole tile-components HT or
+ * Part-1, no MIXED one; MIXED: any); HTIRV allows the 9/7 wavelet and RGN
+ * RGN marker segments. (MAGB is not checked: OpenJPH's 9/7 streams state
+ * fewer planes than their quantisation exponents allow.) The marker segments
+ * decide how blocks are decoded, so a disagreement is noted, not refused, as
+ * is an HT style without Ccap15. One note per header.
+ */
+void Parser::check_ccap15(const HeaderParameters &h, const char *where)
+{
+    std::vector<const ComponentCoding *> codings;
+    if (h.cod) codings.push_back(&h.cod->component);
+    for (const auto &kv : h.coc) codings.push_back(&kv.second);
+    const uint16_t c = cs_.ccap15, mode = c & ccap15::kModeMask;
+    for (const ComponentCoding *cc : codings) {
+        const uint8_t style = cc->cblk_style;
+        const bool ht = (style & cblk_style::kHighThroughput) != 0, mixed = (style & cblk_style::kMixed) != 0;
+        if (ht && !cs_.has_ccap15) {
+            warn("%s: code-block style 0x%02X is HT (ISO/IEC 15444-15) but CAP has no Ccap15", where, style);
+            return;
+        }
+        if (!cs_.has_ccap15) continue;
+        const bool agrees = mode == ccap15::kModeHtOnly       ? ht && !mixed
+                            : mode == ccap15::kModeHtDeclared ? !mixed
+                                                              : mode == ccap15::kModeMixed;
+        if (!agrees) {
+            warn("%s: code-block style 0x%02X disagrees with Ccap15 0x%04X (%s)", where, style, c,
+                 mode == ccap15::kModeHtOnly       ? "every block HT"
+                 : mode == ccap15::kModeHtDeclared ? "no MIXED tile-component"
+                                                   : "a reserved mode");
+            return;
+        }
+        if (ht && cc->wavelet == Wavelet::kIrreversible97 && !(c & ccap15::kIrreversible)) {
+            warn("%s: HT code-blocks under the 9/7 wavelet, but Ccap15 0x%04X says HTREV", where, c);
+            return;
+        }
+    }
+    if (!cs_.has_ccap15) return;
+    if (!h.roi_shift.empty() && !(c & ccap15::kRgn))
+        warn("%s: RGN marker segments, but Ccap15 0x%04X says RGNFREE", where, c);
 }
 
 void Parser::check_pair(int levels, const Quantization &q, uint32_t component, const char *where,
@@ -1050,6 +1092,8 @@ void Parser::finish()
         const HeaderParameters &h = t.header;
         if (h.cod || h.qcd || !h.coc.empty() || !h.qcc.empty())
             check_quantization(&h, "header", t.index);
+        if (h.cod || !h.coc.empty() || !h.roi_shift.empty())
+            check_ccap15(h, ("tile " + std::to_string(t.index) + " header").c_str());
     }
 }
 

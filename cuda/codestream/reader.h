@@ -39,8 +39,9 @@ constexpr uint64_t kDecoderMaxTileComponents = 1ull << 20;
  * kept, Tile::truncated set), unknown marker segments (skipped).
  * Throws j2kc::Error: INVALID_DATA for anything that breaks Annex A,
  * UNSUPPORTED for legal features outside Part 1 other than HT code-blocks
- * (ISO/IEC 15444-15, which are read: CAP/Ccap15, style 0x40; MIXED blocks,
- * style 0xC0, are refused), Part 2 markers and transforms, LIMIT when
+ * (ISO/IEC 15444-15, which are read: CAP/Ccap15, style 0x40, and MIXED
+ * tile-components of HT and Part-1 blocks, style 0xC0), Part 2 markers and
+ * transforms, LIMIT when
  * `limits` would be exceeded.
  */
 Codestream parse_codestream(const uint8_t *data, size_t size, const ParseLimits &limits = {});

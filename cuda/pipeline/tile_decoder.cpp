@@ -96,7 +96,9 @@ static Tier1DecodeParams code_block_params(const Codestream &cs, const Tile &til
     J2KC_CHECK_DATA(mb >= 0 && mb <= 37, "tile %u: %d magnitude bit-planes", tile.index, mb);
     Tier1DecodeParams params;
     params.orientation = band.orientation;
-    params.style = cs.component_coding(tile, cb.component).cblk_style;
+    // A Part-1 block of a MIXED tile-component (ISO/IEC 15444-15) is decoded
+    // with the Part-1 modes alone; an HT one keeps the HT bit.
+    params.style = code_block_style(cs.component_coding(tile, cb.component).cblk_style, cw.part1);
     params.num_bitplanes = static_cast<uint8_t>(mb);
     params.zero_bitplanes = cw.zero_bitplanes;
     params.roi_shift = cs.roi_shift(tile, cb.component);

@@ -100,6 +100,7 @@ struct Tier1JobTable {
  * element plane_offset[c] of the jobs' output buffer (out's planes give the
  * strides). Throws what decode_code_block throws for the tile's parameters
  * (impossible Mb, more than 30 planes); HT blocks get jobs with style 0x40
+ * (and the Part-1 blocks of a MIXED tile-component jobs without it)
  * (counted in ht_jobs: the Part-1 kernel leaves them to ht_decode_cuda.h, and
  * t1_decode_any_job runs either on the host); invalid codewords are
  * left to the job, which reports them (kT1JobCorrupt) and writes zeros, as

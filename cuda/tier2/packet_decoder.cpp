@@ -30,6 +30,7 @@ constexpr uint32_t kMaxLengthBits = 32;
 struct BlockState {
     bool included = false;
     bool ht_cleanup = false;  ///< HT: the first HT cleanup pass has been read (placeholders are over)
+    bool part1 = false;       ///< MIXED: the block's first codeword segment made it a Part-1 block
     uint8_t lblock = 3;
     uint32_t passes = 0;
 };
@@ -66,6 +67,39 @@ uint32_t read_length(PacketHeaderReader &reader, uint32_t bits, uint32_t cb)
 }
 
 /**
+ * ISO/IEC 15444-15, MIXED mode: the first non-zero length of a code-block
+ * that may be HT or Part-1, read with `bits` bits, is an HT cleanup segment's
+ * only when Lblock has been raised above its start and the field's top bit is
+ * 0 (an HT encoder raises Lblock one more than the length needs; a Part-1
+ * encoder raises it no more than it needs, so its field starts with a 1), and
+ * the length is at least 2 (an HT cleanup segment never is shorter).
+ */
+bool mixed_first_length_is_ht(uint32_t length, uint32_t bits, uint8_t lblock)
+{
+    return lblock > 3 && length > 1 && (length >> (bits - 1)) == 0;
+}
+
+/**
+ * A MIXED-mode block whose first non-zero length says Part-1: `length`, read
+ * as Part 1 reads the length of `passes` passes in one codeword segment,
+ * covers all of them. Placeholder passes belong to HT blocks, so a Part-1
+ * block must not follow them; and since the one field cannot be split, the
+ * passes must lie in one codeword segment of the Part-1 modes.
+ */
+void first_part1_segment(BlockState &s, uint32_t passes, uint32_t length, uint8_t style, uint32_t cb,
+                         std::vector<Piece> &pieces, uint64_t &bytes)
+{
+    J2KC_CHECK_DATA(s.passes == 0, "code-block %u: a Part-1 block of a MIXED tile-component after %u HT placeholder "
+                    "passes", cb, s.passes);
+    J2KC_CHECK_SUPPORTED(codeword_segment_end(code_block_style(style, true), 0) >= passes,
+                         "code-block %u: a Part-1 block of a MIXED tile-component whose first %u passes span "
+                         "several codeword segments (style 0x%02X)", cb, passes, style);
+    pieces.push_back(Piece{length, passes, true});
+    bytes += length;
+    s.part1 = true;
+}
+
+/**
  * ISO/IEC 15444-15 (its HT form of B.10.7.2): the segment lengths of
  * `new_passes` passes of an HT code-block, from pass s.passes on. Before the
  * block's first HT cleanup pass come placeholder passes (3 * P0 of them,
@@ -76,36 +110,42 @@ uint32_t read_length(PacketHeaderReader &reader, uint32_t bits, uint32_t cb)
  * spans all the packet's passes. After it, each HT cleanup pass is a segment
  * of its own, and the SigProp and MagRef passes of a set share the next one
  * (a MagRef sent in a later packet than its SigProp continues that segment).
+ * In a MIXED tile-component (style 0xC0) the first non-zero length also says
+ * whether the block is HT (mixed_first_length_is_ht) or Part-1; a Part-1
+ * block's field spans all the packet's passes (first_part1_segment), and its
+ * later packets are read as Part 1 reads them.
  */
-void read_ht_lengths(PacketHeaderReader &reader, BlockState &s, uint32_t new_passes, uint32_t cb,
+void read_ht_lengths(PacketHeaderReader &reader, BlockState &s, uint32_t new_passes, uint8_t style, uint32_t cb,
                      std::vector<Piece> &pieces, uint64_t &bytes)
 {
+    const bool mixed = (style & cblk_style::kMixed) != 0;
     uint32_t pass = s.passes, left = new_passes;
     if (!s.ht_cleanup) {
         const uint32_t end = pass + left;
         const uint32_t refinement = (end - 1) % 3;  // passes after the packet's last cleanup
-        if (left > refinement) {
-            const uint32_t upto = left - refinement;  // placeholders and the cleanup
-            const uint32_t bits = s.lblock + log2_floor_u32(upto);
-            uint32_t length = read_length(reader, bits, cb);
-            if (length > 0) {
-                pieces.push_back(Piece{length, upto, true});
-                bytes += length;
-                s.ht_cleanup = true;
-                pass += upto;
-                left -= upto;
-            } else {
-                // Placeholders only: the rest of a zero field as wide as one
-                // segment of all the passes.
-                const uint32_t more = log2_floor_u32(left) - log2_floor_u32(upto);
-                length = more ? read_length(reader, more, cb) : 0;
-                J2KC_CHECK_DATA(length == 0, "code-block %u: HT placeholder passes with %u bytes", cb, length);
-                pieces.push_back(Piece{0, left, true});
-                pass += left;
-                left = 0;
-            }
+        const uint32_t upto = left > refinement ? left - refinement : left;  // placeholders and the cleanup
+        const uint32_t bits = s.lblock + log2_floor_u32(upto);
+        uint32_t length = read_length(reader, bits, cb);
+        // Where no cleanup can end the packet's passes or the field is zero,
+        // it is read on to the width of one segment of all the passes.
+        const bool cleanup = left > refinement && length > 0;
+        if (cleanup && (!mixed || mixed_first_length_is_ht(length, bits, s.lblock))) {
+            pieces.push_back(Piece{length, upto, true});
+            bytes += length;
+            s.ht_cleanup = true;
+            pass += upto;
+            left -= upto;
         } else {
-            const uint32_t length = read_length(reader, s.lblock + log2_floor_u32(left), cb);
+            const uint32_t more = log2_floor_u32(left) - log2_floor_u32(upto);
+            if (more) {
+                J2KC_CHECK_DATA(bits + more <= kMaxLengthBits, "code-block %u: %u-bit segment length", cb,
+                                bits + more);
+                length = length << more | reader.bits(more);
+            }
+            if (mixed && length > 0) {
+                first_part1_segment(s, left, length, style, cb, pieces, bytes);
+                return;
+            }
             J2KC_CHECK_DATA(length == 0, "code-block %u: HT placeholder passes with %u bytes", cb, length);
             pieces.push_back(Piece{0, left, true});
             pass += left;
@@ -207,11 +247,11 @@ bool read_packet(const PacketSource &src, const PacketId &id, PacketRunOutput &r
                                         "code-block %u: Lblock beyond %u", cb, kMaxLengthBits);
                     }
                     s.lblock = static_cast<uint8_t>(s.lblock + increment);
-                    if (cstyle & cblk_style::kHighThroughput) {
+                    if ((cstyle & cblk_style::kHighThroughput) && !s.part1) {
                         J2KC_CHECK_DATA(s.passes + new_passes >= s.passes,
                                         "code-block %u: pass count overflows", cb);
                         uint64_t bytes = 0;
-                        read_ht_lengths(reader, s, new_passes, cb, pieces, bytes);
+                        read_ht_lengths(reader, s, new_passes, cstyle, cb, pieces, bytes);
                         ct.bytes += bytes;
                         s.passes += new_passes;
                         ct.num_pieces = static_cast<uint32_t>(pieces.size()) - ct.first_piece;
@@ -219,15 +259,17 @@ bool read_packet(const PacketSource &src, const PacketId &id, PacketRunOutput &r
                         contributions.push_back(ct);
                         continue;
                     }
-                    // B.10.7.2: one length per codeword segment the new passes touch.
+                    // B.10.7.2: one length per codeword segment the new passes touch
+                    // (a Part-1 block of a MIXED tile-component: by the Part-1 modes).
+                    const uint8_t part1_style = code_block_style(cstyle, true);
                     uint32_t pass = s.passes, left = new_passes;
                     while (left > 0) {
-                        const uint32_t end = codeword_segment_end(cstyle, pass);
+                        const uint32_t end = codeword_segment_end(part1_style, pass);
                         const uint32_t take = std::min(left, end - pass);
                         const uint32_t bits = s.lblock + log2_floor_u32(take);
                         J2KC_CHECK_DATA(bits <= kMaxLengthBits,
                                         "code-block %u: %u-bit segment length", cb, bits);
-                        const bool starts = pass == 0 || codeword_segment_end(cstyle, pass - 1) <= pass;
+                        const bool starts = pass == 0 || codeword_segment_end(part1_style, pass - 1) <= pass;
                         pieces.push_back(Piece{reader.bits(bits), take, starts});
                         ct.bytes += pieces.back().length;
                         pass += take;
@@ -469,6 +511,7 @@ void assemble_codewords(const std::vector<Piece> &pieces, const std::vector<Cont
     segment_start.resize(out.blocks.size() + 1);
     for (size_t b = 0; b < out.blocks.size(); ++b) {
         CodeBlockCodewords &o = out.blocks[b];
+        o.part1 = scratch.state[b].part1;
         chunk_start[b] = out.chunks.size();
         segment_start[b] = out.segments.size();
         for (size_t k = first[b]; k < first[b + 1]; ++k) {

@@ -45,6 +45,10 @@ struct CodeBlockCodewords {
     bool included = false;
     uint8_t zero_bitplanes = 0;          ///< from the zero-bit-plane tag tree
     uint8_t lblock = 3;                  ///< Lblock after the last layer used
+    /// In a MIXED tile-component (ISO/IEC 15444-15, style 0xC0): the packet
+    /// headers made it a Part-1 block, coded with the Part-1 modes (style
+    /// bits 0..5); otherwise it is HT. Always false outside MIXED mode.
+    bool part1 = false;
     uint32_t num_passes = 0;             ///< passes received (first max_layers layers)
     ElementRun<CodeBlockChunk> chunks;   ///< body bytes in order, pointing into Tile::data
     /// Codeword segments in order; their lengths add up to the chunks' lengths
@@ -91,7 +95,10 @@ struct PacketDecodeStats {
  * skipped where present, EPH markers where Scod announces them. Packets of
  * layers >= max_layers (0 = all) are parsed but add nothing. When the data
  * ends early (a truncated stream), what was read is kept and decoding stops.
- * Malformed headers (impossible Lblock or lengths) throw INVALID_DATA.
+ * Malformed headers (impossible Lblock or lengths) throw INVALID_DATA, as
+ * does a MIXED-mode Part-1 block after HT placeholder passes; one whose
+ * first packet's passes span several Part-1 codeword segments, which its one
+ * length field cannot say, throws UNSUPPORTED.
  *
  * With a pool of several threads, packets that the stream locates (tile-parts,
  * PLT) and whose precincts no earlier packet touched are read in runs at

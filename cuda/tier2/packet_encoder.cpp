@@ -161,6 +161,7 @@ private:
         const uint32_t *pass_end(uint32_t cb) const { return coder_.cblks_[cb].pass_end; }
         const uint8_t *pass_terminated(uint32_t cb) const { return coder_.cblks_[cb].pass_terminated; }
         uint8_t &lblock(uint32_t cb) { return coder_.state_[cb].lblock; }
+        bool part1(uint32_t cb) const { return coder_.cblks_[cb].part1; }
         void contribute(uint32_t cb, uint32_t begin, uint32_t end, uint64_t)
         {
             coder_.runs_.push_back(BodyRun{cb, begin, end});
@@ -181,6 +182,11 @@ private:
                              "code-block %u: pass %u ends a codeword segment but is not terminated", cb, x);
             case kPacketLengthField:
                 ::j2kc::fail(J2KC_ERR_INVALID_ARG, "code-block %u: %u-bit length field", cb, x);
+            case kPacketMixedFirstLength:
+                ::j2kc::fail(J2KC_ERR_INVALID_ARG,
+                             "code-block %u of a MIXED tile-component: its first %u passes cannot go out (an HT "
+                             "cleanup under 2 bytes, or Part-1 passes empty or over several codeword segments)",
+                             cb, x);
             }
         }
 

@@ -35,6 +35,10 @@ struct CodeBlockPasses {
     const uint8_t *pass_terminated = nullptr;
     uint32_t num_passes = 0;
     uint8_t zero_bitplanes = 0;          ///< P of B.10.5 (missing most significant bit-planes)
+    /// In a MIXED tile-component (ISO/IEC 15444-15, style 0xC0): coded by
+    /// Part 1's coder with the Part-1 modes; otherwise an HT block. Ignored
+    /// outside MIXED mode.
+    bool part1 = false;
 };
 
 struct PacketEncodeParams {

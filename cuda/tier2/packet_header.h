@@ -42,6 +42,17 @@ J2KC_HD uint32_t codeword_segment_end(uint8_t style, uint32_t pass)
     return UINT32_MAX;
 }
 
+/**
+ * The style a code-block is coded with, in a tile-component of style
+ * `style`: in MIXED mode (ISO/IEC 15444-15, style 0xC0) a Part-1 block has
+ * the Part-1 modes alone and an HT block keeps the component's style;
+ * outside MIXED mode every block has the component's.
+ */
+J2KC_HD uint8_t code_block_style(uint8_t style, bool part1)
+{
+    return part1 && (style & cblk_style::kMixed) ? static_cast<uint8_t>(style & cblk_style::kPart1Modes) : style;
+}
+
 /** floor(log2(v)) for v >= 1. */
 J2KC_HD uint32_t log2_floor_u32(uint32_t v)
 {

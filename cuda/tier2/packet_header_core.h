@@ -10,7 +10,13 @@
  * Lblock is raised by the least increment that lets every segment length of
  * the packet fit (B.10.7.1); one length is sent per codeword segment the new
  * passes touch (B.10.7.2), with segment boundaries from the code-block style
- * (packet_header.h).
+ * (packet_header.h). In a MIXED tile-component (ISO/IEC 15444-15, style
+ * 0xC0) a block's first length also tells its coder: an HT block's cleanup
+ * length goes out with Lblock above 3 and a top bit of 0 (Lblock raised one
+ * more than it needs), a Part-1 block's with the least Lblock, whose field
+ * then starts with a 1 (tier2/packet_decoder.cpp reads it back); a Part-1
+ * block's first packet must hold passes of one codeword segment only, and
+ * HT blocks start with their cleanup pass (no placeholder passes).
  *
  * The State a caller passes describes one precinct at one layer, with
  * code-blocks named by the caller's own indices (cb):
@@ -23,6 +29,7 @@
  *   const uint32_t *pass_end(cb);         per pass: bytes up to its end
  *   const uint8_t *pass_terminated(cb);   per pass: terminated; may be null
  *   uint8_t &lblock(cb);                  Lblock, kept across layers
+ *   bool part1(cb);                       MIXED mode: coded by Part 1's coder
  *   void contribute(cb, begin, end, at);  bytes [begin, end) of the block go
  *                                         into the body at offset `at`
  *   void fail(PacketHeaderError, cb, x, y, z);  reports what is rejected
@@ -51,6 +58,7 @@ enum PacketHeaderError : uint32_t {
     kPacketPassEndsDecrease,  ///< the pass whose end lies before its segment's start
     kPacketUnterminated,      ///< the pass that ends a codeword segment but is not terminated
     kPacketLengthField,       ///< bits of the segment length field (above 32)
+    kPacketMixedFirstLength,  ///< MIXED: the first length cannot tell the block's coder; its passes
 };
 
 /** The code-blocks of one sub-band of a precinct, and its two tag trees. */
@@ -141,10 +149,22 @@ J2KC_HD uint64_t code_packet_header(State &state, uint8_t style, uint32_t layer,
             const uint8_t *terminated = state.pass_terminated(cb);
             const uint32_t start_byte = sent ? ends[sent - 1] : 0;
             uint8_t &lblock = state.lblock(cb);
+            const bool mixed = (style & cblk_style::kMixed) != 0;
+            const uint8_t block_style = code_block_style(style, mixed && state.part1(cb));
             // Least Lblock increment that fits every segment length (B.10.7.1).
             uint32_t need = lblock;
+            if (mixed && sent == 0) {
+                const bool ht = (block_style & cblk_style::kHighThroughput) != 0;
+                const uint32_t first = ends[0];  // HT: the cleanup segment
+                if (ht ? first < 2 : (codeword_segment_end(block_style, 0) < now || ends[now - 1] == 0)) {
+                    state.fail(kPacketMixedFirstLength, cb, now, 0, 0);
+                    return kPacketHeaderFailed;
+                }
+                const uint32_t top_bit_zero = bits_for_value(first) + 1;
+                if (ht) need = top_bit_zero > kLblockStart + 1u ? top_bit_zero : kLblockStart + 1u;
+            }
             for (uint32_t p = sent, from = start_byte; p < now;) {
-                const uint32_t segment_end = codeword_segment_end(style, p);
+                const uint32_t segment_end = codeword_segment_end(block_style, p);
                 const uint32_t e = now < segment_end ? now : segment_end;
                 const uint32_t to = ends[e - 1];
                 if (to < from) {
@@ -164,7 +184,7 @@ J2KC_HD uint64_t code_packet_header(State &state, uint8_t style, uint32_t layer,
             w.put_bit(0);
             lblock = static_cast<uint8_t>(need);
             for (uint32_t p = sent, from = start_byte; p < now;) {
-                const uint32_t segment_end = codeword_segment_end(style, p);
+                const uint32_t segment_end = codeword_segment_end(block_style, p);
                 const uint32_t e = now < segment_end ? now : segment_end;
                 const uint32_t to = ends[e - 1];
                 const uint32_t nbits = need + log2_floor_u32(e - p);

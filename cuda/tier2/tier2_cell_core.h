@@ -199,6 +199,8 @@ struct T2gPrecinctState {
         return b.pass_terminated ? b.pass_terminated + b.pass_offset[cb] : nullptr;
     }
     J2KC_HD uint8_t &lblock(uint32_t cb) const { return s.lblock[cb]; }
+    /** The GPU writes no MIXED tile-components: a block of an HT component is an HT block. */
+    J2KC_HD bool part1(uint32_t) const { return false; }
     /** Records where the block's bytes start in the body (contrib_rel). */
     J2KC_HD void contribute(uint32_t cb, uint32_t, uint32_t, uint64_t at) const
     {
@@ -213,7 +215,8 @@ struct T2gPrecinctState {
         case kPacketTooManyPasses: t2g_fail(s.status, kT2gTooManyPasses, cb, layer, x); break;
         case kPacketPassEndsDecrease: t2g_fail(s.status, kT2gPassEndsDecrease, cb, x, 0); break;
         case kPacketUnterminated: t2g_fail(s.status, kT2gUnterminated, cb, x, 0); break;
-        case kPacketLengthField: t2g_fail(s.status, kT2gLengthField, cb, x, 0); break;
+        case kPacketLengthField:
+        case kPacketMixedFirstLength: t2g_fail(s.status, kT2gLengthField, cb, x, 0); break;
         }
     }
 };

@@ -233,6 +233,13 @@ def main():
             if run([ojph, "-i", images[image], "-o", out] + opts) and os.path.exists(out):
                 streams.append(("ojph-" + tag, out))
 
+    # The HT streams of tests/data/ht: other encoders', refinement and
+    # placeholder passes, and MIXED tile-components of HT and Part-1 blocks.
+    data = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "ht")
+    for name in sorted(os.listdir(data)):
+        if name.endswith((".j2c", ".j2k", ".jph")):
+            streams.append(("data-" + name, os.path.join(data, name)))
+
     # PPM / PPT versions of the SOP+EPH streams.
     packed = []
     for tag, path in streams:

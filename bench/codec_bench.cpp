@@ -6,7 +6,9 @@
 // usage: codec_bench [--backend cuda|cpu] [--frames N] [--threads N] [case...]
 // cases: dci4k dci2k lossless4k decode4k decode2k decodelossless4k, and with the
 // HTJ2K block coder ht4k htlossless4k decodeht4k decodehtlossless4k (4K 12-bit
-// 4:4:4 at a fixed step, quality 3 (about 2.5 bits a sample), and lossless) (default: all)
+// 4:4:4 at a fixed step, quality 3 (about 2.5 bits a sample), and lossless),
+// htbudget4k (the same frames under the DCI 4K cap of 1,302,083 bytes, generic
+// profile) and htimf4k (IMF APP2.HT irreversible under that cap) (default: all)
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -235,7 +237,7 @@ int main(int argc, char **argv)
     }
     if (cases.empty())
         cases = {"dci4k",   "dci2k",        "lossless4k", "decode4k",   "decode2k", "decodelossless4k",
-                 "ht4k",    "htlossless4k", "decodeht4k", "decodehtlossless4k"};
+                 "ht4k",    "htlossless4k", "htbudget4k", "htimf4k",  "decodeht4k", "decodehtlossless4k"};
     const bool timing = std::getenv("J2KC_TIMING") != nullptr;
     // Decoder frames in flight to measure (J2KC_BENCH_DECODE_IN_FLIGHT=1,8,16; 0 = the library's default).
     std::vector<int> decode_depths = {1, 0};
@@ -285,6 +287,21 @@ int main(int argc, char **argv)
                 const Result r = run_encode(f4k, cfg, frames, dev);
                 std::printf("| encode HT 4K 12-bit %s | %s | %.1f | %.0f |\n", cfg.lossless ? "lossless" : "quality 3",
                             dev ? "CUDA frames" : "host frames", r.fps, r.mean_bytes);
+                std::fflush(stdout);
+            }
+        } else if (c == "htbudget4k" || c == "htimf4k") {
+            // Rate control among the blocks' HT coding sets; PSNR of the last frame (CPU decode).
+            set_ht(cfg, false);
+            cfg.frame_bytes = 1302083;
+            if (c == "htimf4k") cfg.profile = J2KC_PROFILE_IMF;
+            for (bool dev : {true, false}) {
+                if (dev && backend != J2KC_BACKEND_CUDA) continue;
+                std::vector<uint8_t> stream;
+                const Result r = run_encode(f4k, cfg, frames, dev, &stream);
+                const Result d = run_decode(stream, f4k, J2KC_BACKEND_CPU, threads, 1, 0);
+                std::printf("| encode HT 4K 12-bit, %s budget 1302083 B | %s | %.1f | %.0f (PSNR %.2f dB) |\n",
+                            c == "htimf4k" ? "IMF APP2.HT" : "generic", dev ? "CUDA frames" : "host frames", r.fps,
+                            r.mean_bytes, d.psnr);
                 std::fflush(stdout);
             }
         } else if (c == "decodeht4k" || c == "decodehtlossless4k") {

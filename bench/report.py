@@ -140,6 +140,22 @@ def ffmpeg_markdown(res):
     return out
 
 
+CAP_FORMATS = (("dci2k", "DCI 2K"), ("dci4k", "DCI 4K"))
+
+
+def dci_cap_points(res):
+    """Each encoder's (mean bytes a frame, PSNR) at the DCI caps on natural
+    frames, by format: {name: {"dci2k": (bytes, psnr), ...}}, in the order the
+    encoders first appear."""
+    points = {}
+    for f, _ in CAP_FORMATS:
+        c = res["cases"].get("%s-cap-natural" % f) or {}
+        for name, r in (c.get("encode") or {}).items():
+            if r.get("bytes") and r.get("psnr") is not None and not math.isinf(r["psnr"]):
+                points.setdefault(name, {})[f] = (int(sum(r["bytes"]) / len(r["bytes"])), r["psnr"])
+    return points
+
+
 def markdown(res):
     m = res["meta"]
     out = ["# make bench: j2k_cuda against its peers", "",
@@ -215,6 +231,18 @@ def markdown(res):
                 "upload", "color", "dwt", "quant", "tier1", "rate", "tier2", "download", "total")),
                 _f(v.get("gpu_mem_mib"), 0)))
         out.append("")
+    caps = dci_cap_points(res)
+    if caps:
+        out += ["## Rate-distortion at the DCI caps (natural content; PSNR of OpenJPEG's decode)", "",
+                "| encoder | " + " | ".join("%s bytes/frame | %s PSNR dB" % (t, t) for _, t in CAP_FORMATS) + " |",
+                "|---" * (1 + 2 * len(CAP_FORMATS)) + "|"]
+        for name, pts in caps.items():
+            cells = []
+            for f, _ in CAP_FORMATS:
+                b, q = pts.get(f, (None, None))
+                cells += ["-" if b is None else "{:,}".format(b), _f(q, 2)]
+            out.append("| %s | %s |" % (name, " | ".join(cells)))
+        out.append("")
     sw = res.get("sweep") or {}
     if sw:
         out += ["## Rate-distortion sweep (%s, natural content; PSNR of OpenJPEG's decode)" %
@@ -276,18 +304,32 @@ def charts(res, out_dir):
     bars("decode", "decode_fps.png", "Decode of j2k_cuda's stream")
 
     sw = res.get("sweep") or {}
-    if sw:
-        fig, ax = plt.subplots(figsize=(8, 5.5))
+    caps = dci_cap_points(res)
+    if sw or caps:
+        # Left: the DCI 2K sweep with each encoder's point at the 2K cap (a
+        # star, same colour); right: the points at the DCI 4K cap.
+        fig, (ax, ax4) = plt.subplots(1, 2, figsize=(13, 5.5), gridspec_kw=dict(width_ratios=[3, 2]))
+        names = list(sw) + [n for n in caps if n not in sw]
+        colour = {n: "C%d" % (i % 10) for i, n in enumerate(names)}
         for n, pts in sw.items():
             pts = [p for p in pts if "psnr" in p and p["psnr"] is not None and not math.isinf(p["psnr"])]
             if pts:
-                ax.plot([p["bytes"] / 1e6 for p in pts], [p["psnr"] for p in pts], "o-", label=n)
+                ax.plot([p["bytes"] / 1e6 for p in pts], [p["psnr"] for p in pts], "o-", color=colour[n], label=n)
+        for n, pts in caps.items():
+            for a, f in ((ax, "dci2k"), (ax4, "dci4k")):
+                if f in pts:
+                    a.plot(pts[f][0] / 1e6, pts[f][1], "*", ms=11, color=colour[n],
+                           label=n if a is ax4 or n not in sw else None)
         ax.set_xscale("log")
-        ax.set_xlabel("bytes per frame (MB, log)")
+        ax.set_xlabel("bytes per frame (MB, log); stars: at the DCI cap")
         ax.set_ylabel("PSNR dB (OpenJPEG's decode)")
         ax.set_title("Rate-distortion, %s natural (%s)" % (res["formats"].get("dci2k"), sub), fontsize=9)
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
+        ax4.set_xlabel("bytes per frame (MB)")
+        ax4.set_title("At the DCI cap, %s natural" % res["formats"].get("dci4k"), fontsize=9)
+        for a in (ax, ax4):
+            a.grid(alpha=0.3)
+            if a.get_legend_handles_labels()[0]:
+                a.legend(fontsize=7)
         fig.tight_layout()
         p = os.path.join(out_dir, "rate_distortion.png")
         fig.savefig(p, dpi=110)

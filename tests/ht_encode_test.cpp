@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <random>
 #include <string>
 #include <unistd.h>
@@ -24,6 +25,7 @@
 #include "common/status.h"
 #include "j2kc.h"
 #include "test_images.h"
+#include "test_streams.h"
 #include "tier1/ht_block_encoder.h"
 #include "tier1/ht_encode_job.h"
 #include "tools/image_io.h"
@@ -123,7 +125,7 @@ TEST(HtBlockEncoder, AllZeroBlockHasNoPass)
 {
     std::vector<int32_t> zero(64 * 64, 0);
     EncodedCodeBlock out;
-    encode_ht_code_block(zero.data(), 64, 64, 64, 9, false, out);
+    encode_ht_code_block(zero.data(), 64, 64, 64, 9, false, 0, out);
     EXPECT_TRUE(out.passes.empty());
     EXPECT_TRUE(out.data.empty());
     EXPECT_EQ(out.zero_bitplanes, 9);
@@ -135,7 +137,7 @@ TEST(HtBlockEncoder, FixedBlocks)
     std::vector<int32_t> one(4 * 4, 0);
     one[0] = 1;
     EncodedCodeBlock out;
-    encode_ht_code_block(one.data(), 4, 4, 4, 5, false, out);
+    encode_ht_code_block(one.data(), 4, 4, 4, 5, false, 0, out);
     ASSERT_EQ(out.passes.size(), 1u);
     EXPECT_EQ(out.zero_bitplanes, 4);  // P = Mb - 1: the cleanup pass codes plane 0
     EXPECT_EQ(out.passes[0].end, out.data.size());
@@ -148,7 +150,7 @@ TEST(HtBlockEncoder, FixedBlocks)
 
     // A 1x1 block of each sign and a full-depth magnitude.
     for (int32_t v : {1, -1, 7, -(1 << 29) + 3, (1 << 29)}) {
-        encode_ht_code_block(&v, 1, 1, 1, 30, false, out);
+        encode_ht_code_block(&v, 1, 1, 1, 30, false, 0, out);
         ASSERT_EQ(out.passes.size(), 1u) << v;
         EXPECT_EQ(out.zero_bitplanes, 29);
         const uint32_t scup1 = scup_of(out.data);
@@ -164,8 +166,8 @@ TEST(HtBlockEncoder, SignAndMagnitudeChangeTheSegment)
     b = a;
     b[9] = -b[9];
     EncodedCodeBlock ea, eb;
-    encode_ht_code_block(a.data(), 8, 8, 8, 8, false, ea);
-    encode_ht_code_block(b.data(), 8, 8, 8, 8, false, eb);
+    encode_ht_code_block(a.data(), 8, 8, 8, 8, false, 0, ea);
+    encode_ht_code_block(b.data(), 8, 8, 8, 8, false, 0, eb);
     EXPECT_NE(ea.data, eb.data);
     EXPECT_EQ(ea.passes[0].distortion, eb.passes[0].distortion);
 }
@@ -175,23 +177,24 @@ TEST(HtBlockEncoder, RejectsWhatItCannotCode)
     std::vector<int32_t> in(16, 0);
     in[3] = 1 << 8;
     EncodedCodeBlock out;
-    EXPECT_THROW(encode_ht_code_block(in.data(), 4, 4, 4, 8, false, out), Error);     // needs 9 planes
-    EXPECT_THROW(encode_ht_code_block(in.data(), 4, 4, 2000, 12, false, out), Error); // side above 1024
-    EXPECT_THROW(encode_ht_code_block(in.data(), 4, 4, 4, 31, false, out), Error);    // more than 30 planes
+    EXPECT_THROW(encode_ht_code_block(in.data(), 4, 4, 4, 8, false, 0, out), Error);     // needs 9 planes
+    EXPECT_THROW(encode_ht_code_block(in.data(), 4, 4, 2000, 12, false, 0, out), Error); // side above 1024
+    EXPECT_THROW(encode_ht_code_block(in.data(), 4, 4, 4, 31, false, 0, out), Error);    // more than 30 planes
     in[3] = INT32_MIN;
-    EXPECT_THROW(encode_ht_code_block(in.data(), 4, 4, 4, 30, false, out), Error);
+    EXPECT_THROW(encode_ht_code_block(in.data(), 4, 4, 4, 30, false, 0, out), Error);
 }
 
-/** The host run of the GPU job: its pass entries and where its bytes went. */
+/** The host run of the GPU job: its pass entries, its coding sets and where its bytes went. */
 struct JobRun {
     GpuCodeBlockResult result;
-    uint32_t end[3] = {};
-    uint64_t distortion[3] = {};
-    uint8_t terminated[3] = {};
+    uint32_t end[htenc::kHtMaxPoints] = {};
+    uint64_t distortion[htenc::kHtMaxPoints] = {};
+    uint8_t terminated[htenc::kHtMaxPoints] = {};
+    htenc::HtCodingSets sets{};
 };
 
 /** Runs the GPU job function on the host at an offset inside an arena with guard bytes. */
-JobRun run_job(const std::vector<int32_t> &coeffs, uint32_t w, uint32_t h, uint8_t planes, bool refine,
+JobRun run_job(const std::vector<int32_t> &coeffs, uint32_t w, uint32_t h, uint8_t planes, bool sets, uint32_t top,
                uint32_t capacity, std::vector<uint8_t> &arena, std::vector<uint8_t> &scratch)
 {
     constexpr uint32_t kLead = 37, kGuard = 64;
@@ -208,8 +211,66 @@ JobRun run_job(const std::vector<int32_t> &coeffs, uint32_t w, uint32_t h, uint8
     job.height = static_cast<uint16_t>(h);
     job.num_bitplanes = planes;
     JobRun run;
-    run.result = htenc::ht_encode_job(job, refine, arena.data(), run.end, run.distortion, run.terminated);
+    run.result = htenc::ht_encode_job(job, sets ? &run.sets : nullptr, top, arena.data(), run.end, run.distortion,
+                                      run.terminated);
     return run;
+}
+
+/** Checks a block coded with coding sets from `top` down: each set whole and as ht_coding_sets.h describes it. */
+void check_coding_sets(const std::vector<int32_t> &coeffs, uint32_t w, uint32_t h, uint8_t planes, uint32_t top,
+                       const EncodedCodeBlock &b)
+{
+    const htenc::HtCodingSets &c = b.ht_sets;
+    uint32_t largest = 0;
+    for (int32_t v : coeffs) largest = std::max<uint32_t>(largest, static_cast<uint32_t>(std::abs(v)));
+    // A set for each cleanup plane of the window below Mb with a significant sample, coarsest first.
+    std::vector<uint32_t> expected;
+    for (uint32_t p = top + 1; p-- > top + 1 - htenc::kHtMaxSets;)
+        if (p < planes && (largest >> p) != 0) expected.push_back(p);
+    ASSERT_EQ(c.num_sets, expected.size());
+    uint32_t at = 0;
+    for (uint32_t s = 0; s < c.num_sets; ++s) {
+        SCOPED_TRACE(testing::Message() << "set " << s);
+        const uint32_t p = planes - 1 - c.zero_bitplanes[s];  // its cleanup plane
+        EXPECT_EQ(p, expected[s]);
+        EXPECT_EQ(c.num_passes[s], p == 0 ? 1 : 3);
+        EXPECT_EQ(c.start[s], at);
+        const std::vector<uint8_t> cleanup(b.data.begin() + at, b.data.begin() + at + c.end[s][0]);
+        const uint32_t scup = scup_of(cleanup);
+        EXPECT_GE(scup, 2u);
+        EXPECT_LE(scup, std::min<size_t>(4079, cleanup.size()));
+        if (c.num_passes[s] == 3) {
+            EXPECT_GT(c.end[s][1], c.end[s][0]);  // never an empty refinement segment
+            EXPECT_GE(c.end[s][2], c.end[s][1]);
+            EXPECT_NE(b.data[at + c.end[s][1] - 1], 0xFF);  // no contribution ends in 0xFF
+            EXPECT_NE(b.data[at + c.end[s][2] - 1], 0xFF);
+        }
+        at += c.end[s][c.num_passes[s] - 1];
+    }
+    EXPECT_EQ(at, b.data.size());
+    // The points: rate and distortion both rising, each a pass of a set.
+    ASSERT_EQ(b.passes.size(), c.num_points);
+    ASSERT_EQ(c.num_points > 0, c.num_sets > 0);
+    for (uint32_t k = 0; k < c.num_points; ++k) {
+        const htenc::HtChosenSet ch = htenc::ht_chosen_set(c, k + 1, planes);
+        ASSERT_GE(ch.passes, 1u);
+        EXPECT_EQ(b.passes[k].end, ch.end[ch.passes - 1]);
+        EXPECT_GT(b.passes[k].distortion, 0u);
+        if (k > 0) {
+            EXPECT_GT(b.passes[k].end, b.passes[k - 1].end);
+        }
+    }
+    if (c.num_points > 0 && top + 1 == htenc::kHtMaxSets) {
+        // The last point is the best the block offers: every plane, as one cleanup at plane 0 (the
+        // refinement passes' distortion model rounds a little differently from the cleanup's).
+        EncodedCodeBlock whole;
+        encode_ht_code_block(coeffs.data(), w, w, h, planes, false, 0, whole);
+        uint64_t sum = 0;
+        for (const PassInfo &pass : b.passes) sum += pass.distortion;
+        const uint64_t best = whole.passes.at(0).distortion;
+        EXPECT_LE(std::max(sum, best) - std::min(sum, best), 4u) << sum << " " << best;
+    }
+    EXPECT_EQ(htenc::ht_chosen_set(c, 0, planes).passes, 0u);
 }
 
 TEST(HtBlockEncoder, RandomBlocksHostJobMatchesCpuDriver)
@@ -217,47 +278,44 @@ TEST(HtBlockEncoder, RandomBlocksHostJobMatchesCpuDriver)
     std::mt19937 rng(20261125);
     std::vector<uint8_t> arena, scratch;
     for (int trial = 0; trial < 600; ++trial) {
-        const bool refine = trial % 2 == 1;
+        const bool sets = trial % 2 == 1;
+        const uint32_t top = sets ? 2 + trial / 2 % 4 : 0;  // windows down to plane 0, and above it
         const uint32_t w = 1 + rng() % 64, h = 1 + rng() % std::min<uint32_t>(64, 4096 / w);
         const uint8_t planes = static_cast<uint8_t>(1 + rng() % 30);
         const double density = (trial % 5 == 0) ? 1.0 : std::uniform_real_distribution<double>(0, 1)(rng);
         const std::vector<int32_t> coeffs = random_block(rng, w, h, planes, density);
         SCOPED_TRACE(testing::Message() << w << "x" << h << " planes " << int(planes) << " density " << density
-                                        << (refine ? " refined" : ""));
+                                        << (sets ? " coding sets from plane " : "") << top);
 
         EncodedCodeBlock cpu;
-        encode_ht_code_block(coeffs.data(), w, w, h, planes, refine, cpu);
+        encode_ht_code_block(coeffs.data(), w, w, h, planes, sets, top, cpu);
         const bool any = std::any_of(coeffs.begin(), coeffs.end(), [](int32_t v) { return v != 0; });
-        const bool three = refine && planes >= 2 &&
-                           std::any_of(coeffs.begin(), coeffs.end(), [](int32_t v) { return std::abs(v) > 1; });
-        ASSERT_EQ(cpu.passes.size(), three ? 3u : any ? 1u : 0u);
         if (any) {
-            EXPECT_EQ(cpu.zero_bitplanes, planes - (three ? 2 : 1));
-            EXPECT_EQ(cpu.passes.back().end, cpu.data.size());
-            EXPECT_TRUE(cpu.passes.front().terminated);
-            EXPECT_TRUE(cpu.passes.back().terminated);
-            const std::vector<uint8_t> cleanup(cpu.data.begin(), cpu.data.begin() + cpu.passes[0].end);
-            const uint32_t scup = scup_of(cleanup);
-            EXPECT_GE(scup, 2u);
-            EXPECT_LE(scup, std::min<size_t>(4079, cleanup.size()));
-            EXPECT_LE(cpu.data.size() + 1, ht_gpu_capacity_bound(w, h, planes, refine));
+            EXPECT_LE(cpu.data.size() + 1, ht_gpu_capacity_bound(w, h, planes, sets));
         }
-        if (three) {
-            EXPECT_FALSE(cpu.passes[1].terminated);
-            EXPECT_GT(cpu.passes[1].end, cpu.passes[0].end);  // never an empty refinement segment
-            EXPECT_GE(cpu.passes[2].end, cpu.passes[1].end);
-            EXPECT_NE(cpu.data[cpu.passes[1].end - 1], 0xFF);  // no contribution ends in 0xFF
-            EXPECT_NE(cpu.data.back(), 0xFF);
+        if (sets) {
+            check_coding_sets(coeffs, w, h, planes, top, cpu);
+        } else {
+            ASSERT_EQ(cpu.passes.size(), any ? 1u : 0u);
+            if (any) {
+                EXPECT_EQ(cpu.zero_bitplanes, planes - 1);
+                EXPECT_EQ(cpu.passes.back().end, cpu.data.size());
+                EXPECT_TRUE(cpu.passes.front().terminated);
+                const uint32_t scup = scup_of(cpu.data);
+                EXPECT_GE(scup, 2u);
+                EXPECT_LE(scup, std::min<size_t>(4079, cpu.data.size()));
+            }
         }
 
-        const uint32_t capacity = static_cast<uint32_t>(ht_gpu_capacity_bound(w, h, planes, refine));
-        const JobRun run = run_job(coeffs, w, h, planes, refine, capacity, arena, scratch);
+        const uint32_t capacity = static_cast<uint32_t>(ht_gpu_capacity_bound(w, h, planes, sets));
+        const JobRun run = run_job(coeffs, w, h, planes, sets, top, capacity, arena, scratch);
         ASSERT_EQ(run.result.status, kGpuTier1Ok);
         ASSERT_EQ(run.result.num_passes, cpu.passes.size());
         EXPECT_EQ(run.result.zero_bitplanes, cpu.zero_bitplanes);
         ASSERT_EQ(run.result.bytes, cpu.data.size());
         EXPECT_TRUE(std::equal(cpu.data.begin(), cpu.data.end(), arena.begin() + 37 + 1));
         EXPECT_TRUE(std::all_of(arena.begin() + 37 + capacity, arena.end(), [](uint8_t b) { return b == 0xA5; }));
+        EXPECT_EQ(std::memcmp(&run.sets, &cpu.ht_sets, sizeof run.sets), 0);
         for (size_t k = 0; k < cpu.passes.size(); ++k) {
             EXPECT_EQ(run.end[k], cpu.passes[k].end);
             EXPECT_EQ(run.distortion[k], cpu.passes[k].distortion);
@@ -412,15 +470,63 @@ TEST(HtBlockEncoder, RefinementPassesCarryPlaneZero)
         }
         SCOPED_TRACE(testing::Message() << w << "x" << h << " planes " << int(planes));
         EncodedCodeBlock out;
-        encode_ht_code_block(v.data(), w, w, h, planes, true, out);
+        encode_ht_code_block(v.data(), w, w, h, planes, true, 2, out);
         const bool big = std::any_of(v.begin(), v.end(), [](int32_t x) { return std::abs(x) > 1; });
         if (!big) continue;
-        ASSERT_EQ(out.passes.size(), 3u);
-        const uint8_t *seg = out.data.data() + out.passes[0].end;
+        // The set with its cleanup at plane 1.
+        const htenc::HtCodingSets &c = out.ht_sets;
+        uint32_t s = 0;
+        while (s < c.num_sets && c.zero_bitplanes[s] != planes - 2) ++s;
+        ASSERT_LT(s, c.num_sets);
+        ASSERT_EQ(c.num_passes[s], 3u);
+        const uint8_t *seg = out.data.data() + c.start[s] + c.end[s][0];
         // SigProp alone, as a truncation after it leaves it, then both passes.
-        check_refinement(v, w, h, seg, out.passes[1].end - out.passes[0].end, false);
-        check_refinement(v, w, h, seg, out.passes[2].end - out.passes[0].end, true);
+        check_refinement(v, w, h, seg, c.end[s][1] - c.end[s][0], false);
+        check_refinement(v, w, h, seg, c.end[s][2] - c.end[s][0], true);
     }
+}
+
+TEST(HtCodingSets, ModelFollowsTheCleanupSizes)
+{
+    // The planning model against real cleanup passes of noisy blocks over
+    // many planes: it falls with the plane, stays within a factor of two of
+    // the bytes coded, and puts the window higher as the budget shrinks.
+    std::mt19937 rng(31);
+    uint64_t model[htenc::kHtPlaneBins] = {}, real[htenc::kHtPlaneBins] = {};
+    const uint32_t w = 32, h = 32;
+    for (int block = 0; block < 40; ++block) {
+        std::vector<int32_t> v(w * h);
+        const double scale = 4 << (block % 8);
+        std::normal_distribution<double> laplace_ish(0.0, scale);
+        for (int32_t &x : v) x = static_cast<int32_t>(std::lround(laplace_ish(rng) * laplace_ish(rng) / scale));
+        htenc::ht_add_cleanup_model(v.data(), w, w, h, model);
+        for (uint32_t p = 0; p < 12; ++p) {
+            EncodedCodeBlock sets;
+            encode_ht_code_block(v.data(), w, w, h, 20, true, p + 2, sets);
+            // The finest set of the window is the cleanup at p.
+            const htenc::HtCodingSets &c = sets.ht_sets;
+            if (c.num_sets > 0 && c.zero_bitplanes[c.num_sets - 1] == 20 - 1 - p) {
+                real[p] += c.end[c.num_sets - 1][0];
+            }
+        }
+    }
+    for (uint32_t p = 0; p < 12; ++p) {
+        SCOPED_TRACE(testing::Message() << "plane " << p << ": model " << model[p] / 8 << ", coded " << real[p]);
+        if (p > 0) {
+            EXPECT_LE(model[p], model[p - 1]);
+        }
+        EXPECT_GE(model[p] / 8, real[p] / 2);
+        EXPECT_LE(model[p] / 8, real[p] * 2);
+    }
+    uint32_t last = htenc::kHtPlaneBins;
+    for (uint64_t budget = 16; budget < model[0]; budget *= 2) {
+        const uint32_t top = htenc::ht_sets_top_plane(model, budget);
+        EXPECT_LE(top, last);
+        EXPECT_GE(top, 2u);
+        EXPECT_LE(model[top - 1] / 8, budget);  // the window's middle fits by the model
+        last = top;
+    }
+    EXPECT_EQ(htenc::ht_sets_top_plane(model, model[0]), 2u);
 }
 
 TEST(HtBlockEncoder, SmallOutputRegionReportsOverflowAndStaysInside)
@@ -428,11 +534,11 @@ TEST(HtBlockEncoder, SmallOutputRegionReportsOverflowAndStaysInside)
     std::mt19937 rng(7);
     const std::vector<int32_t> coeffs = random_block(rng, 32, 32, 12, 1.0);
     EncodedCodeBlock cpu;
-    encode_ht_code_block(coeffs.data(), 32, 32, 32, 12, false, cpu);
+    encode_ht_code_block(coeffs.data(), 32, 32, 32, 12, false, 0, cpu);
     ASSERT_GT(cpu.data.size(), 100u);
     std::vector<uint8_t> arena, scratch;
     for (uint32_t capacity : {0u, 1u, 2u, 50u, static_cast<uint32_t>(cpu.data.size())}) {
-        const JobRun run = run_job(coeffs, 32, 32, 12, false, capacity, arena, scratch);
+        const JobRun run = run_job(coeffs, 32, 32, 12, false, 0, capacity, arena, scratch);
         EXPECT_EQ(run.result.status, kGpuTier1Overflow) << capacity;
         EXPECT_EQ(run.result.num_passes, 0u);
         EXPECT_TRUE(std::all_of(arena.begin() + 37 + capacity, arena.end(), [](uint8_t b) { return b == 0xA5; }))
@@ -910,6 +1016,18 @@ TEST(HtEncodeSignalling, ImfHtRefusesWhatApp2HtForbids)
 
 using j2kc_test::have_gpu;
 
+/** The streams of the CPU and the CUDA backend for `image` under the configuration `edit` makes. */
+template <typename Edit>
+void encode_on_both(const j2kc_image &image, const Edit &edit, std::vector<uint8_t> (&streams)[2])
+{
+    const j2kc_backend backends[2] = {J2KC_BACKEND_CPU, J2KC_BACKEND_CUDA};
+    for (int b = 0; b < 2; ++b) {
+        j2kc_encoder_config cfg = ht_config(backends[b]);
+        edit(cfg);
+        ASSERT_EQ(encode(image, cfg, streams[b]), J2KC_OK);
+    }
+}
+
 TEST(GpuHtEncode, CodestreamMatchesCpuBackend)
 {
     if (!have_gpu()) GTEST_SKIP() << "no usable CUDA device";
@@ -921,9 +1039,7 @@ TEST(GpuHtEncode, CodestreamMatchesCpuBackend)
         SCOPED_TRACE(c.name);
         Planes16 img = make_image(c, 23);
         std::vector<uint8_t> streams[2];
-        const j2kc_backend backends[2] = {J2KC_BACKEND_CPU, J2KC_BACKEND_CUDA};
-        for (int b = 0; b < 2; ++b) {
-            j2kc_encoder_config cfg = ht_config(backends[b]);
+        encode_on_both(img.image, [&](j2kc_encoder_config &cfg) {
             cfg.lossless = c.lossless;
             cfg.levels = c.levels;
             cfg.cblk_width_log2 = c.cblk_w;
@@ -932,8 +1048,43 @@ TEST(GpuHtEncode, CodestreamMatchesCpuBackend)
             cfg.mct = c.mct;
             if (std::string(c.name).rfind("rgb8_budget", 0) == 0) cfg.frame_bytes = 4000;
             if (std::string(c.name) == "rgb8_budget_layers") cfg.layers = 3;
-            ASSERT_EQ(encode(img.image, cfg, streams[b]), J2KC_OK);
-        }
+        }, streams);
+        EXPECT_EQ(streams[0], streams[1]);
+    }
+}
+
+TEST(GpuHtEncode, BudgetStreamsMatchCpuBackend)
+{
+    // Rate control among HT coding sets: the planning model, the sets, the
+    // chosen sets' Tier-2 tables, at generic budgets from 0.25 to 3 bits a
+    // sample, IMF APP2.HT irreversible 2K and a DCI 4K-sized 12-bit frame.
+    if (!have_gpu()) GTEST_SKIP() << "no usable CUDA device";
+    struct Run {
+        const char *name;
+        Planes16 frame;
+        j2kc_profile profile;
+        uint64_t budget;
+    };
+    std::vector<Run> runs;
+    for (const double bits : {0.25, 1.0, 3.0})
+        runs.push_back({"generic 12-bit", j2kc_test::synthetic_frame(512, 384, 3, 12, 8, 0.01), J2KC_PROFILE_NONE,
+                        static_cast<uint64_t>(512 * 384 * 3 * bits / 8)});
+    Planes16 imf(1920, 1080, 3, 10, {1, 2, 2});
+    imf.fill(4, [](uint32_t c, uint32_t x, uint32_t y, std::mt19937 &rng) {
+        return uint32_t(512 + 300 * std::sin(x / 97.0 + c) * std::cos(y / 61.0)) + rng() % 8;
+    });
+    runs.push_back({"imf 2K 4:2:2", std::move(imf), J2KC_PROFILE_IMF, 1041666});
+    runs.push_back({"4K 12-bit", j2kc_test::synthetic_frame(4096, 2160, 3, 12, 9, 0.01), J2KC_PROFILE_NONE, 1302083});
+    for (const Run &r : runs) {
+        SCOPED_TRACE(testing::Message() << r.name << ", " << r.budget << " bytes");
+        std::vector<uint8_t> streams[2];
+        encode_on_both(r.frame.image, [&](j2kc_encoder_config &cfg) {
+            cfg.profile = r.profile;
+            cfg.frame_bytes = r.budget;
+            cfg.cblk_width_log2 = cfg.cblk_height_log2 = 5;
+        }, streams);
+        EXPECT_LE(streams[0].size(), r.budget);
+        EXPECT_GE(double(streams[0].size()), 0.995 * double(r.budget));
         EXPECT_EQ(streams[0], streams[1]);
     }
 }

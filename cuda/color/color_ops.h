@@ -6,12 +6,19 @@
  *
  * Float order is fixed here (each product rounded, sums left to right, no
  * FMA: device intrinsics, host built with -ffp-contract=off):
- *   ICT forward:  Y  = (0.299 R + 0.587 G) + 0.114 B
- *                 Cb = (-0.16875 R - 0.33126 G) + 0.5 B
- *                 Cr = (0.5 R - 0.41869 G) - 0.08131 B
  *   ICT inverse:  R = Y + 1.402 Cr
  *                 G = (Y - 0.34413 Cb) - 0.71414 Cr
  *                 B = Y + 1.772 Cb
+ *   ICT forward:  Y  = (0.299001724 R + 0.58700031 G) + 0.113997981 B
+ *                 Cb = (-0.16873686 R - 0.331264287 G) + 0.500001132 B
+ *                 Cr = (0.499998778 R - 0.41868782 G) - 0.0813109726 B
+ * The forward matrix is the inverse of the inverse one (its float
+ * coefficients, inverted in double, rounded to float), not G.3's five-digit
+ * forward coefficients: those two matrices are inverses only to 2.5e-5 (B
+ * takes -2.5e-5 R), which every decoder's inverse turns into a bias of the
+ * output proportional to the samples, a third of a sample unit at 16 bits
+ * (docs/measurements.md, rate-distortion). The codestream carries no
+ * forward matrix, so any forward transform is conforming.
  * Float samples become integers by round-half-to-even (as lrintf in
  * OpenJPEG) after clamping to the int32 range (NaN -> 0).
  */
@@ -151,9 +158,11 @@ J2KC_HD void rct_inverse_sample(int32_t y, int32_t u, int32_t v, int32_t &r, int
 /* G.3: irreversible component transform, order as in the file comment. */
 J2KC_HD void ict_forward_sample(float r, float g, float b, float &y, float &cb, float &cr)
 {
-    y = color_fadd(color_fadd(color_fmul(0.299f, r), color_fmul(0.587f, g)), color_fmul(0.114f, b));
-    cb = color_fadd(color_fsub(color_fmul(-0.16875f, r), color_fmul(0.33126f, g)), color_fmul(0.5f, b));
-    cr = color_fsub(color_fsub(color_fmul(0.5f, r), color_fmul(0.41869f, g)), color_fmul(0.08131f, b));
+    y = color_fadd(color_fadd(color_fmul(0.299001724f, r), color_fmul(0.58700031f, g)), color_fmul(0.113997981f, b));
+    cb = color_fadd(color_fsub(color_fmul(-0.16873686f, r), color_fmul(0.331264287f, g)),
+                    color_fmul(0.500001132f, b));
+    cr = color_fsub(color_fsub(color_fmul(0.499998778f, r), color_fmul(0.41868782f, g)),
+                    color_fmul(0.0813109726f, b));
 }
 J2KC_HD void ict_inverse_sample(float y, float cb, float cr, float &r, float &g, float &b)
 {

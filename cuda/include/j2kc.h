@@ -219,8 +219,9 @@ typedef struct j2kc_encoder_config {
      * default, EBCOT of ISO/IEC 15444-1) or J2KC_BLOCK_CODER_HT (the HTJ2K
      * block coder of ISO/IEC 15444-15: code-block style 0x40, a CAP marker,
      * Rsiz bit 14; one HT cleanup pass per code-block, or under a byte
-     * budget with one layer a cleanup and its two refinement passes, so rate
-     * control has few truncation points). HT is offered with the generic
+     * budget with one layer the HT set, among three at neighbouring
+     * bit-planes with their refinement passes, that rate control picks).
+     * HT is offered with the generic
      * profile (J2KC_PROFILE_NONE) and with J2KC_PROFILE_IMF, which then means
      * SMPTE ST 2067-21 APP2.HT (RPCL, one layer, no rate cap; lossless picks
      * APP2.HT.REV); the DCI and broadcast profiles refuse it as unsupported.

@@ -6,6 +6,7 @@
  */
 #include "pipeline/encoder_common.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -175,6 +176,7 @@ FrameBlocks collect_blocks(const EncoderPlan &plan, size_t tiles,
             cp.num_passes = static_cast<uint32_t>(b[i].passes.size());
             cp.zero_bitplanes = b[i].zero_bitplanes;
             f.passes.push_back(cp);
+            if (plan.ht_coding_sets()) f.ht_blocks.push_back(&b[i]);
         }
     }
     f.pcrd.num_blocks = static_cast<uint32_t>(f.weight.size());
@@ -188,10 +190,37 @@ FrameBlocks collect_blocks(const EncoderPlan &plan, size_t tiles,
     return f;
 }
 
+namespace {
+
+/** One tile's chosen HT sets (`blocks`, n of them) for its truncation points (one layer), which
+ *  become the sets' pass counts. */
+void choose_ht_sets(const EncodedCodeBlock *const *blocks, size_t n, std::vector<uint32_t> &points,
+                    std::vector<CodeBlockPasses> &chosen, std::vector<uint32_t> &chosen_end)
+{
+    static const uint8_t kTerminated[htenc::kHtSetPasses] = {
+        htenc::ht_set_pass_terminated(0), htenc::ht_set_pass_terminated(1), htenc::ht_set_pass_terminated(2)};
+    chosen.assign(n, CodeBlockPasses{});
+    chosen_end.assign(n * htenc::kHtSetPasses, 0);
+    for (size_t i = 0; i < n; ++i) {
+        const EncodedCodeBlock &b = *blocks[i];
+        const htenc::HtChosenSet c = htenc::ht_chosen_set(b.ht_sets, points[i], b.zero_bitplanes);
+        std::copy(c.end, c.end + htenc::kHtSetPasses, chosen_end.begin() + i * htenc::kHtSetPasses);
+        chosen[i].data = b.data.data() + c.start;
+        chosen[i].pass_end = chosen_end.data() + i * htenc::kHtSetPasses;
+        chosen[i].pass_terminated = kTerminated;
+        chosen[i].num_passes = c.passes;
+        chosen[i].zero_bitplanes = c.zero_bitplanes;
+        points[i] = c.passes;
+    }
+}
+
+}  // namespace
+
 PcrdSizes FrameBlocks::exact_size(const uint16_t *passes, std::vector<EncodedTilePackets> &tiles) const
 {
     const uint32_t layers = plan->cod.layers;
-    std::vector<uint32_t> layer_passes;
+    std::vector<uint32_t> layer_passes, chosen_end;
+    std::vector<CodeBlockPasses> chosen;
     for (uint32_t t = 0; t < layouts.size(); ++t) {
         const size_t n = layouts[t]->code_blocks.size();
         const uint32_t first = tile_first_block[t];
@@ -199,8 +228,12 @@ PcrdSizes FrameBlocks::exact_size(const uint16_t *passes, std::vector<EncodedTil
         for (size_t i = 0; i < n; ++i)
             for (uint32_t l = 0; l < layers; ++l)
                 layer_passes[l * n + i] = passes[(first + i) * layers + l];
-        encode_tile_packets(*layouts[t], setup.packet_params, this->passes.data() + first, layer_passes.data(),
-                            tiles[t]);
+        const CodeBlockPasses *cblks = this->passes.data() + first;
+        if (!ht_blocks.empty()) {
+            choose_ht_sets(ht_blocks.data() + first, n, layer_passes, chosen, chosen_end);
+            cblks = chosen.data();
+        }
+        encode_tile_packets(*layouts[t], setup.packet_params, cblks, layer_passes.data(), tiles[t]);
     }
     const CodestreamSizes sizes = measure_codestream(*plan, tiles);
     PcrdSizes out;

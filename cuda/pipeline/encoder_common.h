@@ -66,6 +66,9 @@ struct FrameBlocks {
     std::vector<double> weight;
     std::vector<uint16_t> component;
     std::vector<CodeBlockPasses> passes;      ///< per frame block, pointing into the arrays above
+    /** Per frame block when HT blocks offer coding sets (EncoderPlan::ht_coding_sets): the
+     *  passes above are truncation points, and Tier-2 writes the chosen set of each. */
+    std::vector<const EncodedCodeBlock *> ht_blocks;
     PcrdBlocks pcrd;
     RateSetup setup;
 

@@ -210,6 +210,11 @@ private:
         DeviceBuffer jobs, results, arena, t1_scratch, sparse_end, sparse_dist, sparse_term;
         DeviceBuffer num_passes, zero_bitplanes, byte_offset, pass_offset, pass_end, pass_dist, pass_term;
         DeviceBuffer status_word, scan_temp, out;
+        /** HT coding sets (EncoderPlan::ht_coding_sets): each block's sets, and the tables Tier-2
+         *  reads of the chosen ones (ht_choose_sets_gpu). */
+        DeviceBuffer ht_model, ht_top_plane, ht_sets, set_passes, set_byte_offset, set_pass_offset, set_pass_end, set_pass_term,
+            set_num_passes, set_zero_bitplanes;
+        HtChosenSetTables chosen{};
         PinnedBuffer staging, host_small, host_out;
         PcrdCuda pcrd;
         Tier2Gpu tier2;
@@ -296,12 +301,12 @@ private:
                 j.num_bitplanes = p.params.num_bitplanes;
                 j.out_offset = arena;
                 j.out_capacity = static_cast<uint32_t>(
-                    plan_.ht ? ht_gpu_capacity_bound(j.width, j.height, j.num_bitplanes, plan_.ht_refinement())
+                    plan_.ht ? ht_gpu_capacity_bound(j.width, j.height, j.num_bitplanes, plan_.ht_coding_sets())
                              : tier1_gpu_capacity_bound(j.width, j.height, j.num_bitplanes));
                 j.pass_offset = slots;
                 j.scratch = scratch;
                 arena += j.out_capacity;
-                slots += plan_.ht ? ht_gpu_max_passes(plan_.ht_refinement()) : tier1_gpu_max_passes(j.num_bitplanes);
+                slots += plan_.ht ? ht_gpu_max_passes(plan_.ht_coding_sets()) : tier1_gpu_max_passes(j.num_bitplanes);
                 scratch += plan_.ht ? ht_gpu_scratch_bound(j.width, j.height)
                                     : tier1_gpu_scratch_bound(j.width, j.height, j.num_bitplanes);
                 jobs_.push_back(j);
@@ -427,6 +432,7 @@ private:
         s->t2_blocks.num_passes = s->num_passes.as<uint32_t>();
         s->t2_blocks.zero_bitplanes = s->zero_bitplanes.as<uint8_t>();
         s->t2_blocks.num_blocks = blocks_;
+        if (plan_.ht_coding_sets()) reserve_ht_sets(*s, n);
 
         const uint32_t ncomp = static_cast<uint32_t>(plan_.siz.components.size());
         s->device_components.resize(ncomp);
@@ -509,8 +515,13 @@ private:
             }
         mark(s, kMarkQuant, mn);
 
+        if (plan_.ht_coding_sets())
+            ht_plan_sets_gpu(s.jobs.as<GpuCodeBlockJob>(), blocks_, plan_.budget_bytes(), s.ht_model.as<uint64_t>(),
+                             s.ht_top_plane.as<uint32_t>(), mn);
         if (plan_.ht)
-            ht_encode_gpu(s.jobs.as<GpuCodeBlockJob>(), blocks_, plan_.ht_refinement(), s.arena.as<uint8_t>(),
+            ht_encode_gpu(s.jobs.as<GpuCodeBlockJob>(), blocks_,
+                          plan_.ht_coding_sets() ? s.ht_sets.as<htenc::HtCodingSets>() : nullptr,
+                          s.ht_top_plane.as<uint32_t>(), s.arena.as<uint8_t>(),
                           s.results.as<GpuCodeBlockResult>(), s.sparse_end.as<uint32_t>(),
                           s.sparse_dist.as<uint64_t>(), s.sparse_term.as<uint8_t>(), mn);
         else
@@ -597,6 +608,40 @@ private:
         cudaStream_t in = s.urgent.get();
         mark(s, kMarkStart, in);
         check_cuda(cudaMemcpyAsync(dev, host, bytes, cudaMemcpyHostToDevice, in), "frame upload");
+    }
+
+    /** A slot's HT coding sets and the chosen sets' tables, which Tier-2 then reads. */
+    void reserve_ht_sets(Slot &s, size_t n)
+    {
+        s.ht_model.reserve(htenc::kHtPlaneBins * sizeof(uint64_t));
+        s.ht_top_plane.reserve(4);
+        s.ht_sets.reserve(std::max<size_t>(n, 1) * sizeof(htenc::HtCodingSets));
+        s.set_passes.reserve(n * 2);
+        s.set_byte_offset.reserve(n * 8);
+        s.set_pass_offset.reserve((n + 1) * 4);
+        s.set_pass_end.reserve(n * htenc::kHtSetPasses * 4);
+        s.set_pass_term.reserve(n * htenc::kHtSetPasses);
+        s.set_num_passes.reserve(n * 4);
+        s.set_zero_bitplanes.reserve(n);
+        s.chosen = HtChosenSetTables{s.set_passes.as<uint16_t>(),     s.set_byte_offset.as<uint64_t>(),
+                                     s.set_pass_offset.as<uint32_t>(), s.set_pass_end.as<uint32_t>(),
+                                     s.set_pass_term.as<uint8_t>(),   s.set_num_passes.as<uint32_t>(),
+                                     s.set_zero_bitplanes.as<uint8_t>()};
+        s.t2_blocks.byte_offset = s.chosen.byte_offset;
+        s.t2_blocks.pass_offset = s.chosen.pass_offset;
+        s.t2_blocks.pass_end = s.chosen.pass_end;
+        s.t2_blocks.pass_terminated = s.chosen.pass_terminated;
+        s.t2_blocks.num_passes = s.chosen.num_passes;
+        s.t2_blocks.zero_bitplanes = s.chosen.zero_bitplanes;
+    }
+
+    /** The passes table Tier-2 writes from: PCRD-opt's, or with HT coding sets the chosen sets'. */
+    const uint16_t *tier2_passes(Slot &s, const uint16_t *d_passes, cudaStream_t stream)
+    {
+        if (!plan_.ht_coding_sets()) return d_passes;
+        ht_choose_sets_gpu(s.jobs.as<GpuCodeBlockJob>(), s.ht_sets.as<htenc::HtCodingSets>(), blocks_, d_passes,
+                           s.chosen, stream);
+        return s.chosen.passes;
     }
 
     /** Tier-1 results to the tables PCRD-opt and Tier-2 read; the pass count and status come back pinned. */
@@ -698,14 +743,17 @@ private:
             s.pcrd_blocks, rate_.params,
             [&](const uint16_t *d_passes) {
                 measured = true;
-                return s.tier2.measure(d_passes, s.t2_blocks, ur);
+                return s.tier2.measure(tier2_passes(s, d_passes, ur), s.t2_blocks, ur);
             },
             ur, /*copy_passes=*/false);
         if (timing()) {
             s.times.rate = ms_since(t0);
             t0 = Clock::now();
         }
-        s.size = s.tier2.write(s.pcrd.device_passes(), s.t2_blocks, s.out.as<uint8_t>(), out_capacity_,
+        // Without a measure, the chosen sets' tables are made here; after one they are its.
+        const uint16_t *passes = measured && plan_.ht_coding_sets() ? s.chosen.passes
+                                                                     : tier2_passes(s, s.pcrd.device_passes(), ur);
+        s.size = s.tier2.write(passes, s.t2_blocks, s.out.as<uint8_t>(), out_capacity_,
                                s.host_out.as<uint8_t>(), out_capacity_, ur, /*reuse_measure=*/measured);
         if (timing()) s.times.tier2 = ms_since(t0);  // the codestream's download included
         s.times.total = ms_since(s.submitted);

@@ -425,23 +425,26 @@ static void apply_ht(EncoderPlan &plan)
     plan.ccap = {ht_ccap15(plan)};
 }
 
+/** APP2.HT's largest magnitude bound B: Photon rejects streams above it
+ *  (decoders size their buffers by it). */
+constexpr int kImfHtMaxMagnitudeBound = 21;
+
 /**
  * The irreversible quantisation under a budget: the rule's step, coarsened
  * while a band would need more magnitude bit-planes (Mb = G + e_b - 1, E-2)
- * than 29. Deep samples at high rates reach the limit: 16 bits at 10.7
+ * than max_bitplanes (29; APP2.HT's bound for IMF HT). Deep samples at high rates reach the limit: 16 bits at 10.7
  * bit/sample asks for 2^-10 sample units and 30 planes in the LL band. A
  * photograph coded so (16-bit RGB, 1024x768, 3,145,684 bytes) decoded at 24
  * dB in our decoder and OpenJPEG's, where 29 planes give 99.38 dB
  * (docs/measurements.md, rate-distortion).
  */
-static Quantization budget_quantization(int levels, int precision, int guard, int step_log2)
+static Quantization budget_quantization(int levels, int precision, int guard, int step_log2, int max_bitplanes)
 {
-    constexpr int kMaxBitplanes = int(kTier1MaxBitplanes) - 1;
     for (;; ++step_log2) {
         Quantization q = make_irreversible_quantization(levels, precision, guard, std::ldexp(1.0, step_log2));
         int planes = 0;
         for (const QuantStep &s : q.steps) planes = std::max(planes, num_bitplanes(guard, s.exponent));
-        if (planes <= kMaxBitplanes || step_log2 >= precision) return q;
+        if (planes <= max_bitplanes || step_log2 >= precision) return q;
     }
 }
 
@@ -519,12 +522,9 @@ EncoderPlan plan_encoder(const j2kc_encoder_config &cfg, const j2kc_image &shape
     double samples = 0;
     for (uint32_t c = 0; c < shape.num_components; ++c)
         samples += double(ceil_div(shape.width, shape.components[c].dx)) * ceil_div(shape.height, shape.components[c].dy);
-    uint64_t budget_bytes = plan.frame_bytes;
-    if (plan.component_bytes) {
-        const uint64_t all = plan.component_bytes * shape.num_components;
-        budget_bytes = budget_bytes ? std::min(budget_bytes, all) : all;
-    }
-    const double bits_per_sample = budget_bytes ? double(budget_bytes) * 8 / samples : 0;
+    const double bits_per_sample = budget ? double(plan.budget_bytes()) * 8 / samples : 0;
+    const int max_bitplanes =
+        ht && plan.profile == J2KC_PROFILE_IMF ? kImfHtMaxMagnitudeBound : int(kTier1MaxBitplanes) - 1;
     for (uint32_t c = 0; c < shape.num_components; ++c) {
         const int precision = siz.components[c].precision;
         // The RCT's chroma outputs need one bit more than the samples (G.2).
@@ -533,13 +533,12 @@ EncoderPlan plan_encoder(const j2kc_encoder_config &cfg, const j2kc_image &shape
             plan.quant.push_back(make_reversible_quantization(plan.levels(), precision + rct_chroma, guard));
         else if (budget)
             plan.quant.push_back(budget_quantization(plan.levels(), precision, guard,
-                                                     budget_step_log2(precision, bits_per_sample)));
+                                                     budget_step_log2(precision, bits_per_sample), max_bitplanes));
         else
             plan.quant.push_back(make_irreversible_quantization(plan.levels(), precision, guard, cfg.quality));
     }
     if (ht) {
-        // Photon rejects APP2.HT streams whose B exceeds 21 (decoders size their buffers by it).
-        J2KC_CHECK_ARG(plan.profile != J2KC_PROFILE_IMF || ht_magnitude_bound(plan) <= 21,
+        J2KC_CHECK_ARG(plan.profile != J2KC_PROFILE_IMF || ht_magnitude_bound(plan) <= kImfHtMaxMagnitudeBound,
                        "profile imf (HT): magnitude bound B = %d exceeds 21; a larger quality (coarser steps) "
                        "lowers it", ht_magnitude_bound(plan));
         apply_ht(plan);

@@ -7,6 +7,7 @@
  */
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -36,14 +37,20 @@ struct EncoderPlan {
     uint8_t levels() const { return cod.component.levels; }
     bool reversible() const { return cod.component.wavelet == Wavelet::kReversible53; }
     bool has_budget() const { return frame_bytes || component_bytes; }
+    /** The bytes a frame may take: the lower of the frame cap and the component caps together. */
+    uint64_t budget_bytes() const
+    {
+        const uint64_t all = component_bytes * siz.components.size();
+        return frame_bytes && all ? std::min(frame_bytes, all) : frame_bytes ? frame_bytes : all;
+    }
     /**
-     * HT blocks coded as cleanup, SigProp and MagRef passes (three truncation
-     * points for rate control) rather than one cleanup pass: under a budget
-     * with one layer. With several layers a block's passes would be spread
-     * over packets, which HT decoders do not agree on, so each block's single
-     * pass goes whole into one layer.
+     * HT blocks coded as several HT sets (tier1/ht_coding_sets.h), among
+     * which rate control picks one per block, rather than one cleanup pass:
+     * under a budget with one layer. With several layers a block's sets
+     * would be spread over packets as placeholder passes, which HT decoders
+     * do not agree on, so each block's single pass goes whole into one layer.
      */
-    bool ht_refinement() const { return ht && has_budget() && cod.layers == 1; }
+    bool ht_coding_sets() const { return ht && has_budget() && cod.layers == 1; }
 };
 
 /**

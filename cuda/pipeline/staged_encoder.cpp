@@ -5,6 +5,8 @@
  */
 #include "pipeline/staged_encoder.h"
 
+#include <array>
+
 #include "common/status.h"
 #include "pipeline/codestream_assembly.h"
 #include "rate/pcrd.h"
@@ -48,19 +50,46 @@ std::vector<uint8_t> StagedEncoder::encode_frame(const j2kc_image &)
     fail(J2KC_ERR_INTERNAL, "this backend queues its frames itself");
 }
 
+const int32_t *StagedEncoder::block_indices(const TileWork &tw, const CodeBlock &cb, size_t &stride) const
+{
+    const BlockPlacement p = place_block(plan_, tw.layout, cb);
+    stride = tw.layout.components[cb.component].rect.width();
+    return tw.indices[cb.component].data() + size_t{p.y} * stride + p.x;
+}
+
+uint32_t StagedEncoder::ht_sets_top_plane(const std::vector<TileWork> &work)
+{
+    uint64_t bits[htenc::kHtPlaneBins] = {};
+    for (const TileWork &tw : work) {
+        std::vector<std::array<uint64_t, htenc::kHtPlaneBins>> block_bits(tw.layout.code_blocks.size());
+        pool_.parallel_for(block_bits.size(), [&](size_t i, unsigned) {
+            const CodeBlock &cb = tw.layout.code_blocks[i];
+            size_t stride = 0;
+            const int32_t *coeffs = block_indices(tw, cb, stride);
+            block_bits[i].fill(0);
+            htenc::ht_add_cleanup_model(coeffs, stride, cb.rect.width(), cb.rect.height(), block_bits[i].data());
+        });
+        for (const auto &h : block_bits)
+            for (uint32_t b = 0; b < htenc::kHtPlaneBins; ++b) bits[b] += h[b];
+    }
+    return htenc::ht_sets_top_plane(bits, plan_.budget_bytes());
+}
+
 void StagedEncoder::code_blocks(std::vector<TileWork> &work)
 {
+    // Under a budget, HT blocks offer rate control several HT sets around the plane the frame's model picks.
+    const bool sets = plan_.ht_coding_sets();
+    const uint32_t top_plane = sets ? ht_sets_top_plane(work) : 0;
     for (TileWork &tw : work) {
         tw.blocks.resize(tw.layout.code_blocks.size());
         pool_.parallel_for(tw.layout.code_blocks.size(), [&](size_t i, unsigned) {
             const CodeBlock &cb = tw.layout.code_blocks[i];
+            size_t stride = 0;
+            const int32_t *coeffs = block_indices(tw, cb, stride);
             const BlockPlacement p = place_block(plan_, tw.layout, cb);
-            const size_t stride = tw.layout.components[cb.component].rect.width();
-            const int32_t *coeffs = tw.indices[cb.component].data() + size_t{p.y} * stride + p.x;
             if (p.params.style & cblk_style::kHighThroughput)
-                // Under a budget, three passes give rate control more truncation points.
-                encode_ht_code_block(coeffs, stride, cb.rect.width(), cb.rect.height(), p.params.num_bitplanes,
-                                     plan_.ht_refinement(), tw.blocks[i]);
+                encode_ht_code_block(coeffs, stride, cb.rect.width(), cb.rect.height(), p.params.num_bitplanes, sets,
+                                     top_plane, tw.blocks[i]);
             else
                 encode_code_block(coeffs, stride, cb.rect.width(), cb.rect.height(), p.params, tw.blocks[i]);
         });

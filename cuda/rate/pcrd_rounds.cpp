@@ -33,15 +33,21 @@ uint64_t bytes_of(uint64_t body, uint64_t bits) { return body + (bits + 7) / 8; 
 /** Estimated bytes a candidate costs when taken back (at least 1, so trims progress). */
 uint64_t trim_cost(const PcrdCandidate &c) { return c.bytes + (uint64_t{c.bits} + 7) / 8 + 1; }
 
-/** Largest overshoot of the frame budget or of a cap (0 = fits). */
-uint64_t overshoot(const PcrdSizes &s, uint64_t budget, const std::vector<uint64_t> &caps,
-                   bool any_cap)
+/** How far an exact size lies over the frame budget and over each group's cap (0 = fits). */
+struct Overshoot {
+    uint64_t frame = 0;
+    std::vector<uint64_t> group;
+    bool any() const { return frame || std::any_of(group.begin(), group.end(), [](uint64_t g) { return g > 0; }); }
+};
+
+Overshoot overshoot(const PcrdSizes &s, uint64_t budget, const std::vector<uint64_t> &caps, bool any_cap)
 {
-    uint64_t over = (budget != kPcrdNoLimit && s.total > budget) ? s.total - budget : 0;
+    Overshoot o;
+    o.frame = (budget != kPcrdNoLimit && s.total > budget) ? s.total - budget : 0;
+    o.group.assign(caps.size(), 0);
     for (size_t g = 0; any_cap && g < caps.size(); ++g)
-        if (caps[g] != kPcrdNoLimit && s.component[g] > caps[g])
-            over = std::max(over, s.component[g] - caps[g]);
-    return over;
+        if (caps[g] != kPcrdNoLimit && s.component[g] > caps[g]) o.group[g] = s.component[g] - caps[g];
+    return o;
 }
 
 /**
@@ -51,9 +57,12 @@ uint64_t overshoot(const PcrdSizes &s, uint64_t budget, const std::vector<uint64
  * by hull segments in decreasing slope order (ties: lower block first), each
  * taken when its estimated cost still fits and skipped otherwise; the exact
  * size then decides. A round that overshoots is trimmed from its flattest end
- * (a few times) or undone, so the result always fits. Everything here runs on
- * the host over candidates both backends compute with the same J2KC_HD code,
- * and the exact sizes are byte-identical, so both take the same segments.
+ * (a few times) or undone, so the result always fits; a trim takes back the
+ * segments of the groups over their caps (of every group while the frame is
+ * over), since taking back another group's frees nothing under a cap.
+ * Everything here runs on the host over candidates both backends compute
+ * with the same J2KC_HD code, and the exact sizes are byte-identical, so
+ * both take the same segments.
  */
 void slack_fill(const PcrdPlan &plan, uint64_t budget, const std::vector<uint64_t> &caps,
                 const PcrdFillFns &fns, const PcrdPassesFn &passes, const PcrdExactSizeFn &exact,
@@ -100,18 +109,28 @@ void slack_fill(const PcrdPlan &plan, uint64_t budget, const std::vector<uint64_
         PcrdSizes s = exact(passes());
         ++result.fill_measures;
         bool trimmed = false;
-        for (uint32_t trim = 0; overshoot(s, budget, caps, plan.any_cap) && trim <= kFillTrims;
-             ++trim) {
+        for (uint32_t trim = 0; trim <= kFillTrims; ++trim) {
+            const Overshoot over = overshoot(s, budget, caps, plan.any_cap);
+            if (!over.any()) break;
             trimmed = true;
-            // Take back at least the overshoot, doubling with every try.
-            const uint64_t goal = overshoot(s, budget, caps, plan.any_cap) << trim;
-            std::vector<PcrdCandidate> back;
-            uint64_t removed = 0;
-            while (!taken.empty() && (removed < goal || trim == kFillTrims)) {
-                removed += trim_cost(taken.back());
-                back.push_back(taken.back());
-                taken.pop_back();
+            // Take back, flattest first, at least each overshoot (the frame's
+            // from any group, a cap's from its group), doubling with every
+            // try; the last try takes back the whole round.
+            std::vector<PcrdCandidate> back, kept;
+            uint64_t frame_removed = 0;
+            std::vector<uint64_t> group_removed(G, 0);
+            for (size_t i = taken.size(); i-- > 0;) {
+                const PcrdCandidate &c = taken[i];
+                if (trim == kFillTrims || frame_removed < (over.frame << trim) ||
+                    group_removed[c.group] < (over.group[c.group] << trim)) {
+                    frame_removed += trim_cost(c);
+                    group_removed[c.group] += trim_cost(c);
+                    back.push_back(c);
+                } else {
+                    kept.push_back(c);
+                }
             }
+            taken.assign(kept.rbegin(), kept.rend());
             fns.apply(back, true);
             s = exact(passes());  // the empty list is the search's selection: it fits
             ++result.fill_measures;

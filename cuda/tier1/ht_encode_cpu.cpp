@@ -14,7 +14,8 @@
 namespace j2kc {
 
 void encode_ht_code_block(const int32_t *coeffs, size_t stride, uint32_t width, uint32_t height,
-                          uint8_t num_bitplanes, bool refine, EncodedCodeBlock &out)
+                          uint8_t num_bitplanes, bool sets, uint32_t top_plane,
+                          EncodedCodeBlock &out)
 {
     J2KC_CHECK_ARG(width <= kTier1MaxSide && height <= kTier1MaxSide && uint64_t{width} * height <= kTier1MaxSamples,
                    "code-block %ux%u exceeds 1024 per side or 4096 samples", width, height);
@@ -23,10 +24,11 @@ void encode_ht_code_block(const int32_t *coeffs, size_t stride, uint32_t width, 
     out.data.clear();
     out.passes.clear();
     out.zero_bitplanes = num_bitplanes;
+    out.ht_sets = htenc::HtCodingSets{};
     if (width == 0 || height == 0) return;
 
     thread_local std::vector<uint8_t> bytes, scratch;
-    const size_t capacity = htenc::ht_job_capacity_bound(width, height, num_bitplanes, refine);
+    const size_t capacity = htenc::ht_job_capacity_bound(width, height, num_bitplanes, sets);
     if (bytes.size() < capacity) bytes.resize(capacity);
     const size_t scratch_bytes = htenc::ht_scratch_layout(width, height).total;
     if (scratch.size() < scratch_bytes) scratch.resize(scratch_bytes);
@@ -41,10 +43,12 @@ void encode_ht_code_block(const int32_t *coeffs, size_t stride, uint32_t width, 
     job.width = static_cast<uint16_t>(width);
     job.height = static_cast<uint16_t>(height);
     job.num_bitplanes = num_bitplanes;
-    uint32_t end[3] = {};
-    uint64_t distortion[3] = {};
-    uint8_t terminated[3] = {};
-    const GpuCodeBlockResult r = htenc::ht_encode_job(job, refine, bytes.data(), end, distortion, terminated);
+    uint32_t end[htenc::kHtMaxPoints] = {};
+    uint64_t distortion[htenc::kHtMaxPoints] = {};
+    uint8_t terminated[htenc::kHtMaxPoints] = {};
+    const GpuCodeBlockResult r =
+        htenc::ht_encode_job(job, sets ? &out.ht_sets : nullptr, top_plane, bytes.data(), end, distortion,
+                             terminated);
     J2KC_CHECK_ARG(r.status != kGpuTier1DataTooDeep, "coefficient needs %u bit-planes, band has %u",
                    r.data_bitplanes, num_bitplanes);
     J2KC_CHECK_ARG(r.status == kGpuTier1Ok, "HT block encoder status %u", r.status);
@@ -58,12 +62,12 @@ void encode_ht_code_block(const int32_t *coeffs, size_t stride, uint32_t width, 
     out.data.assign(bytes.data() + 1, bytes.data() + 1 + r.bytes);
 }
 
-size_t ht_gpu_capacity_bound(uint32_t width, uint32_t height, uint8_t num_bitplanes, bool refine)
+size_t ht_gpu_capacity_bound(uint32_t width, uint32_t height, uint8_t num_bitplanes, bool sets)
 {
-    return htenc::ht_job_capacity_bound(width, height, num_bitplanes, refine);
+    return htenc::ht_job_capacity_bound(width, height, num_bitplanes, sets);
 }
 
-uint32_t ht_gpu_max_passes(bool refine) { return htenc::ht_job_max_passes(refine); }
+uint32_t ht_gpu_max_passes(bool sets) { return htenc::ht_job_max_passes(sets); }
 
 size_t ht_gpu_scratch_bound(uint32_t width, uint32_t height)
 {

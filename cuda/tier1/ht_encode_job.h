@@ -8,12 +8,10 @@
  *
  * Jobs, results and pass arrays are Part 1's (tier1_cuda.h), so the rest of
  * the GPU pipeline (result gathering, rate control, Tier-2) handles HT
- * blocks unchanged. A block is coded either as one cleanup pass at plane 0,
- * with P = Mb - 1 zero bit-planes (the cleanup's plane is Mb - 1 - P), or,
- * for rate control, as an HT set of three passes: cleanup at plane 1, then
- * SigProp and MagRef at plane 0, P = Mb - 2, three truncation points. A
- * block with no magnitude above 1 (or a band of one plane) keeps the single
- * cleanup pass.
+ * blocks as Part 1's. A block is coded either as one cleanup pass at plane
+ * 0, with P = Mb - 1 zero bit-planes (the cleanup's plane is Mb - 1 - P), or,
+ * for rate control, as the several HT sets of ht_coding_sets.h, whose
+ * ranked truncation points are its pass entries.
  */
 #pragma once
 
@@ -22,6 +20,7 @@
 
 #include "common/host_device.h"
 #include "tier1/ht_block_encoder_core.h"
+#include "tier1/ht_coding_sets.h"
 #include "tier1/tier1_cuda.h"
 
 namespace j2kc {
@@ -47,16 +46,17 @@ J2KC_HD HtScratchLayout ht_scratch_layout(uint32_t width, uint32_t height)
 }
 
 /** Output region of a job (its first byte is the dummy byte of Part 1's
- *  layout, unused here) that always holds the segment, and with `refine`
- *  the refinement segment after it. */
-J2KC_HD size_t ht_job_capacity_bound(uint32_t width, uint32_t height, uint32_t planes, bool refine)
+ *  layout, unused here) that always holds the single cleanup segment, or
+ *  with `sets` every coding set of ht_coding_sets.h. */
+J2KC_HD size_t ht_job_capacity_bound(uint32_t width, uint32_t height, uint32_t planes, bool sets)
 {
-    const size_t refinement = refine ? size_t{ht_sigprop_bound(width, height)} + ht_magref_bound(width, height) : 0;
-    return 1 + size_t{ht_segment_bound(width, height, planes)} + refinement;
+    const size_t set = size_t{ht_segment_bound(width, height, planes)} + ht_sigprop_bound(width, height) +
+                       ht_magref_bound(width, height);
+    return 1 + (sets ? kHtMaxSets * set : size_t{ht_segment_bound(width, height, planes)});
 }
 
-/** Pass entries a job writes: 3 with `refine`, else 1. */
-J2KC_HD uint32_t ht_job_max_passes(bool refine) { return refine ? 3u : 1u; }
+/** Pass entries a job writes: a truncation point each with `sets`, else 1. */
+J2KC_HD uint32_t ht_job_max_passes(bool sets) { return sets ? kHtMaxPoints : 1u; }
 
 /** Maps the core's status to the job's. */
 J2KC_HD uint8_t ht_job_status(uint32_t status)
@@ -70,17 +70,73 @@ J2KC_HD uint8_t ht_job_status(uint32_t status)
     }
 }
 
+/** Where a job's input, scratch and output lie. */
+struct HtJobContext {
+    const int32_t *coeffs;
+    HtEncodeScratch scratch;
+    uint8_t *magref;   ///< MagRef bytes as coded (reversed into place after SigProp)
+    uint8_t *sig;
+    uint8_t *out;      ///< the job's region past the dummy byte
+    uint32_t capacity;
+};
+
 /**
- * Codes one job's cleanup segment into out_bytes[out_offset + 1, ...): reads
- * its coefficients, uses its scratch (ht_scratch_layout), writes its output
- * region and its single pass entry, and returns the result. A job with bad
- * geometry touches nothing.
+ * Codes one HT set at cleanup plane p into c.out[at, ...): the cleanup, and
+ * for p >= 1 the refinement segment at p - 1. Returns the core's status;
+ * `passes` = 0 when no sample is significant at p (nothing is kept).
  */
-J2KC_HD GpuCodeBlockResult ht_encode_job(const GpuCodeBlockJob &job, bool refine, uint8_t *out_bytes,
-                                         uint32_t *pass_end, uint64_t *pass_distortion, uint8_t *pass_terminated)
+J2KC_HD uint32_t ht_encode_set(const GpuCodeBlockJob &job, const HtJobContext &c, uint32_t p, uint32_t at,
+                               uint32_t (&end)[kHtSetPasses], uint64_t (&distortion)[kHtSetPasses],
+                               uint32_t &passes, uint32_t &data_bitplanes)
+{
+    HtEncodeResult r;
+    uint8_t *const out = c.out + at;
+    const uint32_t room = c.capacity - at;
+    uint32_t status =
+        ht_encode_cleanup(c.coeffs, job.stride, job.width, job.height, job.num_bitplanes, p, out, room, c.scratch, r);
+    data_bitplanes = r.data_bitplanes;
+    passes = 0;
+    if (status != kHtEncodeOk || r.bytes == 0) return status;
+    end[0] = r.bytes;
+    distortion[0] = r.distortion;
+    passes = 1;
+    if (p == 0) return kHtEncodeOk;
+    HtRefinementResult f;
+    const uint32_t magref_capacity = ht_magref_bound(job.width, job.height);
+    status = ht_encode_refinement(c.coeffs, job.stride, job.width, job.height, p, out + r.bytes, room - r.bytes,
+                                  c.magref, magref_capacity, c.sig, f);
+    if (status != kHtEncodeOk || r.bytes + f.sigprop_bytes + f.magref_bytes > room) return kHtEncodeOverflow;
+    uint8_t *const magref_end = out + r.bytes + f.sigprop_bytes + f.magref_bytes;
+    for (uint32_t i = 0; i < f.magref_bytes; ++i) magref_end[-1 - static_cast<int>(i)] = c.magref[i];
+    end[1] = r.bytes + f.sigprop_bytes;
+    end[2] = end[1] + f.magref_bytes;
+    distortion[1] = distortion[0] + f.sigprop_distortion;
+    distortion[2] = distortion[1] + f.magref_distortion;
+    passes = 3;
+    return kHtEncodeOk;
+}
+
+/**
+ * Codes one job into out_bytes[out_offset + 1, ...): reads its coefficients,
+ * uses its scratch (ht_scratch_layout), writes its output region and pass
+ * entries, and returns the result. A job with bad geometry touches nothing
+ * but *sets, which it empties.
+ *
+ * Without `sets`: one cleanup pass at plane 0, P = Mb - 1. With `sets`
+ * (rate control, ht_coding_sets.h): the sets with cleanup at planes
+ * top_plane down to top_plane + 1 - kHtMaxSets (below Mb, at least 0) that
+ * have a significant sample, back to back, described in *sets; the pass
+ * entries are the ranked truncation points, and the result's bytes span all
+ * sets (P is that of the coarsest; Tier-2 takes the chosen set's from
+ * *sets).
+ */
+J2KC_HD GpuCodeBlockResult ht_encode_job(const GpuCodeBlockJob &job, HtCodingSets *sets, uint32_t top_plane,
+                                         uint8_t *out_bytes, uint32_t *pass_end, uint64_t *pass_distortion,
+                                         uint8_t *pass_terminated)
 {
     GpuCodeBlockResult res{};
     res.zero_bitplanes = job.num_bitplanes;
+    if (sets) sets->num_sets = sets->num_points = 0;
     if (job.width > ht::kMaxSide || job.height > ht::kMaxSide || uint32_t{job.width} * job.height > ht::kMaxSamples) {
         res.status = kGpuTier1BadGeometry;
         return res;
@@ -91,52 +147,67 @@ J2KC_HD GpuCodeBlockResult ht_encode_job(const GpuCodeBlockJob &job, bool refine
     }
     uint8_t *const scratch = reinterpret_cast<uint8_t *>(static_cast<uintptr_t>(job.scratch));
     const HtScratchLayout l = ht_scratch_layout(job.width, job.height);
-    const HtEncodeScratch s{scratch + l.mel, ht_mel_bound(job.width, job.height), scratch + l.vlc,
-                            ht_vlc_bound(job.width, job.height), scratch + l.lines};
-    HtEncodeResult r;
-    const int32_t *coeffs = reinterpret_cast<const int32_t *>(static_cast<uintptr_t>(job.coeffs));
-    uint8_t *const out = out_bytes + job.out_offset + 1;
-    const uint32_t capacity = job.out_capacity > 0 ? job.out_capacity - 1 : 0;
-    // The three-pass set first; a block it leaves without a cleanup takes the single pass.
-    uint32_t p = refine && job.num_bitplanes >= 2 ? 1 : 0;
-    uint32_t status =
-        ht_encode_cleanup(coeffs, job.stride, job.width, job.height, job.num_bitplanes, p, out, capacity, s, r);
-    if (p == 1 && status == kHtEncodeOk && r.bytes == 0) {
-        p = 0;
-        status = ht_encode_cleanup(coeffs, job.stride, job.width, job.height, job.num_bitplanes, p, out, capacity, s, r);
-    }
-    res.status = ht_job_status(status);
-    res.data_bitplanes = static_cast<uint8_t>(r.data_bitplanes);
-    if (status != kHtEncodeOk || r.bytes == 0) return res;
+    HtJobContext c;
+    c.coeffs = reinterpret_cast<const int32_t *>(static_cast<uintptr_t>(job.coeffs));
+    c.scratch = HtEncodeScratch{scratch + l.mel, ht_mel_bound(job.width, job.height), scratch + l.vlc,
+                                ht_vlc_bound(job.width, job.height), scratch + l.lines};
+    c.magref = scratch + l.magref;
+    c.sig = scratch + l.sig;
+    c.out = out_bytes + job.out_offset + 1;
+    c.capacity = job.out_capacity > 0 ? job.out_capacity - 1 : 0;
 
-    uint32_t ends[3] = {r.bytes, 0, 0};
-    uint64_t distortion[3] = {r.distortion, 0, 0};
-    uint32_t passes = 1;
-    if (p == 1) {
-        HtRefinementResult f;
-        status = ht_encode_refinement(coeffs, job.stride, job.width, job.height, p, out + r.bytes,
-                                      capacity - r.bytes, scratch + l.magref, ht_magref_bound(job.width, job.height),
-                                      scratch + l.sig, f);
-        if (status != kHtEncodeOk || r.bytes + f.sigprop_bytes + f.magref_bytes > capacity) {
-            res.status = kGpuTier1Overflow;
+    uint32_t end[kHtSetPasses] = {}, passes = 0, data_bitplanes = 0;
+    uint64_t distortion[kHtSetPasses] = {};
+    if (!sets) {
+        const uint32_t status = ht_encode_set(job, c, 0, 0, end, distortion, passes, data_bitplanes);
+        res.status = ht_job_status(status);
+        res.data_bitplanes = static_cast<uint8_t>(data_bitplanes);
+        if (status != kHtEncodeOk || passes == 0) return res;
+        res.num_passes = 1;
+        res.bytes = end[0];
+        res.zero_bitplanes = static_cast<uint8_t>(job.num_bitplanes - 1);
+        if (pass_end) pass_end[job.pass_offset] = end[0];
+        if (pass_distortion) pass_distortion[job.pass_offset] = distortion[0];
+        if (pass_terminated) pass_terminated[job.pass_offset] = 1;
+        return res;
+    }
+
+    uint64_t set_distortion[kHtMaxSets][kHtSetPasses] = {};
+    uint32_t at = 0;
+    const uint32_t lowest = top_plane + 1 > kHtMaxSets ? top_plane + 1 - kHtMaxSets : 0;
+    const uint32_t top = top_plane < job.num_bitplanes ? top_plane + 1 : job.num_bitplanes;
+    for (uint32_t p = top; p-- > lowest;) {
+        const uint32_t status = ht_encode_set(job, c, p, at, end, distortion, passes, data_bitplanes);
+        if (status != kHtEncodeOk) {
+            res.status = ht_job_status(status);
+            res.data_bitplanes = static_cast<uint8_t>(data_bitplanes);
             return res;
         }
-        uint8_t *const magref_end = out + r.bytes + f.sigprop_bytes + f.magref_bytes;
-        for (uint32_t i = 0; i < f.magref_bytes; ++i) magref_end[-1 - static_cast<int>(i)] = scratch[l.magref + i];
-        ends[1] = r.bytes + f.sigprop_bytes;
-        ends[2] = ends[1] + f.magref_bytes;
-        distortion[1] = f.sigprop_distortion;
-        distortion[2] = f.magref_distortion;
-        passes = 3;
+        if (passes == 0) continue;
+        const uint32_t s = sets->num_sets++;
+        sets->start[s] = at;
+        sets->zero_bitplanes[s] = static_cast<uint8_t>(job.num_bitplanes - 1 - p);
+        sets->num_passes[s] = static_cast<uint8_t>(passes);
+        for (uint32_t k = 0; k < kHtSetPasses; ++k) {
+            sets->end[s][k] = k < passes ? end[k] : 0;
+            set_distortion[s][k] = k < passes ? distortion[k] : 0;
+        }
+        at += end[passes - 1];
     }
-    res.num_passes = passes;
-    res.bytes = ends[passes - 1];
-    res.zero_bitplanes = static_cast<uint8_t>(job.num_bitplanes - 1 - p);
-    for (uint32_t k = 0; k < passes; ++k) {
+    res.status = kGpuTier1Ok;
+    res.data_bitplanes = static_cast<uint8_t>(data_bitplanes);
+    if (sets->num_sets == 0) return res;
+    uint32_t ends[kHtMaxPoints];
+    uint64_t steps[kHtMaxPoints];
+    const uint32_t points = ht_rank_points(*sets, set_distortion, ends, steps);
+    res.num_passes = points;
+    res.bytes = at;
+    res.zero_bitplanes = sets->zero_bitplanes[0];
+    for (uint32_t k = 0; k < points; ++k) {
         if (pass_end) pass_end[job.pass_offset + k] = ends[k];
-        if (pass_distortion) pass_distortion[job.pass_offset + k] = distortion[k];
-        // The cleanup segment ends at the cleanup; SigProp and MagRef share the second.
-        if (pass_terminated) pass_terminated[job.pass_offset + k] = k != 1;
+        if (pass_distortion) pass_distortion[job.pass_offset + k] = steps[k];
+        // Points are not passes of one segment: Tier-2 reads terminations from the chosen set.
+        if (pass_terminated) pass_terminated[job.pass_offset + k] = 1;
     }
     return res;
 }

@@ -39,6 +39,7 @@
 #include "geometry/partition.h"
 #include "tier1/code_block_limits.h"
 #include "tier1/codeword_segment.h"
+#include "tier1/ht_coding_sets.h"
 
 namespace j2kc {
 
@@ -61,6 +62,9 @@ struct EncodedCodeBlock {
     std::vector<uint8_t> data;      ///< all codeword segments, back to back
     uint8_t zero_bitplanes = 0;     ///< P: missing MSB planes below num_bitplanes
     std::vector<PassInfo> passes;   ///< coding order; empty when the block is all zero
+    /** HT blocks coded for rate control: the sets `data` holds and the one
+     *  each pass (a truncation point) means (ht_coding_sets.h); else none. */
+    htenc::HtCodingSets ht_sets{};
 };
 
 struct Tier1EncodeParams {

@@ -4,15 +4,18 @@
  * the CUDA decoder's Tier-2 worker runs for each frame (stream parsing, the
  * partition, packet headers of every tile, then every code-block's codeword
  * bytes, segments and job gathered into one buffer as the pinned upload
- * buffer receives them), on one thread.
+ * buffer receives them), on one thread, or with --threads N on a pool of N
+ * (the caller one of them) that reads the packets the stream locates at once.
  *
- *   tier2_bench [--reps N] [--save OUT.j2c] [IN.j2c ...]
+ *   tier2_bench [--reps N] [--threads N] [--save OUT.j2c] [IN.j2c ...]
  *
  * Without inputs it encodes a DCI 4K (4096 x 2160, 12-bit, profile cap)
  * natural-looking frame with the CPU backend and times that. Reports the
- * best and the median of N frames in thread CPU time.
+ * best and the median of N frames in the caller's thread CPU time, and the
+ * median in wall time (the time one frame alone waits for).
  */
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -103,7 +106,7 @@ struct StageTimes {
  * tile's partition and packets, then the job table and the upload buffer.
  */
 size_t tier2_frame(const std::vector<uint8_t> &stream, const j2kc_decoder_config &config, FrameState &f,
-                   StageTimes &times)
+                   StageTimes &times, ThreadPool *pool)
 {
     const double t0 = thread_seconds();
     const ParsedStream s = parse_stream(stream.data(), stream.size(), config);
@@ -127,7 +130,7 @@ size_t tier2_frame(const std::vector<uint8_t> &stream, const j2kc_decoder_config
     f.offset.assign(tiles.size(), {});
     size_t samples = 0;
     for (size_t t = 0; t < tiles.size(); ++t) {
-        prepare_tile(s.cs, *tiles[t], options, f.blocks[t], f.planes[t]);
+        prepare_tile(s.cs, *tiles[t], options, f.blocks[t], f.planes[t], pool);
         for (const ComponentPlane &p : f.planes[t].components) {
             f.offset[t].push_back(samples);
             samples += p.samples();
@@ -147,13 +150,13 @@ size_t tier2_frame(const std::vector<uint8_t> &stream, const j2kc_decoder_config
     if (jobs) std::memcpy(at, f.table.jobs.data(), jobs);
     if (segments) std::memcpy(at + jobs, f.table.segments.data(), segments);
     if (order) std::memcpy(at + jobs + segments, f.order.data(), order);
-    f.table.copy_bytes(at + jobs + segments + order);
+    f.table.copy_bytes(at + jobs + segments + order, pool);
     const double t3 = thread_seconds();
     times = {1e3 * (t1 - t0), 1e3 * (t2 - t1), 1e3 * (t3 - t2)};
     return f.table.jobs.size();
 }
 
-void run(const std::string &name, const std::vector<uint8_t> &stream, int reps)
+void run(const std::string &name, const std::vector<uint8_t> &stream, int reps, ThreadPool *pool)
 {
     j2kc_decoder_config config;
     j2kc_decoder_config_default(&config);
@@ -161,8 +164,8 @@ void run(const std::string &name, const std::vector<uint8_t> &stream, int reps)
     // tables, job orders and pinned buffers are not.
     FrameState slot;
     StageTimes stage;
-    const size_t blocks = tier2_frame(stream, config, slot, stage);
-    std::vector<double> ms, parse, packets, gather;
+    const size_t blocks = tier2_frame(stream, config, slot, stage, pool);
+    std::vector<double> ms, wall, parse, packets, gather;
     const auto take_slot = [&](FrameState &frame) {
         std::swap(frame.blocks, slot.blocks);
         std::swap(frame.table, slot.table);
@@ -173,8 +176,10 @@ void run(const std::string &name, const std::vector<uint8_t> &stream, int reps)
         FrameState state;
         take_slot(state);
         const double t0 = thread_seconds();
-        tier2_frame(stream, config, state, stage);
+        const auto w0 = std::chrono::steady_clock::now();
+        tier2_frame(stream, config, state, stage, pool);
         ms.push_back(1e3 * (thread_seconds() - t0));
+        wall.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - w0).count());
         parse.push_back(stage.parse);
         packets.push_back(stage.packets);
         gather.push_back(stage.gather);
@@ -185,10 +190,11 @@ void run(const std::string &name, const std::vector<uint8_t> &stream, int reps)
         return v[v.size() / 2];
     };
     std::sort(ms.begin(), ms.end());
-    std::printf("%s: %zu bytes, %zu code-blocks, Tier-2 best %.2f ms, median %.2f ms (one thread, %d frames); "
-                "medians: parse %.2f, partition + packets %.2f, jobs + upload %.2f ms\n",
-                name.c_str(), stream.size(), blocks, ms.front(), ms[ms.size() / 2], reps, median(parse),
-                median(packets), median(gather));
+    std::printf("%s: %zu bytes, %zu code-blocks, Tier-2 best %.2f ms, median %.2f ms (caller's thread, %u threads, "
+                "%d frames); medians: parse %.2f, partition + packets %.2f, jobs + upload %.2f ms",
+                name.c_str(), stream.size(), blocks, ms.front(), ms[ms.size() / 2], pool ? pool->size() : 1u, reps,
+                median(parse), median(packets), median(gather));
+    std::printf("; wall median %.2f ms\n", median(wall));
 }
 
 }  // namespace
@@ -196,14 +202,18 @@ void run(const std::string &name, const std::vector<uint8_t> &stream, int reps)
 int main(int argc, char **argv)
 {
     int reps = 20;
+    unsigned threads = 1;
     std::string save;
     std::vector<std::string> inputs;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--reps" && i + 1 < argc) reps = std::max(1, std::atoi(argv[++i]));
+        else if (a == "--threads" && i + 1 < argc) threads = unsigned(std::max(1, std::atoi(argv[++i])));
         else if (a == "--save" && i + 1 < argc) save = argv[++i];
         else inputs.push_back(a);
     }
+    ThreadPool pool(threads);
+    ThreadPool *tier2_pool = threads > 1 ? &pool : nullptr;
     try {
         if (inputs.empty()) {
             const std::vector<uint8_t> stream = encode_dci4k();
@@ -212,12 +222,12 @@ int main(int argc, char **argv)
                 return 1;
             }
             if (!save.empty()) std::ofstream(save, std::ios::binary).write(reinterpret_cast<const char *>(stream.data()), stream.size());
-            run("DCI 4K", stream, reps);
+            run("DCI 4K", stream, reps, tier2_pool);
         }
         for (const std::string &path : inputs) {
             std::ifstream in(path, std::ios::binary);
             const std::vector<uint8_t> stream{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-            run(path, stream, reps);
+            run(path, stream, reps, tier2_pool);
         }
     } catch (const Error &e) {
         std::fprintf(stderr, "%s\n", e.what());

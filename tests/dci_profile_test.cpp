@@ -20,9 +20,11 @@
 #include "codestream/dump.h"
 #include "codestream/markers.h"
 #include "codestream/reader.h"
+#include "common/thread_pool.h"
 #include "geometry/partition.h"
 #include "j2kc.h"
 #include "tier2/packet_decoder.h"
+#include "codewords_compare.h"
 #include "test_images.h"
 
 namespace j2kc {
@@ -201,6 +203,16 @@ void check_dci_4k(const std::vector<uint8_t> &b, int fps)
         if (words[i].included) ++blocks_in[want];
     }
     for (uint32_t i = 0; i < 6; ++i) EXPECT_GT(blocks_in[i], 0u) << "tile-part " << i << " holds no code-block";
+
+    // The six tile-parts, under two POC entries, are read as six runs at
+    // once on a pool, to the same tables.
+    ThreadPool pool(4);
+    TileCodewords split;
+    PacketDecodeStats split_stats;
+    decode_tile_packets(cs, tile, layout, 0, split, &split_stats, &pool);
+    EXPECT_EQ(split_stats.runs, 6u);
+    EXPECT_EQ(split_stats.data_consumed, stats.data_consumed);
+    j2kc_test::expect_same_codewords(words, split, "DCI 4K tile-parts read at once");
 
     // Byte caps: whole codestream <= 250 Mb/s, each component's tile-parts
     // (with their SOT/SOD headers) <= 200 Mb/s, floor(rate / (8 fps)).

@@ -18,18 +18,32 @@
 
 namespace j2kc {
 
-class ThreadPool {
+/**
+ * Threads that run fn(i, worker) for i in [0, n), the caller one of them,
+ * returning when all are done; `worker` tells apart the threads running at
+ * once. ThreadPool is one; a scheduler with workers of its own lends them,
+ * when idle, through another (the CUDA decoder's Tier-2).
+ */
+class ParallelRunner {
+public:
+    virtual ~ParallelRunner() = default;
+    /** Threads that may take part, the caller included. */
+    virtual unsigned size() const = 0;
+    virtual void parallel_for(size_t n, const std::function<void(size_t index, unsigned worker)> &fn) = 0;
+};
+
+class ThreadPool final : public ParallelRunner {
 public:
     /** threads = 0: one per hardware thread. The caller counts as one. */
     explicit ThreadPool(unsigned threads = 0);
-    ~ThreadPool();
+    ~ThreadPool() override;
     ThreadPool(const ThreadPool &) = delete;
     ThreadPool &operator=(const ThreadPool &) = delete;
 
-    unsigned size() const { return static_cast<unsigned>(workers_.size()) + 1; }
+    unsigned size() const override { return static_cast<unsigned>(workers_.size()) + 1; }
 
     /** Runs fn(i) for i in [0, n), in parallel; returns when all are done. */
-    void parallel_for(size_t n, const std::function<void(size_t index, unsigned worker)> &fn);
+    void parallel_for(size_t n, const std::function<void(size_t index, unsigned worker)> &fn) override;
 
 private:
     void worker_loop(unsigned worker);

@@ -305,6 +305,39 @@ private:
         const CopyBand *band = nullptr;  ///< else a band of the host copy in progress
         std::vector<Frame *> batch;      ///< else frames whose GPU Tier-1 to launch together,
         BatchStream *batch_stream = nullptr;  ///< on this stream
+        bool tier2_runs = false;         ///< else Tier-2 runs of the frame that shares them (SharedRuns)
+    };
+
+    /**
+     * Tier-2 runs of packets (decode_tile_packets) that one frame's worker
+     * shares with the workers that find nothing more urgent to do, under
+     * mutex_ but for `next`. The frame's worker takes runs too and returns
+     * once every run is done, so that a frame alone uses idle workers while
+     * frames in flight together keep a worker each: the decoder's threads
+     * are never more than its workers. One frame's runs at a time; another
+     * frame meanwhile reads its runs alone.
+     */
+    struct SharedRuns {
+        const std::function<void(size_t, unsigned)> *fn = nullptr;  ///< null: none shared
+        size_t n = 0;
+        std::atomic<size_t> next{0};
+        unsigned helpers = 0;  ///< workers given runs and not yet back
+        std::exception_ptr error;
+    };
+
+    /** The ParallelRunner a frame's Tier-2 reads its runs on: its worker, and the idle ones. */
+    class IdleWorkers final : public ParallelRunner {
+    public:
+        IdleWorkers(CudaDecoder &decoder, unsigned worker) : decoder_(decoder), worker_(worker) {}
+        unsigned size() const override { return decoder_.workers_; }
+        void parallel_for(size_t n, const std::function<void(size_t, unsigned)> &fn) override
+        {
+            decoder_.share_runs(n, fn, worker_);
+        }
+
+    private:
+        CudaDecoder &decoder_;
+        unsigned worker_;
     };
 
     /**
@@ -468,6 +501,11 @@ private:
             task.tier2 = true;
             return true;
         }
+        if (shared_runs_.fn && shared_runs_.next.load(std::memory_order_relaxed) < shared_runs_.n) {
+            ++shared_runs_.helpers;
+            task.tier2_runs = true;
+            return true;
+        }
         if (!cpu_tier1_.empty()) {
             Frame &frame = *cpu_tier1_.front();
             const size_t total = frame.block_start.back();
@@ -526,19 +564,66 @@ private:
             } else if (task.batch_stream) {
                 launch_batch(task.batch, *task.batch_stream);
             } else if (task.tier2) {
-                run_tier2(*task.frame);
+                run_tier2(*task.frame, worker);
+            } else if (task.tier2_runs) {
+                take_runs(worker);
+                std::lock_guard<std::mutex> lock(mutex_);
+                if (--shared_runs_.helpers == 0) runs_done_.notify_all();
             } else {
                 run_blocks(*task.frame, task.begin, task.end, worker);
             }
         }
     }
 
+    /** Runs of the shared Tier-2 until none is left (SharedRuns). */
+    void take_runs(unsigned worker)
+    {
+        for (;;) {
+            const size_t i = shared_runs_.next.fetch_add(1, std::memory_order_relaxed);
+            if (i >= shared_runs_.n) return;
+            try {
+                (*shared_runs_.fn)(i, worker);
+            } catch (...) {
+                std::lock_guard<std::mutex> lock(mutex_);
+                if (!shared_runs_.error) shared_runs_.error = std::current_exception();
+                shared_runs_.next.store(shared_runs_.n, std::memory_order_relaxed);
+            }
+        }
+    }
+
+    /** IdleWorkers::parallel_for: fn's runs shared with idle workers, or alone while another frame shares. */
+    void share_runs(size_t n, const std::function<void(size_t, unsigned)> &fn, unsigned worker)
+    {
+        {
+            std::unique_lock<std::mutex> lock(mutex_);
+            if (shared_runs_.fn) {
+                lock.unlock();
+                for (size_t i = 0; i < n; ++i) fn(i, worker);
+                return;
+            }
+            shared_runs_.fn = &fn;
+            shared_runs_.n = n;
+            shared_runs_.next.store(0, std::memory_order_relaxed);
+            shared_runs_.error = nullptr;
+        }
+        work_.notify_all();
+        take_runs(worker);
+        std::exception_ptr error;
+        {
+            std::unique_lock<std::mutex> lock(mutex_);
+            runs_done_.wait(lock, [&] { return shared_runs_.helpers == 0; });
+            shared_runs_.fn = nullptr;
+            error = shared_runs_.error;
+        }
+        if (error) std::rethrow_exception(error);
+    }
+
     /** Headers, Tier-2 of every tile, and the frame's place in its slot's pinned buffer. */
-    void run_tier2(Frame &frame)
+    void run_tier2(Frame &frame, unsigned worker)
     {
         const auto t0 = Clock::now();
         try {
-            if (!frame.cancelled.load()) prepare_frame(frame);
+            if (!frame.cancelled.load()) prepare_frame(frame, worker);
         } catch (...) {
             frame.fail_with(std::current_exception());
         }
@@ -572,7 +657,7 @@ private:
         work_.notify_all();
     }
 
-    void prepare_frame(Frame &frame)
+    void prepare_frame(Frame &frame, unsigned worker)
     {
         frame.stream = parse_stream(frame.data, frame.size, config_);
         const ParsedStream &s = frame.stream;
@@ -596,8 +681,9 @@ private:
         frame.block_start.assign(n + 1, 0);
         frame.corrupt = std::make_unique<std::atomic<uint32_t>[]>(n);
         size_t samples = 0;
+        IdleWorkers idle(*this, worker);
         for (size_t t = 0; t < n; ++t) {
-            prepare_tile(s.cs, *frame.tiles[t], options, frame.slot->blocks[t], frame.planes[t]);
+            prepare_tile(s.cs, *frame.tiles[t], options, frame.slot->blocks[t], frame.planes[t], &idle);
             frame.block_start[t + 1] = frame.block_start[t] + frame.slot->blocks[t].layout->code_blocks.size();
             for (const ComponentPlane &p : frame.planes[t].components) {
                 frame.offset[t].push_back(samples);
@@ -607,7 +693,7 @@ private:
         // The parser bounds the samples by max_memory already; all of them sit in one buffer.
         frame.samples = samples;
         if (gpu_tier1_) {
-            gather_jobs(frame, options);
+            gather_jobs(frame, options, idle);
             return;
         }
         {
@@ -620,7 +706,7 @@ private:
     }
 
     /** GPU Tier-1: every tile's jobs into the slot's table, then into its pinned buffer. */
-    void gather_jobs(Frame &frame, const TileDecodeOptions &options)
+    void gather_jobs(Frame &frame, const TileDecodeOptions &options, IdleWorkers &idle)
     {
         const ParsedStream &s = frame.stream;
         Slot &slot = *frame.slot;
@@ -651,7 +737,7 @@ private:
                         table.segments.size() * sizeof(CodewordSegment));
         if (!slot.order.empty())
             std::memcpy(pinned + slot.t1_order_at, slot.order.data(), slot.order.size() * sizeof(uint32_t));
-        table.copy_bytes(pinned + slot.t1_bytes_at);
+        table.copy_bytes(pinned + slot.t1_bytes_at, &idle);
         slot.t1_status_host.reserve(std::max<size_t>(table.jobs.size(), 1));
         upload_tier1_input(frame);
     }
@@ -1026,6 +1112,8 @@ private:
     mutable std::mutex mutex_;
     std::condition_variable work_;  ///< workers: new work (a frame, code-blocks, a band, a batch stream free)
     std::condition_variable copied_;  ///< write_output: the bands taken are all copied
+    std::condition_variable runs_done_;  ///< share_runs: the workers given runs are all back
+    SharedRuns shared_runs_;
     // The host copy in progress (BandCopy), under mutex_: bands [0, published)
     // may be taken, [0, next) are taken, `done` of them are copied.
     const std::vector<CopyBand> *copy_bands_ = nullptr;

@@ -71,13 +71,13 @@ uint64_t tile_working_memory(const Codestream &cs, const Tile &tile)
 }
 
 void prepare_tile(const Codestream &cs, const Tile &tile, const TileDecodeOptions &options, TileBlocks &blocks,
-                  TileCoefficients &out)
+                  TileCoefficients &out, ParallelRunner *pool)
 {
     blocks.layout = shared_partition(cs.siz, cs, tile);
     prepare_planes(cs, tile, *blocks.layout, options, out);
     out.corrupt_code_blocks = 0;
     PacketDecodeStats stats;
-    decode_tile_packets(cs, tile, *blocks.layout, options.max_layers, blocks.codewords, &stats);
+    decode_tile_packets(cs, tile, *blocks.layout, options.max_layers, blocks.codewords, &stats, pool);
     // Packet headers that promise more bytes than the tile holds: the packets
     // after the cut are lost, which a strict decoder does not pass over.
     J2KC_CHECK_DATA(!(options.strict && stats.truncated),
@@ -201,11 +201,43 @@ void append_tier1_jobs(const Codestream &cs, const Tile &tile, const TileDecodeO
     }
 }
 
+void Tier1JobTable::copy_bytes(uint8_t *out, ParallelRunner *pool) const
+{
+    constexpr size_t kPieceBytes = size_t{1} << 20;
+    const size_t pieces =
+        pool && pool->size() > 1 ? std::min<size_t>(2 * size_t{pool->size()}, num_bytes / kPieceBytes) : 1;
+    if (pieces < 2) {
+        for (const CodeBlockChunk &run : byte_runs) {
+            std::memcpy(out, run.data, run.length);
+            out += run.length;
+        }
+        return;
+    }
+    // Piece k starts at the first run from k / pieces of the bytes on.
+    std::vector<size_t> first_run{0}, first_byte{0};
+    size_t at = 0;
+    for (size_t r = 0; r < byte_runs.size(); ++r) {
+        if (first_run.size() < pieces && at >= num_bytes / pieces * first_run.size() && r > first_run.back()) {
+            first_run.push_back(r);
+            first_byte.push_back(at);
+        }
+        at += byte_runs[r].length;
+    }
+    first_run.push_back(byte_runs.size());
+    pool->parallel_for(first_byte.size(), [&](size_t k, unsigned) {
+        uint8_t *to = out + first_byte[k];
+        for (size_t r = first_run[k]; r < first_run[k + 1]; ++r) {
+            std::memcpy(to, byte_runs[r].data, byte_runs[r].length);
+            to += byte_runs[r].length;
+        }
+    });
+}
+
 void decode_tile_coefficients(const Codestream &cs, const Tile &tile, const TileDecodeOptions &options,
                               ThreadPool &pool, std::vector<std::vector<int32_t>> &storage, TileCoefficients &out)
 {
     TileBlocks blocks;
-    prepare_tile(cs, tile, options, blocks, out);
+    prepare_tile(cs, tile, options, blocks, out, &pool);
     if (storage.size() < out.components.size()) storage.resize(out.components.size());
     for (size_t c = 0; c < out.components.size(); ++c) {
         ComponentPlane &plane = out.components[c];

@@ -45,10 +45,11 @@ struct Tier1Scratch {
 /**
  * Tier-2 of `tile` into `blocks`, and the geometry of its planes into `out`
  * (every field but ComponentPlane::data, which the caller places: each plane
- * needs samples() elements, which need not be cleared).
+ * needs samples() elements, which need not be cleared). Idle threads of
+ * `pool` read the packets that the stream locates at once (decode_tile_packets).
  */
 void prepare_tile(const Codestream &cs, const Tile &tile, const TileDecodeOptions &options, TileBlocks &blocks,
-                  TileCoefficients &out);
+                  TileCoefficients &out, ParallelRunner *pool = nullptr);
 
 /**
  * Tier-1 of code-block `index` into its place in out's planes; blocks that
@@ -84,14 +85,12 @@ struct Tier1JobTable {
         ht_jobs = 0;
     }
 
-    /** Every job's bytes back to back into out[0 .. num_bytes), at the jobs' data offsets. */
-    void copy_bytes(uint8_t *out) const
-    {
-        for (const CodeBlockChunk &run : byte_runs) {
-            std::memcpy(out, run.data, run.length);
-            out += run.length;
-        }
-    }
+    /**
+     * Every job's bytes back to back into out[0 .. num_bytes), at the jobs'
+     * data offsets; with a pool, in pieces of a mebibyte or more at once
+     * (the bytes of a large frame are most of its Tier-2 time).
+     */
+    void copy_bytes(uint8_t *out, ParallelRunner *pool = nullptr) const;
 };
 
 /**

@@ -9,8 +9,11 @@
 #include "tier2/packet_decoder.h"
 
 #include <algorithm>
+#include <functional>
+#include <utility>
 
 #include "common/status.h"
+#include "common/thread_pool.h"
 #include "tier2/bit_io.h"
 #include "tier2/precinct_trees.h"
 #include "tier2/progression.h"
@@ -161,6 +164,280 @@ void read_ht_lengths(PacketHeaderReader &reader, BlockState &s, uint32_t new_pas
     }
 }
 
+/** What every run of packets of a tile reads from and writes to. */
+struct PacketSource {
+    const CodingStyle &cod;
+    const TileLayout &layout;
+    const std::vector<uint8_t> &style;  ///< code-block style of each component
+    PrecinctTrees &trees;
+    std::vector<BlockState> &state;
+    const uint8_t *data;
+    size_t size;
+    const uint8_t *hdr;  ///< where headers are: the packed headers, or the data
+    size_t hsize;
+    bool packed;
+    uint32_t layers_kept;
+};
+
+/** What one run of packets read: pieces and contributions in packet order, and where it stopped. */
+struct PacketRunOutput {
+    std::vector<Piece> pieces;
+    std::vector<Contribution> contributions;
+    size_t pos = 0;         ///< in Tile::data
+    size_t packed_pos = 0;  ///< in Tile::packed_headers
+    uint64_t packets = 0;
+    bool truncated = false;
+    bool malformed = false;  ///< a split run met bad data: the tile is read again in one run
+};
+
+/**
+ * Reads packet `id` at run.pos (and run.packed_pos), appending what its header
+ * says to the run. Returns false when the data ends inside the packet.
+ */
+bool read_packet(const PacketSource &src, const PacketId &id, PacketRunOutput &run)
+{
+    const uint8_t *data = src.data;
+    const size_t size = src.size;
+    size_t &pos = run.pos;
+    size_t &hpos = src.packed ? run.packed_pos : run.pos;
+    std::vector<Piece> &pieces = run.pieces;
+    std::vector<Contribution> &contributions = run.contributions;
+    // A.8.1: an SOP marker segment (6 bytes) may precede the packet; its
+    // sequence number is informational. A packet header never starts
+    // with 0xFF91, so with headers in the data we look for it even when
+    // Scod does not announce it; with packed headers the body follows,
+    // and only Scod tells.
+    if ((src.cod.sop || !src.packed) && size - pos >= 6 && marker_at(data, size, pos, 0x91)) pos += 6;
+
+    const Resolution &res = src.layout.components[id.component].resolutions[id.resolution];
+    const Precinct &prec = res.precincts[id.precinct];
+    const uint32_t flat = src.trees.table().index(id.component, id.resolution, id.precinct);
+    const uint8_t cstyle = src.style[id.component];
+
+    const size_t packet_pieces = pieces.size(), packet_contributions = contributions.size();
+    PacketHeaderReader reader(src.hdr + hpos, src.hsize - hpos);
+    try {
+        if (reader.bit()) {  // B.10.3: 0 = zero-length packet
+            for (uint32_t b = 0; b < prec.bands.size(); ++b) {
+                const PrecinctBand &pb = prec.bands[b];
+                const uint32_t n = pb.num_cblks();
+                if (n == 0) continue;
+                TagTree inclusion = src.trees.inclusion(flat, b, pb);
+                TagTree zero_bitplanes = src.trees.zero_bitplanes(flat, b, pb);
+                for (uint32_t i = 0; i < n; ++i) {
+                    const uint32_t cb = pb.first_cblk + i;
+                    BlockState &s = src.state[cb];
+                    Contribution ct{cb, static_cast<uint32_t>(pieces.size()), 0, 0, false, 0, 0, 0, nullptr};
+                    if (!s.included) {
+                        // B.10.4: the tag tree holds the first layer of inclusion.
+                        if (!inclusion.decode(i, int32_t{id.layer} + 1, reader)) continue;
+                        J2KC_CHECK_DATA(zero_bitplanes.decode(i, kZeroBitplaneLimit, reader),
+                                        "code-block %u: too many zero bit-planes", cb);
+                        ct.first_inclusion = true;
+                        ct.zero_bitplanes = static_cast<uint8_t>(zero_bitplanes.value(i));
+                        s.included = true;
+                    } else if (!reader.bit()) {
+                        continue;
+                    }
+                    const uint32_t new_passes = read_num_passes(reader);
+                    uint32_t increment = 0;
+                    while (reader.bit()) {
+                        ++increment;
+                        J2KC_CHECK_DATA(s.lblock + increment <= kMaxLengthBits,
+                                        "code-block %u: Lblock beyond %u", cb, kMaxLengthBits);
+                    }
+                    s.lblock = static_cast<uint8_t>(s.lblock + increment);
+                    if ((cstyle & cblk_style::kHighThroughput) && !s.part1) {
+                        J2KC_CHECK_DATA(s.passes + new_passes >= s.passes,
+                                        "code-block %u: pass count overflows", cb);
+                        uint64_t bytes = 0;
+                        read_ht_lengths(reader, s, new_passes, cstyle, cb, pieces, bytes);
+                        ct.bytes += bytes;
+                        s.passes += new_passes;
+                        ct.num_pieces = static_cast<uint32_t>(pieces.size()) - ct.first_piece;
+                        ct.lblock = s.lblock;
+                        contributions.push_back(ct);
+                        continue;
+                    }
+                    // B.10.7.2: one length per codeword segment the new passes touch
+                    // (a Part-1 block of a MIXED tile-component: by the Part-1 modes).
+                    const uint8_t part1_style = code_block_style(cstyle, true);
+                    uint32_t pass = s.passes, left = new_passes;
+                    while (left > 0) {
+                        const uint32_t end = codeword_segment_end(part1_style, pass);
+                        const uint32_t take = std::min(left, end - pass);
+                        const uint32_t bits = s.lblock + log2_floor_u32(take);
+                        J2KC_CHECK_DATA(bits <= kMaxLengthBits,
+                                        "code-block %u: %u-bit segment length", cb, bits);
+                        const bool starts = pass == 0 || codeword_segment_end(part1_style, pass - 1) <= pass;
+                        pieces.push_back(Piece{reader.bits(bits), take, starts});
+                        ct.bytes += pieces.back().length;
+                        pass += take;
+                        left -= take;
+                    }
+                    J2KC_CHECK_DATA(pass >= s.passes, "code-block %u: pass count overflows", cb);
+                    s.passes = pass;
+                    ct.num_pieces = static_cast<uint32_t>(pieces.size()) - ct.first_piece;
+                    ct.lblock = s.lblock;
+                    contributions.push_back(ct);
+                }
+            }
+        }
+        reader.align();
+    } catch (const Error &) {
+        if (!reader.exhausted()) throw;
+        pieces.resize(packet_pieces);
+        contributions.resize(packet_contributions);
+        run.truncated = true;  // the header itself was cut off: keep what we have
+        return false;
+    }
+    hpos += reader.position();
+    // A.8.2: EPH after the header (in the packed headers when those are used).
+    if (src.cod.eph && marker_at(src.hdr, src.hsize, hpos, 0x92)) hpos += 2;
+
+    bool cut = false;
+    for (size_t k = packet_contributions; k < contributions.size(); ++k) {
+        Contribution &ct = contributions[k];
+        const size_t avail = size - pos;
+        const size_t take = static_cast<size_t>(std::min<uint64_t>(ct.bytes, avail));
+        if (take < ct.bytes) cut = true;
+        ct.taken = static_cast<uint32_t>(take);
+        ct.data = data + pos;
+        pos += take;
+    }
+    if (id.layer >= src.layers_kept) {  // parsed for its length, adds nothing
+        pieces.resize(packet_pieces);
+        contributions.resize(packet_contributions);
+    }
+    if (cut) {
+        run.truncated = true;
+        return false;
+    }
+    ++run.packets;
+    return true;
+}
+
+/** Packets order[begin, end) of a tile, read as one run from data byte `pos` on. */
+struct PacketRun {
+    size_t begin, end, pos;
+};
+
+/**
+ * Indices s of `order` where it may be cut: no precinct of a packet at or
+ * after s has a packet before s.
+ */
+std::vector<bool> clean_cuts(const std::vector<PacketId> &order, const PrecinctTable &table)
+{
+    std::vector<uint32_t> first_seen(table.size(), UINT32_MAX);
+    std::vector<uint32_t> flat(order.size());
+    for (size_t i = 0; i < order.size(); ++i) {
+        flat[i] = table.index(order[i].component, order[i].resolution, order[i].precinct);
+        first_seen[flat[i]] = std::min<uint32_t>(first_seen[flat[i]], static_cast<uint32_t>(i));
+    }
+    std::vector<bool> clean(order.size());
+    uint32_t earliest = UINT32_MAX;  // of the precincts of packets i.. on
+    for (size_t i = order.size(); i-- > 0;) {
+        earliest = std::min(earliest, first_seen[flat[i]]);
+        clean[i] = earliest >= i;
+    }
+    return clean;
+}
+
+/**
+ * PLT gives every packet's start: runs of about equal bytes, cut at clean
+ * points, `wanted` of them at most.
+ */
+std::vector<PacketRun> runs_from_packet_lengths(const Tile &tile, const std::vector<bool> &clean, size_t wanted)
+{
+    std::vector<PacketRun> runs;
+    const size_t total = tile.data.size();
+    size_t pos = 0;
+    for (size_t i = 0; i < clean.size(); ++i) {
+        // Run k starts at the first clean packet from k / wanted of the bytes on.
+        if (clean[i] && runs.size() < wanted && pos >= total * runs.size() / wanted) {
+            if (!runs.empty()) runs.back().end = i;
+            runs.push_back(PacketRun{i, clean.size(), pos});
+        }
+        pos += tile.packet_lengths[i];
+    }
+    return runs;
+}
+
+/**
+ * Tile-parts give their first bytes but not their first packets. Encoders
+ * cut tile-parts where an outer index of the progression changes (the DCI
+ * profiles a tile-part a component, or a component and resolution range of
+ * a POC entry): the cuts of the first of component or resolution whose
+ * changes come exactly once per tile-part boundary, all clean (a layer's
+ * change never is: the next layer revisits precincts). The
+ * reading checks the pairing (each run must end where the next tile-part
+ * begins) and goes back to one run when it does not hold.
+ */
+std::vector<PacketRun> runs_from_tile_parts(const std::vector<PacketId> &order, const std::vector<bool> &clean,
+                                            const std::vector<size_t> &part_start)
+{
+    using Field = uint32_t (*)(const PacketId &);
+    const Field fields[] = {[](const PacketId &id) { return uint32_t{id.component}; },
+                            [](const PacketId &id) { return uint32_t{id.resolution}; }};
+    for (Field field : fields) {
+        std::vector<PacketRun> runs{PacketRun{0, order.size(), 0}};
+        bool usable = true;
+        for (size_t i = 1; i < order.size() && usable; ++i) {
+            if (field(order[i]) == field(order[i - 1])) continue;
+            usable = clean[i] && runs.size() < part_start.size();
+            if (!usable) break;
+            runs.back().end = i;
+            runs.push_back(PacketRun{i, order.size(), part_start[runs.size()]});
+        }
+        if (usable && runs.size() == part_start.size()) return runs;
+    }
+    return {};
+}
+
+/**
+ * The runs in which the packets of `tile` may be read at once, on `threads`
+ * threads; empty when the stream locates none (one tile-part and no PLT,
+ * packed headers, a cut tile) or there is one thread.
+ *
+ * Why reading split runs gives what one run gives: a packet's header reads
+ * and changes only the state of its own precinct (its bands' inclusion and
+ * zero bit-plane tag trees, and its code-blocks' inclusion, Lblock and pass
+ * counts), and a run starts only at a clean point, so each run finds the
+ * state of its precincts as the single run would: untouched. Its first byte
+ * is one the stream locates (a tile-part's, or a packet's through PLT), and
+ * the caller accepts the runs only if each ended exactly where the next
+ * begins: by induction from the first, each then read the bytes the single
+ * run reads for the same packets, in the same state.
+ */
+std::vector<PacketRun> plan_runs(const Codestream &cs, const Tile &tile, const TileLayout &layout,
+                                 const CodingStyle &cod, const PrecinctTable &table, unsigned threads,
+                                 std::vector<PacketId> &order)
+{
+    if (threads < 2 || tile.has_packed_headers || tile.truncated) return {};
+    std::vector<size_t> part_start;
+    size_t bytes = 0;
+    for (const TilePartInfo &tp : cs.tile_parts)
+        if (tp.tile == tile.index) {
+            part_start.push_back(bytes);
+            bytes += tp.data_length;
+        }
+    if (bytes != tile.data.size()) return {};
+    // The packet order is built only where it takes no more memory than the
+    // tile's data (real streams hold hundreds of bytes a packet), so that a
+    // hostile header promising more packets than bytes costs nothing.
+    if (packet_count(layout, cod.layers) * sizeof(PacketId) > tile.data.size()) return {};
+    const bool plt = !tile.packet_lengths.empty();
+    if (part_start.size() < 2 && !plt) return {};
+    order = packet_order(layout, cod.layers, cod.progression, cs.progression_changes(tile));
+    const std::vector<bool> clean = clean_cuts(order, table);
+    if (plt && tile.packet_lengths.size() == order.size()) {
+        uint64_t sum = 0;
+        for (uint32_t length : tile.packet_lengths) sum += length;
+        if (sum == tile.data.size()) return runs_from_packet_lengths(tile, clean, 2 * size_t{threads});
+    }
+    return part_start.size() < 2 ? std::vector<PacketRun>{} : runs_from_tile_parts(order, clean, part_start);
+}
+
 /**
  * The working arrays of decode_tile_packets, kept by each thread from tile to
  * tile (and frame to frame): once grown to a frame's size, Tier-2 allocates
@@ -169,36 +446,56 @@ void read_ht_lengths(PacketHeaderReader &reader, BlockState &s, uint32_t new_pas
 struct PacketScratch {
     PrecinctTrees trees;
     std::vector<BlockState> state;
-    std::vector<Piece> pieces;
+    std::vector<PacketRunOutput> runs;
+    std::vector<PacketId> order;
+    std::vector<Piece> pieces;  ///< split runs' pieces and contributions, joined
     std::vector<Contribution> contributions;
-    std::vector<size_t> first, next, order, chunk_start, segment_start;
+    std::vector<size_t> first, next, sorted, chunk_start, segment_start;
+    std::vector<std::pair<uint64_t, size_t>> by_blocks;  ///< split runs' code-blocks and indices
 
     /** Arrays grown past this (a huge tile) are given back rather than kept. */
     static constexpr size_t kKeptBytes = size_t{64} << 20;
 
     void release_if_large()
     {
-        const size_t bytes = state.capacity() * sizeof(BlockState) + pieces.capacity() * sizeof(Piece) +
-                             contributions.capacity() * sizeof(Contribution) +
-                             (first.capacity() + next.capacity() + order.capacity() + chunk_start.capacity() +
-                              segment_start.capacity()) * sizeof(size_t) +
-                             2 * trees.inclusion_nodes().capacity() * sizeof(TagTreeNode);
+        size_t bytes = state.capacity() * sizeof(BlockState) + pieces.capacity() * sizeof(Piece) +
+                       contributions.capacity() * sizeof(Contribution) + order.capacity() * sizeof(PacketId) +
+                       (first.capacity() + next.capacity() + sorted.capacity() + chunk_start.capacity() +
+                        segment_start.capacity()) * sizeof(size_t) +
+                       2 * trees.inclusion_nodes().capacity() * sizeof(TagTreeNode);
+        for (const PacketRunOutput &run : runs)
+            bytes += run.pieces.capacity() * sizeof(Piece) + run.contributions.capacity() * sizeof(Contribution);
         if (bytes > kKeptBytes) *this = PacketScratch{};
+    }
+
+    /** Every precinct and code-block back to the decoder's reset state, and `n` empty runs. */
+    void reset(const TileLayout &layout, size_t n)
+    {
+        trees.reset(layout);  // nodes start unknown with bound 0: the decoder's reset state
+        state.assign(layout.code_blocks.size(), BlockState{});
+        if (runs.size() < n) runs.resize(n);
+        for (size_t r = 0; r < n; ++r) {
+            PacketRunOutput &run = runs[r];
+            run.pieces.clear();
+            run.contributions.clear();
+            run.pos = run.packed_pos = 0;
+            run.packets = 0;
+            run.truncated = run.malformed = false;
+        }
     }
 };
 
 /**
- * Each code-block's chunks and segments from the kept contributions (packet
+ * Each code-block's chunks and segments from the contributions (packet
  * order), into out's flat arrays block after block. The pieces of a block
  * continue its last segment unless they start one (B.10.7.2); passes whose
  * bytes were cut away entirely are dropped.
  */
-void assemble_codewords(PacketScratch &scratch, TileCodewords &out)
+void assemble_codewords(const std::vector<Piece> &pieces, const std::vector<Contribution> &contributions,
+                        PacketScratch &scratch, TileCodewords &out)
 {
-    const std::vector<Piece> &pieces = scratch.pieces;
-    const std::vector<Contribution> &contributions = scratch.contributions;
     // A stable counting sort of the contributions by code-block.
-    std::vector<size_t> &first = scratch.first, &next = scratch.next, &order = scratch.order;
+    std::vector<size_t> &first = scratch.first, &next = scratch.next, &order = scratch.sorted;
     first.assign(out.blocks.size() + 1, 0);
     for (const Contribution &ct : contributions) ++first[ct.cblk + 1];
     for (size_t b = 1; b < first.size(); ++b) first[b] += first[b - 1];
@@ -250,163 +547,112 @@ void assemble_codewords(PacketScratch &scratch, TileCodewords &out)
     }
 }
 
+/** Reads the planned runs at once; false when one of them does not join the next or met bad or cut data. */
+bool read_split_runs(const PacketSource &src, const std::vector<PacketId> &order,
+                     const std::vector<PacketRun> &plan, PacketScratch &scratch, ParallelRunner &pool)
+{
+    // Runs handed out by their code-blocks, most first, so that a thread that
+    // joins late takes a short one rather than the longest.
+    std::vector<std::pair<uint64_t, size_t>> &by_blocks = scratch.by_blocks;
+    by_blocks.clear();
+    for (size_t r = 0; r < plan.size(); ++r) {
+        uint64_t blocks = 0;
+        for (size_t i = plan[r].begin; i < plan[r].end; ++i) {
+            const PacketId &id = order[i];
+            for (const PrecinctBand &pb : src.layout.components[id.component].resolutions[id.resolution]
+                                              .precincts[id.precinct].bands)
+                blocks += pb.num_cblks();
+        }
+        by_blocks.emplace_back(blocks, r);
+    }
+    std::sort(by_blocks.begin(), by_blocks.end(), std::greater<>());
+    pool.parallel_for(plan.size(), [&](size_t k, unsigned) {
+        const size_t r = by_blocks[k].second;
+        PacketRunOutput &run = scratch.runs[r];
+        run.pos = plan[r].pos;
+        try {
+            for (size_t i = plan[r].begin; i < plan[r].end; ++i)
+                if (!read_packet(src, order[i], run)) return;
+        } catch (const Error &) {
+            run.malformed = true;
+        }
+    });
+    for (size_t r = 0; r < plan.size(); ++r) {
+        const PacketRunOutput &run = scratch.runs[r];
+        if (run.malformed || run.truncated || run.packets != plan[r].end - plan[r].begin) return false;
+        if (r + 1 < plan.size() && run.pos != plan[r + 1].pos) return false;
+    }
+    return true;
+}
+
+/** The split runs' pieces and contributions, one after the other as one run would have them. */
+void join_runs(PacketScratch &scratch, size_t n)
+{
+    scratch.pieces.clear();
+    scratch.contributions.clear();
+    for (size_t r = 0; r < n; ++r) {
+        const PacketRunOutput &run = scratch.runs[r];
+        const uint32_t shift = static_cast<uint32_t>(scratch.pieces.size());
+        scratch.pieces.insert(scratch.pieces.end(), run.pieces.begin(), run.pieces.end());
+        for (Contribution ct : run.contributions) {
+            ct.first_piece += shift;
+            scratch.contributions.push_back(ct);
+        }
+    }
+}
+
 }  // namespace
 
 void decode_tile_packets(const Codestream &cs, const Tile &tile, const TileLayout &layout,
-                         uint32_t max_layers, TileCodewords &out,
-                         PacketDecodeStats *stats)
+                         uint32_t max_layers, TileCodewords &out, PacketDecodeStats *stats, ParallelRunner *pool)
 {
     out.blocks.assign(layout.code_blocks.size(), CodeBlockCodewords{});
     const CodingStyle &cod = cs.coding_style(tile);
-    const uint32_t layers_kept = max_layers == 0 ? UINT32_MAX : max_layers;
 
     std::vector<uint8_t> style(layout.components.size());
     for (uint16_t c = 0; c < style.size(); ++c) style[c] = cs.component_coding(tile, c).cblk_style;
 
     thread_local PacketScratch scratch;
-    PrecinctTrees &trees = scratch.trees;
-    trees.reset(layout);  // nodes start unknown with bound 0: the decoder's reset state
-    std::vector<BlockState> &state = scratch.state;
-    state.assign(layout.code_blocks.size(), BlockState{});
-
-    const uint8_t *data = tile.data.data();
-    const size_t size = tile.data.size();
-    size_t pos = 0;
+    scratch.reset(layout, 1);
     const bool packed = tile.has_packed_headers;
-    const uint8_t *hdr = packed ? tile.packed_headers.data() : data;
-    const size_t hsize = packed ? tile.packed_headers.size() : size;
-    size_t packed_pos = 0;
-    size_t &hpos = packed ? packed_pos : pos;
+    const PacketSource src{cod,
+                           layout,
+                           style,
+                           scratch.trees,
+                           scratch.state,
+                           tile.data.data(),
+                           tile.data.size(),
+                           packed ? tile.packed_headers.data() : tile.data.data(),
+                           packed ? tile.packed_headers.size() : tile.data.size(),
+                           packed,
+                           max_layers == 0 ? UINT32_MAX : max_layers};
 
     PacketDecodeStats local;
-    // The pieces and contributions of the kept layers' packets, in packet
-    // order; each block's codewords are put together from them at the end.
-    std::vector<Piece> &pieces = scratch.pieces;
-    std::vector<Contribution> &contributions = scratch.contributions;
-    pieces.clear();
-    contributions.clear();
-
-    for_each_packet(
-        layout, cod.layers, cod.progression, cs.progression_changes(tile), [&](const PacketId &id) {
-            // A.8.1: an SOP marker segment (6 bytes) may precede the packet; its
-            // sequence number is informational. A packet header never starts
-            // with 0xFF91, so with headers in the data we look for it even when
-            // Scod does not announce it; with packed headers the body follows,
-            // and only Scod tells.
-            if ((cod.sop || !packed) && size - pos >= 6 && marker_at(data, size, pos, 0x91)) pos += 6;
-
-            const Resolution &res = layout.components[id.component].resolutions[id.resolution];
-            const Precinct &prec = res.precincts[id.precinct];
-            const uint32_t flat = trees.table().index(id.component, id.resolution, id.precinct);
-            const uint8_t cstyle = style[id.component];
-
-            const size_t packet_pieces = pieces.size(), packet_contributions = contributions.size();
-            PacketHeaderReader reader(hdr + hpos, hsize - hpos);
-            try {
-                if (reader.bit()) {  // B.10.3: 0 = zero-length packet
-                    for (uint32_t b = 0; b < prec.bands.size(); ++b) {
-                        const PrecinctBand &pb = prec.bands[b];
-                        const uint32_t n = pb.num_cblks();
-                        if (n == 0) continue;
-                        TagTree inclusion = trees.inclusion(flat, b, pb);
-                        TagTree zero_bitplanes = trees.zero_bitplanes(flat, b, pb);
-                        for (uint32_t i = 0; i < n; ++i) {
-                            const uint32_t cb = pb.first_cblk + i;
-                            BlockState &s = state[cb];
-                            Contribution ct{cb, static_cast<uint32_t>(pieces.size()), 0, 0, false, 0, 0, 0, nullptr};
-                            if (!s.included) {
-                                // B.10.4: the tag tree holds the first layer of inclusion.
-                                if (!inclusion.decode(i, int32_t{id.layer} + 1, reader)) continue;
-                                J2KC_CHECK_DATA(zero_bitplanes.decode(i, kZeroBitplaneLimit, reader),
-                                                "code-block %u: too many zero bit-planes", cb);
-                                ct.first_inclusion = true;
-                                ct.zero_bitplanes = static_cast<uint8_t>(zero_bitplanes.value(i));
-                                s.included = true;
-                            } else if (!reader.bit()) {
-                                continue;
-                            }
-                            const uint32_t new_passes = read_num_passes(reader);
-                            uint32_t increment = 0;
-                            while (reader.bit()) {
-                                ++increment;
-                                J2KC_CHECK_DATA(s.lblock + increment <= kMaxLengthBits,
-                                                "code-block %u: Lblock beyond %u", cb, kMaxLengthBits);
-                            }
-                            s.lblock = static_cast<uint8_t>(s.lblock + increment);
-                            if ((cstyle & cblk_style::kHighThroughput) && !s.part1) {
-                                J2KC_CHECK_DATA(s.passes + new_passes >= s.passes,
-                                                "code-block %u: pass count overflows", cb);
-                                uint64_t bytes = 0;
-                                read_ht_lengths(reader, s, new_passes, cstyle, cb, pieces, bytes);
-                                ct.bytes += bytes;
-                                s.passes += new_passes;
-                                ct.num_pieces = static_cast<uint32_t>(pieces.size()) - ct.first_piece;
-                                ct.lblock = s.lblock;
-                                contributions.push_back(ct);
-                                continue;
-                            }
-                            // B.10.7.2: one length per codeword segment the new passes touch
-                            // (a Part-1 block of a MIXED tile-component: by the Part-1 modes).
-                            const uint8_t part1_style = code_block_style(cstyle, true);
-                            uint32_t pass = s.passes, left = new_passes;
-                            while (left > 0) {
-                                const uint32_t end = codeword_segment_end(part1_style, pass);
-                                const uint32_t take = std::min(left, end - pass);
-                                const uint32_t bits = s.lblock + log2_floor_u32(take);
-                                J2KC_CHECK_DATA(bits <= kMaxLengthBits,
-                                                "code-block %u: %u-bit segment length", cb, bits);
-                                const bool starts = pass == 0 || codeword_segment_end(part1_style, pass - 1) <= pass;
-                                pieces.push_back(Piece{reader.bits(bits), take, starts});
-                                ct.bytes += pieces.back().length;
-                                pass += take;
-                                left -= take;
-                            }
-                            J2KC_CHECK_DATA(pass >= s.passes, "code-block %u: pass count overflows", cb);
-                            s.passes = pass;
-                            ct.num_pieces = static_cast<uint32_t>(pieces.size()) - ct.first_piece;
-                            ct.lblock = s.lblock;
-                            contributions.push_back(ct);
-                        }
-                    }
-                }
-                reader.align();
-            } catch (const Error &) {
-                if (!reader.exhausted()) throw;
-                pieces.resize(packet_pieces);
-                contributions.resize(packet_contributions);
-                local.truncated = true;  // the header itself was cut off: keep what we have
-                return false;
-            }
-            hpos += reader.position();
-            // A.8.2: EPH after the header (in the packed headers when those are used).
-            if (cod.eph && marker_at(hdr, hsize, hpos, 0x92)) hpos += 2;
-
-            bool cut = false;
-            for (size_t k = packet_contributions; k < contributions.size(); ++k) {
-                Contribution &ct = contributions[k];
-                const size_t avail = size - pos;
-                const size_t take = static_cast<size_t>(std::min<uint64_t>(ct.bytes, avail));
-                if (take < ct.bytes) cut = true;
-                ct.taken = static_cast<uint32_t>(take);
-                ct.data = data + pos;
-                pos += take;
-            }
-            if (id.layer >= layers_kept) {  // parsed for its length, adds nothing
-                pieces.resize(packet_pieces);
-                contributions.resize(packet_contributions);
-            }
-            if (cut) {
-                local.truncated = true;
-                return false;
-            }
-            ++local.packets;
-            return true;
-        });
-
-    assemble_codewords(scratch, out);
+    const std::vector<PacketRun> plan =
+        plan_runs(cs, tile, layout, cod, scratch.trees.table(), pool ? pool->size() : 1, scratch.order);
+    if (plan.size() > 1) {
+        scratch.reset(layout, plan.size());
+        if (read_split_runs(src, scratch.order, plan, scratch, *pool)) {
+            join_runs(scratch, plan.size());
+            assemble_codewords(scratch.pieces, scratch.contributions, scratch, out);
+            for (size_t r = 0; r < plan.size(); ++r) local.packets += scratch.runs[r].packets;
+            local.data_consumed = scratch.runs[plan.size() - 1].pos;
+            local.runs = static_cast<uint32_t>(plan.size());
+            scratch.release_if_large();
+            if (stats) *stats = local;
+            return;
+        }
+        scratch.reset(layout, 1);  // read again in one run, which says what went wrong
+    }
+    PacketRunOutput &run = scratch.runs[0];
+    for_each_packet(layout, cod.layers, cod.progression, cs.progression_changes(tile),
+                    [&](const PacketId &id) { return read_packet(src, id, run); });
+    assemble_codewords(run.pieces, run.contributions, scratch, out);
+    local.packets = run.packets;
+    local.truncated = run.truncated;
+    local.data_consumed = run.pos;
+    local.headers_consumed = packed ? run.packed_pos : 0;
     scratch.release_if_large();
-    local.data_consumed = pos;
-    local.headers_consumed = packed ? packed_pos : 0;
     if (stats) *stats = local;
 }
 

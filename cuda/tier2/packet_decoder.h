@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "codestream/markers.h"
+#include "common/thread_pool.h"
 #include "geometry/partition.h"
 #include "tier2/packet_header.h"
 
@@ -84,6 +85,7 @@ struct PacketDecodeStats {
     uint64_t data_consumed = 0;    ///< bytes of Tile::data used
     uint64_t headers_consumed = 0; ///< bytes of Tile::packed_headers used
     bool truncated = false;        ///< data ended inside a packet or before the last one
+    uint32_t runs = 1;             ///< runs of packets read at once on the pool (1: one after the other)
 };
 
 /**
@@ -97,9 +99,14 @@ struct PacketDecodeStats {
  * does a MIXED-mode Part-1 block after HT placeholder passes; one whose
  * first packet's passes span several Part-1 codeword segments, which its one
  * length field cannot say, throws UNSUPPORTED.
+ *
+ * With a pool of several threads, packets that the stream locates (tile-parts,
+ * PLT) and whose precincts no earlier packet touched are read in runs at
+ * once, with the same result; a run that does not join the next, or meets
+ * cut or bad data, sends the tile back to one run. A ThreadPool must be idle.
  */
 void decode_tile_packets(const Codestream &cs, const Tile &tile, const TileLayout &layout,
                          uint32_t max_layers, TileCodewords &out,
-                         PacketDecodeStats *stats = nullptr);
+                         PacketDecodeStats *stats = nullptr, ParallelRunner *pool = nullptr);
 
 }  // namespace j2kc

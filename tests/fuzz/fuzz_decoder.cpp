@@ -34,7 +34,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     j2kc_decoder_config cfg;
     j2kc_decoder_config_default(&cfg);
     cfg.backend = J2KC_BACKEND_CPU;
-    cfg.threads = 1;
+    cfg.threads = 2;  // two, so that Tier-2's runs read at once (tile-parts, PLT) meet hostile headers too
     cfg.log = quiet;
     cfg.reduce = options & 7;
     cfg.layers = (options >> 3) & 7;

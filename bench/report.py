@@ -168,7 +168,7 @@ def markdown(res):
                "and on its own encoder's stream (own). CLI tools (opj_*, grk_*) run one process a frame, reading "
                "and writing files in tmpfs; FFmpeg's j2k_cuda rows are timed from ffmpeg's -progress reports over a "
                "window after warm-up (-f null output), FFmpeg's own codecs (frame threads, frames done in bursts) "
-               "subtract a one-frame run (start-up); nvJPEG2000 gets CUDA frames in batches through nvimgcodec. GPU MiB: device memory the codec took (drop of "
+               "subtract a one-frame run (start-up); nvJPEG2000 gets CUDA frames in batches through nvimgcodec, and both it and j2k_cuda's GPU decode rows write CUDA memory. GPU MiB: device memory the codec took (drop of "
                "free memory).")
     out.append("")
     for cid, c in res["cases"].items():

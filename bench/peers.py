@@ -119,6 +119,12 @@ def _cli_loop(bench, fs, make_cmd, out, ext, once=False):
                 bytes=[os.path.getsize(p) for p in files], note="process per frame, files in tmpfs")
 
 
+# The DCI profiles' own switches (code-blocks, precincts, progression, tile-parts
+# and the cap at 24 fps), which the cap cases give OpenJPEG and Grok.
+DCI_SWITCHES = {"opj_compress": {"dci_2k": ["-cinema2K", "24"], "dci_4k": ["-cinema4K", "24"]},
+                "grk_compress": {"dci_2k": ["-w", "24"], "dci_4k": ["-x", "24"]}}
+
+
 def enc_cli(tool, threads_flag, extra=()):
     """OpenJPEG's opj_compress or Grok's grk_compress (same options but the
     thread count's flag), one process a frame; `extra` options after the
@@ -127,7 +133,9 @@ def enc_cli(tool, threads_flag, extra=()):
         def cmd(src, dst):
             c = [bench.tool(tool), "-i", src, "-o", dst, "-F", fs.opj_raw_spec(), threads_flag, str(THREADS)]
             c += list(extra)
-            if mode in ("cap", "sweep", "rate"):
+            if mode == "cap" and tool in DCI_SWITCHES:
+                c += DCI_SWITCHES[tool][FORMATS[fs.fmt]["profile"]]
+            elif mode in ("cap", "sweep", "rate"):
                 c += ["-r", "%.3f" % (fs.raw_bytes() / _frame_bytes(mode, target)), "-I"]
             return c
         return _cli_loop(bench, fs, cmd, out, "j2k", once=mode == "sweep")

@@ -77,14 +77,6 @@ dim3 grid_for(uint32_t w, uint32_t h)
     return dim3((w + kBlock.x - 1) / kBlock.x, std::min<uint32_t>((h + kBlock.y - 1) / kBlock.y, 65535u));
 }
 
-void check_mct(const j2kc_component *c, uint32_t count)
-{
-    J2KC_CHECK_ARG(count >= 3, "MCT needs 3 components, have %u", count);
-    J2KC_CHECK_ARG(c[1].width == c[0].width && c[2].width == c[0].width && c[1].height == c[0].height &&
-                       c[2].height == c[0].height,
-                   "MCT needs components 0..2 of equal size");
-}
-
 template <class T>
 void forward_gpu(const j2kc_component *comps, uint32_t count, bool mct, T *const *planes, const size_t *strides,
                  void *stream)

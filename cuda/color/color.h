@@ -29,6 +29,8 @@ namespace j2kc {
 
 /** @brief Throws INVALID_ARG unless c is a layout these functions can read/write. */
 void check_component_layout(const j2kc_component &c);
+/** @brief Throws INVALID_ARG unless components 0..2 exist and have one size (what MCT needs). */
+void check_mct(const j2kc_component *c, uint32_t count);
 
 /* ---- CPU reference: single stages ---- */
 

@@ -22,19 +22,19 @@ void check_component_layout(const j2kc_component &c)
     J2KC_CHECK_ARG(uint64_t{c.width} * c.height == 0 || c.data != 0, "component: no data");
 }
 
-namespace {
-
-void check_format(SampleFormat f)
-{
-    J2KC_CHECK_ARG(f.precision >= 1 && f.precision <= 32, "plane precision %u (1..32)", f.precision);
-}
-
 void check_mct(const j2kc_component *c, uint32_t count)
 {
     J2KC_CHECK_ARG(count >= 3, "MCT needs 3 components, have %u", count);
     J2KC_CHECK_ARG(c[1].width == c[0].width && c[2].width == c[0].width && c[1].height == c[0].height &&
                        c[2].height == c[0].height,
                    "MCT needs components 0..2 of equal size");
+}
+
+namespace {
+
+void check_format(SampleFormat f)
+{
+    J2KC_CHECK_ARG(f.precision >= 1 && f.precision <= 32, "plane precision %u (1..32)", f.precision);
 }
 
 template <class T>

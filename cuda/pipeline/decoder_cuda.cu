@@ -29,7 +29,13 @@
  * buffer, and each frame's reconstruction follows on its slot's stream. A
  * frame's time on the GPU is bound by its longest blocks (a few
  * milliseconds, one thread each); batched, the frames pay that wait once
- * together instead of once each. No frame waits for a batch to fill: a
+ * together instead of once each. The few blocks of a frame that would
+ * still hold a launch longest (tier1_decode_host_ranks) go to the idle
+ * workers instead, which decode them with the CPU's block decoder as soon
+ * as Tier-2 is done, beside the batch or while it waits for a stream; their
+ * values go up and into the plane on the slot's stream, and whoever queues
+ * the last part of a frame's Tier-1 (tier1_part_done) queues its
+ * reconstruction. No frame waits for a batch to fill: a
  * batch leaves as soon as one of the two batch streams is free, with every
  * frame ready by then, so a frame alone goes at once and under load the
  * frames that finish Tier-2 during a batch's run form the next. Tier-1 runs
@@ -124,6 +130,14 @@ struct Slot {
     PinnedBuffer t1_pinned, t1_status_host;
     DeviceBuffer t1_input, t1_status;
     size_t t1_segments_at = 0, t1_order_at = 0, t1_bytes_at = 0, t1_input_bytes = 0;
+    // GPU Tier-1: the first ranks of `order` that the workers decode
+    // (tier1_decode_host_ranks), as T1HostBlock records then their values
+    // (pinned, then their device copy), and their statuses.
+    uint32_t host_ranks = 0;
+    size_t host_values_at = 0, host_input_bytes = 0;
+    PinnedBuffer host_pinned;
+    DeviceBuffer host_input;
+    std::vector<uint8_t> host_status;
 };
 
 /// Tier-1 batches on the GPU at once: while one runs, the next is launched
@@ -289,6 +303,9 @@ private:
         double tier2_ms = 0;
         std::atomic<int64_t> tier1_ns{0};
         size_t batch_frames = 1;  ///< frames of its GPU Tier-1 batch, which share the batch's time
+        size_t next_host_rank = 0;           ///< GPU Tier-1: first host rank not yet handed out (mutex)
+        std::atomic<uint32_t> host_left{0};  ///< GPU Tier-1: host ranks not yet decoded
+        std::atomic<int> tier1_parts{1};     ///< GPU Tier-1: its batch, and its host ranks if any, not yet queued
 
         void fail_with(std::exception_ptr e)
         {
@@ -305,6 +322,7 @@ private:
         const CopyBand *band = nullptr;  ///< else a band of the host copy in progress
         std::vector<Frame *> batch;      ///< else frames whose GPU Tier-1 to launch together,
         BatchStream *batch_stream = nullptr;  ///< on this stream
+        bool host_rank = false;          ///< else rank `begin` of the frame's host ranks (GPU Tier-1)
         bool tier2_runs = false;         ///< else Tier-2 runs of the frame that shares them (SharedRuns)
     };
 
@@ -496,6 +514,14 @@ private:
             return true;
         }
         if (take_batch(task)) return true;
+        if (!host_tier1_.empty()) {
+            Frame &frame = *host_tier1_.front();
+            task.frame = &frame;
+            task.host_rank = true;
+            task.begin = frame.next_host_rank++;
+            if (frame.next_host_rank == frame.slot->host_ranks) host_tier1_.pop_front();
+            return true;
+        }
         if (const std::optional<size_t> entry = queue_.try_take()) {
             task.frame = frames_[*entry].get();
             task.tier2 = true;
@@ -563,6 +589,8 @@ private:
                 band_copied();
             } else if (task.batch_stream) {
                 launch_batch(task.batch, *task.batch_stream);
+            } else if (task.host_rank) {
+                run_host_rank(*task.frame, task.begin, worker);
             } else if (task.tier2) {
                 run_tier2(*task.frame, worker);
             } else if (task.tier2_runs) {
@@ -632,13 +660,22 @@ private:
         if (gpu_tier1_ && !nothing) {
             // This worker launches the batch itself when it may (no wake-up
             // of another on the frame's path); else a batch stream's end or
-            // the launch in progress wakes one for it.
+            // the launch in progress wakes one for it. The host ranks go to
+            // the workers at once, to run beside the batch or its wait.
+            const uint32_t host = frame.slot->host_ranks;
+            frame.tier1_parts.store(host ? 2 : 1);
+            frame.host_left.store(host);
             Task task;
             {
                 std::lock_guard<std::mutex> lock(mutex_);
+                if (host) {
+                    frame.next_host_rank = 0;
+                    host_tier1_.push_back(&frame);
+                }
                 tier1_ready_.push_back(&frame);
                 take_batch(task);
             }
+            if (host) work_.notify_all();
             if (task.batch_stream) launch_batch(task.batch, *task.batch_stream);
             return;
         }
@@ -725,6 +762,8 @@ private:
         const size_t jobs_bytes = table.jobs.size() * sizeof(T1DecodeJob);
         slot.order.resize(table.jobs.size());
         tier1_decode_order(table.jobs.data(), static_cast<uint32_t>(table.jobs.size()), slot.order.data());
+        slot.host_ranks = tier1_decode_host_ranks(table.jobs.data(), slot.order.data(),
+                                                  static_cast<uint32_t>(table.jobs.size()));
         slot.t1_segments_at = align(jobs_bytes);
         slot.t1_order_at = align(slot.t1_segments_at + table.segments.size() * sizeof(CodewordSegment));
         slot.t1_bytes_at = align(slot.t1_order_at + slot.order.size() * sizeof(uint32_t));
@@ -739,7 +778,97 @@ private:
             std::memcpy(pinned + slot.t1_order_at, slot.order.data(), slot.order.size() * sizeof(uint32_t));
         table.copy_bytes(pinned + slot.t1_bytes_at, &idle);
         slot.t1_status_host.reserve(std::max<size_t>(table.jobs.size(), 1));
+        plan_host_ranks(slot);
         upload_tier1_input(frame);
+    }
+
+    /** GPU Tier-1: the host ranks' T1HostBlock records and value areas in the slot's pinned buffer. */
+    static void plan_host_ranks(Slot &slot)
+    {
+        const uint32_t n = slot.host_ranks;
+        slot.host_status.assign(n, kT1JobOk);
+        if (n == 0) return;
+        slot.host_values_at = (size_t{n} * sizeof(T1HostBlock) + 15) & ~size_t{15};
+        size_t values = 0;
+        for (uint32_t r = 0; r < n; ++r) {
+            const T1DecodeJob &job = slot.jobs.jobs[slot.order[r]];
+            values += size_t{job.width} * job.height;
+        }
+        slot.host_input_bytes = slot.host_values_at + values * 4;
+        auto *blocks = static_cast<T1HostBlock *>(slot.host_pinned.reserve(slot.host_input_bytes));
+        slot.host_input.reserve(slot.host_input_bytes);  // grow-only; the slot's last frame is done with it
+        uint64_t at = 0;
+        for (uint32_t r = 0; r < n; ++r) {
+            const T1DecodeJob &job = slot.jobs.jobs[slot.order[r]];
+            blocks[r] = {at, job.out_offset, job.out_stride, job.width, job.height};
+            at += uint32_t{job.width} * job.height;
+        }
+    }
+
+    /** GPU Tier-1: a worker decodes a host rank into the slot's pinned values; the last one sends them up. */
+    void run_host_rank(Frame &frame, size_t rank, unsigned worker)
+    {
+        Slot &slot = *frame.slot;
+        if (!frame.cancelled.load() && !frame.failed.load()) {
+            const T1HostBlock &block = slot.host_pinned.as<T1HostBlock>()[rank];
+            T1DecodeJob job = slot.jobs.jobs[slot.order[rank]];
+            job.out_offset = block.values_offset;  // its values row after row in the staging area
+            job.out_stride = job.width;
+            auto *values = reinterpret_cast<int32_t *>(slot.host_pinned.as<uint8_t>() + slot.host_values_at);
+            try {
+                slot.host_status[rank] = t1_decode_job_cpu(job, slot.t1_pinned.as<uint8_t>() + slot.t1_bytes_at,
+                                                           slot.jobs.segments.data(), values, scratch_[worker].tier1);
+            } catch (...) {
+                frame.fail_with(std::current_exception());
+            }
+        }
+        if (frame.host_left.fetch_sub(1) == 1) place_host_ranks(frame);
+    }
+
+    /**
+     * GPU Tier-1: the host ranks' values up and into the plane on the slot's
+     * stream, where the reconstruction follows them; the batch's kernels
+     * never touch these blocks, so nothing orders the two.
+     */
+    void place_host_ranks(Frame &frame)
+    {
+        if (!frame.cancelled.load() && !frame.failed.load()) {
+            try {
+                ContextScope scope(config_.cuda_context, config_.device);
+                Slot &slot = *frame.slot;
+                cudaStream_t st = slot.stream.get();
+                uint8_t *input = slot.host_input.as<uint8_t>();
+                check_cuda(cudaMemcpyAsync(input, slot.host_pinned.as<uint8_t>(), slot.host_input_bytes,
+                                           cudaMemcpyHostToDevice, st),
+                           "host Tier-1 upload");
+                tier1_place_host_blocks_gpu(reinterpret_cast<const T1HostBlock *>(input), slot.host_ranks,
+                                            reinterpret_cast<const int32_t *>(input + slot.host_values_at),
+                                            slot.coefficients.as<int32_t>(), st);
+            } catch (...) {
+                frame.fail_with(std::current_exception());
+            }
+        }
+        tier1_part_done(frame);
+    }
+
+    /**
+     * GPU Tier-1: one part of a frame's Tier-1 (its batch, or its host
+     * ranks) is queued on the GPU. Whoever queues the last one queues the
+     * reconstruction behind both (the batch's tier1_done event, the host
+     * ranks' placement on the same stream) and lets the frame be received.
+     */
+    void tier1_part_done(Frame &frame)
+    {
+        if (frame.tier1_parts.fetch_sub(1) != 1) return;
+        if (!frame.failed.load() && !frame.cancelled.load()) {
+            try {
+                ContextScope scope(config_.cuda_context, config_.device);
+                reconstruct(frame);
+            } catch (...) {
+                frame.fail_with(std::current_exception());
+            }
+        }
+        queue_.finish(frame.entry);
     }
 
     /** GPU Tier-1: the per-job statuses (back once tier1_done is) into the per-tile corrupt counts. */
@@ -748,7 +877,10 @@ private:
         if (frame.job_start.empty() || frame.job_start.back() == 0) return;
         ContextScope scope(config_.cuda_context, config_.device);
         check_cuda(cudaEventSynchronize(frame.slot->tier1_done.get()), "cudaEventSynchronize");
-        const uint8_t *status = frame.slot->t1_status_host.as<uint8_t>();
+        Slot &slot = *frame.slot;
+        uint8_t *status = slot.t1_status_host.as<uint8_t>();
+        // The download brought the kernels' untouched bytes for the host ranks.
+        for (uint32_t r = 0; r < slot.host_ranks; ++r) status[slot.order[r]] = slot.host_status[r];
         for (size_t t = 0; t + 1 < frame.job_start.size(); ++t) {
             uint32_t bad = 0;
             for (size_t j = frame.job_start[t]; j < frame.job_start[t + 1]; ++j) bad += status[j] != kT1JobOk;
@@ -840,6 +972,7 @@ private:
         t.out = slot.coefficients.as<int32_t>();
         t.status = slot.t1_status.as<uint8_t>();
         t.num_jobs = static_cast<uint32_t>(slot.jobs.jobs.size());
+        t.first_rank = slot.host_ranks;
         return t;
     }
 
@@ -868,23 +1001,14 @@ private:
         } catch (...) {
             for (Frame *f : batch) f->fail_with(std::current_exception());
         }
-        for (Frame *f : batch) {
-            f->batch_frames = batch.size();
-            if (f->failed.load()) continue;
-            try {
-                ContextScope scope(config_.cuda_context, config_.device);
-                reconstruct(*f);
-            } catch (...) {
-                f->fail_with(std::current_exception());
-            }
-        }
+        for (Frame *f : batch) f->batch_frames = batch.size();
+        for (Frame *f : frames) tier1_part_done(*f);
         {
             std::lock_guard<std::mutex> lock(mutex_);
             launching_ = false;
             if (!launched) batch_stream.busy = false;
         }
         work_.notify_one();  // frames that became ready meanwhile
-        for (Frame *f : frames) queue_.finish(f->entry);
     }
 
     void launch_tier1(const std::vector<Frame *> &frames, BatchStream &batch_stream)
@@ -1120,6 +1244,7 @@ private:
     size_t copy_published_ = 0, copy_next_ = 0, copy_done_ = 0;
     std::deque<Frame *> cpu_tier1_;     ///< CPU Tier-1: frames with code-blocks not handed out, oldest first
     std::vector<Frame *> tier1_ready_;  ///< GPU Tier-1: frames uploaded, waiting for a batch
+    std::deque<Frame *> host_tier1_;    ///< GPU Tier-1: frames with host ranks not handed out, oldest first
     bool launching_ = false;            ///< a worker is launching a batch
     bool stop_ = false;
     std::vector<std::thread> threads_;

@@ -5,7 +5,8 @@
  * (tier1_decode_cuda.h's T1DecodeBatch) to their threads: only `lanes`
  * lanes of each warp take jobs (tier1_decode_cuda.h says why), numbered
  * densely, each with its own scratch area; they step through the batch's
- * positions, each table's jobs in its order, the tables round robin. Both
+ * positions, each table's jobs in its order from its first_rank on, the
+ * tables round robin. Both
  * kernels take the same jobs on the same threads, so they share the scratch
  * that tier1_decode_gpu_threads() sized.
  */
@@ -41,8 +42,9 @@ __device__ __forceinline__ void for_each_decode_job(const T1DecodeBatch &batch, 
     uint32_t *mine = scratch + size_t{thread} * scratch_words;
     for (uint32_t i = thread; i < positions; i += threads) {
         const T1DecodeTable &table = batch.tables[i % batch.num_tables];
-        const uint32_t rank = i / batch.num_tables;
-        if (rank >= table.num_jobs) continue;  // a shorter table than the longest
+        const uint32_t step = i / batch.num_tables;
+        if (step >= table.num_jobs - table.first_rank) continue;  // a shorter table than the longest
+        const uint32_t rank = step + table.first_rank;            // ranks before it are the host's
         const uint32_t j = table.order ? table.order[rank] : rank;
         if (j >= table.num_jobs) continue;
         const T1DecodeJob job = table.jobs[j];

@@ -575,6 +575,15 @@ private:
         return true;
     }
 
+    /** Whether a frame ready for GPU Tier-1 now goes in a batch alone (mutex held): none waits, none runs. */
+    bool batch_alone() const
+    {
+        if (!tier1_ready_.empty() || launching_) return false;
+        for (const auto &b : gpu_->batches)
+            if (b->busy) return false;
+        return true;
+    }
+
     void worker_loop(unsigned worker)
     {
         for (;;) {
@@ -661,13 +670,18 @@ private:
             // This worker launches the batch itself when it may (no wake-up
             // of another on the frame's path); else a batch stream's end or
             // the launch in progress wakes one for it. The host ranks go to
-            // the workers at once, to run beside the batch or its wait.
-            const uint32_t host = frame.slot->host_ranks;
-            frame.tier1_parts.store(host ? 2 : 1);
-            frame.host_left.store(host);
+            // the workers at once, to run beside the batch, but only for a
+            // frame whose batch runs alone: batched with others, its largest
+            // blocks overlap theirs, and the workers are busy with their
+            // Tier-2 and host copies (docs/measurements.md).
             Task task;
+            uint32_t host = 0;
             {
                 std::lock_guard<std::mutex> lock(mutex_);
+                if (!batch_alone()) frame.slot->host_ranks = 0;
+                host = frame.slot->host_ranks;
+                frame.tier1_parts.store(host ? 2 : 1);
+                frame.host_left.store(host);
                 if (host) {
                     frame.next_host_rank = 0;
                     host_tier1_.push_back(&frame);

@@ -29,20 +29,19 @@
  * buffer, and each frame's reconstruction follows on its slot's stream. A
  * frame's time on the GPU is bound by its longest blocks (a few
  * milliseconds, one thread each); batched, the frames pay that wait once
- * together instead of once each. The few blocks of a frame that would
- * still hold a launch longest (tier1_decode_host_ranks) go to the idle
- * workers instead, which decode them with the CPU's block decoder as soon
- * as Tier-2 is done, beside the batch or while it waits for a stream; their
- * values go up and into the plane on the slot's stream, and whoever queues
- * the last part of a frame's Tier-1 (tier1_part_done) queues its
- * reconstruction. No frame waits for a batch to fill: a
- * batch leaves as soon as one of the two batch streams is free, with every
- * frame ready by then, so a frame alone goes at once and under load the
- * frames that finish Tier-2 during a batch's run form the next. Tier-1 runs
- * at the lowest priority, the reconstruction and the pack at the highest,
- * so that a frame whose coefficients are ready is not held behind the
- * Tier-1 CTAs of the frames after it. Per-block statuses come back for the
- * corrupt-block count.
+ * together instead of once each. A frame whose batch runs alone would
+ * still wait for its own largest blocks, so these (tier1_decode_host_ranks)
+ * go to the idle workers instead, which decode them with the CPU's block
+ * decoder beside the batch; their values go up and into the plane on the
+ * slot's stream, and whoever queues the last part of a frame's Tier-1
+ * (tier1_part_done) queues its reconstruction. No frame waits for a batch
+ * to fill: a batch leaves as soon as one of the two batch streams is free,
+ * with every frame ready by then, so a frame alone goes at once and under
+ * load the frames that finish Tier-2 during a batch's run form the next.
+ * Tier-1 runs at the lowest priority, the reconstruction and the pack at
+ * the highest, so that a frame whose coefficients are ready is not held
+ * behind the Tier-1 CTAs of the frames after it. Per-block statuses come
+ * back for the corrupt-block count.
  *
  * The frames in flight are pipeline/frame_queue.h's, as the encoder's: its
  * entries are the slots, handed out in submit order, taken by the workers
@@ -131,8 +130,9 @@ struct Slot {
     DeviceBuffer t1_input, t1_status;
     size_t t1_segments_at = 0, t1_order_at = 0, t1_bytes_at = 0, t1_input_bytes = 0;
     // GPU Tier-1: the first ranks of `order` that the workers decode
-    // (tier1_decode_host_ranks), as T1HostBlock records then their values
-    // (pinned, then their device copy), and their statuses.
+    // (tier1_decode_host_ranks; none unless the frame's batch runs alone),
+    // as T1HostBlock records then their values (pinned, then their device
+    // copy), and their statuses.
     uint32_t host_ranks = 0;
     size_t host_values_at = 0, host_input_bytes = 0;
     PinnedBuffer host_pinned;
@@ -499,7 +499,8 @@ private:
      * progress come first: the caller's thread is waiting for them, and a
      * band is a fraction of a millisecond. Then a GPU Tier-1 batch of the
      * frames ready for one, when a batch stream is free: every frame ready
-     * for the GPU waits for nothing else. Then Tier-2 of a newly queued frame: it is one
+     * for the GPU waits for nothing else. Then a host rank of a frame whose
+     * batch runs alone: its reconstruction waits for them. Then Tier-2 of a newly queued frame: it is one
      * worker's sequential job, and started early it overlaps the Tier-1 of
      * the frames before it instead of leaving the workers idle when their
      * blocks run out. Then code-blocks (CPU Tier-1), oldest frame first, in

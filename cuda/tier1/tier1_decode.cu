@@ -23,12 +23,12 @@
  * one launch (T1DecodeBatch, tier1_decode_gpu_batch), their longest blocks
  * first, so that a launch waits once for its slowest block rather than each
  * frame for its own. Since a launch still lasts as long as its largest
- * block, the pipeline leaves a frame's few largest Part-1 blocks to its CPU
- * workers (tier1_decode_host_ranks; T1DecodeTable::first_rank keeps the
- * kernels off them), whose values tier1_place_host_blocks_gpu then copies
- * into the plane. A block's loops are bounded by
- * its pass count (at most 88) and its size, so a hostile stream cannot hang
- * the kernel.
+ * block, the pipeline leaves the few largest Part-1 blocks of a frame whose
+ * batch runs alone to its CPU workers (tier1_decode_host_ranks;
+ * T1DecodeTable::first_rank keeps the kernels off them), whose values
+ * tier1_place_host_blocks_gpu then copies into the plane. A block's loops
+ * are bounded by its pass count (at most 88) and its size, so a hostile
+ * stream cannot hang the kernel.
  */
 #include <cuda_runtime.h>
 

@@ -70,12 +70,11 @@
 #include "color/color.h"
 #include "common/cuda_util.cuh"
 #include "common/status.h"
-#include "dwt/dwt.h"
 #include "pipeline/decoder_common.h"
 #include "pipeline/frame_queue.h"
 #include "pipeline/host_output_mirror.cuh"
+#include "pipeline/reconstruct.h"
 #include "pipeline/tile_decoder.h"
-#include "quant/quant.h"
 #include "tier1/ht_decode_cuda.h"
 #include "tier1/tier1_decode_cuda.h"
 
@@ -280,6 +279,13 @@ private:
         std::vector<const Tile *> tiles;          ///< every tile of the grid, in index order
         std::vector<TileCoefficients> planes;     ///< per tile; data points into the slot's pinned buffer
         std::vector<std::vector<size_t>> offset;  ///< [tile][component] element offset in the slot's buffers
+        /// [tile][component] where reconstruct() leaves the samples: in the
+        /// slot's scratch or coefficient buffer, rows `stride` elements apart
+        struct Samples {
+            int32_t *data = nullptr;
+            size_t stride = 0;
+        };
+        std::vector<std::vector<Samples>> reconstructed;
         std::vector<size_t> block_start;          ///< first flat code-block index of each tile, then the total
                                                   ///< (all zero with GPU Tier-1: the workers decode no block)
         std::vector<size_t> job_start;            ///< GPU Tier-1: first job of each tile, then the total
@@ -932,35 +938,49 @@ private:
         self.work_.notify_one();
     }
 
-    /** Enqueues on the slot's stream, once Tier-1 is done: dequantisation and inverse DWT of every tile-component. */
+    /**
+     * Enqueues on the slot's stream, once Tier-1 is done: dequantisation and
+     * inverse DWT of every tile-component (reconstruct.cu), which reads its
+     * plane and writes its samples elsewhere. The first goes to the front of
+     * the slot's scratch, sized for the largest; each one after it to the
+     * plane of the one before, which its kernels have read by then (one
+     * stream). Taken from the largest plane down, each fits where it goes.
+     */
     void reconstruct(Frame &frame)
     {
         Slot &slot = *frame.slot;
         cudaStream_t st = slot.stream.get();
-        size_t scratch_bytes = 4;
-        for (const TileCoefficients &tile : frame.planes)
-            for (const ComponentPlane &p : tile.components)
-                if (!p.out_rect.empty())
-                    scratch_bytes = std::max(scratch_bytes, dwt_gpu_inverse_scratch_bytes(p.tc_rect));
-        auto *coefficients = slot.coefficients.as<int32_t>();
-        void *scratch = slot.scratch.reserve(scratch_bytes);
-        check_cuda(cudaStreamWaitEvent(st, slot.tier1_done.get(), 0), "cudaStreamWaitEvent");
-        for (size_t t = 0; t < frame.planes.size(); ++t) {
-            const TileCoefficients &tile = frame.planes[t];
-            for (size_t c = 0; c < tile.components.size(); ++c) {
-                const ComponentPlane &p = tile.components[c];
+        std::vector<std::pair<size_t, size_t>> order;  // (tile, component), largest plane first
+        size_t first_bytes = 4, level_bytes = 4;
+        for (size_t t = 0; t < frame.planes.size(); ++t)
+            for (size_t c = 0; c < frame.planes[t].components.size(); ++c) {
+                const ComponentPlane &p = frame.planes[t].components[c];
                 if (p.out_rect.empty()) continue;
-                // Dequantisation in place: each sample is read, then written by one thread.
-                int32_t *in = coefficients + frame.offset[t][c];
-                if (p.wavelet == Wavelet::kReversible53) {
-                    int32_t *out = in;
-                    dequantize_gpu(in, p.stride, out, p.stride, p.dequant, st);
-                    dwt53_inverse_gpu(out, p.stride, p.tc_rect, p.levels, p.levels_to_skip, scratch, st);
-                } else {
-                    float *out = reinterpret_cast<float *>(in);
-                    dequantize_gpu(in, p.stride, out, p.stride, p.dequant, st);
-                    dwt97_inverse_gpu(out, p.stride, p.tc_rect, p.levels, p.levels_to_skip, scratch, st);
-                }
+                order.emplace_back(t, c);
+                first_bytes = std::max(first_bytes, p.samples() * 4);
+                level_bytes = std::max(level_bytes, reconstruct_gpu_scratch_bytes(p));
+            }
+        auto plane = [&](const std::pair<size_t, size_t> &tc) -> const ComponentPlane & {
+            return frame.planes[tc.first].components[tc.second];
+        };
+        std::stable_sort(order.begin(), order.end(),
+                         [&](const auto &a, const auto &b) { return plane(a).samples() > plane(b).samples(); });
+        auto *coefficients = slot.coefficients.as<int32_t>();
+        auto *scratch = static_cast<unsigned char *>(slot.scratch.reserve(first_bytes + level_bytes));
+        int32_t *free_area = reinterpret_cast<int32_t *>(scratch);
+        frame.reconstructed.assign(frame.planes.size(), {});
+        for (size_t t = 0; t < frame.planes.size(); ++t)
+            frame.reconstructed[t].resize(frame.planes[t].components.size());
+        check_cuda(cudaStreamWaitEvent(st, slot.tier1_done.get(), 0), "cudaStreamWaitEvent");
+        for (const auto &tc : order) {
+            const ComponentPlane &p = plane(tc);
+            int32_t *in = coefficients + frame.offset[tc.first][tc.second];
+            reconstruct_component_gpu(p, in, free_area, scratch + first_bytes, st);
+            if (reconstructs_in_place(p)) {
+                frame.reconstructed[tc.first][tc.second] = {in, p.stride};
+            } else {
+                frame.reconstructed[tc.first][tc.second] = {free_area, p.out_rect.width()};
+                free_area = in;
             }
         }
         check_cuda(cudaEventRecord(slot.reconstructed.get(), st), "cudaEventRecord");
@@ -1006,7 +1026,6 @@ private:
         check_cuda(cudaStreamWaitEvent(os, slot.reconstructed.get(), 0), "cudaStreamWaitEvent");
         check_cuda(cudaEventRecord(gpu_->pack_start.get(), os), "cudaEventRecord");
         placement.image = &device_image;
-        auto *planes = slot.coefficients.as<int32_t>();
         for (size_t t = 0; t < frame.planes.size(); ++t) {
             const TileCoefficients &tile = frame.planes[t];
             auto emit = [&](uint32_t first, uint32_t count, bool with_mct) {
@@ -1020,9 +1039,9 @@ private:
                     const ComponentPlane &p = tile.components[c];
                     outs.push_back(
                         tile_view(device_image.components[c], p.out_rect, placement.origin_x[c], placement.origin_y[c]));
-                    strides.push_back(p.stride);
+                    strides.push_back(frame.reconstructed[t][c].stride);
                     formats.push_back({p.precision, p.is_signed});
-                    ptrs.push_back(planes + frame.offset[t][c]);
+                    ptrs.push_back(frame.reconstructed[t][c].data);
                 }
                 if (p0.wavelet == Wavelet::kReversible53) {
                     std::vector<const int32_t *> in(ptrs.begin(), ptrs.end());

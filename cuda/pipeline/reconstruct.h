@@ -3,7 +3,8 @@
  * @brief The decoder's sample half for one tile: dequantisation (Annex E),
  * inverse DWT (Annex F), inverse MCT and DC level shift, clip and pack
  * (Annex G) into the caller's output planes. CPU reference here; the CUDA
- * backend runs the same stages' kernels.
+ * backend runs the same stages' arithmetic, dequantisation fused into the
+ * inverse DWT's loads (reconstruct.cu).
  */
 #pragma once
 
@@ -32,6 +33,29 @@ bool tile_uses_mct(const TileCoefficients &tile, uint32_t n);
 /** CPU: reconstructs the tile in place (the coefficients are consumed) and packs it;
  *  components (and the MCT group) run in parallel on `pool`. */
 void reconstruct_tile_cpu(TileCoefficients &tile, const OutputPlacement &placement, ThreadPool &pool);
+
+/**
+ * GPU: device scratch reconstruct_component_gpu needs for `p` (bytes), the
+ * outputs of the two levels below the top; the top level writes to the
+ * caller's `out`.
+ */
+size_t reconstruct_gpu_scratch_bytes(const ComponentPlane &p);
+
+/** Whether reconstruct_component_gpu leaves p's samples in its plane (no level to invert) rather than in `out`. */
+inline bool reconstructs_in_place(const ComponentPlane &p) { return p.levels == p.levels_to_skip; }
+
+/**
+ * GPU: dequantisation (Annex E, H) and inverse DWT (Annex F) of one
+ * tile-component, queued on `stream` (a cudaStream_t). `plane` is p's Tier-1
+ * plane on the device (p.stride apart). Each level dequantises its sub-bands
+ * as it loads them from the plane, which is read, never written, and the
+ * samples (int32 for the 5/3, float for the 9/7) go to `out`,
+ * p.out_rect.width() apart, which must overlap neither the plane nor
+ * `scratch` (reconstruct_gpu_scratch_bytes). With no level to invert, the
+ * plane is dequantised in place and `out` is not used. The samples equal
+ * reconstruct_tile_cpu's before its pack.
+ */
+void reconstruct_component_gpu(const ComponentPlane &p, int32_t *plane, void *out, void *scratch, void *stream);
 
 /** Bytes a component's samples span from its data pointer (what a copy of it must move). */
 inline uint64_t component_span(const j2kc_component &c)

@@ -94,8 +94,14 @@ struct StreamPriorities {
  *  Made with the decoder's context current. */
 struct Slot {
     explicit Slot(const StreamPriorities &priority)
-        : stream(cudaStreamNonBlocking, priority.greatest), tier1_stream(cudaStreamNonBlocking, priority.least)
+        : stream(cudaStreamNonBlocking, priority.greatest), tier1_stream(cudaStreamNonBlocking, priority.least),
+          fork(cudaEventDisableTiming)
     {
+        for (size_t k = 0; k < kLanes; ++k) {
+            lanes[k].create(cudaStreamNonBlocking, priority.greatest);
+            lower_done[k].create(cudaEventDisableTiming);
+            upper_done[k].create(cudaEventDisableTiming);
+        }
     }
     /// Uploads and reconstruction of this slot's frame, ahead of any frame's
     /// Tier-1: a Tier-1 launch fills every SM with small CTAs for
@@ -107,6 +113,16 @@ struct Slot {
     /// priority; the batch that decodes them waits on `uploaded`, and
     /// `stream` on tier1_done.
     CudaStream tier1_stream;
+    /// The lower DWT levels of tile-components side by side (reconstruct.h),
+    /// one lane each, with a lower scratch area a lane: a level of a few
+    /// hundred samples across fills a handful of SMs for tens of
+    /// microseconds, latency-bound, so three components' levels take about
+    /// the time of one's. `stream` runs the upper levels, one component
+    /// after the other, each once its lane's lower levels are done, and
+    /// releases the lane's area when they have read it.
+    static constexpr size_t kLanes = 3;
+    CudaStream lanes[kLanes];
+    CudaEvent fork, lower_done[kLanes], upper_done[kLanes];
     Event start, uploaded, reconstructed;
     Event tier1_start;    ///< the batch with this slot's frame starts (GPU Tier-1)
     Event tier1_done;     ///< GPU Tier-1 finished (right after `uploaded` with CPU Tier-1)
@@ -939,26 +955,28 @@ private:
     }
 
     /**
-     * Enqueues on the slot's stream, once Tier-1 is done: dequantisation and
-     * inverse DWT of every tile-component (reconstruct.cu), which reads its
+     * Enqueues on the slot's streams, once Tier-1 is done: dequantisation and
+     * inverse DWT of every tile-component (reconstruct.h), which reads its
      * plane and writes its samples elsewhere. The first goes to the front of
      * the slot's scratch, sized for the largest; each one after it to the
-     * plane of the one before, which its kernels have read by then (one
-     * stream). Taken from the largest plane down, each fits where it goes.
+     * plane of the one before, whose upper levels (on `stream`, in this
+     * order) have read it by then. Taken from the largest plane down, each
+     * fits where it goes. The lower levels run on the slot's lanes in turn.
      */
     void reconstruct(Frame &frame)
     {
         Slot &slot = *frame.slot;
         cudaStream_t st = slot.stream.get();
         std::vector<std::pair<size_t, size_t>> order;  // (tile, component), largest plane first
-        size_t first_bytes = 4, level_bytes = 4;
+        size_t first_bytes = 4, upper_bytes = 4, lower_bytes = 4;
         for (size_t t = 0; t < frame.planes.size(); ++t)
             for (size_t c = 0; c < frame.planes[t].components.size(); ++c) {
                 const ComponentPlane &p = frame.planes[t].components[c];
                 if (p.out_rect.empty()) continue;
                 order.emplace_back(t, c);
                 first_bytes = std::max(first_bytes, p.samples() * 4);
-                level_bytes = std::max(level_bytes, reconstruct_gpu_scratch_bytes(p));
+                upper_bytes = std::max(upper_bytes, reconstruct_gpu_upper_bytes(p));
+                lower_bytes = std::max(lower_bytes, reconstruct_gpu_lower_bytes(p));
             }
         auto plane = [&](const std::pair<size_t, size_t> &tc) -> const ComponentPlane & {
             return frame.planes[tc.first].components[tc.second];
@@ -966,16 +984,35 @@ private:
         std::stable_sort(order.begin(), order.end(),
                          [&](const auto &a, const auto &b) { return plane(a).samples() > plane(b).samples(); });
         auto *coefficients = slot.coefficients.as<int32_t>();
-        auto *scratch = static_cast<unsigned char *>(slot.scratch.reserve(first_bytes + level_bytes));
+        auto *scratch =
+            static_cast<unsigned char *>(slot.scratch.reserve(first_bytes + upper_bytes + Slot::kLanes * lower_bytes));
+        void *upper = scratch + first_bytes;
         int32_t *free_area = reinterpret_cast<int32_t *>(scratch);
         frame.reconstructed.assign(frame.planes.size(), {});
         for (size_t t = 0; t < frame.planes.size(); ++t)
             frame.reconstructed[t].resize(frame.planes[t].components.size());
         check_cuda(cudaStreamWaitEvent(st, slot.tier1_done.get(), 0), "cudaStreamWaitEvent");
+        slot.fork.record(st);
+        size_t lanes_used = 0;
         for (const auto &tc : order) {
             const ComponentPlane &p = plane(tc);
             int32_t *in = coefficients + frame.offset[tc.first][tc.second];
-            reconstruct_component_gpu(p, in, free_area, scratch + first_bytes, st);
+            void *lower = nullptr;
+            if (reconstruct_has_lower_levels(p)) {
+                const size_t k = lanes_used % Slot::kLanes;
+                cudaStream_t lane = slot.lanes[k].get();
+                const CudaEvent &free = lanes_used < Slot::kLanes ? slot.fork : slot.upper_done[k];
+                check_cuda(cudaStreamWaitEvent(lane, free.get(), 0), "cudaStreamWaitEvent");
+                lower = scratch + first_bytes + upper_bytes + k * lower_bytes;
+                reconstruct_lower_gpu(p, in, lower, lane);
+                slot.lower_done[k].record(lane);
+                check_cuda(cudaStreamWaitEvent(st, slot.lower_done[k].get(), 0), "cudaStreamWaitEvent");
+                reconstruct_upper_gpu(p, in, free_area, upper, lower, st);
+                slot.upper_done[k].record(st);
+                ++lanes_used;
+            } else {
+                reconstruct_upper_gpu(p, in, free_area, upper, lower, st);
+            }
             if (reconstructs_in_place(p)) {
                 frame.reconstructed[tc.first][tc.second] = {in, p.stride};
             } else {

@@ -113,6 +113,11 @@ TEST(GpuReconstruct, FusedDequantisationMatchesCpuBitForBit)
                     compare<int32_t>(tc, levels, skip, roi, seed++);
                     compare<float>(tc, levels, skip, roi, seed++);
                 }
+    // Levels of hundreds and of over a thousand tiles, which take blocks of other shapes.
+    compare<float>(Rect{1, 3, 1 + 1030, 3 + 1030}, 4, 0, 0, seed++);
+    compare<int32_t>(Rect{1, 3, 1 + 1030, 3 + 1030}, 4, 1, 3, seed++);
+    compare<float>(Rect{2, 0, 2 + 2100, 2100}, 5, 0, 3, seed++);
+    compare<int32_t>(Rect{2, 0, 2 + 2100, 2100}, 5, 0, 0, seed++);
 }
 
 }  // namespace

@@ -35,9 +35,8 @@ namespace dwt_inverse {
 constexpr uint32_t kTileSide = 64;
 constexpr uint32_t kTileMargin = 4;
 constexpr uint32_t kSpan = kTileSide + 2 * kTileMargin;
-/// A block: a warp's lanes across, kTileRows warps.
+/// A block: a warp's lanes across, kTileRows warps (tile_rows).
 constexpr uint32_t kTileLanes = 32;
-constexpr uint32_t kTileRows = 8;
 constexpr uint32_t kMaxGridY = 65535;
 
 __device__ __forceinline__ int32_t scale_inv(int32_t v, const DwtRun &r, bool) { return dwt53_single_inv(r, v); }
@@ -46,34 +45,50 @@ __device__ __forceinline__ float scale_inv(float v, const DwtRun &r, bool high)
     return dwt_fmul(v, dwt97_scale_inv(r, high));
 }
 
-/** One inverse lifting step of the filter for T, as dwt_cpu.cpp's order lists
- * them. */
+/** One inverse lifting step of the filter for T, as dwt_cpu.cpp's order lists them. */
 template <class T>
 struct InverseSteps;
 template <>
 struct InverseSteps<int32_t> {
     static constexpr int kCount = 2;
-    /** Step i: whether it updates the samples of the run's own parity, and the
-     * sample's new value. */
+    /// The 5/3 scales only single-sample runs (dwt53_single_inv).
+    static constexpr bool kScales = false;
+    /** Step i: whether it updates the samples of the run's own parity, and the sample's new value. */
     __device__ static bool on_parity(int i) { return i == 0; }
     __device__ static int32_t apply(int i, int32_t x, int32_t l, int32_t r)
     {
         return i == 0 ? lift53_update_inv(x, l, r) : lift53_predict_inv(x, l, r);
     }
+    __device__ static int32_t apply_scaling(int i, int32_t x, int32_t l, int32_t r) { return apply(i, x, l, r); }
 };
 template <>
 struct InverseSteps<float> {
     static constexpr int kCount = 4;
+    static constexpr bool kScales = true;
     __device__ static bool on_parity(int i) { return (i & 1) == 0; }
     __device__ static float apply(int i, float x, float l, float r)
     {
         const float c = i == 0 ? kDwtDelta : i == 1 ? kDwtGamma : i == 2 ? kDwtBeta : kDwtAlpha;
         return lift97_inv(x, l, r, c);
     }
+    /**
+     * Step i on samples that have not been scaled yet (dwt97_scale_inv of a
+     * run of two or more: low-pass by K, high-pass by 1/K): the first step
+     * scales its low-pass sample and both high-pass neighbours as it reads
+     * them, the second its high-pass sample, which the first step had read
+     * but not written; every later step reads samples scaled by then. Each
+     * sample is still multiplied once, before its first step, as a pass of
+     * its own would do, so the values are the same.
+     */
+    __device__ static float apply_scaling(int i, float x, float l, float r)
+    {
+        if (i == 0) return apply(i, dwt_fmul(x, kDwtK), dwt_fmul(l, kDwtInvK), dwt_fmul(r, kDwtInvK));
+        if (i == 1) return apply(i, dwt_fmul(x, kDwtInvK), l, r);
+        return apply(i, x, l, r);
+    }
 };
 
-/** A tile's extent along one axis: run offsets [lo, hi) loaded, [out_lo,
- * out_hi) written. */
+/** A tile's extent along one axis: run offsets [lo, hi) loaded, [out_lo, out_hi) written. */
 struct TileAxis {
     uint32_t lo, hi, out_lo, out_hi;
     __device__ TileAxis(uint32_t tile, uint32_t n)
@@ -86,8 +101,7 @@ struct TileAxis {
     __device__ uint32_t size() const { return hi - lo; }
 };
 
-/// Elements between the rows of a tile in shared memory (one more than a row,
-/// against bank conflicts).
+/// Elements between the rows of a tile in shared memory (one more than a row, against bank conflicts).
 constexpr uint32_t kPitch = kSpan + 1;
 
 /**
@@ -97,8 +111,11 @@ constexpr uint32_t kPitch = kSpan + 1;
  * banks; the rows of the block take the line's samples. A sample whose
  * neighbour lies outside the loaded part (a cut, not the run's end, where
  * dwt_left/dwt_right reflect inside) is not updated: it is in the margin.
+ * kScaling: the samples are not scaled yet, and the steps scale them
+ * (InverseSteps::apply_scaling); a sample a step leaves unscaled is one it
+ * does not update, in the margin, and so is every sample that reads it.
  */
-template <class T, bool kAlongX>
+template <class T, bool kAlongX, bool kScaling, uint32_t kTileRows>
 __device__ void lift_tile(T *s, const DwtRun &r, const TileAxis &a, uint32_t lines)
 {
     if (r.n < 2) return;
@@ -119,7 +136,9 @@ __device__ void lift_tile(T *s, const DwtRun &r, const TileAxis &a, uint32_t lin
                 if (l < a.lo || rr >= a.hi) continue;
                 T *line = s + (kAlongX ? t * kPitch : t);
                 T &x = line[(k - a.lo) * kStep];
-                x = InverseSteps<T>::apply(step, x, line[(l - a.lo) * kStep], line[(rr - a.lo) * kStep]);
+                const T left = line[(l - a.lo) * kStep], right = line[(rr - a.lo) * kStep];
+                x = kScaling ? InverseSteps<T>::apply_scaling(step, x, left, right)
+                             : InverseSteps<T>::apply(step, x, left, right);
             }
         __syncthreads();
     }
@@ -140,8 +159,8 @@ struct LevelOutput {
  * thread's loads and stores are issued together rather than one latency
  * after another.
  */
-template <class T, class Source>
-__global__ void __launch_bounds__(kTileLanes *kTileRows)
+template <class T, class Source, uint32_t kTileRows>
+__global__ void __launch_bounds__(kTileLanes *kTileRows, kTileRows < 32 ? 32 / kTileRows : 1)
     dwt_inverse_level_kernel(const Source src, LevelOutput<T> dst, DwtRun rx, DwtRun ry, uint32_t tiles_y)
 {
     __shared__ T s[kSpan * kPitch];
@@ -162,17 +181,21 @@ __global__ void __launch_bounds__(kTileLanes *kTileRows)
                 s[y * kPitch + x] = scale_inv(src.load(px, py, high_x, py >= ry.nl), rx, high_x);
             }
         __syncthreads();
-        lift_tile<T, true>(s, rx, ax, sh);
-        // The column pass: its scaling, then its steps.
+        lift_tile<T, true, false, kTileRows>(s, rx, ax, sh);
+        // The column pass: its scaling, then its steps. Runs of two or more
+        // samples are scaled by their steps (the 5/3 does not scale them).
+        if (ry.n < 2) {
 #pragma unroll
-        for (uint32_t y0 = 0; y0 < kSpan; y0 += kTileRows)
+            for (uint32_t y0 = 0; y0 < kSpan; y0 += kTileRows)
 #pragma unroll
-            for (uint32_t x0 = 0; x0 < kSpan; x0 += kTileLanes) {
-                const uint32_t y = y0 + row, x = x0 + lane;
-                if (y < sh && x < sw) s[y * kPitch + x] = scale_inv(s[y * kPitch + x], ry, dwt_is_high(ry, ay.lo + y));
-            }
-        __syncthreads();
-        lift_tile<T, false>(s, ry, ay, sw);
+                for (uint32_t x0 = 0; x0 < kSpan; x0 += kTileLanes) {
+                    const uint32_t y = y0 + row, x = x0 + lane;
+                    if (y < sh && x < sw)
+                        s[y * kPitch + x] = scale_inv(s[y * kPitch + x], ry, dwt_is_high(ry, ay.lo + y));
+                }
+            __syncthreads();
+        }
+        lift_tile<T, false, InverseSteps<T>::kScales, kTileRows>(s, ry, ay, sw);
         const uint32_t ow = ax.out_hi - ax.out_lo, oh = ay.out_hi - ay.out_lo;
 #pragma unroll
         for (uint32_t y0 = 0; y0 < kTileSide; y0 += kTileRows)
@@ -187,23 +210,48 @@ __global__ void __launch_bounds__(kTileLanes *kTileRows)
     }
 }
 
-/** Queues one level on `stream`: resolution rect `rr`'s samples from `src` into
- * `dst`. */
+template <class T, class Source, uint32_t kTileRows>
+void launch_level(const Source &src, LevelOutput<T> dst, uint32_t w, uint32_t h, const Rect &rr, cudaStream_t stream)
+{
+    const uint32_t tiles_x = (w + kTileSide - 1) / kTileSide, tiles_y = (h + kTileSide - 1) / kTileSide;
+    const dim3 grid(tiles_x, std::min(tiles_y, kMaxGridY));
+    const dim3 block(kTileLanes, kTileRows);
+    dwt_inverse_level_kernel<T, Source, kTileRows>
+        <<<grid, block, 0, stream>>>(src, dst, dwt_run(rr.x0, w), dwt_run(rr.y0, h), tiles_y);
+}
+
+/**
+ * Warps a block of a level with `tiles` tiles takes. A level of few tiles
+ * (a few hundred samples across) is latency-bound: each tile is a chain of
+ * ten barriers and dependent steps, and more warps a tile make each warp's
+ * part of the chain shorter. A level of many tiles is bound by its
+ * instructions, and blocks of 8 warps keep four to an SM.
+ */
+inline uint32_t tile_rows(uint64_t tiles)
+{
+    int device = 0, sms = 1;
+    check_cuda(cudaGetDevice(&device), "DWT: cudaGetDevice");
+    check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "DWT: cudaDeviceGetAttribute");
+    if (tiles * 2 <= uint64_t(sms)) return 24;
+    return tiles <= 8 * uint64_t(sms) ? 16 : 8;
+}
+
+/** Queues one level on `stream`: resolution rect `rr`'s samples from `src` into `dst`. */
 template <class T, class Source>
 void inverse_level(const Source &src, LevelOutput<T> dst, const Rect &rr, cudaStream_t stream)
 {
     const uint32_t w = rr.width(), h = rr.height();
     if (w == 0 || h == 0) return;
-    const uint32_t tiles_x = (w + kTileSide - 1) / kTileSide, tiles_y = (h + kTileSide - 1) / kTileSide;
-    const dim3 grid(tiles_x, std::min(tiles_y, kMaxGridY));
-    const dim3 block(kTileLanes, kTileRows);
-    dwt_inverse_level_kernel<T, Source>
-        <<<grid, block, 0, stream>>>(src, dst, dwt_run(rr.x0, w), dwt_run(rr.y0, h), tiles_y);
+    const uint64_t tiles = uint64_t{(w + kTileSide - 1) / kTileSide} * ((h + kTileSide - 1) / kTileSide);
+    switch (tile_rows(tiles)) {
+    case 24: launch_level<T, Source, 24>(src, dst, w, h, rr, stream); break;
+    case 16: launch_level<T, Source, 16>(src, dst, w, h, rr, stream); break;
+    default: launch_level<T, Source, 8>(src, dst, w, h, rr, stream); break;
+    }
     check_cuda(cudaGetLastError(), "DWT: inverse kernel");
 }
 
-/** The sub-bands as they lie after a forward transform: LL in `ll`, the others
- * in `bands`. */
+/** The sub-bands as they lie after a forward transform: LL in `ll`, the others in `bands`. */
 template <class T>
 struct PlainSource {
     const T *ll;

@@ -75,12 +75,11 @@
 #include "color/color.h"
 #include "common/cuda_util.cuh"
 #include "common/status.h"
-#include "dwt/dwt.h"
 #include "pipeline/decoder_common.h"
 #include "pipeline/frame_queue.h"
 #include "pipeline/host_output_mirror.cuh"
+#include "pipeline/reconstruct.h"
 #include "pipeline/tile_decoder.h"
-#include "quant/quant.h"
 #include "tier1/ht_decode_cuda.h"
 #include "tier1/tier1_decode_cuda.h"
 
@@ -100,8 +99,14 @@ struct StreamPriorities {
  *  Made with the decoder's context current. */
 struct Slot {
     explicit Slot(const StreamPriorities &priority)
-        : stream(cudaStreamNonBlocking, priority.greatest), tier1_stream(cudaStreamNonBlocking, priority.least)
+        : stream(cudaStreamNonBlocking, priority.greatest), tier1_stream(cudaStreamNonBlocking, priority.least),
+          fork(cudaEventDisableTiming)
     {
+        for (size_t k = 0; k < kLanes; ++k) {
+            lanes[k].create(cudaStreamNonBlocking, priority.greatest);
+            lower_done[k].create(cudaEventDisableTiming);
+            upper_done[k].create(cudaEventDisableTiming);
+        }
     }
     /// Uploads and reconstruction of this slot's frame, ahead of any frame's
     /// Tier-1: a Tier-1 launch fills every SM with small CTAs for
@@ -113,6 +118,16 @@ struct Slot {
     /// priority; the batch that decodes them waits on `uploaded`, and
     /// `stream` on tier1_done.
     CudaStream tier1_stream;
+    /// The lower DWT levels of tile-components side by side (reconstruct.h),
+    /// one lane each, with a lower scratch area a lane: a level of a few
+    /// hundred samples across fills a handful of SMs for tens of
+    /// microseconds, latency-bound, so three components' levels take about
+    /// the time of one's. `stream` runs the upper levels, one component
+    /// after the other, each once its lane's lower levels are done, and
+    /// releases the lane's area when they have read it.
+    static constexpr size_t kLanes = 3;
+    CudaStream lanes[kLanes];
+    CudaEvent fork, lower_done[kLanes], upper_done[kLanes];
     Event start, uploaded, reconstructed;
     Event tier1_start;    ///< the batch with this slot's frame starts (GPU Tier-1)
     Event tier1_done;     ///< GPU Tier-1 finished (right after `uploaded` with CPU Tier-1)
@@ -294,6 +309,13 @@ private:
         std::vector<const Tile *> tiles;          ///< every tile of the grid, in index order
         std::vector<TileCoefficients> planes;     ///< per tile; data points into the slot's pinned buffer
         std::vector<std::vector<size_t>> offset;  ///< [tile][component] element offset in the slot's buffers
+        /// [tile][component] where reconstruct() leaves the samples: in the
+        /// slot's scratch or coefficient buffer, rows `stride` elements apart
+        struct Samples {
+            int32_t *data = nullptr;
+            size_t stride = 0;
+        };
+        std::vector<std::vector<Samples>> reconstructed;
         std::vector<size_t> block_start;          ///< first flat code-block index of each tile, then the total
                                                   ///< (all zero with GPU Tier-1: the workers decode no block)
         std::vector<size_t> job_start;            ///< GPU Tier-1: first job of each tile, then the total
@@ -1071,35 +1093,70 @@ private:
         self.work_.notify_one();
     }
 
-    /** Enqueues on the slot's stream, once Tier-1 is done: dequantisation and inverse DWT of every tile-component. */
+    /**
+     * Enqueues on the slot's streams, once Tier-1 is done: dequantisation and
+     * inverse DWT of every tile-component (reconstruct.h), which reads its
+     * plane and writes its samples elsewhere. The first goes to the front of
+     * the slot's scratch, sized for the largest; each one after it to the
+     * plane of the one before, whose upper levels (on `stream`, in this
+     * order) have read it by then. Taken from the largest plane down, each
+     * fits where it goes. The lower levels run on the slot's lanes in turn.
+     */
     void reconstruct(Frame &frame)
     {
         Slot &slot = *frame.slot;
         cudaStream_t st = slot.stream.get();
-        size_t scratch_bytes = 4;
-        for (const TileCoefficients &tile : frame.planes)
-            for (const ComponentPlane &p : tile.components)
-                if (!p.out_rect.empty())
-                    scratch_bytes = std::max(scratch_bytes, dwt_gpu_inverse_scratch_bytes(p.tc_rect));
-        auto *coefficients = slot.coefficients.as<int32_t>();
-        void *scratch = slot.scratch.reserve(scratch_bytes);
-        check_cuda(cudaStreamWaitEvent(st, slot.tier1_done.get(), 0), "cudaStreamWaitEvent");
-        for (size_t t = 0; t < frame.planes.size(); ++t) {
-            const TileCoefficients &tile = frame.planes[t];
-            for (size_t c = 0; c < tile.components.size(); ++c) {
-                const ComponentPlane &p = tile.components[c];
+        std::vector<std::pair<size_t, size_t>> order;  // (tile, component), largest plane first
+        size_t first_bytes = 4, upper_bytes = 4, lower_bytes = 4;
+        for (size_t t = 0; t < frame.planes.size(); ++t)
+            for (size_t c = 0; c < frame.planes[t].components.size(); ++c) {
+                const ComponentPlane &p = frame.planes[t].components[c];
                 if (p.out_rect.empty()) continue;
-                // Dequantisation in place: each sample is read, then written by one thread.
-                int32_t *in = coefficients + frame.offset[t][c];
-                if (p.wavelet == Wavelet::kReversible53) {
-                    int32_t *out = in;
-                    dequantize_gpu(in, p.stride, out, p.stride, p.dequant, st);
-                    dwt53_inverse_gpu(out, p.stride, p.tc_rect, p.levels, p.levels_to_skip, scratch, st);
-                } else {
-                    float *out = reinterpret_cast<float *>(in);
-                    dequantize_gpu(in, p.stride, out, p.stride, p.dequant, st);
-                    dwt97_inverse_gpu(out, p.stride, p.tc_rect, p.levels, p.levels_to_skip, scratch, st);
-                }
+                order.emplace_back(t, c);
+                first_bytes = std::max(first_bytes, p.samples() * 4);
+                upper_bytes = std::max(upper_bytes, reconstruct_gpu_upper_bytes(p));
+                lower_bytes = std::max(lower_bytes, reconstruct_gpu_lower_bytes(p));
+            }
+        auto plane = [&](const std::pair<size_t, size_t> &tc) -> const ComponentPlane & {
+            return frame.planes[tc.first].components[tc.second];
+        };
+        std::stable_sort(order.begin(), order.end(),
+                         [&](const auto &a, const auto &b) { return plane(a).samples() > plane(b).samples(); });
+        auto *coefficients = slot.coefficients.as<int32_t>();
+        auto *scratch =
+            static_cast<unsigned char *>(slot.scratch.reserve(first_bytes + upper_bytes + Slot::kLanes * lower_bytes));
+        void *upper = scratch + first_bytes;
+        int32_t *free_area = reinterpret_cast<int32_t *>(scratch);
+        frame.reconstructed.assign(frame.planes.size(), {});
+        for (size_t t = 0; t < frame.planes.size(); ++t)
+            frame.reconstructed[t].resize(frame.planes[t].components.size());
+        check_cuda(cudaStreamWaitEvent(st, slot.tier1_done.get(), 0), "cudaStreamWaitEvent");
+        slot.fork.record(st);
+        size_t lanes_used = 0;
+        for (const auto &tc : order) {
+            const ComponentPlane &p = plane(tc);
+            int32_t *in = coefficients + frame.offset[tc.first][tc.second];
+            void *lower = nullptr;
+            if (reconstruct_has_lower_levels(p)) {
+                const size_t k = lanes_used % Slot::kLanes;
+                cudaStream_t lane = slot.lanes[k].get();
+                const CudaEvent &free = lanes_used < Slot::kLanes ? slot.fork : slot.upper_done[k];
+                check_cuda(cudaStreamWaitEvent(lane, free.get(), 0), "cudaStreamWaitEvent");
+                lower = scratch + first_bytes + upper_bytes + k * lower_bytes;
+                reconstruct_lower_gpu(p, in, lower, lane);
+                slot.lower_done[k].record(lane);
+                check_cuda(cudaStreamWaitEvent(st, slot.lower_done[k].get(), 0), "cudaStreamWaitEvent");
+                reconstruct_upper_gpu(p, in, free_area, upper, lower, st);
+                slot.upper_done[k].record(st);
+                ++lanes_used;
+            } else {
+                reconstruct_upper_gpu(p, in, free_area, upper, lower, st);
+            }
+            if (reconstructs_in_place(p)) {
+                frame.reconstructed[tc.first][tc.second] = {in, p.stride};
+            } else {
+                frame.reconstructed[tc.first][tc.second] = {free_area, p.out_rect.width()};
+                free_area = in;
             }
         }
         check_cuda(cudaEventRecord(slot.reconstructed.get(), st), "cudaEventRecord");
@@ -1145,7 +1202,6 @@ private:
         check_cuda(cudaStreamWaitEvent(os, slot.reconstructed.get(), 0), "cudaStreamWaitEvent");
         check_cuda(cudaEventRecord(gpu_->pack_start.get(), os), "cudaEventRecord");
         placement.image = &device_image;
-        auto *planes = slot.coefficients.as<int32_t>();
         for (size_t t = 0; t < frame.planes.size(); ++t) {
             const TileCoefficients &tile = frame.planes[t];
             auto emit = [&](uint32_t first, uint32_t count, bool with_mct) {
@@ -1159,9 +1215,9 @@ private:
                     const ComponentPlane &p = tile.components[c];
                     outs.push_back(
                         tile_view(device_image.components[c], p.out_rect, placement.origin_x[c], placement.origin_y[c]));
-                    strides.push_back(p.stride);
+                    strides.push_back(frame.reconstructed[t][c].stride);
                     formats.push_back({p.precision, p.is_signed});
-                    ptrs.push_back(planes + frame.offset[t][c]);
+                    ptrs.push_back(frame.reconstructed[t][c].data);
                 }
                 if (p0.wavelet == Wavelet::kReversible53) {
                     std::vector<const int32_t *> in(ptrs.begin(), ptrs.end());

@@ -108,6 +108,10 @@ constexpr size_t kSmallFrameSamples = size_t{2048} * 1080 * 3;
  *  DCI 2K, cost at DCI 4K; docs/measurements.md). */
 constexpr size_t kBackHalfWorkers = 2;
 constexpr size_t kBackHalfWorkersSmallFrames = 4;
+/** ... and for HT coding sets, whose back half (more truncation points a
+ *  block, a chosen-set table before every measure) is long next to their
+ *  Tier-1: more back halves at once keep the GPU busy (docs/measurements.md). */
+constexpr size_t kBackHalfWorkersHtSets = 6;
 constexpr unsigned kMaxSlots = 16;
 /** Pieces of the host staging copy handed to the thread pool. */
 constexpr size_t kCopyChunk = size_t{4} << 20;
@@ -136,7 +140,9 @@ public:
         }
         // Rate control is host round trips more than GPU work: several frames'
         // back halves may run at once (each slot has its own objects and streams).
-        const size_t want = small_frames() ? kBackHalfWorkersSmallFrames : kBackHalfWorkers;
+        const size_t want = plan_.ht_coding_sets() ? kBackHalfWorkersHtSets
+                            : small_frames()       ? kBackHalfWorkersSmallFrames
+                                                   : kBackHalfWorkers;
         const size_t workers = std::min<size_t>(want, slots().size());
         for (size_t w = 0; w < workers; ++w) workers_.emplace_back([this] { worker_loop(); });
     }

@@ -108,9 +108,10 @@ constexpr size_t kSmallFrameSamples = size_t{2048} * 1080 * 3;
  *  DCI 2K, cost at DCI 4K; docs/measurements.md). */
 constexpr size_t kBackHalfWorkers = 2;
 constexpr size_t kBackHalfWorkersSmallFrames = 4;
-/** ... and for HT coding sets, whose back half (more truncation points a
- *  block, a chosen-set table before every measure) is long next to their
- *  Tier-1: more back halves at once keep the GPU busy (docs/measurements.md). */
+/** ... and for HT coding sets, whose back half (several exact Tier-2
+ *  measures a frame, each as long as its largest precinct's serial header
+ *  coding) is long next to their Tier-1 and leaves the GPU mostly idle: more
+ *  back halves at once keep it busy (docs/measurements.md). */
 constexpr size_t kBackHalfWorkersHtSets = 6;
 constexpr unsigned kMaxSlots = 16;
 /** Pieces of the host staging copy handed to the thread pool. */

@@ -454,6 +454,41 @@ void check_refinement(const std::vector<int32_t> &v, uint32_t w, uint32_t h, con
                 }
 }
 
+// The members of a stripe group, taken from row masks of the group and its
+// border, against the definition sample by sample: insignificant, with one
+// of its eight neighbours inside the block significant. Partial groups at
+// the block's right and bottom edges included.
+TEST(HtBlockEncoder, SigPropMembersFollowTheirDefinition)
+{
+    std::mt19937 rng(17);
+    for (int trial = 0; trial < 400; ++trial) {
+        const uint32_t w = 1 + rng() % 19, h = 1 + rng() % 19;
+        const uint32_t density = 1 + rng() % 8;
+        std::vector<uint8_t> sig(size_t{w} * h);
+        for (uint8_t &b : sig) b = rng() % density == 0 ? 1 : 0;
+        for (uint32_t y0 = 0; y0 < h; y0 += 4)
+            for (uint32_t x0 = 0; x0 < w; x0 += 4) {
+                const uint32_t cols = std::min(4u, w - x0), rows = std::min(4u, h - y0);
+                uint32_t expect = 0;
+                for (uint32_t c = 0; c < cols; ++c)
+                    for (uint32_t r = 0; r < rows; ++r) {
+                        const int x = int(x0 + c), y = int(y0 + r);
+                        if (sig[size_t(y) * w + x]) continue;
+                        bool near = false;
+                        for (int dy = -1; dy <= 1; ++dy)
+                            for (int dx = -1; dx <= 1; ++dx) {
+                                const int nx = x + dx, ny = y + dy;
+                                if (nx >= 0 && ny >= 0 && nx < int(w) && ny < int(h) && sig[size_t(ny) * w + nx])
+                                    near = true;
+                            }
+                        if (near) expect |= 1u << (c * 4 + r);
+                    }
+                ASSERT_EQ(htenc::ht_sigprop_members(w, h, x0, y0, cols, rows, sig.data()), expect)
+                    << w << "x" << h << " group " << x0 << "," << y0;
+            }
+    }
+}
+
 TEST(HtBlockEncoder, RefinementPassesCarryPlaneZero)
 {
     std::mt19937 rng(99);

@@ -109,6 +109,11 @@ constexpr size_t kSmallFrameSamples = size_t{2048} * 1080 * 3;
  *  more of them pay only while the GPU has room for more frames (4 help with
  *  the slots above at DCI 4K and 2K; docs/measurements.md). */
 constexpr size_t kBackHalfWorkers = 4;
+/** ... and for HT coding sets, whose back half (several exact Tier-2
+ *  measures a frame, each as long as its largest precinct's serial header
+ *  coding) is long next to their Tier-1 and leaves the GPU mostly idle: more
+ *  back halves at once keep it busy (docs/measurements.md). */
+constexpr size_t kBackHalfWorkersHtSets = 6;
 constexpr unsigned kMaxSlots = 16;
 /** Pieces of the host staging copy handed to the thread pool. */
 constexpr size_t kCopyChunk = size_t{4} << 20;
@@ -137,7 +142,8 @@ public:
         }
         // Rate control is host round trips more than GPU work: several frames'
         // back halves may run at once (each slot has its own objects and streams).
-        const size_t workers = std::min<size_t>(kBackHalfWorkers, slots().size());
+        const size_t want = plan_.ht_coding_sets() ? kBackHalfWorkersHtSets : kBackHalfWorkers;
+        const size_t workers = std::min<size_t>(want, slots().size());
         for (size_t w = 0; w < workers; ++w) workers_.emplace_back([this] { worker_loop(); });
     }
 

@@ -652,26 +652,36 @@ J2KC_HD uint32_t ht_magnitude(const int32_t *coeffs, size_t stride, uint32_t x, 
 }
 
 /**
- * Whether sample (x, y) of a stripe group (columns x0.., rows y0..y0+3) is a
- * SigProp member when the group starts: one of its eight neighbours is
- * significant as the decoder knows it then. Rows of earlier stripes and
- * columns of earlier groups count with their SigProp outcome (sig), the rest
- * (this group, the column after it, the stripe below) with the cleanup's.
+ * The SigProp members of the stripe group at (x0, y0) (cols x rows samples)
+ * when it starts, bit c * 4 + r: insignificant samples with a neighbour that
+ * is significant as the decoder knows it then, which is what `sig` holds at
+ * that moment. Samples of earlier groups carry their SigProp outcome there;
+ * the others (this group, the groups after it, the stripes below) SigProp
+ * has not reached, so they still carry the cleanup's significance, as the
+ * decoder sees them. The group and its border, 6 x 6 samples, are read once
+ * as row bit masks and the 3 x 3 neighbourhoods taken by shifts.
  */
-J2KC_HD bool ht_sigprop_member(const int32_t *coeffs, size_t stride, uint32_t width, uint32_t height, uint32_t x,
-                               uint32_t y, uint32_t x0, uint32_t y0, uint32_t p, const uint8_t *sig)
+J2KC_HD uint32_t ht_sigprop_members(uint32_t width, uint32_t height, uint32_t x0, uint32_t y0, uint32_t cols,
+                                    uint32_t rows, const uint8_t *sig)
 {
-    for (int dy = -1; dy <= 1; ++dy)
-        for (int dx = -1; dx <= 1; ++dx) {
-            if (dx == 0 && dy == 0) continue;
-            const int nx = static_cast<int>(x) + dx, ny = static_cast<int>(y) + dy;
-            if (nx < 0 || ny < 0 || nx >= static_cast<int>(width) || ny >= static_cast<int>(height)) continue;
-            const bool settled = ny < static_cast<int>(y0) || (ny < static_cast<int>(y0) + 4 && nx < static_cast<int>(x0));
-            const bool s = settled ? sig[size_t(ny) * width + nx] != 0
-                                   : (ht_magnitude(coeffs, stride, nx, ny) >> p) != 0;
-            if (s) return true;
+    uint32_t row[6];  // bit i: column x0 - 1 + i of row y0 - 1 + k
+    for (uint32_t k = 0; k < 6; ++k) {
+        row[k] = 0;
+        const uint32_t y = y0 + k - 1;  // wraps above the block: fails the bound
+        if (y >= height) continue;
+        for (uint32_t i = 0; i < 6; ++i) {
+            const uint32_t x = x0 + i - 1;
+            if (x < width && sig[size_t{y} * width + x]) row[k] |= 1u << i;
         }
-    return false;
+    }
+    uint32_t members = 0;
+    for (uint32_t r = 0; r < rows; ++r) {
+        const uint32_t around = row[r] | row[r + 1] | row[r + 2];
+        const uint32_t near = (around | around >> 1 | around >> 2) & ~(row[r + 1] >> 1);
+        for (uint32_t c = 0; c < cols; ++c)
+            if ((near >> c) & 1u) members |= 1u << (c * 4 + r);
+    }
+    return members;
 }
 
 /**
@@ -698,12 +708,7 @@ J2KC_HD uint32_t ht_encode_refinement(const int32_t *coeffs, size_t stride, uint
         const uint32_t rows = height - y0 < 4 ? height - y0 : 4;
         for (uint32_t x0 = 0; x0 < width; x0 += 4) {
             const uint32_t cols = width - x0 < 4 ? width - x0 : 4;
-            uint32_t member = 0;  // bit c * 4 + r
-            for (uint32_t c = 0; c < cols; ++c)
-                for (uint32_t r = 0; r < rows; ++r)
-                    if (!sig[size_t{y0 + r} * width + x0 + c] &&
-                        ht_sigprop_member(coeffs, stride, width, height, x0 + c, y0 + r, x0, y0, p, sig))
-                        member |= 1u << (c * 4 + r);
+            uint32_t member = ht_sigprop_members(width, height, x0, y0, cols, rows, sig);  // bit c * 4 + r
             uint32_t fresh = 0;
             for (uint32_t c = 0; c < cols; ++c)
                 for (uint32_t r = 0; r < rows; ++r) {
@@ -716,12 +721,13 @@ J2KC_HD uint32_t ht_encode_refinement(const int32_t *coeffs, size_t stride, uint
                     fresh |= 1u << (c * 4 + r);
                     sig[size_t{y} * width + x] = 1;
                     sp_sum += t1_dist_significance(mag, static_cast<int>(q));
-                    // Later samples of the group next to it join: below, and the next column's three.
+                    // Later samples of the group next to it join: below, and the next column's three
+                    // (not coded yet, so `sig` holds the cleanup's significance there).
                     for (uint32_t k = 0; k < 4; ++k) {
                         const uint32_t nc = k == 0 ? c : c + 1;
                         const int nr = k == 0 ? static_cast<int>(r) + 1 : static_cast<int>(r) + static_cast<int>(k) - 2;
                         if (nc >= cols || nr < 0 || nr >= static_cast<int>(rows)) continue;
-                        if ((ht_magnitude(coeffs, stride, x0 + nc, y0 + nr) >> p) != 0) continue;
+                        if (sig[size_t(y0 + nr) * width + x0 + nc]) continue;
                         member |= 1u << (nc * 4 + nr);
                     }
                 }

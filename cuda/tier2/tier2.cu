@@ -6,9 +6,10 @@
  * prefix sum, fill.
  *
  * Kernels, all on the caller's stream:
- *  1. tier2_count_packets_kernel: one thread per precinct walks its layers in
- *     order (a header depends on the precinct's earlier layers only) and
- *     counts each packet's header and body bytes (tier2_cell_core.h);
+ *  1. tier2_count_packets_kernel: one thread per precinct (the first lane
+ *     of a warp each) walks its layers in order (a header depends on the
+ *     precinct's earlier layers only) and counts each packet's header and
+ *     body bytes (tier2_cell_core.h);
  *  2. tier2_count_tile_parts_kernel: one thread per tile-part: PLT bytes,
  *     Psot, and the sums measure() reports (integer atomics: exact);
  *  3. scan_exclusive_sum over the cell lengths (common/scan.h, CUB);
@@ -34,10 +35,26 @@
 
 namespace j2kc {
 
+/**
+ * Warps a CTA of the two precinct kernels has; each takes one precinct, on
+ * its lane 0. A precinct's packets are one thread's serial work, and
+ * precincts differ in size and in the branches their code-blocks take:
+ * precincts that shared a warp would wait on each other's paths, and a frame
+ * of few large precincts (no precinct partition) would run on one warp.
+ */
+constexpr uint32_t kPrecinctWarps = 4;
+
+/** The precinct this thread codes, if any. */
+__device__ bool tier2_thread_precinct(uint32_t num_precincts, uint32_t &i)
+{
+    i = blockIdx.x * kPrecinctWarps + threadIdx.x / 32;
+    return threadIdx.x % 32 == 0 && i < num_precincts;
+}
+
 __global__ void tier2_count_packets_kernel(T2gTables t, T2gBlocks b, const uint16_t *passes, T2gScratch s)
 {
-    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < t.num_precincts) t2g_precinct_packets(t, b, passes, s, i, nullptr);
+    uint32_t i;
+    if (tier2_thread_precinct(t.num_precincts, i)) t2g_precinct_packets(t, b, passes, s, i, nullptr);
 }
 
 __global__ void tier2_count_tile_parts_kernel(T2gTables t, T2gScratch s)
@@ -65,8 +82,8 @@ __global__ void tier2_write_tile_parts_kernel(T2gTables t, T2gScratch s, uint8_t
 __global__ void tier2_write_headers_kernel(T2gTables t, T2gBlocks b, const uint16_t *passes, T2gScratch s,
                                            uint8_t *out)
 {
-    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= t.num_precincts || t2g_failed(s.status)) return;
+    uint32_t i;
+    if (!tier2_thread_precinct(t.num_precincts, i) || t2g_failed(s.status)) return;
     t2g_precinct_packets(t, b, passes, s, i, out);
 }
 
@@ -203,8 +220,8 @@ struct Tier2Gpu::Impl {
         check_cuda(cudaMemsetAsync(scratch.status, 0, 4 * sizeof(uint32_t), stream), "cudaMemsetAsync");
         check_cuda(cudaMemsetAsync(scratch.sums, 0, sums_count() * sizeof(uint64_t), stream), "cudaMemsetAsync");
         if (tables.num_precincts)
-            tier2_count_packets_kernel<<<grid_for(tables.num_precincts, kThreads), kThreads, 0, stream>>>(
-                tables, b, passes, scratch);
+            tier2_count_packets_kernel<<<grid_for(tables.num_precincts, kPrecinctWarps), kPrecinctWarps * 32, 0,
+                                         stream>>>(tables, b, passes, scratch);
         tier2_count_tile_parts_kernel<<<grid_for(tables.num_tile_parts, kThreads), kThreads, 0, stream>>>(tables,
                                                                                                           scratch);
         check_cuda(cudaGetLastError(), "Tier-2 count kernels");
@@ -309,8 +326,8 @@ size_t Tier2Gpu::write(const uint16_t *d_passes, const GpuBlocks &blocks, uint8_
                    "main header copy");
     tier2_write_tile_parts_kernel<<<grid_for(t.num_tile_parts, kThreads), kThreads, 0, s>>>(t, m.scratch, d_out);
     if (t.num_precincts)
-        tier2_write_headers_kernel<<<grid_for(t.num_precincts, kThreads), kThreads, 0, s>>>(t, b, d_passes,
-                                                                                             m.scratch, d_out);
+        tier2_write_headers_kernel<<<grid_for(t.num_precincts, kPrecinctWarps), kPrecinctWarps * 32, 0, s>>>(
+            t, b, d_passes, m.scratch, d_out);
     const uint64_t warps = uint64_t{t.num_blocks} * t.layers;
     if (warps) tier2_copy_bodies_kernel<<<grid_for(warps * 32, 256), 256, 0, s>>>(t, b, d_passes, m.scratch, d_out);
     check_cuda(cudaGetLastError(), "Tier-2 fill kernels");

@@ -385,7 +385,7 @@ int bench_gpu(const Blocks &b, const JobTable &t, int reps)
     auto launch = [&](const T1DecodeJob *tab, uint32_t count, int32_t *dst, uint32_t *scr, uint8_t *st, uint32_t lanes,
                       const uint32_t *ord) {
         if (part1) tier1_decode_gpu(tab, count, bytes, segs, dst, scr, t.scratch_words, st, nullptr, lanes, ord);
-        if (ht) ht_decode_gpu(tab, count, bytes, segs, dst, scr, t.scratch_words, st, nullptr, lanes, ord);
+        if (ht) ht_decode_gpu(tab, count, bytes, segs, dst, st, nullptr, ord);
     };
     // Every lanes-per-warp setting (tier1_decode_cuda.h), the default last so its output is checked.
     float best = 1e30f;

@@ -6,8 +6,8 @@
  * coefficients are the CPU's bit for bit.
  *
  * Why a warp a block: the cleanup pass's MEL and VLC streams are one serial
- * chain per block, but they are short beside MagSgn and the samples; a
- * thread a block left a warp's other lanes idle (the blocks' paths diverge)
+ * chain per block, but its MagSgn values and the samples need not be; a
+ * thread a block did all of it alone, beside one other lane of its warp,
  * and wrote each sample alone. Here one lane reads the MEL and VLC streams
  * of the whole block into quad records in shared memory (significance,
  * known exponents, U-VLC residual), then the warp decodes MagSgn a row of
@@ -20,12 +20,16 @@
  * core's functions); clearing and the two's complement go a row at a time
  * over the lanes, so the stores of a row are contiguous.
  *
+ * The one lane's VLC pass is most of a block's issued instructions, so a
+ * warp takes several neighbouring positions of the batch at once (blocks of
+ * like length, or the same block of several frames) and runs their VLC
+ * passes together, a lane each, as far as their records fit its area.
+ *
  * A kernel of its own, beside the Part-1 one (tier1_decode.cu), taking the
  * batch's positions in the same order (longest blocks first, the tables
- * round robin), a warp a position, and skipping the Part-1 jobs. A block's
- * loops are bounded by its size and its segments, and every byte read lies in
- * its cleanup segment, so a hostile stream cannot hang the kernel or read
- * past the segment.
+ * round robin), skipping the Part-1 jobs. A block's loops are bounded by
+ * its size and its segments, and every byte read lies in its segments, so a
+ * hostile stream cannot hang the kernel or read past them.
  */
 #include <cuda_runtime.h>
 
@@ -42,8 +46,14 @@ namespace {
 constexpr uint32_t kWarpSize = 32;
 constexpr unsigned kFullMask = 0xFFFFFFFFu;
 constexpr uint32_t kWarpsPerCta = 4;
-/// Quads of the largest code-block (4096 samples; its sides even before cropping).
-constexpr uint32_t kMaxQuads = ht::kMaxSamples / 4;
+/// Quads of the largest block the checks let through: ceil(w/2) ceil(h/2) <=
+/// (w h + w + h + 1) / 4, with w h <= 4096 and w + h <= 1024 + 4.
+constexpr uint32_t kMaxQuads = (ht::kMaxSamples + ht::kMaxSide + 4 + 1) / 4;
+/// A warp's quad records: as many blocks at once as fit (six of 32 x 32).
+constexpr uint32_t kAreaQuads = 1536;
+static_assert(kAreaQuads >= kMaxQuads, "the largest block fits alone");
+/// Jobs a warp takes together: lanes below this read their MEL and VLC streams at once.
+constexpr uint32_t kGroup = 6;
 /// The MagSgn ring: 8192 bits, twice what a step of 32 quads can take
 /// (32 x 4 samples x 31 bits) plus a fill step, so no bit still to be read is
 /// overwritten.
@@ -51,9 +61,9 @@ constexpr uint32_t kRingWords = 256;
 /// Warps enough to fill the largest GPUs several times over; the rest loop.
 constexpr uint32_t kMaxWarps = 1u << 15;
 
-/** A warp's shared memory: the block's quad records and the MagSgn ring. */
+/** A warp's shared memory: its blocks' quad records and the MagSgn ring. */
 struct WarpArea {
-    uint32_t quads[kMaxQuads];
+    uint32_t quads[kAreaQuads];
     uint32_t ring[kRingWords];
 };
 
@@ -150,25 +160,21 @@ __device__ __forceinline__ uint32_t ring_bits(const uint32_t *ring, uint32_t at,
 }
 
 /**
- * The cleanup pass of a block over the warp (decode_cleanup's results,
- * every sample of the block written): kHtOk or why the block is corrupt.
+ * The cleanup pass of a block over the warp once vlc_pass has filled
+ * `quads` (decode_cleanup's results, every sample of the block written):
+ * MagSgn from d[0, pcup). kHtOk or why the block is corrupt.
  */
-__device__ uint32_t cleanup_warp(const ht::CleanupFrame &f, const uint8_t *d, uint32_t lcup, WarpArea &area,
-                                 uint32_t lane)
+__device__ uint32_t magsgn_warp(const ht::CleanupFrame &f, const uint8_t *d, uint32_t pcup, uint32_t *quads,
+                                uint32_t *ring, uint32_t lane)
 {
-    uint32_t pcup = 0;
-    const uint32_t split = ht::cleanup_split(d, lcup, pcup);
-    if (split != ht::kHtOk) return split;
     const uint32_t qw = (f.width + 1) / 2, qh = (f.height + 1) / 2;
-    if (lane == 0) vlc_pass(d, lcup, pcup, qw, qh, area.quads);
-    __syncwarp();
 
     MagSgnRing ms;
     uint32_t cursor = 0;  // the row step's first MagSgn bit
     bool bad = false;
 #pragma unroll 1
     for (uint32_t qy = 0; qy < qh; ++qy) {
-        uint32_t *cur = area.quads + qy * qw;
+        uint32_t *cur = quads + qy * qw;
         const uint32_t *above = qy > 0 ? cur - qw : cur;  // read below the first row only
 #pragma unroll 1
         for (uint32_t q0 = 0; q0 < qw; q0 += kWarpSize) {
@@ -178,8 +184,10 @@ __device__ uint32_t cleanup_warp(const ht::CleanupFrame &f, const uint8_t *d, ui
             ht::QuadSig s{rec & 0xFu, 0, (rec >> 4) & 0xFu, (rec >> 24) & 0xFu};
             const uint32_t u = (rec >> 8) & 0xFFu;
             uint32_t U = 1 + u;  // kappa is 1 in the first row
-            if (qy > 0 && mine)
-                U = ht::exponent_bound(s.rho, u, q > 0 ? above[q - 1] : 0u, above[q], q + 1 < qw ? above[q + 1] : 0u);
+            if (qy > 0 && mine) {
+                const uint32_t nw = q > 0 ? above[q - 1] : 0u, nf = q + 1 < qw ? above[q + 1] : 0u;
+                U = ht::exponent_bound(s.rho, u, nw, above[q], nf);
+            }
             if (U > f.u_max) {
                 bad = true;
                 s.rho = 0;  // no bits: the offsets stay bounded; the block is corrupt anyway
@@ -190,7 +198,7 @@ __device__ uint32_t cleanup_warp(const ht::CleanupFrame &f, const uint8_t *d, ui
                 if ((s.rho >> i) & 1u) quad_bits += ht::magsgn_bits(s, U, i);
             const uint32_t end = warp_inclusive_sum(quad_bits, lane);
             const uint32_t step_bits = __shfl_sync(kFullMask, end, kWarpSize - 1);
-            ms.fill(area.ring, d, pcup, cursor + step_bits, lane);
+            ms.fill(ring, d, pcup, cursor + step_bits, lane);
             uint32_t at = cursor + end - quad_bits;
             uint32_t e_bl = 0, e_br = 0;
 #pragma unroll
@@ -198,7 +206,7 @@ __device__ uint32_t cleanup_warp(const ht::CleanupFrame &f, const uint8_t *d, ui
                 uint32_t value = 0, e = 0;
                 if ((s.rho >> i) & 1u) {
                     const uint32_t m = ht::magsgn_bits(s, U, i);
-                    const uint32_t v = ring_bits(area.ring, at, m) | (((s.e_1 >> i) & 1u) << m);
+                    const uint32_t v = ring_bits(ring, at, m) | (((s.e_1 >> i) & 1u) << m);
                     at += m;
                     bad |= !ht::magsgn_sample(f, v, value, e);
                 }
@@ -237,61 +245,130 @@ __device__ void twos_complement_warp(const T1DecodeJob &job, uint32_t *values, u
     }
 }
 
-/**
- * t1_decode_job_ht over a warp: the same values and status. Every lane
- * calls it with the same job; the result is the warp's.
- */
-__device__ uint8_t decode_job_warp(const T1DecodeJob &job, const T1DecodeTable &t, WarpArea &area, uint32_t lane)
+/** A job of the batch and what its checks found, as each lane of a warp works it out alike. */
+struct HtJob {
+    const T1DecodeTable *table = nullptr;
+    uint32_t j = 0;
+    bool take = false;  ///< an HT job at this position
+    T1DecodeJob job{};
+    uint8_t checked = kT1JobOk;  ///< t1_decode_job_verdict's status
+    bool decode = false;         ///< the verdict lets it decode
+    uint32_t status = ht::kHtOk; ///< the HT set and the cleanup segment's split
+    ht::HtSet set{};
+    uint32_t pcup = 0;
+    const uint8_t *dcup = nullptr;
+
+    /** Quad records its VLC pass writes (0 when it has none to run). */
+    __device__ uint32_t quads() const
+    {
+        if (!take || !decode || status != ht::kHtOk) return 0;
+        return ((job.width + 1u) / 2) * ((job.height + 1u) / 2);
+    }
+};
+
+/** The job at `position` of the batch (the tables round robin, each in its order) and its checks. */
+__device__ HtJob ht_job_at(const T1DecodeBatch &batch, uint32_t position)
 {
-    bool decode = false;
+    HtJob h;
+    const T1DecodeTable &table = batch.tables[position % batch.num_tables];
+    const uint32_t rank = position / batch.num_tables;
+    if (rank >= table.num_jobs) return h;  // a shorter table than the longest
+    h.j = table.order ? table.order[rank] : rank;
+    if (h.j >= table.num_jobs) return h;
+    h.table = &table;
+    h.job = table.jobs[h.j];
+    h.take = (h.job.style & kT1JobStyleHt) != 0;
+    if (!h.take) return h;
     // The shared area takes any block the checks let through.
-    const uint8_t checked = t1_decode_job_verdict(job, t.segments, true, decode);
-    if (!decode) {
-        clear_warp(job, t.out, lane);
-        return checked;
-    }
-    const uint32_t planes = uint32_t{job.num_bitplanes} + job.roi_shift;
-    const CodewordSegment *segments = t.segments + job.segment_offset;
-    const uint64_t total = ht::ht_total_passes(segments, job.num_segments);
-    ht::HtSet set;
-    uint32_t status = ht::locate_ht_set(segments, job.num_segments, total, planes, job.zero_bitplanes, set);
-    uint32_t *values = reinterpret_cast<uint32_t *>(t.out + job.out_offset);
-    if (status == ht::kHtOk) {
-        const uint8_t *dcup = t.bytes + job.data_offset + set.cleanup_offset;
-        const ht::CleanupFrame f = ht::cleanup_frame(values, job.out_stride, job.width, job.height, planes, set.pc);
-        status = cleanup_warp(f, dcup, set.lcup, area, lane);
-        __syncwarp();  // every lane's samples, for the refinement passes
-        if (status == ht::kHtOk && lane == 0)
-            ht::decode_refinement(set, values, job.out_stride, job.width, job.height,
-                                  (job.style & kT1JobStyleCausal) != 0, dcup + set.lcup);
-        __syncwarp();
-    }
-    if (status != ht::kHtOk) {
-        clear_warp(job, t.out, lane);
-        return kT1JobCorrupt;
-    }
-    twos_complement_warp(job, values, lane);
-    return kT1JobOk;
+    h.checked = t1_decode_job_verdict(h.job, table.segments, true, h.decode);
+    if (!h.decode) return h;
+    const uint32_t planes = uint32_t{h.job.num_bitplanes} + h.job.roi_shift;
+    const CodewordSegment *segments = table.segments + h.job.segment_offset;
+    const uint64_t total = ht::ht_total_passes(segments, h.job.num_segments);
+    h.status = ht::locate_ht_set(segments, h.job.num_segments, total, planes, h.job.zero_bitplanes, h.set);
+    if (h.status != ht::kHtOk) return h;
+    h.dcup = table.bytes + h.job.data_offset + h.set.cleanup_offset;
+    h.status = ht::cleanup_split(h.dcup, h.set.lcup, h.pcup);
+    return h;
 }
 
+/**
+ * The rest of t1_decode_job_ht over the warp, once vlc_pass has written the
+ * job's quad records: MagSgn, the refinement passes (lane 0), the two's
+ * complement, or zeros and the status why. Every lane calls it with the same
+ * job.
+ */
+__device__ void finish_job(const HtJob &h, uint32_t *quads, uint32_t *ring, uint32_t lane)
+{
+    const T1DecodeJob &job = h.job;
+    int32_t *out = h.table->out;
+    uint8_t result = h.checked;
+    if (h.decode) {
+        const uint32_t planes = uint32_t{job.num_bitplanes} + job.roi_shift;
+        uint32_t *values = reinterpret_cast<uint32_t *>(out + job.out_offset);
+        uint32_t status = h.status;
+        if (status == ht::kHtOk) {
+            const ht::CleanupFrame f = ht::cleanup_frame(values, job.out_stride, job.width, job.height, planes,
+                                                         h.set.pc);
+            status = magsgn_warp(f, h.dcup, h.pcup, quads, ring, lane);
+            __syncwarp();  // every lane's samples, for the refinement passes
+            if (status == ht::kHtOk && lane == 0)
+                ht::decode_refinement(h.set, values, job.out_stride, job.width, job.height,
+                                      (job.style & kT1JobStyleCausal) != 0, h.dcup + h.set.lcup);
+            __syncwarp();
+        }
+        if (status == ht::kHtOk) {
+            twos_complement_warp(job, values, lane);
+            result = kT1JobOk;
+        } else {
+            clear_warp(job, out, lane);
+            result = kT1JobCorrupt;
+        }
+    } else {
+        clear_warp(job, out, lane);
+    }
+    if (lane == 0) h.table->status[h.j] = result;
+}
+
+/**
+ * A warp takes kGroup positions at once. Lane g works out job g; the jobs
+ * whose records fit the area together (from the first not yet done) run
+ * their VLC passes at once, a lane each, into consecutive records; then the
+ * warp finishes them one after another, and goes on with the next that fit.
+ */
 __global__ void __launch_bounds__(kWarpsPerCta *kWarpSize)
     ht_decode_kernel(const __grid_constant__ T1DecodeBatch batch, uint32_t positions)
 {
     __shared__ WarpArea areas[kWarpsPerCta];
     const uint32_t lane = threadIdx.x % kWarpSize;
     WarpArea &area = areas[threadIdx.x / kWarpSize];
-    const uint32_t warps = gridDim.x * kWarpsPerCta;
+    const uint32_t stride = gridDim.x * kWarpsPerCta * kGroup;
 #pragma unroll 1
-    for (uint32_t i = blockIdx.x * kWarpsPerCta + threadIdx.x / kWarpSize; i < positions; i += warps) {
-        const T1DecodeTable &table = batch.tables[i % batch.num_tables];
-        const uint32_t rank = i / batch.num_tables;
-        if (rank >= table.num_jobs) continue;  // a shorter table than the longest
-        const uint32_t j = table.order ? table.order[rank] : rank;
-        if (j >= table.num_jobs) continue;
-        const T1DecodeJob job = table.jobs[j];
-        if (!(job.style & kT1JobStyleHt)) continue;
-        const uint8_t status = decode_job_warp(job, table, area, lane);
-        if (lane == 0) table.status[j] = status;
+    for (uint32_t first = (blockIdx.x * kWarpsPerCta + threadIdx.x / kWarpSize) * kGroup; first < positions;
+         first += stride) {
+        const uint32_t group = min(kGroup, positions - first);
+        const HtJob mine = lane < group ? ht_job_at(batch, first + lane) : HtJob{};
+        const uint32_t quads = mine.quads();
+#pragma unroll 1
+        for (uint32_t done = 0; done < group;) {
+            const uint32_t waiting = lane >= done && lane < group ? quads : 0u;
+            const uint32_t end = warp_inclusive_sum(waiting, lane);
+            const bool fits = lane >= done && lane < group && end <= kAreaQuads;
+            if (fits && quads)
+                vlc_pass(mine.dcup, mine.set.lcup, mine.pcup, (mine.job.width + 1u) / 2, (mine.job.height + 1u) / 2,
+                         area.quads + end - quads);
+            // The jobs that fit are those from `done` on, up to the first that does not (at least one).
+            const uint32_t next = done + __popc(__ballot_sync(kFullMask, fits));
+            __syncwarp();
+#pragma unroll 1
+            for (uint32_t g = done; g < next; ++g) {
+                const HtJob h = ht_job_at(batch, first + g);
+                const uint32_t at = __shfl_sync(kFullMask, end - waiting, g);
+                if (h.take) finish_job(h, area.quads + at, area.ring, lane);
+                __syncwarp();  // its records and ring are the next job's
+            }
+            done = next;
+        }
     }
 }
 
@@ -301,7 +378,7 @@ void ht_decode_gpu_batch(const T1DecodeBatch &batch, void *stream)
 {
     const uint32_t positions = tier1_decode_batch_positions(batch);
     if (positions == 0) return;
-    const uint32_t warps = std::min(positions, kMaxWarps);
+    const uint32_t warps = std::min((positions + kGroup - 1) / kGroup, kMaxWarps);
     const uint32_t ctas = (warps + kWarpsPerCta - 1) / kWarpsPerCta;
     ht_decode_kernel<<<ctas, kWarpsPerCta * kWarpSize, 0, static_cast<cudaStream_t>(stream)>>>(batch, positions);
     check_cuda(cudaGetLastError(), "HT decode kernel launch");

@@ -75,10 +75,7 @@ J2KC_HD constexpr VlcLookup make_vlc_lookup()
 }
 inline constexpr VlcLookup kVlcLookup = make_vlc_lookup();
 #if defined(__CUDACC__)
-// Constant memory: on the GPU one lane of a warp reads the VLC stream
-// (ht_decode.cu), and a lookup on the constant cache ends sooner than one
-// through L1, on the chain each quad waits for.
-static __constant__ const VlcLookup kVlcLookupDevice = make_vlc_lookup();
+static __device__ const VlcLookup kVlcLookupDevice = make_vlc_lookup();
 #endif
 
 J2KC_HT_INLINE uint32_t vlc_entry(uint32_t table, uint32_t index)
@@ -170,15 +167,8 @@ struct BackwardLsb : LsbAccumulator<BackwardLsb> {
 
     J2KC_HT_INLINE void refill()
     {
-        // Every byte the loop can take (nine of seven bits from empty) is read
-        // first, so that on a GPU the loads overlap rather than each waiting
-        // for the one before: byte pos - i in bits 8i, the ninth after them.
-        uint64_t ahead = 0;
-        for (int i = 0; i < 8; ++i) ahead |= uint64_t{pos - i >= lo ? data[pos - i] : 0u} << (8 * i);
-        const uint32_t ninth = pos - 8 >= lo ? data[pos - 8] : 0u;
         while (bits <= 56) {
-            const uint32_t b = static_cast<uint32_t>(ahead & 0xFFu);
-            ahead = (ahead >> 8) | (uint64_t{ninth} << 56);
+            const uint32_t b = pos >= lo ? data[pos] : 0u;
             --pos;
             push(b, (last > 0x8F && (b & 0x7F) == 0x7F) ? 7u : 8u);
         }

@@ -214,6 +214,61 @@ TEST(Tier1JobTable, HostLoopMatchesTier1Decoder)
     }
 }
 
+/** The CPU's block decoder over the job table (what the CUDA decoder's
+ *  workers run on a frame's host ranks): t1_decode_job's values and statuses. */
+TEST(Tier1JobTable, HostBlockDecoderMatchesTier1Decoder)
+{
+    for (uint32_t seed : {5u, 6u}) {
+        const Table t = make_table(seed, 400);
+        std::vector<int32_t> out(t.out_elements, kSentinel);
+        Tier1Decoder decoder;
+        std::vector<uint8_t> status;
+        for (const T1DecodeJob &job : t.jobs)
+            status.push_back(t1_decode_job_cpu(job, t.bytes.data(), t.segments.data(), out.data(), decoder));
+        expect_table_output(t, out, status, "t1_decode_job_cpu");
+    }
+}
+
+/** Jobs of the given byte counts (Part-1 unless `ht` names one) and their order by decreasing bytes. */
+uint32_t host_ranks_of(const std::vector<uint32_t> &lengths, int ht = -1)
+{
+    std::vector<T1DecodeJob> jobs(lengths.size(), T1DecodeJob{});
+    for (size_t j = 0; j < jobs.size(); ++j) {
+        jobs[j].width = jobs[j].height = 32;
+        jobs[j].data_length = lengths[j];
+        if (int(j) == ht) jobs[j].style = 0x40;
+    }
+    const uint32_t n = uint32_t(jobs.size());
+    std::vector<uint32_t> order(n);
+    tier1_decode_order(jobs.data(), n, order.data());
+    return tier1_decode_host_ranks(jobs.data(), order.data(), n);
+}
+
+TEST(Tier1DecodeHostRanks, TheLargestPart1BlocksWithinTheFramesShare)
+{
+    EXPECT_EQ(host_ranks_of({}), 0u);
+    // 400,000 bytes of small blocks and ten of 2,000: all ten, the small ones
+    // being under the least bytes a host block has.
+    std::vector<uint32_t> v(4000, 100);
+    v.insert(v.end(), 10, 2000);
+    EXPECT_EQ(host_ranks_of(v), 10u);
+    // Twenty large ones: the share (a sixteenth of 440,000 bytes) takes 13.
+    v.insert(v.end(), 10, 2000);
+    EXPECT_EQ(host_ranks_of(v), 13u);
+    // An HT block first in the order ends the count at once.
+    std::vector<uint32_t> h(4000, 100);
+    h.push_back(3000);
+    h.insert(h.end(), 5, 2000);
+    EXPECT_EQ(host_ranks_of(h, 4000), 0u);
+    EXPECT_EQ(host_ranks_of(h), 6u);
+    // A small frame: no block is large enough to matter.
+    EXPECT_EQ(host_ranks_of(std::vector<uint32_t>(100, 255)), 0u);
+    // A large frame raises the least bytes: 1,000-byte blocks stay on the GPU.
+    std::vector<uint32_t> big(4000, 1000);
+    big.insert(big.end(), 5, 2500);
+    EXPECT_EQ(host_ranks_of(big), 5u);
+}
+
 TEST(Tier1JobTable, OrderIsAPermutationByDecreasingBytes)
 {
     const Table t = make_table(4, 300);
@@ -369,10 +424,65 @@ TEST(GpuTier1Decode, BatchOfTablesMatchesEachAlone)
     for (void *p : allocations) cudaFree(p);
 }
 
+/** The first ranks of a table left to the host (T1DecodeTable::first_rank):
+ *  the kernels leave their blocks and statuses alone, and the host's values,
+ *  placed by tier1_place_host_blocks_gpu, complete the table's output. */
+TEST(GpuTier1Decode, HostRanksAreLeftToTheHostAndPlaced)
+{
+    if (!have_gpu()) GTEST_SKIP() << "no usable CUDA device";
+    const Table t = make_table(31, 900);
+    const uint32_t n = uint32_t(t.jobs.size()), host = 57;
+    std::vector<uint32_t> order(n);
+    tier1_decode_order(t.jobs.data(), n, order.data());
+    T1DecodeBatch batch = tier1_decode_single(to_device(t.jobs), n, to_device(t.bytes), to_device(t.segments),
+                                              to_device(std::vector<int32_t>(t.out_elements, kSentinel)),
+                                              to_device(std::vector<uint8_t>(n, 0xEE)), to_device(order));
+    T1DecodeTable &d = batch.tables[0];
+    d.first_rank = host;
+    EXPECT_EQ(tier1_decode_batch_positions(batch), n - host);
+    uint32_t *scratch = nullptr;
+    ASSERT_EQ(cudaMalloc(&scratch, size_t{tier1_decode_gpu_threads(n - host)} * t.scratch_words * 4), cudaSuccess);
+    tier1_decode_gpu_batch(batch, scratch, t.scratch_words, nullptr);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    std::vector<int32_t> got(t.out_elements);
+    std::vector<uint8_t> st(n);
+    ASSERT_EQ(cudaMemcpy(got.data(), d.out, got.size() * 4, cudaMemcpyDeviceToHost), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(st.data(), d.status, n, cudaMemcpyDeviceToHost), cudaSuccess);
+    // The host ranks' blocks and statuses as they were; then the host decodes them.
+    std::vector<T1HostBlock> blocks;
+    std::vector<int32_t> values;
+    Tier1Decoder decoder;
+    for (uint32_t r = 0; r < host; ++r) {
+        T1DecodeJob job = t.jobs[order[r]];
+        EXPECT_EQ(st[order[r]], 0xEE) << "rank " << r;
+        for (uint32_t y = 0; y < job.height; ++y)
+            for (uint32_t x = 0; x < job.width; ++x)
+                ASSERT_EQ(got[job.out_offset + size_t{y} * job.out_stride + x], kSentinel) << "rank " << r;
+        blocks.push_back({values.size(), job.out_offset, job.out_stride, job.width, job.height});
+        job.out_offset = values.size();
+        job.out_stride = job.width;
+        values.resize(values.size() + size_t{job.width} * job.height, kSentinel);
+        st[order[r]] = t1_decode_job_cpu(job, t.bytes.data(), t.segments.data(), values.data(), decoder);
+    }
+    T1HostBlock *dev_blocks = to_device(blocks);
+    int32_t *dev_values = to_device(values);
+    tier1_place_host_blocks_gpu(dev_blocks, host, dev_values, d.out, nullptr);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(got.data(), d.out, got.size() * 4, cudaMemcpyDeviceToHost), cudaSuccess);
+    expect_table_output(t, got, st, "GPU ranks with host ranks placed");
+    for (void *p : {(void *)d.jobs, (void *)d.bytes, (void *)d.segments, (void *)d.order, (void *)d.out,
+                    (void *)d.status, (void *)scratch, (void *)dev_blocks, (void *)dev_values})
+        cudaFree(p);
+}
+
 // ------------------------------------------------------------ streams
+
+/// Where quiet() keeps the decoders' warnings (the corrupt-block counts), when set.
+std::vector<std::string> *g_warnings = nullptr;
 
 void quiet(void *, int level, const char *msg)
 {
+    if (level == J2KC_LOG_WARNING && g_warnings) g_warnings->push_back(msg);
     if (level <= J2KC_LOG_ERROR && std::getenv("J2KC_TEST_VERBOSE")) std::fprintf(stderr, "j2kc: %s\n", msg);
 }
 
@@ -606,6 +716,53 @@ TEST(GpuTier1DecodePipeline, CpuTier1OnCudaBackendMatchesCpuBackend)
 {
     if (!have_gpu()) GTEST_SKIP() << "no usable CUDA device";
     check_matrix(0);
+}
+
+/** The host ranks tier1_decode_host_ranks gives the job table of a stream's first tile. */
+uint32_t first_tile_host_ranks(const std::vector<uint8_t> &file)
+{
+    const Codestream cs = parse_codestream(file.data(), file.size());
+    const Tile &tile = cs.tiles.at(0);
+    const TileDecodeOptions options{0, 0};
+    TileBlocks blocks;
+    TileCoefficients planes;
+    prepare_tile(cs, tile, options, blocks, planes);
+    std::vector<size_t> offset;
+    size_t total = 0;
+    for (const ComponentPlane &p : planes.components) {
+        offset.push_back(total);
+        total += p.samples();
+    }
+    Tier1JobTable table;
+    append_tier1_jobs(cs, tile, options, blocks, planes, offset.data(), table);
+    const uint32_t n = uint32_t(table.jobs.size());
+    std::vector<uint32_t> order(n);
+    tier1_decode_order(table.jobs.data(), n, order.data());
+    return tier1_decode_host_ranks(table.jobs.data(), order.data(), n);
+}
+
+/** A frame whose largest blocks the decoder's workers decode (host ranks),
+ *  clean, with flipped bits and with a lying QCD: the pixels and the
+ *  corrupt-block counts of the CPU backend. */
+TEST(GpuTier1DecodePipeline, HostRanksMatchCpuBackend)
+{
+    const std::vector<uint8_t> clean = encode({384, 256, 3, 12, true, 0, 0, 6, 6, 1, 41});
+    ASSERT_GT(first_tile_host_ranks(clean), 2u);
+    if (!have_gpu()) GTEST_SKIP() << "no usable CUDA device";
+    size_t corrupt_seen = 0;
+    for (const std::vector<uint8_t> &cs : {clean, corrupt(clean, 5), corrupt(clean, 6), lower_exponents(clean)}) {
+        std::vector<std::string> cpu_warnings, gpu_warnings;
+        g_warnings = &cpu_warnings;
+        const Decoded cpu = decode(cs, J2KC_BACKEND_CPU, 0, 0, 0);
+        g_warnings = &gpu_warnings;
+        const Decoded gpu = decode(cs, J2KC_BACKEND_CUDA, 1, 0, 0);
+        g_warnings = nullptr;
+        ASSERT_EQ(gpu.status, cpu.status);
+        EXPECT_TRUE(gpu.bytes == cpu.bytes);
+        EXPECT_EQ(gpu_warnings, cpu_warnings);
+        corrupt_seen += !cpu_warnings.empty();
+    }
+    EXPECT_GE(corrupt_seen, 1u);
 }
 
 /** Several frames in flight through one decoder, GPU Tier-1, equal to the CPU backend frame by frame. */

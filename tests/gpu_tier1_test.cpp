@@ -329,6 +329,76 @@ TEST(Tier1WarpFlags, ColumnMasksMatchTheNeighbourView)
     }
 }
 
+// The work a column needs in a pass (t1w_column_work), from its word alone,
+// against the rows each pass codes, row by row, over every word and height.
+TEST(Tier1WarpFlags, ColumnWorkFollowsTheRowsEachPassCodes)
+{
+    using namespace t1core;
+    for (uint32_t w = 0; w < 0x10000; ++w)
+        for (uint32_t rows = 1; rows <= 4; ++rows) {
+            bool spp = false, mrp = false, first_refinement = false, cup = false;
+            for (uint32_t r = 0; r < rows; ++r) {
+                const bool sig = (w >> r) & 1u, refined = (w >> (8 + r)) & 1u, visited = (w >> (12 + r)) & 1u;
+                spp |= !sig;
+                mrp |= sig && !visited;
+                first_refinement |= sig && !visited && !refined;
+                cup |= !sig && !visited;
+            }
+            const uint32_t mrp_work = !mrp ? kT1WNothing : first_refinement ? kT1WModel : kT1WRefineOnly;
+            ASSERT_EQ(t1w_column_work(w, rows, 0), spp ? kT1WModel : kT1WNothing) << std::hex << w << " rows " << rows;
+            ASSERT_EQ(t1w_column_work(w, rows, 1), mrp_work) << std::hex << w << " rows " << rows;
+            ASSERT_EQ(t1w_column_work(w, rows, 2), cup ? kT1WModel : kT1WNothing) << std::hex << w << " rows " << rows;
+        }
+}
+
+// A chunk without significance-propagation candidates codes nothing in that
+// pass, and one significant neighbour of an insignificant row makes one.
+TEST(Tier1WarpFlags, ChunksWithoutCandidatesCodeNothing)
+{
+    using namespace t1core;
+    std::mt19937 rng(403);
+    uint32_t without = 0;
+    for (int it = 0; it < 20000; ++it) {
+        T1WarpShared sh{};
+        const uint32_t rows = 1 + rng() % 4;
+        const bool vc = rng() & 1;
+        for (uint32_t l = 0; l < 32; ++l) {
+            T1WarpLaneIn &in = sh.in[l];
+            in.valid = (rng() % 16) != 0;
+            // Sparse significance, so that some chunks have no candidate at all.
+            const auto sparse = [&](uint32_t bits) { return (rng() % 64) == 0 ? rng() & bits : 0u; };
+            in.w = static_cast<uint16_t>(sparse((1u << rows) - 1u) | (rng() & 0xF0u));
+            in.a_sig = static_cast<uint8_t>(sparse(7));
+            in.b_sig = static_cast<uint8_t>(rows == 4 ? sparse(7) : 0u);
+            for (uint32_t r = 0; r < 4; ++r) in.mag[r] = r < rows ? rng() % 8 : 0u;
+        }
+        for (uint32_t l = 0; l < 32; ++l) {  // neighbours agree with the lanes beside them
+            sh.in[l].lw = l > 0 && sh.in[l - 1].valid ? sh.in[l - 1].w : 0;
+            sh.in[l].rw = l < 31 && sh.in[l + 1].valid ? sh.in[l + 1].w : 0;
+        }
+        if (t1w_spp_has_candidates(sh, rows, vc)) continue;
+        ++without;
+        for (uint32_t l = 0; l < 32; ++l) {
+            uint32_t visited = 0;
+            int64_t dist = 0;
+            sh.nsym[l] = 0;
+            const uint32_t p = rng() % 3;
+            EXPECT_EQ(t1w_spp_column(sh, l, 0, static_cast<int>(p), rows, vc, false, static_cast<uint32_t>(kHH), true,
+                                     &visited, dist), 0u);
+            EXPECT_EQ(visited, 0u);
+            EXPECT_EQ(sh.nsym[l], 0u);
+        }
+        // An insignificant row next to a significant sample is a candidate.
+        for (uint32_t l = 0; l < 32; ++l)
+            if (sh.in[l].valid && (sh.in[l].w & ((1u << rows) - 1u)) != (1u << rows) - 1u) {
+                sh.in[l].a_sig = 2;
+                EXPECT_TRUE(t1w_spp_has_candidates(sh, rows, vc));
+                break;
+            }
+    }
+    EXPECT_GT(without, 1000u);
+}
+
 // -------------------------------------------------------------- GPU harness
 
 bool have_device(std::string &why)

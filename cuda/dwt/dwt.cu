@@ -16,17 +16,9 @@
  *    mapping). Rows too long for shared memory fall back to the global
  *    per-step kernels along x.
  *
- * Inverse, per level, one kernel: each block takes a tile of the level's
- * output with a margin of kTileMargin samples on every side, loads it from
- * the four sub-bands (interleaving and scaling as it loads), runs every row
- * step and then every column step in shared memory, and writes the tile's
- * inner part. A sample's value after the steps depends only on the samples
- * within one step per lifting step around it, so the margin's samples, whose
- * neighbours outside the tile are missing, are left as they are and only
- * they come out wrong. Each sample goes through the same operations in the
- * same order as in dwt_cpu.cpp (rows, then columns), so the results are the
- * CPU's bit for bit. The level's output goes to scratch, where the next level
- * reads its LL band from; the last level's is copied back into the plane.
+ * Inverse, per level, one tiled kernel (dwt_inverse.cuh). The level's
+ * output goes to scratch, where the next level reads its LL band from; the
+ * last level's is copied back into the plane.
  */
 #include <cuda_runtime.h>
 
@@ -35,6 +27,7 @@
 #include "common/cuda_util.cuh"
 #include "common/status.h"
 #include "dwt/dwt.h"
+#include "dwt/dwt_inverse.cuh"
 #include "dwt/dwt_lifting.h"
 
 namespace j2kc {
@@ -58,11 +51,6 @@ __device__ __forceinline__ int32_t scale_fwd(int32_t v, const DwtRun &r, bool) {
 __device__ __forceinline__ float scale_fwd(float v, const DwtRun &r, bool high)
 {
     return dwt_fmul(v, dwt97_scale_fwd(r, high));
-}
-__device__ __forceinline__ int32_t scale_inv(int32_t v, const DwtRun &r, bool) { return dwt53_single_inv(r, v); }
-__device__ __forceinline__ float scale_inv(float v, const DwtRun &r, bool high)
-{
-    return dwt_fmul(v, dwt97_scale_inv(r, high));
 }
 
 /** One lifting step along columns: rows y = first + 2j of a w x h region. */
@@ -171,150 +159,8 @@ __global__ void dwt_rows_kernel(const T *src, size_t src_stride, T *dst, size_t 
     }
 }
 
-/* ---- Inverse: one tiled kernel per level ---- */
-
-/// Output tile of one block, and the margin of samples around it that the
-/// lifting steps reach (one a step: four for the 9/7, two for the 5/3).
-constexpr uint32_t kTileSide = 64;
-constexpr uint32_t kTileMargin = 4;
-constexpr uint32_t kSpan = kTileSide + 2 * kTileMargin;
-/// A block: a warp's lanes across, kTileRows warps.
-constexpr uint32_t kTileLanes = 32;
-constexpr uint32_t kTileRows = 8;
-
-/** One inverse lifting step of the filter for T, as dwt_cpu.cpp's order lists them. */
-template <class T>
-struct InverseSteps;
-template <>
-struct InverseSteps<int32_t> {
-    static constexpr int kCount = 2;
-    /** Step i: whether it updates the samples of the run's own parity, and the sample's new value. */
-    __device__ static bool on_parity(int i) { return i == 0; }
-    __device__ static int32_t apply(int i, int32_t x, int32_t l, int32_t r)
-    {
-        return i == 0 ? lift53_update_inv(x, l, r) : lift53_predict_inv(x, l, r);
-    }
-};
-template <>
-struct InverseSteps<float> {
-    static constexpr int kCount = 4;
-    __device__ static bool on_parity(int i) { return (i & 1) == 0; }
-    __device__ static float apply(int i, float x, float l, float r)
-    {
-        const float c = i == 0 ? kDwtDelta : i == 1 ? kDwtGamma : i == 2 ? kDwtBeta : kDwtAlpha;
-        return lift97_inv(x, l, r, c);
-    }
-};
-
-/** A tile's extent along one axis: run offsets [lo, hi) loaded, [out_lo, out_hi) written. */
-struct TileAxis {
-    uint32_t lo, hi, out_lo, out_hi;
-    __device__ TileAxis(uint32_t tile, uint32_t n)
-    {
-        out_lo = tile * kTileSide;
-        out_hi = min(out_lo + kTileSide, n);
-        lo = out_lo > kTileMargin ? out_lo - kTileMargin : 0;
-        hi = min(out_hi + kTileMargin, n);
-    }
-    __device__ uint32_t size() const { return hi - lo; }
-};
-
-/// Elements between the rows of a tile in shared memory (one more than a row, against bank conflicts).
-constexpr uint32_t kPitch = kSpan + 1;
-
-/**
- * The lifting steps along one axis of the tile in s: kAlongX lifts the
- * tile's rows, else its columns. The warp's lanes take different lines
- * (rows or columns), so that their shared-memory accesses fall in different
- * banks; the rows of the block take the line's samples. A sample whose
- * neighbour lies outside the loaded part (a cut, not the run's end, where
- * dwt_left/dwt_right reflect inside) is not updated: it is in the margin.
- */
-template <class T, bool kAlongX>
-__device__ void lift_tile(T *s, const DwtRun &r, const TileAxis &a, uint32_t lines)
-{
-    if (r.n < 2) return;
-    constexpr uint32_t kStep = kAlongX ? 1 : kPitch;  // between a line's samples
-    const uint32_t lane = threadIdx.x, row = threadIdx.y;
-#pragma unroll
-    for (int step = 0; step < InverseSteps<T>::kCount; ++step) {
-        const uint32_t parity = InverseSteps<T>::on_parity(step) ? r.parity : 1 - r.parity;
-        const uint32_t k0 = a.lo + ((a.lo ^ parity) & 1u);  // the first offset of that parity loaded
-        const uint32_t count = k0 < a.hi ? (a.hi - k0 + 1) / 2 : 0;
-#pragma unroll
-        for (uint32_t t0 = 0; t0 < kSpan; t0 += kTileLanes)
-#pragma unroll
-            for (uint32_t j0 = 0; j0 < kSpan / 2; j0 += kTileRows) {
-                const uint32_t t = t0 + lane, j = j0 + row;
-                if (t >= lines || j >= count) continue;
-                const uint32_t k = k0 + 2 * j, l = dwt_left(k), rr = dwt_right(k, r.n);
-                if (l < a.lo || rr >= a.hi) continue;
-                T *line = s + (kAlongX ? t * kPitch : t);
-                T &x = line[(k - a.lo) * kStep];
-                x = InverseSteps<T>::apply(step, x, line[(l - a.lo) * kStep], line[(rr - a.lo) * kStep]);
-            }
-        __syncthreads();
-    }
-}
-
-/**
- * One level of the inverse 2-D transform over tiles: the level's w x h
- * output from its four sub-bands (the LL band from `ll`, the others from
- * `bands`, both in the de-interleaved layout) into `dst`. The loops have
- * fixed trip counts, so that each thread's loads and stores are issued
- * together rather than one latency after another.
- */
-template <class T>
-__global__ void __launch_bounds__(kTileLanes *kTileRows)
-    dwt_inverse_level_kernel(const T *ll, size_t ll_stride, const T *bands, size_t band_stride, T *dst,
-                             size_t dst_stride, DwtRun rx, DwtRun ry, uint32_t tiles_y)
-{
-    __shared__ T s[kSpan * kPitch];
-    const uint32_t lane = threadIdx.x, row = threadIdx.y;
-    const TileAxis ax(blockIdx.x, rx.n);
-    for (uint32_t tile_y = blockIdx.y; tile_y < tiles_y; tile_y += gridDim.y) {
-        const TileAxis ay(tile_y, ry.n);
-        const uint32_t sw = ax.size(), sh = ay.size();
-        // Load, interleaving and scaling along x (the row pass's first step).
-#pragma unroll
-        for (uint32_t y0 = 0; y0 < kSpan; y0 += kTileRows)
-#pragma unroll
-            for (uint32_t x0 = 0; x0 < kSpan; x0 += kTileLanes) {
-                const uint32_t y = y0 + row, x = x0 + lane;
-                if (y >= sh || x >= sw) continue;
-                const uint32_t px = dwt_split_pos(rx, ax.lo + x), py = dwt_split_pos(ry, ay.lo + y);
-                const T v = px < rx.nl && py < ry.nl ? ll[size_t{py} * ll_stride + px]
-                                                     : bands[size_t{py} * band_stride + px];
-                s[y * kPitch + x] = scale_inv(v, rx, px >= rx.nl);
-            }
-        __syncthreads();
-        lift_tile<T, true>(s, rx, ax, sh);
-        // The column pass: its scaling, then its steps.
-#pragma unroll
-        for (uint32_t y0 = 0; y0 < kSpan; y0 += kTileRows)
-#pragma unroll
-            for (uint32_t x0 = 0; x0 < kSpan; x0 += kTileLanes) {
-                const uint32_t y = y0 + row, x = x0 + lane;
-                if (y < sh && x < sw) s[y * kPitch + x] = scale_inv(s[y * kPitch + x], ry, dwt_is_high(ry, ay.lo + y));
-            }
-        __syncthreads();
-        lift_tile<T, false>(s, ry, ay, sw);
-        const uint32_t ow = ax.out_hi - ax.out_lo, oh = ay.out_hi - ay.out_lo;
-#pragma unroll
-        for (uint32_t y0 = 0; y0 < kTileSide; y0 += kTileRows)
-#pragma unroll
-            for (uint32_t x0 = 0; x0 < kTileSide; x0 += kTileLanes) {
-                const uint32_t y = y0 + row, x = x0 + lane;
-                if (y < oh && x < ow)
-                    dst[size_t{ay.out_lo + y} * dst_stride + ax.out_lo + x] =
-                        s[(ay.out_lo - ay.lo + y) * kPitch + ax.out_lo - ax.lo + x];
-            }
-        __syncthreads();  // s is reused by the next tile
-    }
-}
-
 constexpr uint32_t kRowThreads = 256;
-constexpr uint32_t kMaxGridY = 65535;
+using dwt_inverse::kMaxGridY;
 
 dim3 grid2d(uint32_t w, uint32_t h, dim3 block)
 {
@@ -432,24 +278,16 @@ void inverse_gpu(T *data, size_t stride, const Rect &rect, int levels, int skip,
     // width apart: the last level's (the largest) in the first, the one
     // before it (at most a quarter of that, rounded up) in the second.
     T *const areas[2] = {static_cast<T *>(scratch_ptr), static_cast<T *>(scratch_ptr) + rect.area()};
-    const T *ll = data;
-    size_t ll_stride = stride;
+    dwt_inverse::PlainSource<T> src{data, stride, data, stride};
     uint32_t w = 0, h = 0;
     for (int lev = levels; lev > skip; --lev) {
         const Rect rr = dwt_resolution_rect(rect, levels, levels - lev + 1);
         w = rr.width();
         h = rr.height();
         T *out = areas[(lev - skip + 1) & 1];
-        if (w && h) {
-            const uint32_t tiles_x = (w + kTileSide - 1) / kTileSide, tiles_y = (h + kTileSide - 1) / kTileSide;
-            const dim3 grid(tiles_x, std::min(tiles_y, kMaxGridY));
-            const dim3 block(kTileLanes, kTileRows);
-            dwt_inverse_level_kernel<T><<<grid, block, 0, st>>>(ll, ll_stride, data, stride, out, w, dwt_run(rr.x0, w),
-                                                                dwt_run(rr.y0, h), tiles_y);
-            check_cuda(cudaGetLastError(), "DWT: inverse kernel");
-        }
-        ll = out;
-        ll_stride = w;
+        dwt_inverse::inverse_level<T>(src, {out, w}, rr, st);
+        src.ll = out;
+        src.ll_stride = w;
     }
     if (w && h)
         check_cuda(cudaMemcpy2DAsync(data, stride * sizeof(T), areas[0], size_t{w} * sizeof(T), size_t{w} * sizeof(T),

@@ -191,7 +191,7 @@ typedef struct j2kc_encoder_config {
     const char *comment;         /**< COM marker text, NULL = none */
     /**
      * CUDA backend: frames in flight at once (each holds its own GPU
-     * buffers), 0 = default (6, 16 for frames of at most 2048 x 1080 x 3
+     * buffers), 0 = default (10, 16 for frames of at most 2048 x 1080 x 3
      * samples; fewer when device memory is short).
      * Frames in CUDA memory are read in stream order: after work already on
      * cuda_stream (or on the legacy default stream when none is lent), and

@@ -29,14 +29,19 @@
  * buffer, and each frame's reconstruction follows on its slot's stream. A
  * frame's time on the GPU is bound by its longest blocks (a few
  * milliseconds, one thread each); batched, the frames pay that wait once
- * together instead of once each. No frame waits for a batch to fill: a
- * batch leaves as soon as one of the two batch streams is free, with every
- * frame ready by then, so a frame alone goes at once and under load the
- * frames that finish Tier-2 during a batch's run form the next. Tier-1 runs
- * at the lowest priority, the reconstruction and the pack at the highest,
- * so that a frame whose coefficients are ready is not held behind the
- * Tier-1 CTAs of the frames after it. Per-block statuses come back for the
- * corrupt-block count.
+ * together instead of once each. A frame whose batch runs alone would
+ * still wait for its own largest blocks, so these (tier1_decode_host_ranks)
+ * go to the idle workers instead, which decode them with the CPU's block
+ * decoder beside the batch; their values go up and into the plane on the
+ * slot's stream, and whoever queues the last part of a frame's Tier-1
+ * (tier1_part_done) queues its reconstruction. No frame waits for a batch
+ * to fill: a batch leaves as soon as one of the two batch streams is free,
+ * with every frame ready by then, so a frame alone goes at once and under
+ * load the frames that finish Tier-2 during a batch's run form the next.
+ * Tier-1 runs at the lowest priority, the reconstruction and the pack at
+ * the highest, so that a frame whose coefficients are ready is not held
+ * behind the Tier-1 CTAs of the frames after it. Per-block statuses come
+ * back for the corrupt-block count.
  *
  * The frames in flight are pipeline/frame_queue.h's, as the encoder's: its
  * entries are the slots, handed out in submit order, taken by the workers
@@ -70,12 +75,11 @@
 #include "color/color.h"
 #include "common/cuda_util.cuh"
 #include "common/status.h"
-#include "dwt/dwt.h"
 #include "pipeline/decoder_common.h"
 #include "pipeline/frame_queue.h"
 #include "pipeline/host_output_mirror.cuh"
+#include "pipeline/reconstruct.h"
 #include "pipeline/tile_decoder.h"
-#include "quant/quant.h"
 #include "tier1/ht_decode_cuda.h"
 #include "tier1/tier1_decode_cuda.h"
 
@@ -95,8 +99,14 @@ struct StreamPriorities {
  *  Made with the decoder's context current. */
 struct Slot {
     explicit Slot(const StreamPriorities &priority)
-        : stream(cudaStreamNonBlocking, priority.greatest), tier1_stream(cudaStreamNonBlocking, priority.least)
+        : stream(cudaStreamNonBlocking, priority.greatest), tier1_stream(cudaStreamNonBlocking, priority.least),
+          fork(cudaEventDisableTiming)
     {
+        for (size_t k = 0; k < kLanes; ++k) {
+            lanes[k].create(cudaStreamNonBlocking, priority.greatest);
+            lower_done[k].create(cudaEventDisableTiming);
+            upper_done[k].create(cudaEventDisableTiming);
+        }
     }
     /// Uploads and reconstruction of this slot's frame, ahead of any frame's
     /// Tier-1: a Tier-1 launch fills every SM with small CTAs for
@@ -108,6 +118,16 @@ struct Slot {
     /// priority; the batch that decodes them waits on `uploaded`, and
     /// `stream` on tier1_done.
     CudaStream tier1_stream;
+    /// The lower DWT levels of tile-components side by side (reconstruct.h),
+    /// one lane each, with a lower scratch area a lane: a level of a few
+    /// hundred samples across fills a handful of SMs for tens of
+    /// microseconds, latency-bound, so three components' levels take about
+    /// the time of one's. `stream` runs the upper levels, one component
+    /// after the other, each once its lane's lower levels are done, and
+    /// releases the lane's area when they have read it.
+    static constexpr size_t kLanes = 3;
+    CudaStream lanes[kLanes];
+    CudaEvent fork, lower_done[kLanes], upper_done[kLanes];
     Event start, uploaded, reconstructed;
     Event tier1_start;    ///< the batch with this slot's frame starts (GPU Tier-1)
     Event tier1_done;     ///< GPU Tier-1 finished (right after `uploaded` with CPU Tier-1)
@@ -124,6 +144,15 @@ struct Slot {
     PinnedBuffer t1_pinned, t1_status_host;
     DeviceBuffer t1_input, t1_status;
     size_t t1_segments_at = 0, t1_order_at = 0, t1_bytes_at = 0, t1_input_bytes = 0;
+    // GPU Tier-1: the first ranks of `order` that the workers decode
+    // (tier1_decode_host_ranks; none unless the frame's batch runs alone),
+    // as T1HostBlock records then their values (pinned, then their device
+    // copy), and their statuses.
+    uint32_t host_ranks = 0;
+    size_t host_values_at = 0, host_input_bytes = 0;
+    PinnedBuffer host_pinned;
+    DeviceBuffer host_input;
+    std::vector<uint8_t> host_status;
 };
 
 /// Tier-1 batches on the GPU at once: while one runs, the next is launched
@@ -280,6 +309,13 @@ private:
         std::vector<const Tile *> tiles;          ///< every tile of the grid, in index order
         std::vector<TileCoefficients> planes;     ///< per tile; data points into the slot's pinned buffer
         std::vector<std::vector<size_t>> offset;  ///< [tile][component] element offset in the slot's buffers
+        /// [tile][component] where reconstruct() leaves the samples: in the
+        /// slot's scratch or coefficient buffer, rows `stride` elements apart
+        struct Samples {
+            int32_t *data = nullptr;
+            size_t stride = 0;
+        };
+        std::vector<std::vector<Samples>> reconstructed;
         std::vector<size_t> block_start;          ///< first flat code-block index of each tile, then the total
                                                   ///< (all zero with GPU Tier-1: the workers decode no block)
         std::vector<size_t> job_start;            ///< GPU Tier-1: first job of each tile, then the total
@@ -289,6 +325,9 @@ private:
         double tier2_ms = 0;
         std::atomic<int64_t> tier1_ns{0};
         size_t batch_frames = 1;  ///< frames of its GPU Tier-1 batch, which share the batch's time
+        size_t next_host_rank = 0;           ///< GPU Tier-1: first host rank not yet handed out (mutex)
+        std::atomic<uint32_t> host_left{0};  ///< GPU Tier-1: host ranks not yet decoded
+        std::atomic<int> tier1_parts{1};     ///< GPU Tier-1: its batch, and its host ranks if any, not yet queued
 
         void fail_with(std::exception_ptr e)
         {
@@ -305,6 +344,7 @@ private:
         const CopyBand *band = nullptr;  ///< else a band of the host copy in progress
         std::vector<Frame *> batch;      ///< else frames whose GPU Tier-1 to launch together,
         BatchStream *batch_stream = nullptr;  ///< on this stream
+        bool host_rank = false;          ///< else rank `begin` of the frame's host ranks (GPU Tier-1)
         bool tier2_runs = false;         ///< else Tier-2 runs of the frame that shares them (SharedRuns)
     };
 
@@ -481,7 +521,8 @@ private:
      * progress come first: the caller's thread is waiting for them, and a
      * band is a fraction of a millisecond. Then a GPU Tier-1 batch of the
      * frames ready for one, when a batch stream is free: every frame ready
-     * for the GPU waits for nothing else. Then Tier-2 of a newly queued frame: it is one
+     * for the GPU waits for nothing else. Then a host rank of a frame whose
+     * batch runs alone: its reconstruction waits for them. Then Tier-2 of a newly queued frame: it is one
      * worker's sequential job, and started early it overlaps the Tier-1 of
      * the frames before it instead of leaving the workers idle when their
      * blocks run out. Then code-blocks (CPU Tier-1), oldest frame first, in
@@ -496,6 +537,14 @@ private:
             return true;
         }
         if (take_batch(task)) return true;
+        if (!host_tier1_.empty()) {
+            Frame &frame = *host_tier1_.front();
+            task.frame = &frame;
+            task.host_rank = true;
+            task.begin = frame.next_host_rank++;
+            if (frame.next_host_rank == frame.slot->host_ranks) host_tier1_.pop_front();
+            return true;
+        }
         if (const std::optional<size_t> entry = queue_.try_take()) {
             task.frame = frames_[*entry].get();
             task.tier2 = true;
@@ -549,6 +598,15 @@ private:
         return true;
     }
 
+    /** Whether a frame ready for GPU Tier-1 now goes in a batch alone (mutex held): none waits, none runs. */
+    bool batch_alone() const
+    {
+        if (!tier1_ready_.empty() || launching_) return false;
+        for (const auto &b : gpu_->batches)
+            if (b->busy) return false;
+        return true;
+    }
+
     void worker_loop(unsigned worker)
     {
         for (;;) {
@@ -563,6 +621,8 @@ private:
                 band_copied();
             } else if (task.batch_stream) {
                 launch_batch(task.batch, *task.batch_stream);
+            } else if (task.host_rank) {
+                run_host_rank(*task.frame, task.begin, worker);
             } else if (task.tier2) {
                 run_tier2(*task.frame, worker);
             } else if (task.tier2_runs) {
@@ -632,13 +692,27 @@ private:
         if (gpu_tier1_ && !nothing) {
             // This worker launches the batch itself when it may (no wake-up
             // of another on the frame's path); else a batch stream's end or
-            // the launch in progress wakes one for it.
+            // the launch in progress wakes one for it. The host ranks go to
+            // the workers at once, to run beside the batch, but only for a
+            // frame whose batch runs alone: batched with others, its largest
+            // blocks overlap theirs, and the workers are busy with their
+            // Tier-2 and host copies (docs/measurements.md).
             Task task;
+            uint32_t host = 0;
             {
                 std::lock_guard<std::mutex> lock(mutex_);
+                if (!batch_alone()) frame.slot->host_ranks = 0;
+                host = frame.slot->host_ranks;
+                frame.tier1_parts.store(host ? 2 : 1);
+                frame.host_left.store(host);
+                if (host) {
+                    frame.next_host_rank = 0;
+                    host_tier1_.push_back(&frame);
+                }
                 tier1_ready_.push_back(&frame);
                 take_batch(task);
             }
+            if (host) work_.notify_all();
             if (task.batch_stream) launch_batch(task.batch, *task.batch_stream);
             return;
         }
@@ -725,6 +799,8 @@ private:
         const size_t jobs_bytes = table.jobs.size() * sizeof(T1DecodeJob);
         slot.order.resize(table.jobs.size());
         tier1_decode_order(table.jobs.data(), static_cast<uint32_t>(table.jobs.size()), slot.order.data());
+        slot.host_ranks = tier1_decode_host_ranks(table.jobs.data(), slot.order.data(),
+                                                  static_cast<uint32_t>(table.jobs.size()));
         slot.t1_segments_at = align(jobs_bytes);
         slot.t1_order_at = align(slot.t1_segments_at + table.segments.size() * sizeof(CodewordSegment));
         slot.t1_bytes_at = align(slot.t1_order_at + slot.order.size() * sizeof(uint32_t));
@@ -739,7 +815,97 @@ private:
             std::memcpy(pinned + slot.t1_order_at, slot.order.data(), slot.order.size() * sizeof(uint32_t));
         table.copy_bytes(pinned + slot.t1_bytes_at, &idle);
         slot.t1_status_host.reserve(std::max<size_t>(table.jobs.size(), 1));
+        plan_host_ranks(slot);
         upload_tier1_input(frame);
+    }
+
+    /** GPU Tier-1: the host ranks' T1HostBlock records and value areas in the slot's pinned buffer. */
+    static void plan_host_ranks(Slot &slot)
+    {
+        const uint32_t n = slot.host_ranks;
+        slot.host_status.assign(n, kT1JobOk);
+        if (n == 0) return;
+        slot.host_values_at = (size_t{n} * sizeof(T1HostBlock) + 15) & ~size_t{15};
+        size_t values = 0;
+        for (uint32_t r = 0; r < n; ++r) {
+            const T1DecodeJob &job = slot.jobs.jobs[slot.order[r]];
+            values += size_t{job.width} * job.height;
+        }
+        slot.host_input_bytes = slot.host_values_at + values * 4;
+        auto *blocks = static_cast<T1HostBlock *>(slot.host_pinned.reserve(slot.host_input_bytes));
+        slot.host_input.reserve(slot.host_input_bytes);  // grow-only; the slot's last frame is done with it
+        uint64_t at = 0;
+        for (uint32_t r = 0; r < n; ++r) {
+            const T1DecodeJob &job = slot.jobs.jobs[slot.order[r]];
+            blocks[r] = {at, job.out_offset, job.out_stride, job.width, job.height};
+            at += uint32_t{job.width} * job.height;
+        }
+    }
+
+    /** GPU Tier-1: a worker decodes a host rank into the slot's pinned values; the last one sends them up. */
+    void run_host_rank(Frame &frame, size_t rank, unsigned worker)
+    {
+        Slot &slot = *frame.slot;
+        if (!frame.cancelled.load() && !frame.failed.load()) {
+            const T1HostBlock &block = slot.host_pinned.as<T1HostBlock>()[rank];
+            T1DecodeJob job = slot.jobs.jobs[slot.order[rank]];
+            job.out_offset = block.values_offset;  // its values row after row in the staging area
+            job.out_stride = job.width;
+            auto *values = reinterpret_cast<int32_t *>(slot.host_pinned.as<uint8_t>() + slot.host_values_at);
+            try {
+                slot.host_status[rank] = t1_decode_job_cpu(job, slot.t1_pinned.as<uint8_t>() + slot.t1_bytes_at,
+                                                           slot.jobs.segments.data(), values, scratch_[worker].tier1);
+            } catch (...) {
+                frame.fail_with(std::current_exception());
+            }
+        }
+        if (frame.host_left.fetch_sub(1) == 1) place_host_ranks(frame);
+    }
+
+    /**
+     * GPU Tier-1: the host ranks' values up and into the plane on the slot's
+     * stream, where the reconstruction follows them; the batch's kernels
+     * never touch these blocks, so nothing orders the two.
+     */
+    void place_host_ranks(Frame &frame)
+    {
+        if (!frame.cancelled.load() && !frame.failed.load()) {
+            try {
+                ContextScope scope(config_.cuda_context, config_.device);
+                Slot &slot = *frame.slot;
+                cudaStream_t st = slot.stream.get();
+                uint8_t *input = slot.host_input.as<uint8_t>();
+                check_cuda(cudaMemcpyAsync(input, slot.host_pinned.as<uint8_t>(), slot.host_input_bytes,
+                                           cudaMemcpyHostToDevice, st),
+                           "host Tier-1 upload");
+                tier1_place_host_blocks_gpu(reinterpret_cast<const T1HostBlock *>(input), slot.host_ranks,
+                                            reinterpret_cast<const int32_t *>(input + slot.host_values_at),
+                                            slot.coefficients.as<int32_t>(), st);
+            } catch (...) {
+                frame.fail_with(std::current_exception());
+            }
+        }
+        tier1_part_done(frame);
+    }
+
+    /**
+     * GPU Tier-1: one part of a frame's Tier-1 (its batch, or its host
+     * ranks) is queued on the GPU. Whoever queues the last one queues the
+     * reconstruction behind both (the batch's tier1_done event, the host
+     * ranks' placement on the same stream) and lets the frame be received.
+     */
+    void tier1_part_done(Frame &frame)
+    {
+        if (frame.tier1_parts.fetch_sub(1) != 1) return;
+        if (!frame.failed.load() && !frame.cancelled.load()) {
+            try {
+                ContextScope scope(config_.cuda_context, config_.device);
+                reconstruct(frame);
+            } catch (...) {
+                frame.fail_with(std::current_exception());
+            }
+        }
+        queue_.finish(frame.entry);
     }
 
     /** GPU Tier-1: the per-job statuses (back once tier1_done is) into the per-tile corrupt counts. */
@@ -748,7 +914,10 @@ private:
         if (frame.job_start.empty() || frame.job_start.back() == 0) return;
         ContextScope scope(config_.cuda_context, config_.device);
         check_cuda(cudaEventSynchronize(frame.slot->tier1_done.get()), "cudaEventSynchronize");
-        const uint8_t *status = frame.slot->t1_status_host.as<uint8_t>();
+        Slot &slot = *frame.slot;
+        uint8_t *status = slot.t1_status_host.as<uint8_t>();
+        // The download brought the kernels' untouched bytes for the host ranks.
+        for (uint32_t r = 0; r < slot.host_ranks; ++r) status[slot.order[r]] = slot.host_status[r];
         for (size_t t = 0; t + 1 < frame.job_start.size(); ++t) {
             uint32_t bad = 0;
             for (size_t j = frame.job_start[t]; j < frame.job_start[t + 1]; ++j) bad += status[j] != kT1JobOk;
@@ -840,6 +1009,7 @@ private:
         t.out = slot.coefficients.as<int32_t>();
         t.status = slot.t1_status.as<uint8_t>();
         t.num_jobs = static_cast<uint32_t>(slot.jobs.jobs.size());
+        t.first_rank = slot.host_ranks;
         return t;
     }
 
@@ -868,23 +1038,14 @@ private:
         } catch (...) {
             for (Frame *f : batch) f->fail_with(std::current_exception());
         }
-        for (Frame *f : batch) {
-            f->batch_frames = batch.size();
-            if (f->failed.load()) continue;
-            try {
-                ContextScope scope(config_.cuda_context, config_.device);
-                reconstruct(*f);
-            } catch (...) {
-                f->fail_with(std::current_exception());
-            }
-        }
+        for (Frame *f : batch) f->batch_frames = batch.size();
+        for (Frame *f : frames) tier1_part_done(*f);
         {
             std::lock_guard<std::mutex> lock(mutex_);
             launching_ = false;
             if (!launched) batch_stream.busy = false;
         }
         work_.notify_one();  // frames that became ready meanwhile
-        for (Frame *f : frames) queue_.finish(f->entry);
     }
 
     void launch_tier1(const std::vector<Frame *> &frames, BatchStream &batch_stream)
@@ -935,35 +1096,70 @@ private:
         self.work_.notify_one();
     }
 
-    /** Enqueues on the slot's stream, once Tier-1 is done: dequantisation and inverse DWT of every tile-component. */
+    /**
+     * Enqueues on the slot's streams, once Tier-1 is done: dequantisation and
+     * inverse DWT of every tile-component (reconstruct.h), which reads its
+     * plane and writes its samples elsewhere. The first goes to the front of
+     * the slot's scratch, sized for the largest; each one after it to the
+     * plane of the one before, whose upper levels (on `stream`, in this
+     * order) have read it by then. Taken from the largest plane down, each
+     * fits where it goes. The lower levels run on the slot's lanes in turn.
+     */
     void reconstruct(Frame &frame)
     {
         Slot &slot = *frame.slot;
         cudaStream_t st = slot.stream.get();
-        size_t scratch_bytes = 4;
-        for (const TileCoefficients &tile : frame.planes)
-            for (const ComponentPlane &p : tile.components)
-                if (!p.out_rect.empty())
-                    scratch_bytes = std::max(scratch_bytes, dwt_gpu_inverse_scratch_bytes(p.tc_rect));
-        auto *coefficients = slot.coefficients.as<int32_t>();
-        void *scratch = slot.scratch.reserve(scratch_bytes);
-        check_cuda(cudaStreamWaitEvent(st, slot.tier1_done.get(), 0), "cudaStreamWaitEvent");
-        for (size_t t = 0; t < frame.planes.size(); ++t) {
-            const TileCoefficients &tile = frame.planes[t];
-            for (size_t c = 0; c < tile.components.size(); ++c) {
-                const ComponentPlane &p = tile.components[c];
+        std::vector<std::pair<size_t, size_t>> order;  // (tile, component), largest plane first
+        size_t first_bytes = 4, upper_bytes = 4, lower_bytes = 4;
+        for (size_t t = 0; t < frame.planes.size(); ++t)
+            for (size_t c = 0; c < frame.planes[t].components.size(); ++c) {
+                const ComponentPlane &p = frame.planes[t].components[c];
                 if (p.out_rect.empty()) continue;
-                // Dequantisation in place: each sample is read, then written by one thread.
-                int32_t *in = coefficients + frame.offset[t][c];
-                if (p.wavelet == Wavelet::kReversible53) {
-                    int32_t *out = in;
-                    dequantize_gpu(in, p.stride, out, p.stride, p.dequant, st);
-                    dwt53_inverse_gpu(out, p.stride, p.tc_rect, p.levels, p.levels_to_skip, scratch, st);
-                } else {
-                    float *out = reinterpret_cast<float *>(in);
-                    dequantize_gpu(in, p.stride, out, p.stride, p.dequant, st);
-                    dwt97_inverse_gpu(out, p.stride, p.tc_rect, p.levels, p.levels_to_skip, scratch, st);
-                }
+                order.emplace_back(t, c);
+                first_bytes = std::max(first_bytes, p.samples() * 4);
+                upper_bytes = std::max(upper_bytes, reconstruct_gpu_upper_bytes(p));
+                lower_bytes = std::max(lower_bytes, reconstruct_gpu_lower_bytes(p));
+            }
+        auto plane = [&](const std::pair<size_t, size_t> &tc) -> const ComponentPlane & {
+            return frame.planes[tc.first].components[tc.second];
+        };
+        std::stable_sort(order.begin(), order.end(),
+                         [&](const auto &a, const auto &b) { return plane(a).samples() > plane(b).samples(); });
+        auto *coefficients = slot.coefficients.as<int32_t>();
+        auto *scratch =
+            static_cast<unsigned char *>(slot.scratch.reserve(first_bytes + upper_bytes + Slot::kLanes * lower_bytes));
+        void *upper = scratch + first_bytes;
+        int32_t *free_area = reinterpret_cast<int32_t *>(scratch);
+        frame.reconstructed.assign(frame.planes.size(), {});
+        for (size_t t = 0; t < frame.planes.size(); ++t)
+            frame.reconstructed[t].resize(frame.planes[t].components.size());
+        check_cuda(cudaStreamWaitEvent(st, slot.tier1_done.get(), 0), "cudaStreamWaitEvent");
+        slot.fork.record(st);
+        size_t lanes_used = 0;
+        for (const auto &tc : order) {
+            const ComponentPlane &p = plane(tc);
+            int32_t *in = coefficients + frame.offset[tc.first][tc.second];
+            void *lower = nullptr;
+            if (reconstruct_has_lower_levels(p)) {
+                const size_t k = lanes_used % Slot::kLanes;
+                cudaStream_t lane = slot.lanes[k].get();
+                const CudaEvent &free = lanes_used < Slot::kLanes ? slot.fork : slot.upper_done[k];
+                check_cuda(cudaStreamWaitEvent(lane, free.get(), 0), "cudaStreamWaitEvent");
+                lower = scratch + first_bytes + upper_bytes + k * lower_bytes;
+                reconstruct_lower_gpu(p, in, lower, lane);
+                slot.lower_done[k].record(lane);
+                check_cuda(cudaStreamWaitEvent(st, slot.lower_done[k].get(), 0), "cudaStreamWaitEvent");
+                reconstruct_upper_gpu(p, in, free_area, upper, lower, st);
+                slot.upper_done[k].record(st);
+                ++lanes_used;
+            } else {
+                reconstruct_upper_gpu(p, in, free_area, upper, lower, st);
+            }
+            if (reconstructs_in_place(p)) {
+                frame.reconstructed[tc.first][tc.second] = {in, p.stride};
+            } else {
+                frame.reconstructed[tc.first][tc.second] = {free_area, p.out_rect.width()};
+                free_area = in;
             }
         }
         check_cuda(cudaEventRecord(slot.reconstructed.get(), st), "cudaEventRecord");
@@ -1009,7 +1205,6 @@ private:
         check_cuda(cudaStreamWaitEvent(os, slot.reconstructed.get(), 0), "cudaStreamWaitEvent");
         check_cuda(cudaEventRecord(gpu_->pack_start.get(), os), "cudaEventRecord");
         placement.image = &device_image;
-        auto *planes = slot.coefficients.as<int32_t>();
         for (size_t t = 0; t < frame.planes.size(); ++t) {
             const TileCoefficients &tile = frame.planes[t];
             auto emit = [&](uint32_t first, uint32_t count, bool with_mct) {
@@ -1023,9 +1218,9 @@ private:
                     const ComponentPlane &p = tile.components[c];
                     outs.push_back(
                         tile_view(device_image.components[c], p.out_rect, placement.origin_x[c], placement.origin_y[c]));
-                    strides.push_back(p.stride);
+                    strides.push_back(frame.reconstructed[t][c].stride);
                     formats.push_back({p.precision, p.is_signed});
-                    ptrs.push_back(planes + frame.offset[t][c]);
+                    ptrs.push_back(frame.reconstructed[t][c].data);
                 }
                 if (p0.wavelet == Wavelet::kReversible53) {
                     std::vector<const int32_t *> in(ptrs.begin(), ptrs.end());
@@ -1123,6 +1318,7 @@ private:
     size_t copy_published_ = 0, copy_next_ = 0, copy_done_ = 0;
     std::deque<Frame *> cpu_tier1_;     ///< CPU Tier-1: frames with code-blocks not handed out, oldest first
     std::vector<Frame *> tier1_ready_;  ///< GPU Tier-1: frames uploaded, waiting for a batch
+    std::deque<Frame *> host_tier1_;    ///< GPU Tier-1: frames with host ranks not handed out, oldest first
     bool launching_ = false;            ///< a worker is launching a batch
     bool stop_ = false;
     std::vector<std::thread> threads_;

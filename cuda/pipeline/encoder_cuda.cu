@@ -91,23 +91,24 @@ __global__ void encoder_compact_passes_kernel(const GpuCodeBlockJob *jobs, const
 }
 
 /**
- * Default number of frames in flight: one uploading and transforming, two or
- * three in Tier-1 (a 2K frame's Tier-1 grid does not fill the GPU), one or
- * two in rate control, whose rounds are latency more than work; more slots
- * gained nothing at 4K. A 2K frame's stages are as long but fill less of the
- * GPU, so more of them overlap, once enough back halves run at once
- * (docs/measurements.md).
+ * Default number of frames in flight: one uploading and transforming,
+ * several in Tier-1, one or two in rate control, whose rounds are latency
+ * more than work. Tier-1's modelling phase fills the SMs while its coding
+ * phase and the back half wait on latency, so frames in flight keep both
+ * busy: at 4K ten, since the finer steps of a byte budget lengthened Tier-1
+ * (six did while it was shorter). A 2K frame's stages are as long but fill
+ * less of the GPU, so more of them overlap, once enough back halves run at
+ * once (docs/measurements.md).
  */
-constexpr unsigned kDefaultSlots = 6;
+constexpr unsigned kDefaultSlots = 10;
 /** ... and for frames of at most kSmallFrameSamples samples (DCI 2K: 6.6 M). */
 constexpr unsigned kDefaultSlotsSmallFrames = 16;
 constexpr size_t kSmallFrameSamples = size_t{2048} * 1080 * 3;
 /** Worker threads for the host-driven back half (PCRD-opt rounds, Tier-2),
  *  which wait on their frames' rounds most of the time (see above), spinning:
- *  more of them pay only while the GPU has room for more frames (4 help at
- *  DCI 2K, cost at DCI 4K; docs/measurements.md). */
-constexpr size_t kBackHalfWorkers = 2;
-constexpr size_t kBackHalfWorkersSmallFrames = 4;
+ *  more of them pay only while the GPU has room for more frames (4 help with
+ *  the slots above at DCI 4K and 2K; docs/measurements.md). */
+constexpr size_t kBackHalfWorkers = 4;
 constexpr unsigned kMaxSlots = 16;
 /** Pieces of the host staging copy handed to the thread pool. */
 constexpr size_t kCopyChunk = size_t{4} << 20;
@@ -136,8 +137,7 @@ public:
         }
         // Rate control is host round trips more than GPU work: several frames'
         // back halves may run at once (each slot has its own objects and streams).
-        const size_t want = small_frames() ? kBackHalfWorkersSmallFrames : kBackHalfWorkers;
-        const size_t workers = std::min<size_t>(want, slots().size());
+        const size_t workers = std::min<size_t>(kBackHalfWorkers, slots().size());
         for (size_t w = 0; w < workers; ++w) workers_.emplace_back([this] { worker_loop(); });
     }
 

@@ -266,13 +266,18 @@ struct HtJob {
     }
 };
 
-/** The job at `position` of the batch (the tables round robin, each in its order) and its checks. */
+/**
+ * The job at `position` of the batch (the tables round robin, each in its
+ * order from its first_rank on, as the Part-1 kernel takes them) and its
+ * checks.
+ */
 __device__ HtJob ht_job_at(const T1DecodeBatch &batch, uint32_t position)
 {
     HtJob h;
     const T1DecodeTable &table = batch.tables[position % batch.num_tables];
-    const uint32_t rank = position / batch.num_tables;
-    if (rank >= table.num_jobs) return h;  // a shorter table than the longest
+    const uint32_t step = position / batch.num_tables;
+    if (step >= table.num_jobs - table.first_rank) return h;  // a shorter table than the longest
+    const uint32_t rank = step + table.first_rank;            // ranks before it are the host's
     h.j = table.order ? table.order[rank] : rank;
     if (h.j >= table.num_jobs) return h;
     h.table = &table;

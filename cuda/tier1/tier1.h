@@ -142,6 +142,20 @@ private:
     std::vector<uint32_t> values_;  ///< the block's values before conversion
 };
 
+struct T1DecodeJob;
+
+/**
+ * @brief Decodes a job of a decode job table (tier1_decode_job.h) with the
+ * CPU's block decoder: the values and status t1_decode_job gives it, written
+ * at out[out_offset + y * out_stride + x] (kT1JobCorrupt with the block
+ * zeroed where Tier1Decoder rejects the codewords; kT1JobUnsupported, zeroed,
+ * for an HT job, as t1_decode_job). `bytes` and `segments` are the whole
+ * tables. The CUDA decoder's workers run it on the blocks a GPU launch would
+ * wait for longest (tier1_decode_cuda.h's tier1_decode_host_ranks).
+ */
+uint8_t t1_decode_job_cpu(const T1DecodeJob &job, const uint8_t *bytes, const CodewordSegment *segments,
+                          int32_t *out, Tier1Decoder &decoder);
+
 /** Largest code-block the coder accepts, and its most bit-planes (code_block_limits.h). */
 constexpr uint32_t kTier1MaxSide = kCodeBlockMaxSide;
 constexpr uint32_t kTier1MaxSamples = kCodeBlockMaxSamples;

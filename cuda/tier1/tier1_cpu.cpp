@@ -20,6 +20,7 @@
 #include "common/status.h"
 #include "tier1/mq_coder.h"
 #include "tier1/tier1_contexts.h"
+#include "tier1/tier1_decode_job.h"
 #include "tier1/tier1_decoder_core.h"
 #include "tier1/tier1_encoder_core.h"
 
@@ -151,6 +152,30 @@ void Tier1Decoder::decode(const uint8_t *data, const CodewordSegment *segments, 
                     bad_pass);
 
     b.write_output(out, out_stride);
+}
+
+uint8_t t1_decode_job_cpu(const T1DecodeJob &job, const uint8_t *bytes, const CodewordSegment *segments,
+                          int32_t *out, Tier1Decoder &decoder)
+{
+    bool decode = false;
+    const uint8_t checked = t1_decode_job_check(job, segments, out, (job.style & 0x40) == 0, decode);
+    if (!decode) return checked;
+    Tier1DecodeParams params;
+    params.orientation = static_cast<BandOrientation>(job.orientation & 3u);
+    params.style = job.style;
+    params.num_bitplanes = job.num_bitplanes;
+    params.zero_bitplanes = job.zero_bitplanes;
+    params.roi_shift = job.roi_shift;
+    try {
+        decoder.decode(bytes + job.data_offset, segments + job.segment_offset, job.num_segments, job.width,
+                       job.height, params, out + job.out_offset, job.out_stride);
+    } catch (const Error &) {
+        // Whatever Tier1Decoder refuses, t1_decode_job refuses as corrupt
+        // (its checks above took the rest): a zero block.
+        t1_decode_job_clear(job, out);
+        return kT1JobCorrupt;
+    }
+    return kT1JobOk;
 }
 
 }  // namespace j2kc

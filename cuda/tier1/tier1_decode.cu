@@ -22,9 +22,13 @@
  * longest first, so the tail is short blocks. Several frames' tables go in
  * one launch (T1DecodeBatch, tier1_decode_gpu_batch), their longest blocks
  * first, so that a launch waits once for its slowest block rather than each
- * frame for its own. A block's loops are bounded by
- * its pass count (at most 88) and its size, so a hostile stream cannot hang
- * the kernel.
+ * frame for its own. Since a launch still lasts as long as its largest
+ * block, the pipeline leaves the few largest Part-1 blocks of a frame whose
+ * batch runs alone to its CPU workers (tier1_decode_host_ranks;
+ * T1DecodeTable::first_rank keeps the kernels off them), whose values
+ * tier1_place_host_blocks_gpu then copies into the plane. A block's loops
+ * are bounded by its pass count (at most 88) and its size, so a hostile
+ * stream cannot hang the kernel.
  */
 #include <cuda_runtime.h>
 
@@ -46,6 +50,19 @@ using t1gpu::kWarpSize;
 /// Enough threads to fill the largest GPUs several times over; bounds the scratch.
 constexpr uint32_t kMaxThreads = 1u << 16;
 
+// The host's share of a frame (tier1_decode_host_ranks). A block whose bytes
+// exceed the frame's bytes over kHostTailDivisor takes one GPU thread longer
+// than the whole frame takes a filled GPU, so it alone would set the launch's
+// length; the host takes such blocks, never more than the frame's bytes over
+// kHostShareDivisor, which the idle CPU workers decode in about the time the
+// GPU decodes the rest, and none under kHostMinBytes, which end early in any
+// launch (docs/measurements.md, "Decoder Tier-1 batches").
+constexpr uint64_t kHostTailDivisor = 2048;
+constexpr uint64_t kHostShareDivisor = 16;
+constexpr uint32_t kHostMinBytes = 256;
+/// Threads a CTA of tier1_place_host_blocks_kernel: a 32x32 block's rows in a few steps.
+constexpr uint32_t kPlaceThreads = 256;
+
 __global__ void tier1_decode_kernel(const __grid_constant__ T1DecodeBatch batch, uint32_t positions,
                                     uint32_t *scratch, size_t scratch_words, uint32_t lanes)
 {
@@ -55,7 +72,43 @@ __global__ void tier1_decode_kernel(const __grid_constant__ T1DecodeBatch batch,
                                });
 }
 
+__global__ void tier1_place_host_blocks_kernel(const T1HostBlock *blocks, const int32_t *values, int32_t *out)
+{
+    const T1HostBlock b = blocks[blockIdx.x];
+    const uint32_t samples = uint32_t{b.width} * b.height;
+    for (uint32_t i = threadIdx.x; i < samples; i += blockDim.x) {
+        const uint32_t y = i / b.width, x = i % b.width;
+        out[b.out_offset + size_t{y} * b.out_stride + x] = values[b.values_offset + i];
+    }
+}
+
 }  // namespace
+
+uint32_t tier1_decode_host_ranks(const T1DecodeJob *jobs, const uint32_t *order, uint32_t num_jobs)
+{
+    uint64_t frame_bytes = 0;
+    for (uint32_t j = 0; j < num_jobs; ++j) frame_bytes += jobs[j].data_length;
+    const uint64_t least = std::max<uint64_t>(kHostMinBytes, frame_bytes / kHostTailDivisor);
+    const uint64_t share = frame_bytes / kHostShareDivisor;
+    uint64_t taken = 0;
+    uint32_t ranks = 0;
+    for (; ranks < num_jobs; ++ranks) {
+        const T1DecodeJob &job = jobs[order[ranks]];
+        const bool ht = (job.style & 0x40) != 0;
+        if (job.data_length < least || ht || taken + job.data_length > share) break;
+        taken += job.data_length;
+    }
+    return ranks;
+}
+
+void tier1_place_host_blocks_gpu(const T1HostBlock *blocks, uint32_t num_blocks, const int32_t *values, int32_t *out,
+                                 void *stream)
+{
+    if (num_blocks == 0) return;
+    tier1_place_host_blocks_kernel<<<num_blocks, kPlaceThreads, 0, static_cast<cudaStream_t>(stream)>>>(blocks, values,
+                                                                                                        out);
+    check_cuda(cudaGetLastError(), "tier1 host block placement launch");
+}
 
 void tier1_decode_order(const T1DecodeJob *jobs, uint32_t num_jobs, uint32_t *order)
 {
@@ -111,7 +164,12 @@ uint32_t tier1_decode_batch_positions(const T1DecodeBatch &batch)
 {
     J2KC_CHECK_ARG(batch.num_tables <= kT1DecodeMaxTables, "%u job tables in a batch", batch.num_tables);
     uint64_t longest = 0;
-    for (uint32_t t = 0; t < batch.num_tables; ++t) longest = std::max<uint64_t>(longest, batch.tables[t].num_jobs);
+    for (uint32_t t = 0; t < batch.num_tables; ++t) {
+        const T1DecodeTable &table = batch.tables[t];
+        J2KC_CHECK_ARG(table.first_rank <= table.num_jobs && (table.first_rank == 0 || table.order),
+                       "first rank %u of %u jobs", table.first_rank, table.num_jobs);
+        longest = std::max<uint64_t>(longest, table.num_jobs - table.first_rank);
+    }
     const uint64_t positions = longest * batch.num_tables;
     J2KC_CHECK_LIMIT(positions <= UINT32_MAX, "%llu Tier-1 jobs in a batch", static_cast<unsigned long long>(positions));
     return static_cast<uint32_t>(positions);

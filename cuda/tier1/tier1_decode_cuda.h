@@ -44,6 +44,10 @@ struct T1DecodeTable {
     int32_t *out = nullptr;
     uint8_t *status = nullptr;
     uint32_t num_jobs = 0;
+    /// The jobs of ranks [0, first_rank) of the order are decoded elsewhere
+    /// (on the host, tier1_decode_host_ranks): the kernels neither read nor
+    /// write them, their blocks or their statuses. Non-zero only with an order.
+    uint32_t first_rank = 0;
 };
 
 /** The most tables one launch takes (as many as a decoder keeps frames in flight). */
@@ -64,7 +68,7 @@ struct T1DecodeBatch {
 };
 
 /** @brief The positions a batch's threads step through: num_tables times the
- *  largest table's num_jobs (scratch: tier1_decode_gpu_threads of this).
+ *  largest table's num_jobs - first_rank (scratch: tier1_decode_gpu_threads of this).
  *  Throws J2KC_ERR_LIMIT above UINT32_MAX. */
 uint32_t tier1_decode_batch_positions(const T1DecodeBatch &batch);
 
@@ -93,6 +97,36 @@ void tier1_decode_gpu(const T1DecodeJob *jobs, uint32_t num_jobs, const uint8_t 
  */
 void tier1_decode_gpu_batch(const T1DecodeBatch &batch, uint32_t *scratch, size_t scratch_words, void *stream,
                             uint32_t lanes = 0);
+
+/**
+ * @brief How many of the first ranks of `order` (decreasing bytes,
+ * tier1_decode_order) the host should decode while the GPU decodes the rest.
+ * One thread decodes a block on the GPU about ten times slower than a CPU
+ * core does, so a launch lasts as long as its largest block, however idle
+ * the GPU is; the host takes the Part-1 blocks that would outlast the
+ * frame's share of a filled GPU, as long as they stay a small part of the
+ * frame's bytes (tier1_decode.cu gives the bounds and docs/measurements.md
+ * their timings). HT blocks stay on the GPU: the first HT rank ends the count.
+ */
+uint32_t tier1_decode_host_ranks(const T1DecodeJob *jobs, const uint32_t *order, uint32_t num_jobs);
+
+/** Where a block decoded on the host (tier1.h's t1_decode_job_cpu) goes: its
+ *  values lie row after row at values_offset of a staging buffer. */
+struct T1HostBlock {
+    uint64_t values_offset;  ///< first value in the staging buffer
+    uint64_t out_offset;     ///< the job's out_offset
+    uint32_t out_stride;     ///< the job's out_stride
+    uint16_t width, height;
+};
+static_assert(sizeof(T1HostBlock) == 24, "T1HostBlock is a fixed 24-byte record");
+
+/**
+ * @brief Copies `num_blocks` host-decoded blocks (blocks and values: device
+ * memory) into `out` at their places, on `stream` (asynchronous): the
+ * coefficients of the ranks a batch left to the host (T1DecodeTable::first_rank).
+ */
+void tier1_place_host_blocks_gpu(const T1HostBlock *blocks, uint32_t num_blocks, const int32_t *values, int32_t *out,
+                                 void *stream);
 
 /** @brief The batch of one table: tier1_decode_gpu's arguments as a T1DecodeBatch. */
 T1DecodeBatch tier1_decode_single(const T1DecodeJob *jobs, uint32_t num_jobs, const uint8_t *bytes,

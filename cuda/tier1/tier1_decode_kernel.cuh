@@ -5,8 +5,9 @@
  * threads: only `lanes` lanes of each warp take jobs (tier1_decode_cuda.h
  * says why), numbered densely, each with its own scratch area that
  * tier1_decode_gpu_threads() sized; they step through the batch's positions,
- * each table's jobs in its order, the tables round robin (the HT kernel of
- * ht_decode.cu takes the same positions a warp each).
+ * each table's jobs in its order from its first_rank on, the tables round
+ * robin (the HT kernel of ht_decode.cu takes the same positions, several a
+ * warp).
  */
 #pragma once
 
@@ -40,8 +41,9 @@ __device__ __forceinline__ void for_each_decode_job(const T1DecodeBatch &batch, 
     uint32_t *mine = scratch + size_t{thread} * scratch_words;
     for (uint32_t i = thread; i < positions; i += threads) {
         const T1DecodeTable &table = batch.tables[i % batch.num_tables];
-        const uint32_t rank = i / batch.num_tables;
-        if (rank >= table.num_jobs) continue;  // a shorter table than the longest
+        const uint32_t step = i / batch.num_tables;
+        if (step >= table.num_jobs - table.first_rank) continue;  // a shorter table than the longest
+        const uint32_t rank = step + table.first_rank;            // ranks before it are the host's
         const uint32_t j = table.order ? table.order[rank] : rank;
         if (j >= table.num_jobs) continue;
         const T1DecodeJob job = table.jobs[j];

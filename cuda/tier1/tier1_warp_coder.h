@@ -86,6 +86,7 @@ struct T1WarpShared {
     int64_t dist[32];       ///< per-lane distortion sums of the pass (before the 2^p factor)
     int64_t round_dist[32]; ///< the current significance-pass round's distortion per lane
     uint8_t vis[32];        ///< the current round's visited rows per lane
+    uint8_t work[32];       ///< the chunk's pass work per lane (T1WColumnWork)
     uint32_t max_mag[32];
 };
 
@@ -99,6 +100,55 @@ J2KC_HD bool t1w_any(const uint8_t *flag)
     uint32_t any = 0;
     for (uint32_t k = 0; k < 32; ++k) any |= flag[k];
     return any != 0;
+#endif
+}
+
+/**
+ * What a column of a chunk needs in a pass, known from its own word before
+ * anything else is loaded. Under the fine quantisation steps of a byte
+ * budget most planes of a code-block are sparse (above its samples'
+ * significance: nothing to refine) or dense (under it: every sample
+ * significant or visited, most refined before), and there a pass codes
+ * nothing, or refinements whose context needs no neighbour.
+ */
+enum T1WColumnWork : uint8_t {
+    kT1WNothing = 0,     ///< no decision; the word stays (the cleanup still clears its visited bits)
+    kT1WRefineOnly = 1,  ///< refinements of samples refined before: context 16 (t1_mr_context) alone
+    kT1WModel = 2,       ///< the whole context modelling
+};
+
+/**
+ * A column's work in a pass of type `type` (0 significance propagation, 1
+ * magnitude refinement, 2 cleanup) from its word `w` (the layout of the file
+ * comment) and its rows: significance propagation codes only insignificant
+ * rows; refinement codes the rows significant before this plane; cleanup
+ * codes only rows neither significant nor visited (a row visited by the
+ * significance pass had a significant neighbour then, and still has, so no
+ * run-length decision either).
+ */
+J2KC_HD uint32_t t1w_column_work(uint32_t w, uint32_t rows, uint32_t type)
+{
+    const uint32_t all = (1u << rows) - 1u, sig = w & all;
+    if (type == 0) return sig == all ? kT1WNothing : kT1WModel;
+    if (type == 1) {
+        const uint32_t coded = sig & ~(w >> 12);
+        if (coded == 0) return kT1WNothing;
+        return (coded & ~(w >> 8)) == 0 ? kT1WRefineOnly : kT1WModel;
+    }
+    return ((w | (w >> 12)) & all) == all ? kT1WNothing : kT1WModel;
+}
+
+/** The most work any lane's column needs (each lane reads its own slot on the device). */
+J2KC_HD uint32_t t1w_chunk_work(const uint8_t *work)
+{
+#if defined(__CUDA_ARCH__)
+    const uint32_t own = work[T1W_LANE_ID()];
+    if (__any_sync(0xFFFFFFFFu, own == kT1WModel)) return kT1WModel;
+    return __any_sync(0xFFFFFFFFu, own != kT1WNothing) ? kT1WRefineOnly : kT1WNothing;
+#else
+    uint32_t most = kT1WNothing;
+    for (uint32_t k = 0; k < 32; ++k) most = work[k] > most ? work[k] : most;
+    return most;
 #endif
 }
 
@@ -255,6 +305,45 @@ J2KC_HD void t1w_sign(T1WarpShared &sh, uint32_t lane, uint32_t flags, uint32_t 
 }
 
 /**
+ * A chunk whose columns need at most kT1WRefineOnly: each lane pushes its
+ * column's refinements (context 16, or raw bits) and their distortion, from
+ * its own word and magnitudes alone. The words keep their refined bits.
+ */
+J2KC_HD void t1w_refine_only(T1WarpShared &sh, uint32_t lane, const uint16_t *words, const uint32_t *mags,
+                             size_t column, uint32_t rows, int p, bool raw)
+{
+    sh.nsym[lane] = 0;
+    if (sh.work[lane] != kT1WRefineOnly) return;
+    const uint32_t w = words[column];
+    const uint32_t coded = w & ~(w >> 12) & ((1u << rows) - 1u);
+    for (uint32_t r = 0; r < rows; ++r) {
+        if (!((coded >> r) & 1u)) continue;
+        const uint32_t mag = mags[column * 4 + r];
+        t1w_push(sh, lane, raw ? 0u : kT1CtxMr + 2, (mag >> p) & 1u);
+        sh.dist[lane] += t1_dist_refinement(mag, p);
+    }
+}
+
+/**
+ * Whether any column of a loaded chunk may code in a significance
+ * propagation pass: an insignificant row next to a significant sample (its
+ * own column, the columns left and right, the stripes above and below). The
+ * left column's new significance needs one such row itself, so a chunk
+ * without any codes nothing (the top planes of most code-blocks).
+ */
+J2KC_HD bool t1w_spp_has_candidates(T1WarpShared &sh, uint32_t rows, bool vc)
+{
+    T1W_LANES(l)
+    {
+        const T1WarpLaneIn &in = sh.in[l];
+        const uint32_t sig = in.w & 0xFu;
+        const uint32_t near = sig | (in.lw & 0xFu) | (in.rw & 0xFu) | in.a_sig | (vc ? 0u : in.b_sig);
+        sh.changed[l] = in.valid && sig != (1u << rows) - 1u && near != 0;
+    }
+    return t1w_any(sh.changed);
+}
+
+/**
  * Significance propagation over one column: returns the rows that become
  * significant given the left column's new significance `left_new`; with
  * `emit`, also records decisions, distortion and the visited rows.
@@ -359,12 +448,39 @@ J2KC_HD void t1w_pass(T1WarpShared &sh, uint16_t *words, const uint32_t *mags, u
         for (uint32_t x0 = 0; x0 < width; x0 += 32) {
             T1W_LANES(l)
             {
-                t1w_load(sh, l, words, mags, width, stripes, s, x0);
-                sh.nsym[l] = 0;
-                sh.nb[0][l] = 0;
+                const uint32_t x = x0 + l;
+                sh.work[l] = static_cast<uint8_t>(
+                    x < width ? t1w_column_work(words[size_t{s} * width + x], rows, type) : uint32_t{kT1WNothing});
             }
-            T1W_SYNC();
-            if (type == 0) {
+            const uint32_t work = t1w_chunk_work(sh.work);
+            if (work == kT1WNothing) {
+                // Nothing to code or measure; the cleanup still ends the
+                // plane's visits. The sync orders that write before the next
+                // chunk's loads.
+                if (type == 2)
+                    T1W_LANES(l)
+                    {
+                        const size_t c = size_t{s} * width + x0 + l;
+                        if (x0 + l < width && (words[c] >> 12) != 0)
+                            words[c] = static_cast<uint16_t>(words[c] & 0x0FFFu);
+                    }
+                T1W_SYNC();
+                continue;
+            }
+            if (work == kT1WModel) {
+                T1W_LANES(l)
+                {
+                    t1w_load(sh, l, words, mags, width, stripes, s, x0);
+                    sh.nsym[l] = 0;
+                    sh.nb[0][l] = 0;
+                }
+                T1W_SYNC();
+            }
+            if (work == kT1WRefineOnly) {
+                T1W_LANES(l) { t1w_refine_only(sh, l, words, mags, size_t{s} * width + x0 + l, rows, p, raw); }
+            } else if (type == 0 && !t1w_spp_has_candidates(sh, rows, vc)) {
+                // Nothing to code: the words stay, no round is needed.
+            } else if (type == 0) {
                 // Rounds of the recurrence until nothing changes (see the file
                 // comment). Every round records its decisions: the round that
                 // changes nothing ran on the fixed point, so its decisions,

@@ -1,0 +1,268 @@
+/**
+ * @file dwt_inverse.cuh
+ * @brief The GPU inverse 2-D DWT of ISO/IEC 15444-1 Annex F (2D_SR), one
+ * tiled kernel a level, for dwt.cu and for the decoder's reconstruction
+ * (pipeline/reconstruct.cu), which differ only in where a level's sub-bands
+ * come from: a `Source` gives the de-interleaved sample at (px, py), so that
+ * the decoder can dequantise the Tier-1 plane as it loads it instead of in a
+ * pass of its own.
+ *
+ * Each block takes a tile of the level's output with a margin of
+ * kTileMargin samples on every side, loads it from the four sub-bands
+ * (interleaving and scaling as it loads), runs every row step and then every
+ * column step in shared memory, and writes the tile's inner part. A sample's
+ * value after the steps depends only on the samples within one step per
+ * lifting step around it, so the margin's samples, whose neighbours outside
+ * the tile are missing, are left as they are and only they come out wrong.
+ * Each sample goes through the same operations in the same order as in
+ * dwt_cpu.cpp (rows, then columns), so the results are the CPU's bit for bit.
+ */
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+
+#include "common/cuda_util.cuh"
+#include "dwt/dwt_lifting.h"
+#include "geometry/partition.h"
+
+namespace j2kc {
+namespace dwt_inverse {
+
+/// Output tile of one block, and the margin of samples around it that the
+/// lifting steps reach (one a step: four for the 9/7, two for the 5/3).
+constexpr uint32_t kTileSide = 64;
+constexpr uint32_t kTileMargin = 4;
+constexpr uint32_t kSpan = kTileSide + 2 * kTileMargin;
+/// A block: a warp's lanes across, kTileRows warps (tile_rows).
+constexpr uint32_t kTileLanes = 32;
+constexpr uint32_t kMaxGridY = 65535;
+
+__device__ __forceinline__ int32_t scale_inv(int32_t v, const DwtRun &r, bool) { return dwt53_single_inv(r, v); }
+__device__ __forceinline__ float scale_inv(float v, const DwtRun &r, bool high)
+{
+    return dwt_fmul(v, dwt97_scale_inv(r, high));
+}
+
+/** One inverse lifting step of the filter for T, as dwt_cpu.cpp's order lists them. */
+template <class T>
+struct InverseSteps;
+template <>
+struct InverseSteps<int32_t> {
+    static constexpr int kCount = 2;
+    /// The 5/3 scales only single-sample runs (dwt53_single_inv).
+    static constexpr bool kScales = false;
+    /** Step i: whether it updates the samples of the run's own parity, and the sample's new value. */
+    __device__ static bool on_parity(int i) { return i == 0; }
+    __device__ static int32_t apply(int i, int32_t x, int32_t l, int32_t r)
+    {
+        return i == 0 ? lift53_update_inv(x, l, r) : lift53_predict_inv(x, l, r);
+    }
+    __device__ static int32_t apply_scaling(int i, int32_t x, int32_t l, int32_t r) { return apply(i, x, l, r); }
+};
+template <>
+struct InverseSteps<float> {
+    static constexpr int kCount = 4;
+    static constexpr bool kScales = true;
+    __device__ static bool on_parity(int i) { return (i & 1) == 0; }
+    __device__ static float apply(int i, float x, float l, float r)
+    {
+        const float c = i == 0 ? kDwtDelta : i == 1 ? kDwtGamma : i == 2 ? kDwtBeta : kDwtAlpha;
+        return lift97_inv(x, l, r, c);
+    }
+    /**
+     * Step i on samples that have not been scaled yet (dwt97_scale_inv of a
+     * run of two or more: low-pass by K, high-pass by 1/K): the first step
+     * scales its low-pass sample and both high-pass neighbours as it reads
+     * them, the second its high-pass sample, which the first step had read
+     * but not written; every later step reads samples scaled by then. Each
+     * sample is still multiplied once, before its first step, as a pass of
+     * its own would do, so the values are the same.
+     */
+    __device__ static float apply_scaling(int i, float x, float l, float r)
+    {
+        if (i == 0) return apply(i, dwt_fmul(x, kDwtK), dwt_fmul(l, kDwtInvK), dwt_fmul(r, kDwtInvK));
+        if (i == 1) return apply(i, dwt_fmul(x, kDwtInvK), l, r);
+        return apply(i, x, l, r);
+    }
+};
+
+/** A tile's extent along one axis: run offsets [lo, hi) loaded, [out_lo, out_hi) written. */
+struct TileAxis {
+    uint32_t lo, hi, out_lo, out_hi;
+    __device__ TileAxis(uint32_t tile, uint32_t n)
+    {
+        out_lo = tile * kTileSide;
+        out_hi = min(out_lo + kTileSide, n);
+        lo = out_lo > kTileMargin ? out_lo - kTileMargin : 0;
+        hi = min(out_hi + kTileMargin, n);
+    }
+    __device__ uint32_t size() const { return hi - lo; }
+};
+
+/// Elements between the rows of a tile in shared memory (one more than a row, against bank conflicts).
+constexpr uint32_t kPitch = kSpan + 1;
+
+/**
+ * The lifting steps along one axis of the tile in s: kAlongX lifts the
+ * tile's rows, else its columns. The warp's lanes take different lines
+ * (rows or columns), so that their shared-memory accesses fall in different
+ * banks; the rows of the block take the line's samples. A sample whose
+ * neighbour lies outside the loaded part (a cut, not the run's end, where
+ * dwt_left/dwt_right reflect inside) is not updated: it is in the margin.
+ * kScaling: the samples are not scaled yet, and the steps scale them
+ * (InverseSteps::apply_scaling); a sample a step leaves unscaled is one it
+ * does not update, in the margin, and so is every sample that reads it.
+ */
+template <class T, bool kAlongX, bool kScaling, uint32_t kTileRows>
+__device__ void lift_tile(T *s, const DwtRun &r, const TileAxis &a, uint32_t lines)
+{
+    if (r.n < 2) return;
+    constexpr uint32_t kStep = kAlongX ? 1 : kPitch;  // between a line's samples
+    const uint32_t lane = threadIdx.x, row = threadIdx.y;
+#pragma unroll
+    for (int step = 0; step < InverseSteps<T>::kCount; ++step) {
+        const uint32_t parity = InverseSteps<T>::on_parity(step) ? r.parity : 1 - r.parity;
+        const uint32_t k0 = a.lo + ((a.lo ^ parity) & 1u);  // the first offset of that parity loaded
+        const uint32_t count = k0 < a.hi ? (a.hi - k0 + 1) / 2 : 0;
+#pragma unroll
+        for (uint32_t t0 = 0; t0 < kSpan; t0 += kTileLanes)
+#pragma unroll
+            for (uint32_t j0 = 0; j0 < kSpan / 2; j0 += kTileRows) {
+                const uint32_t t = t0 + lane, j = j0 + row;
+                if (t >= lines || j >= count) continue;
+                const uint32_t k = k0 + 2 * j, l = dwt_left(k), rr = dwt_right(k, r.n);
+                if (l < a.lo || rr >= a.hi) continue;
+                T *line = s + (kAlongX ? t * kPitch : t);
+                T &x = line[(k - a.lo) * kStep];
+                const T left = line[(l - a.lo) * kStep], right = line[(rr - a.lo) * kStep];
+                x = kScaling ? InverseSteps<T>::apply_scaling(step, x, left, right)
+                             : InverseSteps<T>::apply(step, x, left, right);
+            }
+        __syncthreads();
+    }
+}
+
+/** Where a level's output goes: w x h samples, rows `stride` elements apart. */
+template <class T>
+struct LevelOutput {
+    T *data;
+    size_t stride;
+};
+
+/**
+ * One level of the inverse 2-D transform over tiles: the level's output from
+ * its four sub-bands, read through `src` (src.load(px, py, high_x, high_y):
+ * the sample at (px, py) of the de-interleaved layout, in the band that
+ * high_x and high_y name). The loops have fixed trip counts, so that each
+ * thread's loads and stores are issued together rather than one latency
+ * after another.
+ */
+template <class T, class Source, uint32_t kTileRows>
+__global__ void __launch_bounds__(kTileLanes *kTileRows, kTileRows < 32 ? 32 / kTileRows : 1)
+    dwt_inverse_level_kernel(const Source src, LevelOutput<T> dst, DwtRun rx, DwtRun ry, uint32_t tiles_y)
+{
+    __shared__ T s[kSpan * kPitch];
+    const uint32_t lane = threadIdx.x, row = threadIdx.y;
+    const TileAxis ax(blockIdx.x, rx.n);
+    for (uint32_t tile_y = blockIdx.y; tile_y < tiles_y; tile_y += gridDim.y) {
+        const TileAxis ay(tile_y, ry.n);
+        const uint32_t sw = ax.size(), sh = ay.size();
+        // Load, interleaving and scaling along x (the row pass's first step).
+#pragma unroll
+        for (uint32_t y0 = 0; y0 < kSpan; y0 += kTileRows)
+#pragma unroll
+            for (uint32_t x0 = 0; x0 < kSpan; x0 += kTileLanes) {
+                const uint32_t y = y0 + row, x = x0 + lane;
+                if (y >= sh || x >= sw) continue;
+                const uint32_t px = dwt_split_pos(rx, ax.lo + x), py = dwt_split_pos(ry, ay.lo + y);
+                const bool high_x = px >= rx.nl;
+                s[y * kPitch + x] = scale_inv(src.load(px, py, high_x, py >= ry.nl), rx, high_x);
+            }
+        __syncthreads();
+        lift_tile<T, true, false, kTileRows>(s, rx, ax, sh);
+        // The column pass: its scaling, then its steps. Runs of two or more
+        // samples are scaled by their steps (the 5/3 does not scale them).
+        if (ry.n < 2) {
+#pragma unroll
+            for (uint32_t y0 = 0; y0 < kSpan; y0 += kTileRows)
+#pragma unroll
+                for (uint32_t x0 = 0; x0 < kSpan; x0 += kTileLanes) {
+                    const uint32_t y = y0 + row, x = x0 + lane;
+                    if (y < sh && x < sw)
+                        s[y * kPitch + x] = scale_inv(s[y * kPitch + x], ry, dwt_is_high(ry, ay.lo + y));
+                }
+            __syncthreads();
+        }
+        lift_tile<T, false, InverseSteps<T>::kScales, kTileRows>(s, ry, ay, sw);
+        const uint32_t ow = ax.out_hi - ax.out_lo, oh = ay.out_hi - ay.out_lo;
+#pragma unroll
+        for (uint32_t y0 = 0; y0 < kTileSide; y0 += kTileRows)
+#pragma unroll
+            for (uint32_t x0 = 0; x0 < kTileSide; x0 += kTileLanes) {
+                const uint32_t y = y0 + row, x = x0 + lane;
+                if (y < oh && x < ow)
+                    dst.data[size_t{ay.out_lo + y} * dst.stride + ax.out_lo + x] =
+                        s[(ay.out_lo - ay.lo + y) * kPitch + ax.out_lo - ax.lo + x];
+            }
+        __syncthreads();  // s is reused by the next tile
+    }
+}
+
+template <class T, class Source, uint32_t kTileRows>
+void launch_level(const Source &src, LevelOutput<T> dst, uint32_t w, uint32_t h, const Rect &rr, cudaStream_t stream)
+{
+    const uint32_t tiles_x = (w + kTileSide - 1) / kTileSide, tiles_y = (h + kTileSide - 1) / kTileSide;
+    const dim3 grid(tiles_x, std::min(tiles_y, kMaxGridY));
+    const dim3 block(kTileLanes, kTileRows);
+    dwt_inverse_level_kernel<T, Source, kTileRows>
+        <<<grid, block, 0, stream>>>(src, dst, dwt_run(rr.x0, w), dwt_run(rr.y0, h), tiles_y);
+}
+
+/**
+ * Warps a block of a level with `tiles` tiles takes. A level of few tiles
+ * (a few hundred samples across) is latency-bound: each tile is a chain of
+ * ten barriers and dependent steps, and more warps a tile make each warp's
+ * part of the chain shorter. A level of many tiles is bound by its
+ * instructions, and blocks of 8 warps keep four to an SM.
+ */
+inline uint32_t tile_rows(uint64_t tiles)
+{
+    int device = 0, sms = 1;
+    check_cuda(cudaGetDevice(&device), "DWT: cudaGetDevice");
+    check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "DWT: cudaDeviceGetAttribute");
+    if (tiles * 2 <= uint64_t(sms)) return 24;
+    return tiles <= 8 * uint64_t(sms) ? 16 : 8;
+}
+
+/** Queues one level on `stream`: resolution rect `rr`'s samples from `src` into `dst`. */
+template <class T, class Source>
+void inverse_level(const Source &src, LevelOutput<T> dst, const Rect &rr, cudaStream_t stream)
+{
+    const uint32_t w = rr.width(), h = rr.height();
+    if (w == 0 || h == 0) return;
+    const uint64_t tiles = uint64_t{(w + kTileSide - 1) / kTileSide} * ((h + kTileSide - 1) / kTileSide);
+    switch (tile_rows(tiles)) {
+    case 24: launch_level<T, Source, 24>(src, dst, w, h, rr, stream); break;
+    case 16: launch_level<T, Source, 16>(src, dst, w, h, rr, stream); break;
+    default: launch_level<T, Source, 8>(src, dst, w, h, rr, stream); break;
+    }
+    check_cuda(cudaGetLastError(), "DWT: inverse kernel");
+}
+
+/** The sub-bands as they lie after a forward transform: LL in `ll`, the others in `bands`. */
+template <class T>
+struct PlainSource {
+    const T *ll;
+    size_t ll_stride;
+    const T *bands;
+    size_t band_stride;
+    __device__ T load(uint32_t px, uint32_t py, bool high_x, bool high_y) const
+    {
+        return high_x || high_y ? bands[size_t{py} * band_stride + px] : ll[size_t{py} * ll_stride + px];
+    }
+};
+
+}  // namespace dwt_inverse
+}  // namespace j2kc

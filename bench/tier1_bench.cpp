@@ -17,8 +17,9 @@
  *       decoder of tests/tier1_decoder_oracle.h on the same blocks; --check
  *       compares the two outputs block by block. --jobs times the
  *       job-table path (tier1_decode_job.h, the code the GPU runs, decoding in
- *       place) on the host; --gpu runs the same table through the CUDA kernel
- *       (tier1_decode_gpu), reports its time from events (best of N) and
+ *       place) on the host; --gpu runs the same table through the CUDA kernels
+ *       (tier1_decode_gpu, and ht_decode_gpu for HT code-blocks, as the
+ *       pipeline runs them), reports their time from events (best of N) and
  *       checks it against Tier1Decoder's output. --openjpeg times OpenJPEG's
  *       whole decode of IN on one thread (when built with libopenjp2.a; link
  *       it statically so that `perf record` names its Tier-1 functions).
@@ -44,6 +45,8 @@
 #include "tier1/tier1_decode_job.h"
 #include "tier1/tier1.h"
 #include "tier1/tier1_decode_cuda.h"
+#include "tier1/ht_decode_cuda.h"
+#include "tier1/ht_decode_job.h"
 #include "tier1_decoder_oracle.h"
 
 #include <cuda_runtime.h>
@@ -375,6 +378,15 @@ int bench_gpu(const Blocks &b, const JobTable &t, int reps)
     BENCH_CUDA(cudaEventCreate(&e1));
     cudaDeviceProp prop{};
     cudaGetDeviceProperties(&prop, 0);
+    // The kernels as the pipeline runs them: Part 1's when the table has
+    // Part-1 jobs, then HT's when it has HT jobs (ht_decode_cuda.h).
+    const bool ht = std::any_of(t.jobs.begin(), t.jobs.end(), [](const T1DecodeJob &j) { return j.style & kT1JobStyleHt; });
+    const bool part1 = std::any_of(t.jobs.begin(), t.jobs.end(), [](const T1DecodeJob &j) { return !(j.style & kT1JobStyleHt); });
+    auto launch = [&](const T1DecodeJob *tab, uint32_t count, int32_t *dst, uint32_t *scr, uint8_t *st, uint32_t lanes,
+                      const uint32_t *ord) {
+        if (part1) tier1_decode_gpu(tab, count, bytes, segs, dst, scr, t.scratch_words, st, nullptr, lanes, ord);
+        if (ht) ht_decode_gpu(tab, count, bytes, segs, dst, st, nullptr, ord);
+    };
     // Every lanes-per-warp setting (tier1_decode_cuda.h), the default last so its output is checked.
     float best = 1e30f;
     // Table order, then the pipeline's (by decreasing bytes), which the checked default run uses.
@@ -384,8 +396,7 @@ int bench_gpu(const Blocks &b, const JobTable &t, int reps)
         best = 1e30f;
         for (int r = 0; r < reps + 1; ++r) {  // the first run warms up
             BENCH_CUDA(cudaEventRecord(e0));
-            tier1_decode_gpu(jobs, n, bytes, segs, out, scratch, t.scratch_words, status, nullptr, lanes,
-                             sorted ? order : nullptr);
+            launch(jobs, n, out, scratch, status, lanes, sorted ? order : nullptr);
             BENCH_CUDA(cudaEventRecord(e1));
             BENCH_CUDA(cudaEventSynchronize(e1));
             float ms = 0;
@@ -402,7 +413,7 @@ int bench_gpu(const Blocks &b, const JobTable &t, int reps)
         float b = 1e30f;
         for (int r = 0; r < reps + 1; ++r) {
             if (cudaEventRecord(e0) != cudaSuccess) return -1;
-            tier1_decode_gpu(tab, count, bytes, segs, dst, scratch, t.scratch_words, status, nullptr, 0, ord);
+            launch(tab, count, dst, scratch, status, 0, ord);
             if (cudaEventRecord(e1) != cudaSuccess || cudaEventSynchronize(e1) != cudaSuccess) return -1;
             float ms = 0;
             cudaEventElapsedTime(&ms, e0, e1);
@@ -421,7 +432,7 @@ int bench_gpu(const Blocks &b, const JobTable &t, int reps)
         cudaFree(one);
     }
     for (uint32_t batch : {4u, 8u})
-    for (uint32_t batch_lanes : {1u, 2u}) {
+    for (uint32_t batch_lanes : {1u, 2u, 8u, 32u}) {
         std::vector<T1DecodeJob> many;
         std::vector<uint32_t> many_order;
         for (uint32_t k = 0; k < batch; ++k)
@@ -447,7 +458,7 @@ int bench_gpu(const Blocks &b, const JobTable &t, int reps)
         float bb = 1e30f;
         for (int r = 0; r < reps + 1; ++r) {
             BENCH_CUDA(cudaEventRecord(e0));
-            tier1_decode_gpu(mj, m, bytes, segs, mo, mscratch, t.scratch_words, mstatus, nullptr, batch_lanes, mord);
+            launch(mj, m, mo, mscratch, mstatus, batch_lanes, mord);
             BENCH_CUDA(cudaEventRecord(e1));
             BENCH_CUDA(cudaEventSynchronize(e1));
             float ms = 0;

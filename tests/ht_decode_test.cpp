@@ -34,6 +34,7 @@
 #include "test_images.h"
 #include "test_streams.h"
 #include "tier1/ht_block_decoder_core.h"
+#include "tier1/ht_decode_cuda.h"
 #include "tier1/ht_decode_job.h"
 #include "tier1/ht_vlc_table.h"
 #include "tier1/tier1.h"
@@ -667,17 +668,20 @@ TEST(HtHostile, BadCleanupSegments)
         check_job_agrees(bytes, {{uint32_t(bytes.size()), 1}}, 8, 8, 8, 0);
 }
 
-/** Random bytes as cleanup and refinement segments of every block shape: no crash, no read
- *  outside the bytes (ASan), the same verdict and values on both paths. */
-TEST(HtHostile, RandomSegmentsAnyShape)
-{
-    std::mt19937 rng(2024);
-    const uint32_t sides[] = {1, 2, 3, 4, 5, 7, 8, 16, 31, 32, 64, 128, 1024};
-    size_t ok = 0, bad = 0;
-    for (int iter = 0; iter < 600; ++iter) {
-        uint32_t w = sides[rng() % 13], h = sides[rng() % 13];
+/** A block of random bytes as cleanup and refinement segments, of a random shape and plane count. */
+struct RandomHtBlock {
+    std::vector<uint8_t> bytes;
+    std::vector<CodewordSegment> segs;
+    uint32_t w = 0, h = 0;
+    uint8_t planes = 0, zbp = 0, style = 0;
+
+    explicit RandomHtBlock(std::mt19937 &rng)
+    {
+        const uint32_t sides[] = {1, 2, 3, 4, 5, 7, 8, 16, 31, 32, 64, 128, 1024};
+        w = sides[rng() % 13];
+        h = sides[rng() % 13];
         while (w * h > 4096) (w > h ? w : h) /= 2;
-        std::vector<uint8_t> bytes(rng() % 300);
+        bytes.resize(rng() % 300);
         const int kind = int(rng() % 3);
         for (auto &b : bytes) b = kind == 0 ? uint8_t(rng()) : kind == 1 ? uint8_t(rng() % 2 ? 0xFF : rng()) : 0;
         // Plausible Scup now and then.
@@ -687,7 +691,6 @@ TEST(HtHostile, RandomSegmentsAnyShape)
             bytes[bytes.size() - 2] = uint8_t((bytes[bytes.size() - 2] & 0xF0) | (scup & 0xF));
         }
         const uint32_t lcup = bytes.empty() ? 0 : uint32_t(rng() % (bytes.size() + 1));
-        std::vector<CodewordSegment> segs;
         const uint32_t passes = 1 + rng() % 7;
         if (passes <= 3) {
             segs.push_back({lcup, 1});
@@ -695,12 +698,84 @@ TEST(HtHostile, RandomSegmentsAnyShape)
         } else {
             segs.push_back({lcup, passes});
         }
-        const uint8_t planes = uint8_t(1 + rng() % 30);
-        const uint8_t zbp = uint8_t(rng() % planes);
-        const uint8_t style = rng() % 2 ? cblk_style::kVerticallyCausal : 0;
+        planes = uint8_t(1 + rng() % 30);
+        zbp = uint8_t(rng() % planes);
+        style = rng() % 2 ? cblk_style::kVerticallyCausal : 0;
+    }
+};
+
+/** Random bytes as cleanup and refinement segments of every block shape: no crash, no read
+ *  outside the bytes (ASan), the same verdict and values on both paths. */
+TEST(HtHostile, RandomSegmentsAnyShape)
+{
+    std::mt19937 rng(2024);
+    size_t ok = 0, bad = 0;
+    for (int iter = 0; iter < 600; ++iter) {
+        const RandomHtBlock b(rng);
         std::vector<int32_t> out;
-        (decode_block(bytes, segs, w, h, planes, zbp, out, style) ? ok : bad)++;
-        check_job_agrees(bytes, segs, w, h, planes, zbp, style);
+        (decode_block(b.bytes, b.segs, b.w, b.h, b.planes, b.zbp, out, b.style) ? ok : bad)++;
+        check_job_agrees(b.bytes, b.segs, b.w, b.h, b.planes, b.zbp, b.style);
+    }
+    EXPECT_GT(ok, 0u);
+    EXPECT_GT(bad, 50u);
+}
+
+/** A device copy of a vector, in an allocation of its exact size (so that compute-sanitizer sees a read past it). */
+template <class T>
+T *device_copy(const std::vector<T> &v)
+{
+    void *p = nullptr;
+    EXPECT_EQ(cudaMalloc(&p, std::max<size_t>(v.size() * sizeof(T), 1)), cudaSuccess);
+    if (!v.empty()) {
+        EXPECT_EQ(cudaMemcpy(p, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
+    }
+    return static_cast<T *>(p);
+}
+
+/**
+ * The CUDA kernel (a warp a block, ht_decode.cu) on random blocks, each
+ * alone with its bytes in an allocation of their size: the host job path's
+ * status and values, and nothing written outside the block.
+ */
+TEST(GpuHtHostile, RandomSegmentsMatchHostJobs)
+{
+    if (!have_gpu()) GTEST_SKIP() << "no usable CUDA device";
+    std::mt19937 rng(2025);
+    size_t ok = 0, bad = 0;
+    for (int iter = 0; iter < 600; ++iter) {
+        const RandomHtBlock b(rng);
+        T1DecodeJob job{};
+        job.out_offset = 1;
+        job.data_length = static_cast<uint32_t>(b.bytes.size());
+        job.num_segments = static_cast<uint32_t>(b.segs.size());
+        job.out_stride = b.w + 3;
+        job.width = static_cast<uint16_t>(b.w);
+        job.height = static_cast<uint16_t>(b.h);
+        job.style = static_cast<uint8_t>(cblk_style::kHighThroughput | b.style);
+        job.num_bitplanes = b.planes;
+        job.zero_bitplanes = b.zbp;
+        std::vector<int32_t> host(size_t{b.h} * job.out_stride + 2, 0x3C3C3C3C);
+        const std::vector<int32_t> start = host;
+        std::vector<uint32_t> scratch(t1_decode_job_scratch_words(b.w, b.h));
+        const uint8_t host_status =
+            t1_decode_any_job(job, b.bytes.data(), b.segs.data(), host.data(), scratch.data(), scratch.size());
+        (host_status == kT1JobOk ? ok : bad)++;
+
+        uint8_t *bytes = device_copy(b.bytes);
+        CodewordSegment *segs = device_copy(b.segs);
+        T1DecodeJob *jobs = device_copy(std::vector<T1DecodeJob>{job});
+        int32_t *out = device_copy(start);
+        uint8_t *status = device_copy(std::vector<uint8_t>{0xEE});
+        ht_decode_gpu(jobs, 1, bytes, segs, out, status, nullptr);
+        std::vector<int32_t> gpu(host.size());
+        uint8_t gpu_status = 0xEE;
+        ASSERT_EQ(cudaMemcpy(gpu.data(), out, gpu.size() * 4, cudaMemcpyDeviceToHost), cudaSuccess);
+        ASSERT_EQ(cudaMemcpy(&gpu_status, status, 1, cudaMemcpyDeviceToHost), cudaSuccess);
+        for (void *p : {static_cast<void *>(bytes), static_cast<void *>(segs), static_cast<void *>(jobs),
+                        static_cast<void *>(out), static_cast<void *>(status)})
+            cudaFree(p);
+        ASSERT_EQ(gpu_status, host_status) << "block " << iter << ", " << b.w << "x" << b.h;
+        ASSERT_TRUE(gpu == host) << "block " << iter << ", " << b.w << "x" << b.h;
     }
     EXPECT_GT(ok, 0u);
     EXPECT_GT(bad, 50u);

@@ -1053,23 +1053,26 @@ private:
         cudaStream_t st = batch_stream.stream.get();
         T1DecodeBatch batch;
         size_t scratch_words = 1;
-        bool ht = false;
+        bool ht = false, part1 = false;
         for (Frame *f : frames) {
             Slot &slot = *f->slot;
             check_cuda(cudaStreamWaitEvent(st, slot.uploaded.get(), 0), "cudaStreamWaitEvent");
             batch.tables[batch.num_tables++] = tier1_table(slot);
             scratch_words = std::max(scratch_words, slot.jobs.max_scratch_words);
             ht = ht || slot.jobs.ht_jobs;
+            part1 = part1 || slot.jobs.jobs.size() > slot.jobs.ht_jobs;
         }
         for (Frame *f : frames) check_cuda(cudaEventRecord(f->slot->tier1_start.get(), st), "cudaEventRecord");
-        const uint32_t positions = tier1_decode_batch_positions(batch);
-        // Grow-only; the stream is free, so no kernel uses the scratch now.
-        auto *scratch = static_cast<uint32_t *>(
-            batch_stream.scratch.reserve(size_t{tier1_decode_gpu_threads(positions)} * scratch_words * 4));
-        tier1_decode_gpu_batch(batch, scratch, scratch_words, st);
+        if (part1) {
+            const uint32_t positions = tier1_decode_batch_positions(batch);
+            // Grow-only; the stream is free, so no kernel uses the scratch now.
+            auto *scratch = static_cast<uint32_t *>(
+                batch_stream.scratch.reserve(size_t{tier1_decode_gpu_threads(positions)} * scratch_words * 4));
+            tier1_decode_gpu_batch(batch, scratch, scratch_words, st);
+        }
         // HT code-blocks (ISO/IEC 15444-15): their own kernel, after the
-        // Part-1 one (which zeroes them), on the same stream.
-        if (ht) ht_decode_gpu_batch(batch, scratch, scratch_words, st);
+        // Part-1 one (which zeroes them) where there is one, on the same stream.
+        if (ht) ht_decode_gpu_batch(batch, st);
         for (Frame *f : frames) {
             Slot &slot = *f->slot;
             if (!slot.jobs.jobs.empty())

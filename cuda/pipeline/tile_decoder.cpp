@@ -194,6 +194,11 @@ void append_tier1_jobs(const Codestream &cs, const Tile &tile, const TileDecodeO
             table.num_bytes += total;
             table.segments.insert(table.segments.end(), cw.segments.begin(), cw.segments.end());
             job.num_segments = static_cast<uint32_t>(cw.segments.size());
+        } else if (cs.component_coding(tile, cb.component).cblk_style & cblk_style::kHighThroughput) {
+            // An empty block of an HT tile-component: the HT kernel zeroes it,
+            // so a frame of HT blocks alone needs no Part-1 launch.
+            job.style = cblk_style::kHighThroughput;
+            ++table.ht_jobs;
         }
         table.max_scratch_words =
             std::max(table.max_scratch_words, t1_decode_job_scratch_words(job.width, job.height));

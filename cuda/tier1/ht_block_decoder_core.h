@@ -357,6 +357,29 @@ struct CleanupFrame {
 };
 
 /**
+ * One significant sample's MagSgn value (7.3.8): `v` holds its m MagSgn
+ * bits with the implicit top bit e_1 << m added. Its value in sign and
+ * magnitude at the cleanup's plane, and its exponent E (bit length of v | 1);
+ * false when the magnitude does not fit the block's planes.
+ */
+J2KC_HT_INLINE bool magsgn_sample(const CleanupFrame &f, uint32_t v, uint32_t &value, uint32_t &e)
+{
+    const uint32_t mu = (v >> 1) + 1;
+    e = bit_length(v | 1u);
+    value = ((v & 1u) << 31) | ((2 * mu + 1) << f.p);
+    return mu < f.mu_lim;
+}
+
+/** The MagSgn bits m of sample i of a quad with exponent bound U: U less its known-exponent bit (U >= 1). */
+J2KC_HT_INLINE uint32_t magsgn_bits(const QuadSig &q, uint32_t U, uint32_t i) { return U - ((q.e_k >> i) & 1u); }
+
+/** The quad record (rho and the exponents of its bottom samples) that the row below reads. */
+J2KC_HT_INLINE uint32_t quad_record(uint32_t rho, uint32_t e_bl, uint32_t e_br)
+{
+    return rho | (e_bl << 8) | (e_br << 16);
+}
+
+/**
  * MagSgn of one quad (7.3.8): values of its samples inside the block, and its
  * record (rho and the exponents of its bottom samples). Returns false when a
  * magnitude does not fit the block's planes.
@@ -369,21 +392,119 @@ J2KC_HT_INLINE bool decode_quad_magsgn(const CleanupFrame &f, ForwardLsb &ms, co
     for (uint32_t i = 0; i < 4; ++i) {
         uint32_t value = 0, e = 0;
         if ((q.rho >> i) & 1u) {
-            const uint32_t known = (q.e_k >> i) & 1u;
-            const uint32_t m = U - known;  // U >= 1 >= known
-            const uint32_t v = ms.get(m) | (((q.e_1 >> i) & 1u) << m);
-            const uint32_t mu = (v >> 1) + 1;
-            if (mu >= f.mu_lim) return false;
-            e = bit_length(v | 1u);
-            value = ((v & 1u) << 31) | ((2 * mu + 1) << f.p);
+            const uint32_t m = magsgn_bits(q, U, i);
+            if (!magsgn_sample(f, ms.get(m) | (((q.e_1 >> i) & 1u) << m), value, e)) return false;
         }
         if (i == 1) e_bl = e;
         if (i == 3) e_br = e;
         const uint32_t x = x0 + (i >> 1), y = y0 + (i & 1u);
         if (x < f.width && y < f.height) f.values[size_t{y} * f.vstride + x] = value;
     }
-    record = q.rho | (e_bl << 8) | (e_br << 16);
+    record = quad_record(q.rho, e_bl, e_br);
     return true;
+}
+
+/** The context of the first row's next quad from the quad before it (7.3.5, eq. 1). */
+J2KC_HT_INLINE uint32_t first_row_context(uint32_t rho)
+{
+    return ((rho | (rho >> 1)) & 1u) | (((rho >> 2) & 1u) << 1) | (((rho >> 3) & 1u) << 2);
+}
+
+/**
+ * A quad pair of the first row (7.3.5, 7.3.6): significance of quads a and b
+ * (b only when has_b) in the running context c, then their U-VLC residuals
+ * ua and ub (with the pair rule that MEL decides when both have u_off).
+ */
+J2KC_HT_INLINE void decode_pair_first_row(BackwardLsb &vlc, MelDecoder &mel, bool has_b, uint32_t &c, QuadSig &a,
+                                          QuadSig &b, uint32_t &ua, uint32_t &ub)
+{
+    b = QuadSig{0, 0, 0, 0};
+    ua = ub = 0;
+    a = decode_quad_sig(vlc, mel, 0, c);
+    c = first_row_context(a.rho);
+    if (has_b) {
+        b = decode_quad_sig(vlc, mel, 0, c);
+        c = first_row_context(b.rho);
+    }
+    if (a.u_off && b.u_off) {
+        if (mel.symbol()) {
+            const uint32_t pa = u_prefix(vlc), pb = u_prefix(vlc);
+            u_residual_pair(vlc, pa, pb, ua, ub);
+            ua += 2;
+            ub += 2;
+        } else {
+            const uint32_t pa = u_prefix(vlc);
+            if (pa > 2) {
+                ub = vlc.get(1) + 1;
+                ua = u_residual(vlc, pa);
+            } else {
+                u_residual_pair(vlc, pa, u_prefix(vlc), ua, ub);
+            }
+        }
+    } else if (a.u_off || b.u_off) {
+        (a.u_off ? ua : ub) = u_residual(vlc, u_prefix(vlc));
+    }
+}
+
+/**
+ * A quad pair below the first row: significance of a and b in their
+ * contexts (7.3.5, eq. 2: nw|n, w|sw, ne|nf) from the significance rho of
+ * the quads above-left (nw), above (n), above-right (nf) and the one after
+ * (nf2), and of the quad left of a; then their U-VLC residuals.
+ */
+J2KC_HT_INLINE void decode_pair_other_row(BackwardLsb &vlc, MelDecoder &mel, bool has_b, uint32_t nw, uint32_t n,
+                                          uint32_t nf, uint32_t nf2, uint32_t left, QuadSig &a, QuadSig &b,
+                                          uint32_t &ua, uint32_t &ub)
+{
+    b = QuadSig{0, 0, 0, 0};
+    ua = ub = 0;
+    uint32_t ca = ((quad_rho(nw) >> 3) | (quad_rho(n) >> 1)) & 1u;
+    ca |= ((quad_rho(left) >> 2) | (quad_rho(left) >> 3)) & 1u ? 2u : 0u;
+    ca |= ((quad_rho(n) >> 3) | (quad_rho(nf) >> 1)) & 1u ? 4u : 0u;
+    a = decode_quad_sig(vlc, mel, 1, ca);
+    if (has_b) {
+        uint32_t cb = ((quad_rho(n) >> 3) | (quad_rho(nf) >> 1)) & 1u;
+        cb |= ((a.rho >> 2) | (a.rho >> 3)) & 1u ? 2u : 0u;
+        cb |= ((quad_rho(nf) >> 3) | (quad_rho(nf2) >> 1)) & 1u ? 4u : 0u;
+        b = decode_quad_sig(vlc, mel, 1, cb);
+    }
+    if (a.u_off && b.u_off) {
+        const uint32_t pa = u_prefix(vlc), pb = u_prefix(vlc);
+        u_residual_pair(vlc, pa, pb, ua, ub);
+    } else if (a.u_off || b.u_off) {
+        (a.u_off ? ua : ub) = u_residual(vlc, u_prefix(vlc));
+    }
+}
+
+/**
+ * The cleanup segment's layout (7.1): Scup from its last two bytes, checked
+ * against Lcup; Pcup = Lcup - Scup, where MEL starts. kHtOk or why not.
+ */
+J2KC_HT_INLINE uint32_t cleanup_split(const uint8_t *d, uint32_t lcup, uint32_t &pcup)
+{
+    pcup = 0;
+    if (lcup < 2) return kHtShortCleanup;
+    const uint32_t scup = (uint32_t{d[lcup - 1]} << 4) | (d[lcup - 2] & 0x0Fu);
+    if (scup < 2 || scup > lcup || scup > 4079) return kHtBadScup;
+    pcup = lcup - scup;
+    return kHtOk;
+}
+
+/** The MEL and VLC streams of a cleanup segment d[0, lcup) whose MEL starts at pcup. */
+J2KC_HT_INLINE void cleanup_streams(const uint8_t *d, uint32_t lcup, uint32_t pcup, MelDecoder &mel, BackwardLsb &vlc)
+{
+    mel.init(d, pcup, lcup);
+    // VLC: backward from byte Lcup - 2, of which only the upper nibble (read
+    // as if the Scup nibble were all ones) belongs to it.
+    vlc.data = d;
+    vlc.lo = pcup;
+    vlc.pos = static_cast<int64_t>(lcup) - 3;
+    const uint32_t first = d[lcup - 2] | 0x0Fu;
+    const uint32_t nibble = first >> 4;
+    const uint32_t n = (nibble & 7u) == 7u ? 3u : 4u;  // previous byte (Scup's) reads as 0xFF
+    vlc.acc = nibble & ((1u << n) - 1u);
+    vlc.bits = n;
+    vlc.last = first;
 }
 
 /**
@@ -393,29 +514,14 @@ J2KC_HT_INLINE bool decode_quad_magsgn(const CleanupFrame &f, ForwardLsb &ms, co
  */
 J2KC_HT_FN uint32_t decode_cleanup(const CleanupFrame &f, const uint8_t *d, uint32_t lcup, uint32_t *scratch)
 {
-    if (lcup < 2) return kHtShortCleanup;
-    const uint32_t scup = (uint32_t{d[lcup - 1]} << 4) | (d[lcup - 2] & 0x0Fu);
-    if (scup < 2 || scup > lcup || scup > 4079) return kHtBadScup;
-    const uint32_t pcup = lcup - scup;
-
+    uint32_t pcup = 0;
+    const uint32_t split = cleanup_split(d, lcup, pcup);
+    if (split != kHtOk) return split;
     ForwardLsb ms;
     ms.init(d, pcup, 0xFF);
     MelDecoder mel;
-    mel.init(d, pcup, lcup);
-    // VLC: backward from byte Lcup - 2, of which only the upper nibble (read
-    // as if the Scup nibble were all ones) belongs to it.
     BackwardLsb vlc;
-    vlc.data = d;
-    vlc.lo = pcup;
-    vlc.pos = static_cast<int64_t>(lcup) - 3;
-    {
-        const uint32_t first = d[lcup - 2] | 0x0Fu;
-        const uint32_t nibble = first >> 4;
-        const uint32_t n = (nibble & 7u) == 7u ? 3u : 4u;  // previous byte (Scup's) reads as 0xFF
-        vlc.acc = nibble & ((1u << n) - 1u);
-        vlc.bits = n;
-        vlc.last = first;
-    }
+    cleanup_streams(d, lcup, pcup, mel, vlc);
 
     const uint32_t qw = (f.width + 1) / 2, qh = (f.height + 1) / 2;
     // Two rows of quad records with a zero guard on each side: above[1 + qx].
@@ -423,74 +529,27 @@ J2KC_HT_FN uint32_t decode_cleanup(const CleanupFrame &f, const uint8_t *d, uint
     for (uint32_t i = 0; i < qw + 2; ++i) above[i] = cur[i] = 0;
 
     for (uint32_t qy = 0; qy < qh; ++qy) {
-        const bool first_row = qy == 0;
         cur[0] = cur[qw + 1] = 0;
         uint32_t c = 0;  // context of the next quad (first row)
         for (uint32_t qx = 0; qx < qw; qx += 2) {
             const bool has_b = qx + 1 < qw;
-            QuadSig a, b{0, 0, 0, 0};
-            uint32_t ua = 0, ub = 0;
-            if (first_row) {
-                a = decode_quad_sig(vlc, mel, 0, c);
-                c = ((a.rho | (a.rho >> 1)) & 1u) | (((a.rho >> 2) & 1u) << 1) | (((a.rho >> 3) & 1u) << 2);
-                if (has_b) {
-                    b = decode_quad_sig(vlc, mel, 0, c);
-                    c = ((b.rho | (b.rho >> 1)) & 1u) | (((b.rho >> 2) & 1u) << 1) | (((b.rho >> 3) & 1u) << 2);
-                }
-                if (a.u_off && b.u_off) {
-                    if (mel.symbol()) {
-                        const uint32_t pa = u_prefix(vlc), pb = u_prefix(vlc);
-                        u_residual_pair(vlc, pa, pb, ua, ub);
-                        ua += 2;
-                        ub += 2;
-                    } else {
-                        const uint32_t pa = u_prefix(vlc);
-                        if (pa > 2) {
-                            ub = vlc.get(1) + 1;
-                            ua = u_residual(vlc, pa);
-                        } else {
-                            u_residual_pair(vlc, pa, u_prefix(vlc), ua, ub);
-                        }
-                    }
-                } else if (a.u_off || b.u_off) {
-                    (a.u_off ? ua : ub) = u_residual(vlc, u_prefix(vlc));
-                }
+            QuadSig a, b;
+            uint32_t ua, ub, Ua, Ub;
+            if (qy == 0) {
+                decode_pair_first_row(vlc, mel, has_b, c, a, b, ua, ub);
                 // kappa is 1 in the first row.
-                const uint32_t Ua = 1 + ua, Ub = 1 + ub;
-                if (Ua > f.u_max || Ub > f.u_max) return kHtBadExponent;
-                if (!decode_quad_magsgn(f, ms, a, Ua, qx, qy, cur[1 + qx])) return kHtBadExponent;
-                if (has_b && !decode_quad_magsgn(f, ms, b, Ub, qx + 1, qy, cur[2 + qx])) return kHtBadExponent;
+                Ua = 1 + ua;
+                Ub = 1 + ub;
             } else {
-                // Context (7.3.5, eq. 2): nw|n, w|sw, ne|nf.
-                const uint32_t nw = above[qx], n = above[1 + qx], nf = above[2 + qx];
-                const uint32_t left = cur[qx];
-                uint32_t ca = ((quad_rho(nw) >> 3) | (quad_rho(n) >> 1)) & 1u;
-                ca |= ((quad_rho(left) >> 2) | (quad_rho(left) >> 3)) & 1u ? 2u : 0u;
-                ca |= ((quad_rho(n) >> 3) | (quad_rho(nf) >> 1)) & 1u ? 4u : 0u;
-                a = decode_quad_sig(vlc, mel, 1, ca);
-                if (has_b) {
-                    const uint32_t nf2 = above[3 + qx];
-                    uint32_t cb = ((quad_rho(n) >> 3) | (quad_rho(nf) >> 1)) & 1u;
-                    cb |= ((a.rho >> 2) | (a.rho >> 3)) & 1u ? 2u : 0u;
-                    cb |= ((quad_rho(nf) >> 3) | (quad_rho(nf2) >> 1)) & 1u ? 4u : 0u;
-                    b = decode_quad_sig(vlc, mel, 1, cb);
-                }
-                if (a.u_off && b.u_off) {
-                    const uint32_t pa = u_prefix(vlc), pb = u_prefix(vlc);
-                    u_residual_pair(vlc, pa, pb, ua, ub);
-                } else if (a.u_off || b.u_off) {
-                    (a.u_off ? ua : ub) = u_residual(vlc, u_prefix(vlc));
-                }
+                decode_pair_other_row(vlc, mel, has_b, above[qx], above[1 + qx], above[2 + qx],
+                                      has_b ? above[3 + qx] : 0u, cur[qx], a, b, ua, ub);
                 // Exponent predictors over the quads above: nw, n, nf for a; n, nf and the one after for b.
-                const uint32_t Ua = exponent_bound(a.rho, ua, nw, n, nf);
-                if (Ua > f.u_max) return kHtBadExponent;
-                if (!decode_quad_magsgn(f, ms, a, Ua, qx, qy, cur[1 + qx])) return kHtBadExponent;
-                if (has_b) {
-                    const uint32_t Ub = exponent_bound(b.rho, ub, n, nf, above[3 + qx]);
-                    if (Ub > f.u_max) return kHtBadExponent;
-                    if (!decode_quad_magsgn(f, ms, b, Ub, qx + 1, qy, cur[2 + qx])) return kHtBadExponent;
-                }
+                Ua = exponent_bound(a.rho, ua, above[qx], above[1 + qx], above[2 + qx]);
+                Ub = has_b ? exponent_bound(b.rho, ub, above[1 + qx], above[2 + qx], above[3 + qx]) : 1u;
             }
+            if (Ua > f.u_max || Ub > f.u_max) return kHtBadExponent;
+            if (!decode_quad_magsgn(f, ms, a, Ua, qx, qy, cur[1 + qx])) return kHtBadExponent;
+            if (has_b && !decode_quad_magsgn(f, ms, b, Ub, qx + 1, qy, cur[2 + qx])) return kHtBadExponent;
         }
         uint32_t *t = above;
         above = cur;
@@ -589,6 +648,90 @@ J2KC_HT_FN void decode_magref(uint32_t *values, size_t vstride, uint32_t width, 
     }
 }
 
+/** Passes of a block's codeword segments, all together. */
+J2KC_HT_FN uint64_t ht_total_passes(const CodewordSegment *segments, size_t num_segments)
+{
+    uint64_t total = 0;
+    J2KC_DEVICE_NO_UNROLL
+    for (size_t k = 0; k < num_segments; ++k) total += segments[k].passes;
+    return total;
+}
+
+/** Where the last HT set of a block lies among its bytes, and the plane of its cleanup pass. */
+struct HtSet {
+    uint64_t cleanup_offset;  ///< bytes of the segments before the cleanup's
+    uint32_t lcup;            ///< the cleanup segment's length
+    uint32_t lref;            ///< the refinement segment's length (0 without one)
+    uint32_t pc;              ///< p_c, the cleanup's plane
+    uint32_t z;               ///< passes of the set: 1 (cleanup), 2 (SigProp), 3 (and MagRef)
+};
+
+/**
+ * The last HT set of a block with `total` > 0 passes (file comment: the
+ * cleanup is pass 3 * P0): its segments and plane, or why they do not form
+ * one (kHtNoPlane, kHtBadSegments).
+ */
+J2KC_HT_FN uint32_t locate_ht_set(const CodewordSegment *segments, size_t num_segments, uint64_t total,
+                                  uint32_t planes, uint32_t zero_bitplanes, HtSet &set)
+{
+    const uint64_t cleanup = 3 * ((total - 1) / 3);
+    set.z = static_cast<uint32_t>(total - cleanup);  // 1..3
+    const uint64_t p0 = cleanup / 3;
+    if (uint64_t{zero_bitplanes} + p0 + 1 > planes) return kHtNoPlane;
+    set.pc = planes - 1 - zero_bitplanes - static_cast<uint32_t>(p0);
+
+    // Find the segment that ends with the cleanup pass, and the one after it.
+    uint64_t pass = 0, offset = 0;
+    size_t k = 0;
+    J2KC_DEVICE_NO_UNROLL
+    for (; k < num_segments; ++k) {
+        const uint64_t end = pass + segments[k].passes;
+        if (end > cleanup) break;
+        pass = end;
+        offset += segments[k].length;
+    }
+    if (k == num_segments || pass + segments[k].passes != cleanup + 1) return kHtBadSegments;
+    set.cleanup_offset = offset;
+    set.lcup = segments[k].length;
+    set.lref = 0;
+    if (set.z > 1) {
+        // One segment after the cleanup's holds the z - 1 refinement passes.
+        size_t after = 0;
+        J2KC_DEVICE_NO_UNROLL
+        for (size_t j = k + 1; j < num_segments; ++j, ++after) set.lref += segments[j].length;
+        if (after != 1) return kHtBadSegments;
+    }
+    return kHtOk;
+}
+
+/** The cleanup's constants for a block of `planes` planes whose cleanup codes plane pc. */
+J2KC_HT_INLINE CleanupFrame cleanup_frame(uint32_t *values, size_t vstride, uint32_t width, uint32_t height,
+                                          uint32_t planes, uint32_t pc)
+{
+    CleanupFrame f;
+    f.values = values;
+    f.vstride = vstride;
+    f.width = width;
+    f.height = height;
+    f.p = pc;
+    f.u_max = planes - pc + 1;
+    f.mu_lim = planes - pc >= 31 ? 0xFFFFFFFFu : (1u << (planes - pc));
+    return f;
+}
+
+/**
+ * The refinement passes of a set whose cleanup is decoded: SigProp, and
+ * MagRef after it, at the plane below the cleanup's (none at plane 0, as
+ * Part-1 skips passes beyond the last plane).
+ */
+J2KC_HT_FN void decode_refinement(const HtSet &set, uint32_t *values, size_t vstride, uint32_t width, uint32_t height,
+                                  bool causal, const uint8_t *dref)
+{
+    if (set.z < 2 || set.pc == 0) return;
+    decode_sigprop(values, vstride, width, height, set.pc - 1, causal, dref, set.lref);
+    if (set.z > 2) decode_magref(values, vstride, width, height, set.pc - 1, dref, set.lref);
+}
+
 /**
  * Decodes an HT code-block from its codeword segments (bytes back to back
  * from `data`, as Tier-2 delivers them: each HT cleanup pass ends a segment,
@@ -603,60 +746,20 @@ J2KC_HT_BLOCK_FN uint32_t ht_decode_block(const uint8_t *data, const CodewordSeg
                                     uint32_t width, uint32_t height, uint32_t planes, uint32_t zero_bitplanes,
                                     bool causal, uint32_t *values, size_t vstride, uint32_t *scratch)
 {
-    uint64_t total = 0;
-    J2KC_DEVICE_NO_UNROLL
-    for (size_t k = 0; k < num_segments; ++k) total += segments[k].passes;
+    const uint64_t total = ht_total_passes(segments, num_segments);
     if (total == 0 || width == 0 || height == 0) {
         for (uint32_t y = 0; y < height; ++y)
             for (uint32_t x = 0; x < width; ++x) values[size_t{y} * vstride + x] = 0;
         return kHtOk;
     }
-    // The last HT set: its cleanup is pass 3 * P0.
-    const uint64_t cleanup = 3 * ((total - 1) / 3);
-    const uint32_t z = static_cast<uint32_t>(total - cleanup);  // 1..3
-    const uint64_t p0 = cleanup / 3;
-    if (uint64_t{zero_bitplanes} + p0 + 1 > planes) return kHtNoPlane;
-    const uint32_t pc = planes - 1 - zero_bitplanes - static_cast<uint32_t>(p0);
-
-    // Find the segment that ends with the cleanup pass, and the one after it.
-    uint64_t pass = 0, offset = 0;
-    size_t k = 0;
-    J2KC_DEVICE_NO_UNROLL
-    for (; k < num_segments; ++k) {
-        const uint64_t end = pass + segments[k].passes;
-        if (end > cleanup) break;
-        pass = end;
-        offset += segments[k].length;
-    }
-    if (k == num_segments || pass + segments[k].passes != cleanup + 1) return kHtBadSegments;
-    const uint8_t *dcup = data + offset;
-    const uint32_t lcup = segments[k].length;
-    const uint8_t *dref = dcup + lcup;
-    uint32_t lref = 0;
-    if (z > 1) {
-        // One segment after the cleanup's holds the z - 1 refinement passes.
-        size_t after = 0;
-        J2KC_DEVICE_NO_UNROLL
-        for (size_t j = k + 1; j < num_segments; ++j, ++after) lref += segments[j].length;
-        if (after != 1) return kHtBadSegments;
-    }
-
-    CleanupFrame f;
-    f.values = values;
-    f.vstride = vstride;
-    f.width = width;
-    f.height = height;
-    f.p = pc;
-    f.u_max = planes - pc + 1;
-    f.mu_lim = planes - pc >= 31 ? 0xFFFFFFFFu : (1u << (planes - pc));
-    const uint32_t status = decode_cleanup(f, dcup, lcup, scratch);
+    HtSet set;
+    const uint32_t located = locate_ht_set(segments, num_segments, total, planes, zero_bitplanes, set);
+    if (located != kHtOk) return located;
+    const uint8_t *dcup = data + set.cleanup_offset;
+    const CleanupFrame f = cleanup_frame(values, vstride, width, height, planes, set.pc);
+    const uint32_t status = decode_cleanup(f, dcup, set.lcup, scratch);
     if (status != kHtOk) return status;
-    // Refinement passes need a plane below the cleanup's (as Part-1 skips
-    // passes beyond the last plane).
-    if (z > 1 && pc > 0) {
-        decode_sigprop(values, vstride, width, height, pc - 1, causal, dref, lref);
-        if (z > 2) decode_magref(values, vstride, width, height, pc - 1, dref, lref);
-    }
+    decode_refinement(set, values, vstride, width, height, causal, dcup + set.lcup);
     return kHtOk;
 }
 

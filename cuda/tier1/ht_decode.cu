@@ -1,15 +1,35 @@
 /**
  * @file ht_decode.cu
- * @brief CUDA HT block decoder (ISO/IEC 15444-15): a thread per HT
- * code-block running t1_decode_job_ht() (ht_decode_job.h), whose block
- * decoder (ht_block_decoder_core.h) is the very code the CPU's
- * Tier1Decoder runs, so the coefficients are the CPU's bit for bit.
+ * @brief CUDA HT block decoder (ISO/IEC 15444-15): a warp per HT code-block,
+ * built from the pieces of the shared HT block decoder
+ * (ht_block_decoder_core.h) that the CPU's Tier1Decoder runs, so the
+ * coefficients are the CPU's bit for bit.
  *
- * A kernel of its own, beside the Part-1 one (tier1_decode.cu): that kernel's
- * registers and code stay as they are, and this one runs only when a table
- * has HT jobs. Threads take jobs as the Part-1 kernel's do (the same lanes,
- * order and scratch areas) and skip the Part-1 ones. A block's loops are
- * bounded by its size and its segments, so a hostile stream cannot hang it.
+ * Why a warp a block: the cleanup pass's MEL and VLC streams are one serial
+ * chain per block, but its MagSgn values and the samples need not be; a
+ * thread a block did all of it alone, beside one other lane of its warp,
+ * and wrote each sample alone. Here one lane reads the MEL and VLC streams
+ * of the whole block into quad records in shared memory (significance,
+ * known exponents, U-VLC residual), then the warp decodes MagSgn a row of
+ * quads at a time, a quad a lane: the exponent bound U of a quad needs only
+ * the row above (7.3.7), so the row's MagSgn bit counts are known together
+ * and a prefix sum over the lanes gives each quad where its bits start. The
+ * MagSgn stream is unstuffed into a ring of words in shared memory, 32 bytes
+ * a step, the stuffing rule of ForwardLsb::refill (a byte after 0xFF gives
+ * seven bits, 0xFF past the end). SigProp and MagRef stay on one lane (the
+ * core's functions); clearing and the two's complement go a row at a time
+ * over the lanes, so the stores of a row are contiguous.
+ *
+ * The one lane's VLC pass is most of a block's issued instructions, so a
+ * warp takes several neighbouring positions of the batch at once (blocks of
+ * like length, or the same block of several frames) and runs their VLC
+ * passes together, a lane each, as far as their records fit its area.
+ *
+ * A kernel of its own, beside the Part-1 one (tier1_decode.cu), taking the
+ * batch's positions in the same order (longest blocks first, the tables
+ * round robin), skipping the Part-1 jobs. A block's loops are bounded by
+ * its size and its segments, and every byte read lies in its segments, so a
+ * hostile stream cannot hang the kernel or read past them.
  */
 #include <cuda_runtime.h>
 
@@ -19,46 +39,360 @@
 #include "tier1/ht_decode_cuda.h"
 #include "tier1/ht_decode_job.h"
 #include "tier1/tier1_decode_cuda.h"
-#include "tier1/tier1_decode_kernel.cuh"
 
 namespace j2kc {
 namespace {
 
-constexpr uint32_t kThreadsPerCta = 32;
+constexpr uint32_t kWarpSize = 32;
+constexpr unsigned kFullMask = 0xFFFFFFFFu;
+constexpr uint32_t kWarpsPerCta = 4;
+/// Quads of the largest block the checks let through: ceil(w/2) ceil(h/2) <=
+/// (w h + w + h + 1) / 4, with w h <= 4096 and w + h <= 1024 + 4.
+constexpr uint32_t kMaxQuads = (ht::kMaxSamples + ht::kMaxSide + 4 + 1) / 4;
+/// A warp's quad records: as many blocks at once as fit (six of 32 x 32).
+constexpr uint32_t kAreaQuads = 1536;
+static_assert(kAreaQuads >= kMaxQuads, "the largest block fits alone");
+/// Jobs a warp takes together: lanes below this read their MEL and VLC streams at once.
+constexpr uint32_t kGroup = 6;
+/// The MagSgn ring: 8192 bits, twice what a step of 32 quads can take
+/// (32 x 4 samples x 31 bits) plus a fill step, so no bit still to be read is
+/// overwritten.
+constexpr uint32_t kRingWords = 256;
+/// Warps enough to fill the largest GPUs several times over; the rest loop.
+constexpr uint32_t kMaxWarps = 1u << 15;
 
-__global__ void ht_decode_kernel(const __grid_constant__ T1DecodeBatch batch, uint32_t positions, uint32_t *scratch,
-                                 size_t scratch_words, uint32_t lanes)
+/** A warp's shared memory: its blocks' quad records and the MagSgn ring. */
+struct WarpArea {
+    uint32_t quads[kAreaQuads];
+    uint32_t ring[kRingWords];
+};
+
+/** What the VLC pass keeps for a quad until MagSgn: rho, e_k, the U-VLC residual u, e_1. */
+__device__ __forceinline__ uint32_t vlc_record(const ht::QuadSig &q, uint32_t u)
 {
-    t1gpu::for_each_decode_job(batch, positions, scratch, scratch_words, lanes,
-                               [&](const T1DecodeTable &t, uint32_t j, const T1DecodeJob &job, uint32_t *mine) {
-                                   if (job.style & kT1JobStyleHt)
-                                       t.status[j] = t1_decode_job_ht(job, t.bytes, t.segments, t.out, mine,
-                                                                      scratch_words);
-                               });
+    return q.rho | (q.e_k << 4) | (u << 8) | (q.e_1 << 24);
+}
+
+/**
+ * Lane 0: the MEL and VLC streams of the whole cleanup segment into a
+ * vlc_record a quad, row after row (the context of a row reads the rho of
+ * the records above, which the VLC pass alone writes).
+ */
+__device__ void vlc_pass(const uint8_t *d, uint32_t lcup, uint32_t pcup, uint32_t qw, uint32_t qh, uint32_t *quads)
+{
+    ht::MelDecoder mel;
+    ht::BackwardLsb vlc;
+    ht::cleanup_streams(d, lcup, pcup, mel, vlc);
+#pragma unroll 1
+    for (uint32_t qy = 0; qy < qh; ++qy) {
+        uint32_t *cur = quads + qy * qw;
+        const uint32_t *above = qy > 0 ? cur - qw : cur;  // read below the first row only
+        uint32_t c = 0;
+#pragma unroll 1
+        for (uint32_t qx = 0; qx < qw; qx += 2) {
+            const bool has_b = qx + 1 < qw;
+            ht::QuadSig a, b;
+            uint32_t ua, ub;
+            if (qy == 0) {
+                ht::decode_pair_first_row(vlc, mel, has_b, c, a, b, ua, ub);
+            } else {
+                const uint32_t nw = qx > 0 ? above[qx - 1] : 0u;
+                const uint32_t nf = has_b ? above[qx + 1] : 0u;
+                const uint32_t nf2 = qx + 2 < qw ? above[qx + 2] : 0u;
+                const uint32_t left = qx > 0 ? cur[qx - 1] : 0u;
+                ht::decode_pair_other_row(vlc, mel, has_b, nw, above[qx], nf, nf2, left, a, b, ua, ub);
+            }
+            cur[qx] = vlc_record(a, ua);
+            if (has_b) cur[qx + 1] = vlc_record(b, ub);
+        }
+    }
+}
+
+__device__ __forceinline__ uint32_t warp_inclusive_sum(uint32_t v, uint32_t lane)
+{
+#pragma unroll
+    for (uint32_t d = 1; d < kWarpSize; d *= 2) {
+        const uint32_t t = __shfl_up_sync(kFullMask, v, d);
+        if (lane >= d) v += t;
+    }
+    return v;
+}
+
+/** The MagSgn stream unstuffed into the ring up to bit `need` (at least): all lanes, 32 bytes a step. */
+struct MagSgnRing {
+    uint32_t filled = 0;  ///< bits in the ring so far (absolute)
+    uint32_t next = 0;    ///< the next byte of the stream
+    uint32_t last = 0;    ///< the byte read last, which decides the next one's stuffing
+
+    __device__ __forceinline__ void fill(uint32_t *ring, const uint8_t *d, uint32_t pcup, uint32_t need,
+                                         uint32_t lane)
+    {
+#pragma unroll 1
+        while (filled < need) {
+            // Words from the first not yet touched: zero what this step ORs into.
+            const uint32_t fresh = (filled + 31) >> 5;
+            if (lane < 9) ring[(fresh + lane) % kRingWords] = 0;
+            __syncwarp();
+            const uint32_t j = next + lane;
+            const uint32_t b = j < pcup ? d[j] : 0xFFu;
+            uint32_t before = __shfl_up_sync(kFullMask, b, 1);
+            if (lane == 0) before = last;
+            const uint32_t n = before == 0xFF ? 7u : 8u;
+            const uint32_t end = warp_inclusive_sum(n, lane);
+            const uint32_t at = filled + end - n, bits = b & ((1u << n) - 1u);
+            const uint32_t word = at >> 5, shift = at & 31u;
+            atomicOr(&ring[word % kRingWords], bits << shift);
+            if (shift + n > 32) atomicOr(&ring[(word + 1) % kRingWords], bits >> (32 - shift));
+            filled += __shfl_sync(kFullMask, end, kWarpSize - 1);
+            last = __shfl_sync(kFullMask, b, kWarpSize - 1);
+            next += kWarpSize;
+            __syncwarp();
+        }
+    }
+};
+
+/** m <= 31 bits of the ring from absolute bit `at`, the first in bit 0. */
+__device__ __forceinline__ uint32_t ring_bits(const uint32_t *ring, uint32_t at, uint32_t m)
+{
+    const uint32_t word = at >> 5;
+    const uint32_t v = __funnelshift_r(ring[word % kRingWords], ring[(word + 1) % kRingWords], at & 31u);
+    return v & ((1u << m) - 1u);
+}
+
+/**
+ * The cleanup pass of a block over the warp once vlc_pass has filled
+ * `quads` (decode_cleanup's results, every sample of the block written):
+ * MagSgn from d[0, pcup). kHtOk or why the block is corrupt.
+ */
+__device__ uint32_t magsgn_warp(const ht::CleanupFrame &f, const uint8_t *d, uint32_t pcup, uint32_t *quads,
+                                uint32_t *ring, uint32_t lane)
+{
+    const uint32_t qw = (f.width + 1) / 2, qh = (f.height + 1) / 2;
+
+    MagSgnRing ms;
+    uint32_t cursor = 0;  // the row step's first MagSgn bit
+    bool bad = false;
+#pragma unroll 1
+    for (uint32_t qy = 0; qy < qh; ++qy) {
+        uint32_t *cur = quads + qy * qw;
+        const uint32_t *above = qy > 0 ? cur - qw : cur;  // read below the first row only
+#pragma unroll 1
+        for (uint32_t q0 = 0; q0 < qw; q0 += kWarpSize) {
+            const uint32_t q = q0 + lane;
+            const bool mine = q < qw;
+            const uint32_t rec = mine ? cur[q] : 0u;
+            ht::QuadSig s{rec & 0xFu, 0, (rec >> 4) & 0xFu, (rec >> 24) & 0xFu};
+            const uint32_t u = (rec >> 8) & 0xFFu;
+            uint32_t U = 1 + u;  // kappa is 1 in the first row
+            if (qy > 0 && mine) {
+                const uint32_t nw = q > 0 ? above[q - 1] : 0u, nf = q + 1 < qw ? above[q + 1] : 0u;
+                U = ht::exponent_bound(s.rho, u, nw, above[q], nf);
+            }
+            if (U > f.u_max) {
+                bad = true;
+                s.rho = 0;  // no bits: the offsets stay bounded; the block is corrupt anyway
+            }
+            uint32_t quad_bits = 0;
+#pragma unroll
+            for (uint32_t i = 0; i < 4; ++i)
+                if ((s.rho >> i) & 1u) quad_bits += ht::magsgn_bits(s, U, i);
+            const uint32_t end = warp_inclusive_sum(quad_bits, lane);
+            const uint32_t step_bits = __shfl_sync(kFullMask, end, kWarpSize - 1);
+            ms.fill(ring, d, pcup, cursor + step_bits, lane);
+            uint32_t at = cursor + end - quad_bits;
+            uint32_t e_bl = 0, e_br = 0;
+#pragma unroll
+            for (uint32_t i = 0; i < 4; ++i) {
+                uint32_t value = 0, e = 0;
+                if ((s.rho >> i) & 1u) {
+                    const uint32_t m = ht::magsgn_bits(s, U, i);
+                    const uint32_t v = ring_bits(ring, at, m) | (((s.e_1 >> i) & 1u) << m);
+                    at += m;
+                    bad |= !ht::magsgn_sample(f, v, value, e);
+                }
+                if (i == 1) e_bl = e;
+                if (i == 3) e_br = e;
+                const uint32_t x = 2 * q + (i >> 1), y = 2 * qy + (i & 1u);
+                if (mine && x < f.width && y < f.height) f.values[size_t{y} * f.vstride + x] = value;
+            }
+            if (mine) cur[q] = ht::quad_record(s.rho, e_bl, e_br);
+            cursor += step_bits;
+        }
+        __syncwarp();  // the row's records, for the row below
+    }
+    return __any_sync(kFullMask, bad) ? ht::kHtBadExponent : ht::kHtOk;
+}
+
+/** Zeroes the job's block, a row at a time over the lanes. */
+__device__ void clear_warp(const T1DecodeJob &job, int32_t *out, uint32_t lane)
+{
+    int32_t *block = out + job.out_offset;
+#pragma unroll 1
+    for (uint32_t y = 0; y < job.height; ++y)
+        for (uint32_t x = lane; x < job.width; x += kWarpSize) block[size_t{y} * job.out_stride + x] = 0;
+}
+
+/** t1_decode_job_twos_complement, a row at a time over the lanes. */
+__device__ void twos_complement_warp(const T1DecodeJob &job, uint32_t *values, uint32_t lane)
+{
+#pragma unroll 1
+    for (uint32_t y = 0; y < job.height; ++y) {
+        uint32_t *row = values + size_t{y} * job.out_stride;
+        for (uint32_t x = lane; x < job.width; x += kWarpSize) {
+            const uint32_t v = row[x], mag = v & 0x7FFFFFFFu;
+            row[x] = (v >> 31) ? 0u - mag : mag;
+        }
+    }
+}
+
+/** A job of the batch and what its checks found, as each lane of a warp works it out alike. */
+struct HtJob {
+    const T1DecodeTable *table = nullptr;
+    uint32_t j = 0;
+    bool take = false;  ///< an HT job at this position
+    T1DecodeJob job{};
+    uint8_t checked = kT1JobOk;  ///< t1_decode_job_verdict's status
+    bool decode = false;         ///< the verdict lets it decode
+    uint32_t status = ht::kHtOk; ///< the HT set and the cleanup segment's split
+    ht::HtSet set{};
+    uint32_t pcup = 0;
+    const uint8_t *dcup = nullptr;
+
+    /** Quad records its VLC pass writes (0 when it has none to run). */
+    __device__ uint32_t quads() const
+    {
+        if (!take || !decode || status != ht::kHtOk) return 0;
+        return ((job.width + 1u) / 2) * ((job.height + 1u) / 2);
+    }
+};
+
+/**
+ * The job at `position` of the batch (the tables round robin, each in its
+ * order from its first_rank on, as the Part-1 kernel takes them) and its
+ * checks.
+ */
+__device__ HtJob ht_job_at(const T1DecodeBatch &batch, uint32_t position)
+{
+    HtJob h;
+    const T1DecodeTable &table = batch.tables[position % batch.num_tables];
+    const uint32_t step = position / batch.num_tables;
+    if (step >= table.num_jobs - table.first_rank) return h;  // a shorter table than the longest
+    const uint32_t rank = step + table.first_rank;            // ranks before it are the host's
+    h.j = table.order ? table.order[rank] : rank;
+    if (h.j >= table.num_jobs) return h;
+    h.table = &table;
+    h.job = table.jobs[h.j];
+    h.take = (h.job.style & kT1JobStyleHt) != 0;
+    if (!h.take) return h;
+    // The shared area takes any block the checks let through.
+    h.checked = t1_decode_job_verdict(h.job, table.segments, true, h.decode);
+    if (!h.decode) return h;
+    const uint32_t planes = uint32_t{h.job.num_bitplanes} + h.job.roi_shift;
+    const CodewordSegment *segments = table.segments + h.job.segment_offset;
+    const uint64_t total = ht::ht_total_passes(segments, h.job.num_segments);
+    h.status = ht::locate_ht_set(segments, h.job.num_segments, total, planes, h.job.zero_bitplanes, h.set);
+    if (h.status != ht::kHtOk) return h;
+    h.dcup = table.bytes + h.job.data_offset + h.set.cleanup_offset;
+    h.status = ht::cleanup_split(h.dcup, h.set.lcup, h.pcup);
+    return h;
+}
+
+/**
+ * The rest of t1_decode_job_ht over the warp, once vlc_pass has written the
+ * job's quad records: MagSgn, the refinement passes (lane 0), the two's
+ * complement, or zeros and the status why. Every lane calls it with the same
+ * job.
+ */
+__device__ void finish_job(const HtJob &h, uint32_t *quads, uint32_t *ring, uint32_t lane)
+{
+    const T1DecodeJob &job = h.job;
+    int32_t *out = h.table->out;
+    uint8_t result = h.checked;
+    if (h.decode) {
+        const uint32_t planes = uint32_t{job.num_bitplanes} + job.roi_shift;
+        uint32_t *values = reinterpret_cast<uint32_t *>(out + job.out_offset);
+        uint32_t status = h.status;
+        if (status == ht::kHtOk) {
+            const ht::CleanupFrame f = ht::cleanup_frame(values, job.out_stride, job.width, job.height, planes,
+                                                         h.set.pc);
+            status = magsgn_warp(f, h.dcup, h.pcup, quads, ring, lane);
+            __syncwarp();  // every lane's samples, for the refinement passes
+            if (status == ht::kHtOk && lane == 0)
+                ht::decode_refinement(h.set, values, job.out_stride, job.width, job.height,
+                                      (job.style & kT1JobStyleCausal) != 0, h.dcup + h.set.lcup);
+            __syncwarp();
+        }
+        if (status == ht::kHtOk) {
+            twos_complement_warp(job, values, lane);
+            result = kT1JobOk;
+        } else {
+            clear_warp(job, out, lane);
+            result = kT1JobCorrupt;
+        }
+    } else {
+        clear_warp(job, out, lane);
+    }
+    if (lane == 0) h.table->status[h.j] = result;
+}
+
+/**
+ * A warp takes kGroup positions at once. Lane g works out job g; the jobs
+ * whose records fit the area together (from the first not yet done) run
+ * their VLC passes at once, a lane each, into consecutive records; then the
+ * warp finishes them one after another, and goes on with the next that fit.
+ */
+__global__ void __launch_bounds__(kWarpsPerCta *kWarpSize)
+    ht_decode_kernel(const __grid_constant__ T1DecodeBatch batch, uint32_t positions)
+{
+    __shared__ WarpArea areas[kWarpsPerCta];
+    const uint32_t lane = threadIdx.x % kWarpSize;
+    WarpArea &area = areas[threadIdx.x / kWarpSize];
+    const uint32_t stride = gridDim.x * kWarpsPerCta * kGroup;
+#pragma unroll 1
+    for (uint32_t first = (blockIdx.x * kWarpsPerCta + threadIdx.x / kWarpSize) * kGroup; first < positions;
+         first += stride) {
+        const uint32_t group = min(kGroup, positions - first);
+        const HtJob mine = lane < group ? ht_job_at(batch, first + lane) : HtJob{};
+        const uint32_t quads = mine.quads();
+#pragma unroll 1
+        for (uint32_t done = 0; done < group;) {
+            const uint32_t waiting = lane >= done && lane < group ? quads : 0u;
+            const uint32_t end = warp_inclusive_sum(waiting, lane);
+            const bool fits = lane >= done && lane < group && end <= kAreaQuads;
+            if (fits && quads)
+                vlc_pass(mine.dcup, mine.set.lcup, mine.pcup, (mine.job.width + 1u) / 2, (mine.job.height + 1u) / 2,
+                         area.quads + end - quads);
+            // The jobs that fit are those from `done` on, up to the first that does not (at least one).
+            const uint32_t next = done + __popc(__ballot_sync(kFullMask, fits));
+            __syncwarp();
+#pragma unroll 1
+            for (uint32_t g = done; g < next; ++g) {
+                const HtJob h = ht_job_at(batch, first + g);
+                const uint32_t at = __shfl_sync(kFullMask, end - waiting, g);
+                if (h.take) finish_job(h, area.quads + at, area.ring, lane);
+                __syncwarp();  // its records and ring are the next job's
+            }
+            done = next;
+        }
+    }
 }
 
 }  // namespace
 
-void ht_decode_gpu_batch(const T1DecodeBatch &batch, uint32_t *scratch, size_t scratch_words, void *stream,
-                         uint32_t lanes)
+void ht_decode_gpu_batch(const T1DecodeBatch &batch, void *stream)
 {
     const uint32_t positions = tier1_decode_batch_positions(batch);
     if (positions == 0) return;
-    lanes = tier1_decode_gpu_lanes(lanes);
-    // As many job-taking threads as tier1_decode_gpu_batch sized the scratch for.
-    const uint32_t threads = tier1_decode_gpu_threads(positions, lanes);
-    const uint32_t warps = (threads + lanes - 1) / lanes;
-    ht_decode_kernel<<<warps, kThreadsPerCta, 0, static_cast<cudaStream_t>(stream)>>>(batch, positions, scratch,
-                                                                                        scratch_words, lanes);
+    const uint32_t warps = std::min((positions + kGroup - 1) / kGroup, kMaxWarps);
+    const uint32_t ctas = (warps + kWarpsPerCta - 1) / kWarpsPerCta;
+    ht_decode_kernel<<<ctas, kWarpsPerCta * kWarpSize, 0, static_cast<cudaStream_t>(stream)>>>(batch, positions);
     check_cuda(cudaGetLastError(), "HT decode kernel launch");
 }
 
 void ht_decode_gpu(const T1DecodeJob *jobs, uint32_t num_jobs, const uint8_t *bytes, const CodewordSegment *segments,
-                   int32_t *out, uint32_t *scratch, size_t scratch_words, uint8_t *status, void *stream,
-                   uint32_t lanes, const uint32_t *order)
+                   int32_t *out, uint8_t *status, void *stream, const uint32_t *order)
 {
-    ht_decode_gpu_batch(tier1_decode_single(jobs, num_jobs, bytes, segments, out, status, order), scratch,
-                        scratch_words, stream, lanes);
+    ht_decode_gpu_batch(tier1_decode_single(jobs, num_jobs, bytes, segments, out, status, order), stream);
 }
 
 }  // namespace j2kc

@@ -2,9 +2,10 @@
  * @file ht_decode_job.h
  * @brief One HT code-block (ISO/IEC 15444-15) of a Tier-1 job table
  * (tier1_decode_job.h's T1DecodeJob, style bit 0x40) decoded by the shared HT
- * block decoder (ht_block_decoder_core.h). J2KC_HD: the CUDA kernel of
- * ht_decode.cu runs it one thread per job, the host runs the same function
- * over the same table (tests), and both give Tier1Decoder's values.
+ * block decoder (ht_block_decoder_core.h), on the host (the tests run it
+ * over job tables, as Tier1Decoder decodes a block); the CUDA kernel of
+ * ht_decode.cu decodes the same jobs a warp each from the same core's pieces,
+ * and both give Tier1Decoder's values.
  * t1_decode_any_job() picks the Part-1 or the HT decoder by the job's style.
  */
 #pragma once

@@ -62,17 +62,17 @@ J2KC_T1D_FN void t1_decode_job_clear(const T1DecodeJob &job, int32_t *out)
 
 /**
  * The checks both block decoders (Part 1's below, HT's in ht_decode_job.h)
- * make first: zeroes the block, then returns kT1JobOk with `decode` set when
- * it has passes to decode, kT1JobOk alone when it has none,
- * kT1JobUnsupported for what Tier1Decoder rejects (a side above 1024, more
- * than 4096 samples, more than 30 planes) or the decoder cannot take
- * (`supported` false), kT1JobCorrupt for segments longer than the job's data.
+ * make first, on a block whose samples the caller zeroes or writes in full:
+ * kT1JobOk with `decode` set when it has passes to decode, kT1JobOk alone
+ * when it has none, kT1JobUnsupported for what Tier1Decoder rejects (a side
+ * above 1024, more than 4096 samples, more than 30 planes) or the decoder
+ * cannot take (`supported` false), kT1JobCorrupt for segments longer than
+ * the job's data.
  */
-J2KC_T1D_INLINE uint8_t t1_decode_job_check(const T1DecodeJob &job, const CodewordSegment *segments, int32_t *out,
-                                            bool supported, bool &decode)
+J2KC_T1D_INLINE uint8_t t1_decode_job_verdict(const T1DecodeJob &job, const CodewordSegment *segments, bool supported,
+                                              bool &decode)
 {
     decode = false;
-    t1_decode_job_clear(job, out);
     if (job.width == 0 || job.height == 0) return kT1JobOk;
     if (job.width > 1024 || job.height > 1024 || uint32_t{job.width} * job.height > 4096 || !supported)
         return kT1JobUnsupported;
@@ -87,6 +87,14 @@ J2KC_T1D_INLINE uint8_t t1_decode_job_check(const T1DecodeJob &job, const Codewo
     if (total_bytes > job.data_length) return kT1JobCorrupt;
     decode = true;
     return kT1JobOk;
+}
+
+/** Zeroes the block, then t1_decode_job_verdict. */
+J2KC_T1D_INLINE uint8_t t1_decode_job_check(const T1DecodeJob &job, const CodewordSegment *segments, int32_t *out,
+                                            bool supported, bool &decode)
+{
+    t1_decode_job_clear(job, out);
+    return t1_decode_job_verdict(job, segments, supported, decode);
 }
 
 /** Turns the block's values, built in sign and magnitude (bit 31 the sign), into two's complement in place. */

@@ -1,14 +1,13 @@
 /**
  * @file tier1_decode_kernel.cuh
- * @brief How the decode kernels (Part 1's of tier1_decode.cu, HT's of
- * ht_decode.cu) hand out the jobs of a batch of job tables
- * (tier1_decode_cuda.h's T1DecodeBatch) to their threads: only `lanes`
- * lanes of each warp take jobs (tier1_decode_cuda.h says why), numbered
- * densely, each with its own scratch area; they step through the batch's
- * positions, each table's jobs in its order from its first_rank on, the
- * tables round robin. Both
- * kernels take the same jobs on the same threads, so they share the scratch
- * that tier1_decode_gpu_threads() sized.
+ * @brief How the Part-1 decode kernel (tier1_decode.cu) hands out the jobs
+ * of a batch of job tables (tier1_decode_cuda.h's T1DecodeBatch) to its
+ * threads: only `lanes` lanes of each warp take jobs (tier1_decode_cuda.h
+ * says why), numbered densely, each with its own scratch area that
+ * tier1_decode_gpu_threads() sized; they step through the batch's positions,
+ * each table's jobs in its order from its first_rank on, the tables round
+ * robin (the HT kernel of ht_decode.cu takes the same positions, several a
+ * warp).
  */
 #pragma once
 

@@ -31,14 +31,42 @@ Sections:
   dump       `j2kc dump` names the markers of opj streams; --full adds a DCI 2K
              stream that must pass the profile checks (--strict).
   cli        help, bad arguments, missing files (needs no reference tool).
+  ht-decode  HTJ2K (ISO/IEC 15444-15) streams made by ojph_compress (5/3 and
+             9/7 with -qstep, -num_decomps 0..5, code-blocks 4x4 to 1024x4,
+             every progression with precincts, tiles and tile/image offsets,
+             colour transform on and off, 8 to 16 bits, signed, 4:2:0 and
+             4:2:2 through .yuv, odd sizes) and by grk_compress -M 64 (levels,
+             code-blocks, progressions with precincts, tiles, tile-parts,
+             PLT/SOP/EPH, MCT off, image offset, 8..16 bits signed and
+             unsigned), decoded by `j2kc decode --raw-components` and by
+             ojph_expand, opj_decompress and grk_decompress: exact for 5/3
+             (and j2kc's decode is the source image), within 1 LSB for 9/7
+             (the peers' 9/7 runs in float32; 2..4 LSB pass where j2kc is the
+             closer to the source, as in `decode`). Grok and OpenJPEG deliver
+             three subsampled components as RGB: Grok's (which has no option
+             to decode one component) is compared with j2kc's delivered RGB,
+             within 4 for 9/7, where 1 LSB of Y, Cb or Cr grows in the sYCC
+             matrix.
+  ht-encode  `j2kc encode --ht` (lossless, fixed steps, byte budgets with
+             refinement passes, layers, levels, code-blocks, progressions with
+             precincts, tiles, tile-parts, TLM/PLT/SOP/EPH, 4:2:0/4:2:2, 8 to
+             16 bits, signed, the IMF profile, JPH) decoded by ojph_expand,
+             opj_decompress, grk_decompress and FFmpeg's native decoder
+             (`ffmpeg -c:v jpeg2000`, --ffmpeg or $FFMPEG), against `j2kc
+             decode` of the same stream: exact for --lossless (the source
+             image), within 1 LSB for 9/7 (4 for Grok's delivered RGB).
+             In both HT sections a peer's known bug is a named exception
+             (GRK_*, OJPH_*) on the cases it concerns: the peer must still
+             fail there.
 
 Exit status: 0 all passed, 1 a mismatch or failure, 77 reference tools
 missing (ctest SKIP_RETURN_CODE). Python 3 standard library only.
 
   interop.py --j2kc build/core/cuda/j2kc                 # CI subset
   interop.py --j2kc ... --full                           # every case
+  interop.py --j2kc ... --sections ht --ffmpeg F         # the HT matrix (ht-decode,ht-encode)
   interop.py --dut grk                                   # prove the harness on grk_decompress
-  interop.py --self-test                                 # prove a wrong decoder is caught
+  interop.py --self-test [--j2kc ... --ffmpeg F]         # prove a wrong decoder is caught (HT too with j2kc)
 """
 
 import argparse

@@ -1553,7 +1553,10 @@ FF_PIX_FMTS = {
     'gray': (None, 1, 8, 8), 'gray10le': (None, 1, 16, 10), 'gray12le': (None, 1, 16, 12),
     'gray16le': (None, 1, 16, 16), 'rgb24': (None, 3, 8, 8), 'rgb48le': (None, 3, 16, 16),
     'gbrp': ([2, 0, 1], 3, 8, 8), 'gbrp10le': ([2, 0, 1], 3, 16, 10), 'gbrp12le': ([2, 0, 1], 3, 16, 12),
-    'gbrp16le': ([2, 0, 1], 3, 16, 16),
+    'gbrp16le': ([2, 0, 1], 3, 16, 16), 'rgba': (None, 4, 8, 8), 'rgba64le': (None, 4, 16, 16),
+    'gbrap': ([2, 0, 1, 3], 4, 8, 8), 'gbrap10le': ([2, 0, 1, 3], 4, 16, 10),
+    'gbrap12le': ([2, 0, 1, 3], 4, 16, 12), 'gbrap16le': ([2, 0, 1, 3], 4, 16, 16),
+    'ya8': (None, 2, 8, 8), 'ya16le': (None, 2, 16, 16),
 }
 
 
@@ -1592,8 +1595,7 @@ def read_ffmpeg_raw(path, fmt, w, h, shape):
         raw = [list(a[c::n]) for c in range(n)]
         sizes = [(w, h)] * n
     else:
-        sizes = [(w, h) if c == 0 or len(order) == 3 and fmt.startswith('gbr') else
-                 (-(-w >> sx), -(-h >> sy)) for c in range(n)]
+        sizes = [(w, h) if c == 0 or fmt.startswith('gbr') else (-(-w >> sx), -(-h >> sy)) for c in range(n)]
         pos, planes = 0, []
         for cw, ch in sizes:
             planes.append(list(a[pos:pos + cw * ch]))
@@ -1602,9 +1604,12 @@ def read_ffmpeg_raw(path, fmt, w, h, shape):
             raise ValueError('%d samples in a %dx%d %s frame, %d expected' % (len(a), w, h, fmt, pos))
         raw = [planes[order.index(c)] for c in range(n)]
     out = []
+    # The native decoder shifts samples to the top of 16 bits in gray16le,
+    # rgb48le and rgba64le only; elsewhere to the image's largest precision.
+    top = 16 if fmt in ('gray16le', 'rgb48le', 'rgba64le') else 8 if bits == 8 else max(p[2] for p in shape)
     for c, (cw, ch) in enumerate(sizes):
         prec = shape[c][2]
-        shift = depth - prec
+        shift = top - prec
         if shift < 0:
             raise ValueError('%s holds %d bits, the component %d' % (fmt, depth, prec))
         if shift and any(v & ((1 << shift) - 1) for v in raw[c]):
@@ -1715,9 +1720,14 @@ OJPH_SIGNED = ('ojph_expand 0.9 writes signed components to .yuv clipped to the 
 OJPH_PRECINCT_1 = ('ojph_expand 0.9 cannot decode precincts of 1x1 (grk_compress halves the last -c size at each '
                    'lower resolution, down to 1x1 at resolution 0): "Error decoding a codeblock" or "missing '
                    'msbs are larger or equal to Kmax"')
-OJPH_EMPTY_BANDS = ('ojph_expand 0.9 fails ("Error decoding a codeblock" or "missing msbs are larger or equal '
-                    'to Kmax") on tile-components with empty subbands or resolutions: narrow edge tiles at 5 '
-                    'levels, the 16x16 chroma of a 32x32 4:2:0 tile')
+OJPH_EMPTY_BANDS = ('ojph_expand 0.9 loses its place in the packets of precincts without code-blocks (every '
+                    'subband of the resolution empty, as in narrow or short edge tiles at 5 levels, or the '
+                    '16x16 chroma of a 32x32 4:2:0 tile): "Error decoding a codeblock", "missing msbs are '
+                    'larger or equal to Kmax", or with EPH "should find EPH"')
+FFMPEG_GUARD_BITS = ('FFmpeg 8.1\'s native HT decoder refuses ("Bad HT cleanup segment") code-blocks with few '
+                     'missing MSBs, as 0 guard bits (9/7) or 1 (5/3) give: it bounds a quad\'s exponent by the '
+                     'missing-MSB count plus 2 (jpeg2000htdec.c, maxbp); OpenJPEG, OpenJPH and Grok decode these '
+                     'streams as j2kc does, the 5/3 one to its source')
 
 
 def ht_exception(case, peer):
@@ -1872,7 +1882,8 @@ class HtEncodeCase:
             # ojph_expand 0.9 decodes the first quality layer only (and fails on
             # later layers' packets in the other progressions): one-layer streams only.
             layers = int(args[args.index('--layers') + 1]) if '--layers' in args else 1
-            peers = ['opj', 'grk', 'ffmpeg'] + (['ojph'] if layers == 1 else [])
+            # Nor does it write images of 2 or 4 components (.pgm, .ppm and .yuv take 1 or 3).
+            peers = ['opj', 'grk', 'ffmpeg'] + (['ojph'] if layers == 1 and src.comps in (1, 3) else [])
         self.peers = peers
 
     def run(self, ctx, work):
@@ -2080,6 +2091,30 @@ def ht_encode_cases():
     E('imf_lossless', y422_12, 'yuv', ['--profile', 'imf', '--lossless', '--fps', '24'], strict_dump=True)
     E('imf_lossy', y422_12, 'yuv', ['--profile', 'imf', '--fps', '24'], strict_dump=True)
     E('jph', rgb8, 'pnm', ['--lossless'], ext='jph')
+    rgba8 = ht_source('ht_rgba8_67x45', 67, 45, 4, 8, seed=87)
+    rgba16 = ht_source('ht_rgba16_129x97', 129, 97, 4, 16, seed=88)
+    ga12 = ht_source('ht_ga12_67x45', 67, 45, 2, 12, seed=89)
+    for name, src in (('rgba8', rgba8), ('rgba16', rgba16), ('ga12', ga12)):
+        E('lossless_%s' % name, src, 'raw', ['--lossless'])
+        E('lossy_%s' % name, src, 'raw', ['--quality', '0.5'])
+    E('bytes_3000_rgba8', rgba8, 'raw', ['--bytes', '3000'], budget=3000, known={'grk': GRK_REFINEMENT})
+    # (0 guard bits cannot hold a lossless 5/3 image: the encoder refuses it.)
+    for g in (0, 1, 2, 7):
+        if g:
+            E('guard_bits%d_lossless' % g, gray12, 'pnm', ['--lossless', '--guard-bits', str(g)],
+              known={'ffmpeg': FFMPEG_GUARD_BITS} if g == 1 else None)
+        E('guard_bits%d_lossy' % g, gray12, 'pnm', ['--guard-bits', str(g)],
+          known={'ffmpeg': FFMPEG_GUARD_BITS} if g == 0 else None)
+    E('component_bytes', big, 'pnm', ['--component-bytes', '2500'], known={'grk': GRK_REFINEMENT})
+    E('bytes_levels0', gray8, 'pnm', ['--bytes', '2000', '--levels', '0'], budget=2000,
+      known={'grk': GRK_REFINEMENT})
+    E('bytes_cblk_1024x4_16bit', gray16, 'pnm', ['--bytes', '4000', '--cblk', '1024x4'], budget=4000,
+      known={'grk': GRK_REFINEMENT})
+    E('bytes_pcrl_layers4', y422_12, 'yuv', ['--bytes', '30000', '--layers', '4', '--progression', 'PCRL',
+                                             '--precincts', '64x64,32x32'], budget=30000)
+    E('lossy_mct0', rgb10, 'pnm', ['--mct', '0', '--quality', '2'])
+    E('tiles_lossy_yuv422', y422, 'yuv', ['--tile', '64x32', '--tile-parts', 'R', '--tlm', '--plt', '--sop',
+                                          '--eph'], known={'ojph': OJPH_EMPTY_BANDS})
     return cases
 
 

@@ -1730,8 +1730,29 @@ FFMPEG_GUARD_BITS = ('FFmpeg 8.1\'s native HT decoder refuses ("Bad HT cleanup s
                      'streams as j2kc does, the 5/3 one to its source')
 
 
+GRK_24_BITPLANES = ('grk_decompress 10 refuses ("Failed to decompress tile") HT code-blocks of bands with more '
+                    'than 24 magnitude bit-planes (guard bits + exponent - 1 in QCD/QCC), which fine steps on deep '
+                    'samples give')
+
+
 def ht_exception(case, peer):
     return case.known.get(peer)
+
+
+def max_band_bitplanes(ctx, stream):
+    """The largest number of magnitude bit-planes of a band (Mb = guard bits
+    + exponent - 1, E.1) in the stream's QCD/QCC, from `j2kc dump`."""
+    rc, so, se = run([ctx.j2kc, 'dump', '-i', stream])
+    if rc != 0:
+        raise RuntimeError('j2kc dump failed: %s' % se.strip())
+    top, guard = 0, None
+    for line in so.splitlines():
+        m = re.search(r'(\d+) guard bits?', line)
+        if m and re.match(r'\s*QC[DC]', line):
+            guard = int(m.group(1))
+        elif guard is not None and 'exponent' in line:
+            top = max([top] + [guard + int(e) - 1 for e in re.findall(r'\((\d+),', line)])
+    return top
 
 
 def check_peers(ctx, case, work, stream, own, delivered, tolerance, peers, src=None):
@@ -1919,6 +1940,8 @@ class HtEncodeCase:
             ok, _, _, why = compare_planes(source_planes(self.src), own, 0)
             if not ok:
                 fails.append('j2kc decode against the source: ' + why)
+        if max_band_bitplanes(ctx, stream) > 24 and 'grk' not in self.known:
+            self.known = dict(self.known, grk=GRK_24_BITPLANES)
         more, notes, (worst, ndiff) = check_peers(ctx, self, work, stream, own, delivered,
                                                   0 if self.lossless else 1, self.peers,
                                                   None if self.lossless else self.src)
@@ -2025,6 +2048,7 @@ def ht_decode_cases():
         G('tile_parts_C_%s' % t, rgb8, 'pnm', ['-u', 'C', '-p', 'CPRL'] + irr)
         G('plt_sop_eph_%s' % t, rgb8, 'pnm', ['-L', '-S', '-E'] + irr)
         G('mct0_%s' % t, rgb8, 'pnm', ['-Y', '0'] + irr)
+    cases += ht_decode_mix(60)
     for bits in (8, 9, 10, 11, 12, 13, 14, 15, 16):
         for signed in (False, True):
             s = source('ht_d%d%s_67x45' % (bits, 's' if signed else 'u'), 67, 45, 1, bits, signed, seed=90 + bits)
@@ -2035,6 +2059,74 @@ def ht_decode_cases():
             G('depth%d%s_53' % (bits, 's' if signed else 'u'), s, kind, [], known=known)
             if bits in (8, 12, 16):
                 G('depth%d%s_97' % (bits, 's' if signed else 'u'), s, kind, ['-I'], known=known)
+    return cases
+
+
+def ht_mix_sources():
+    """(name, source, kind for ojph, tiles). Tiles and precincts go on the
+    256x192 images only, and the tiles divide them (no precinct or tile of one
+    sample, OJPH_EMPTY_BANDS); the tiles start their rows at
+    multiples of 32 (GRK_TILE_ROWS); odd sizes and edges are the fixed cases'
+    part. 16-bit sources are coded reversibly only: their 9/7 decodes differ by
+    2 LSB between float32 implementations, which the fixed 16-bit cases
+    arbitrate against the source."""
+    return [
+        ('rgb8', ht_source('ht_rgb8_256x192', 256, 192, 3, 8, seed=76), 'pnm', ['64x64', '128x96', '128x64']),
+        ('rgb12', ht_source('ht_rgb12_129x97', 129, 97, 3, 12, seed=91), 'pnm', []),
+        ('gray16', ht_source('ht_gray16_129x97', 129, 97, 1, 16, seed=83), 'pnm', []),
+        ('gray10', ht_source('ht_gray10_256x192', 256, 192, 1, 10, seed=92), 'pnm', ['128x64', '64x96']),
+        ('yuv422_10', ht_source('ht_yuv422_10_129x97', 129, 97, 3, 10, sub=[(1, 1), (2, 1), (2, 1)], seed=78),
+         'yuv', []),
+        ('yuv420_8', ht_source('ht_yuv420_8_256x192', 256, 192, 3, 8, sub=[(1, 1), (2, 2), (2, 2)], seed=93),
+         'yuv', ['128x128', '128x64']),
+    ]
+
+
+def ht_decode_mix(count):
+    """ojph_compress option combinations drawn with a fixed seed."""
+    rng = random.Random(15444)
+    cases = []
+    for i in range(count):
+        name, src, kind, tiles = rng.choice(ht_mix_sources())
+        rev = rng.random() < 0.5 or src.prec == 16
+        args = ['-reversible', 'true'] if rev else ['-qstep', rng.choice(['0.002', '0.01', '0.05'])]
+        args += ['-num_decomps', str(rng.randint(0, 5)), '-prog_order', rng.choice(PROGRESSIONS),
+                 '-block_size', rng.choice(['{64,64}', '{32,32}', '{16,64}', '{64,16}', '{8,128}', '{128,8}'])]
+        if tiles and rng.random() < 0.5:
+            args += ['-precincts', rng.choice(['{32,32},{64,64}', '{16,16},{128,128}', '{64,64}', '{128,128},{32,32}'])]
+        if tiles and rng.random() < 0.4:
+            t = rng.choice(tiles).split('x')
+            args += ['-tile_size', '{%s,%s}' % (t[0], t[1])]
+        if name.startswith('rgb') and rng.random() < 0.3:
+            args += ['-colour_trans', 'false']
+        cases.append(HtDecodeCase('mix%02d_%s_%s' % (i, name, '53' if rev else '97'), 'ojph', src, kind, args,
+                                  not rev))
+    return cases
+
+
+def ht_encode_mix(count):
+    """`j2kc encode --ht` option combinations drawn with a fixed seed."""
+    rng = random.Random(15015)
+    cases = []
+    for i in range(count):
+        name, src, kind, tiles = rng.choice(ht_mix_sources())
+        mode = 'lossless' if src.prec == 16 else rng.choice(['lossless', 'quality', 'bytes'])
+        args = {'lossless': ['--lossless'], 'quality': ['--quality', rng.choice(['0.5', '1', '3'])],
+                'bytes': ['--bytes', str(rng.choice([2000, 6000, 20000]))]}[mode]
+        layers = rng.choice([1, 1, 2, 3]) if mode != 'quality' else 1
+        args += ['--levels', str(rng.randint(0, 5)), '--progression', rng.choice(PROGRESSIONS),
+                 '--cblk', rng.choice(['64x64', '32x32', '16x64', '64x16', '8x128', '128x32'])]
+        if layers > 1:
+            args += ['--layers', str(layers)]
+        if tiles and rng.random() < 0.5:
+            args += ['--precincts', rng.choice(['64x64,32x32', '128x128', '32x32,16x16', '256x256,128x128'])]
+        if tiles and rng.random() < 0.4:
+            args += ['--tile', rng.choice(tiles)] + rng.choice([[], ['--tile-parts', 'R', '--tlm'], ['--plt']])
+        if rng.random() < 0.2:
+            args += ['--sop', '--eph']
+        cases.append(HtEncodeCase('mix%02d_%s_%s' % (i, name, mode), src, kind, args,
+                                  budget=int(args[1]) if mode == 'bytes' else None,
+                                  known={'grk': GRK_REFINEMENT} if mode == 'bytes' and layers == 1 else None))
     return cases
 
 
@@ -2113,6 +2205,7 @@ def ht_encode_cases():
     E('bytes_pcrl_layers4', y422_12, 'yuv', ['--bytes', '30000', '--layers', '4', '--progression', 'PCRL',
                                              '--precincts', '64x64,32x32'], budget=30000)
     E('lossy_mct0', rgb10, 'pnm', ['--mct', '0', '--quality', '2'])
+    cases += ht_encode_mix(60)
     E('tiles_lossy_yuv422', y422, 'yuv', ['--tile', '64x32', '--tile-parts', 'R', '--tlm', '--plt', '--sop',
                                           '--eph'], known={'ojph': OJPH_EMPTY_BANDS})
     return cases

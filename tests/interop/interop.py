@@ -1715,6 +1715,9 @@ GRK_REFINEMENT = ('grk_decompress 10 passes an HT code-block\'s cleanup and refi
 GRK_TILE_ROWS = ('grk_decompress 10 decodes 5/3 tiles wrongly (Part 1 streams too) where tile rows start at a y '
                  'that is not a multiple of 2^levels (14-high tiles at 2 or more levels, offset tile grids); '
                  '16-high tiles, columns at any x and 9/7 tiles decode right')
+GRK_TILE_PARTS_SOP = ('grk_decompress 10 decodes its own streams with tile-parts by resolution (-u R) and SOP/EPH '
+                      'markers wrongly (whole areas at 0 or the top); OpenJPEG, OpenJPH and j2kc decode them to '
+                      'their source')
 OJPH_SIGNED = ('ojph_expand 0.9 writes signed components to .yuv clipped to the unsigned range [0, 2^B - 1]: '
                'negative samples become 0, samples above 2^(B-1) - 1 stay unclipped')
 OJPH_PRECINCT_1 = ('ojph_expand 0.9 cannot decode precincts of 1x1 (grk_compress halves the last -c size at each '
@@ -2047,8 +2050,9 @@ def ht_decode_cases():
         G('tile_parts_R_%s' % t, big, 'pnm', ['-t', '128,96', '-u', 'R', '-p', 'RPCL'] + irr)
         G('tile_parts_C_%s' % t, rgb8, 'pnm', ['-u', 'C', '-p', 'CPRL'] + irr)
         G('plt_sop_eph_%s' % t, rgb8, 'pnm', ['-L', '-S', '-E'] + irr)
+        G('tile_parts_R_sop_eph_%s' % t, big, 'pnm', ['-u', 'R', '-S', '-E'] + irr, known={'grk': GRK_TILE_PARTS_SOP})
         G('mct0_%s' % t, rgb8, 'pnm', ['-Y', '0'] + irr)
-    cases += ht_decode_mix(60)
+    cases += ht_decode_mix(120) + ht_decode_grk_mix(60)
     for bits in (8, 9, 10, 11, 12, 13, 14, 15, 16):
         for signed in (False, True):
             s = source('ht_d%d%s_67x45' % (bits, 's' if signed else 'u'), 67, 45, 1, bits, signed, seed=90 + bits)
@@ -2101,6 +2105,30 @@ def ht_decode_mix(count):
             args += ['-colour_trans', 'false']
         cases.append(HtDecodeCase('mix%02d_%s_%s' % (i, name, '53' if rev else '97'), 'ojph', src, kind, args,
                                   not rev))
+    return cases
+
+
+def ht_decode_grk_mix(count):
+    """grk_compress -M 64 option combinations drawn with a fixed seed (PNM input only)."""
+    rng = random.Random(15415)
+    cases = []
+    choices = [s for s in ht_mix_sources() if s[2] == 'pnm']
+    for i in range(count):
+        name, src, kind, tiles = rng.choice(choices)
+        irr = src.prec < 16 and rng.random() < 0.5
+        args = ['-n', str(rng.randint(1, 6)), '-p', rng.choice(PROGRESSIONS),
+                '-b', rng.choice(['64,64', '32,32', '16,64', '64,16', '8,128', '128,8'])] + (['-I'] if irr else [])
+        if tiles and rng.random() < 0.5:
+            args += ['-c', rng.choice(['[128,128],[64,64]', '[64,64]', '[256,256],[128,128],[32,32]'])]
+        if tiles and rng.random() < 0.4:
+            args += ['-t', rng.choice(tiles).replace('x', ',')] + rng.choice([[], ['-u', 'R'], ['-L']])
+        if src.comps == 3 and rng.random() < 0.3:
+            args += ['-Y', '0']
+        if rng.random() < 0.2:
+            args += ['-S', '-E']
+        known = {'grk': GRK_TILE_PARTS_SOP} if '-u' in args and '-S' in args else None
+        cases.append(HtDecodeCase('mix%02d_%s_%s' % (i, name, '97' if irr else '53'), 'grk', src, kind, args, irr,
+                                  known=known))
     return cases
 
 
@@ -2205,7 +2233,7 @@ def ht_encode_cases():
     E('bytes_pcrl_layers4', y422_12, 'yuv', ['--bytes', '30000', '--layers', '4', '--progression', 'PCRL',
                                              '--precincts', '64x64,32x32'], budget=30000)
     E('lossy_mct0', rgb10, 'pnm', ['--mct', '0', '--quality', '2'])
-    cases += ht_encode_mix(60)
+    cases += ht_encode_mix(120)
     E('tiles_lossy_yuv422', y422, 'yuv', ['--tile', '64x32', '--tile-parts', 'R', '--tlm', '--plt', '--sop',
                                           '--eph'], known={'ojph': OJPH_EMPTY_BANDS})
     return cases

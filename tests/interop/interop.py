@@ -38,7 +38,8 @@ Sections:
              4:2:2 through .yuv, odd sizes) and by grk_compress -M 64 (levels,
              code-blocks, progressions with precincts, tiles, tile-parts,
              PLT/SOP/EPH, MCT off, image offset, 8..16 bits signed and
-             unsigned), decoded by `j2kc decode --raw-components` and by
+             unsigned), and 180 combinations of their options drawn with a
+             fixed seed, decoded by `j2kc decode --raw-components` and by
              ojph_expand, opj_decompress and grk_decompress: exact for 5/3
              (and j2kc's decode is the source image), within 1 LSB for 9/7
              (the peers' 9/7 runs in float32; 2..4 LSB pass where j2kc is the
@@ -50,14 +51,15 @@ Sections:
   ht-encode  `j2kc encode --ht` (lossless, fixed steps, byte budgets with
              refinement passes, layers, levels, code-blocks, progressions with
              precincts, tiles, tile-parts, TLM/PLT/SOP/EPH, 4:2:0/4:2:2, 8 to
-             16 bits, signed, the IMF profile, JPH) decoded by ojph_expand,
-             opj_decompress, grk_decompress and FFmpeg's native decoder
+             16 bits, signed, 2 and 4 components, guard bits, the IMF profile,
+             JPH, and 120 combinations drawn with a fixed seed) decoded by
+             ojph_expand, opj_decompress, grk_decompress and FFmpeg's native decoder
              (`ffmpeg -c:v jpeg2000`, --ffmpeg or $FFMPEG), against `j2kc
              decode` of the same stream: exact for --lossless (the source
              image), within 1 LSB for 9/7 (4 for Grok's delivered RGB).
              In both HT sections a peer's known bug is a named exception
-             (GRK_*, OJPH_*) on the cases it concerns: the peer must still
-             fail there.
+             (GRK_*, OJPH_*, FFMPEG_*) on the cases it concerns: the peer must
+             still fail there.
 
 Exit status: 0 all passed, 1 a mismatch or failure, 77 reference tools
 missing (ctest SKIP_RETURN_CODE). Python 3 standard library only.

@@ -1622,17 +1622,11 @@ def read_ffmpeg_raw(path, fmt, w, h, shape):
     return out, ''
 
 
-class HtPeer:
-    """A decoder of HT codestreams: decode(ctx, stream, work, shape, subsampled) -> (planes, why).
-    `shape` is j2kc's decode of the same stream (--raw-components): the sizes
-    and precisions for formats that do not carry them."""
-
-    def __init__(self, name, tool):
-        self.name, self.tool = name, tool
-
-    def available(self, ctx):
-        return (ctx.ffmpeg if self.name == 'ffmpeg' else shutil.which(self.tool)) is not None
-
+# The peers' HT decoders: decode(ctx, stream, work, shape, delivered) ->
+# (planes or None, why). `shape` is j2kc's decode of the same stream
+# (--raw-components), which gives sizes, precisions and signedness to formats
+# that do not carry them; why is 'delivered' where the planes are the RGB a
+# decoder delivers from three subsampled components.
 
 def decode_ojph(ctx, stream, work, shape, delivered):
     full = all(p[:2] == shape[0][:2] for p in shape)
@@ -1766,7 +1760,7 @@ def check_peers(ctx, case, work, stream, own, delivered, tolerance, peers, src=N
     differing samples of a peer that passed without arbitration."""
     fails, notes, stats = [], [], (0, 0)
     for peer in peers:
-        decode, tool = HT_PEERS[peer]
+        decode = HT_PEERS[peer][0]
         known = ht_exception(case, peer)
         pwork = os.path.join(work, peer)
         os.makedirs(pwork, exist_ok=True)

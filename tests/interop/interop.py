@@ -40,7 +40,8 @@ Sections:
              PLT/SOP/EPH, MCT off, image offset, 8..16 bits signed and
              unsigned), and 180 combinations of their options drawn with a
              fixed seed, decoded by `j2kc decode --raw-components` and by
-             ojph_expand, opj_decompress and grk_decompress: exact for 5/3
+             ojph_expand, opj_decompress and grk_decompress, some at reduced
+             resolutions (-r, -skip_res, FFmpeg's -lowres): exact for 5/3
              (and j2kc's decode is the source image), within 1 LSB for 9/7
              (the peers' 9/7 runs in float32; 2..4 LSB pass where j2kc is the
              closer to the source, as in `decode`). Grok and OpenJPEG deliver
@@ -1622,13 +1623,13 @@ def read_ffmpeg_raw(path, fmt, w, h, shape):
     return out, ''
 
 
-# The peers' HT decoders: decode(ctx, stream, work, shape, delivered) ->
-# (planes or None, why). `shape` is j2kc's decode of the same stream
+# The peers' HT decoders: decode(ctx, stream, work, shape, delivered, reduce)
+# -> (planes or None, why), `reduce` resolutions dropped. `shape` is j2kc's decode of the same stream
 # (--raw-components), which gives sizes, precisions and signedness to formats
 # that do not carry them; why is 'delivered' where the planes are the RGB a
 # decoder delivers from three subsampled components.
 
-def decode_ojph(ctx, stream, work, shape, delivered):
+def decode_ojph(ctx, stream, work, shape, delivered, reduce=0):
     full = all(p[:2] == shape[0][:2] for p in shape)
     unsigned = not any(p[3] for p in shape)
     if len(shape) == 3 and full and unsigned:
@@ -1638,7 +1639,8 @@ def decode_ojph(ctx, stream, work, shape, delivered):
     else:
         ext = 'yuv'
     out = os.path.join(work, 'ojph.' + ext)
-    rc, so, se = run(['ojph_expand', '-i', stream, '-o', out])
+    rc, so, se = run(['ojph_expand', '-i', stream, '-o', out] + (['-skip_res', '%d,%d' % (reduce, reduce)]
+                                                                 if reduce else []))
     if rc != 0 or not os.path.exists(out):
         return None, 'ojph_expand failed (%s): %s' % (rc, (se.strip() or so.strip()).splitlines()[-1:])
     if ext == 'yuv':
@@ -1647,9 +1649,9 @@ def decode_ojph(ctx, stream, work, shape, delivered):
     return [(w, h, s[2], s[3], p) for p, s in zip(planes, shape)], ''
 
 
-def decode_opj(ctx, stream, work, shape, delivered):
+def decode_opj(ctx, stream, work, shape, delivered, reduce=0):
     out = os.path.join(work, 'opj.pgx')
-    rc, msg = Decoder('opj').decode(stream, out)
+    rc, msg = Decoder('opj').decode(stream, out, reduce)
     if rc != 0:
         return None, 'opj_decompress failed (%s): %s' % (rc, msg[0] if msg else '')
     files = pgx_components(out)
@@ -1658,16 +1660,16 @@ def decode_opj(ctx, stream, work, shape, delivered):
         files = []
         for c in range(3):
             one = os.path.join(work, 'opj_c%d.pgx' % c)
-            rc, msg = Decoder('opj').decode(stream, one, component=c)
+            rc, msg = Decoder('opj').decode(stream, one, reduce, component=c)
             if rc != 0:
                 return None, 'opj_decompress -c %d failed: %s' % (c, msg[0] if msg else rc)
             files += pgx_components(one)
     return pgx_planes(files), ''
 
 
-def decode_grk(ctx, stream, work, shape, delivered):
+def decode_grk(ctx, stream, work, shape, delivered, reduce=0):
     out = os.path.join(work, 'grk.pgx')
-    rc, so, se = run(['grk_decompress', '-i', stream, '-o', out])
+    rc, so, se = run(['grk_decompress', '-i', stream, '-o', out] + (['-r', str(reduce)] if reduce else []))
     files = pgx_components(out)
     if rc != 0 or not files:
         return None, 'grk_decompress failed (%s): %s' % (rc, (se.strip() or so.strip()).splitlines()[-1:])
@@ -1680,9 +1682,10 @@ def decode_grk(ctx, stream, work, shape, delivered):
     return planes, ''
 
 
-def decode_ffmpeg(ctx, stream, work, shape, delivered):
+def decode_ffmpeg(ctx, stream, work, shape, delivered, reduce=0):
     out = os.path.join(work, 'ffmpeg.raw')
-    rc, so, se = run([ctx.ffmpeg, '-hide_banner', '-nostdin', '-y', '-c:v', 'jpeg2000', '-i', stream,
+    rc, so, se = run([ctx.ffmpeg, '-hide_banner', '-nostdin', '-y', '-c:v', 'jpeg2000', '-lowres', str(reduce),
+                      '-i', stream,
                       '-frames:v', '1', '-f', 'rawvideo', out])
     m = re.search(r'Output #0.*?Video: rawvideo[^,]*, (\w+)', se, re.S)
     if rc != 0 or not m or not os.path.exists(out):
@@ -1764,7 +1767,7 @@ def check_peers(ctx, case, work, stream, own, delivered, tolerance, peers, src=N
         known = ht_exception(case, peer)
         pwork = os.path.join(work, peer)
         os.makedirs(pwork, exist_ok=True)
-        planes, why = decode(ctx, stream, pwork, own, delivered)
+        planes, why = decode(ctx, stream, pwork, own, delivered, getattr(case, 'reduce', 0))
         if planes is not None and peer in ctx.perturb:
             planes = perturb_planes(planes)
         ok = False
@@ -1805,9 +1808,11 @@ def arbitrate_planes(src, ref, dut, worst):
     return None
 
 
-def j2kc_decode_planes(ctx, stream, work, name, raw=True):
+def j2kc_decode_planes(ctx, stream, work, name, raw=True, reduce=0):
     out = os.path.join(work, name + '.pgx')
     cmd = [ctx.j2kc, 'decode', '-i', stream, '-o', out] + (['--raw-components'] if raw else [])
+    if reduce:
+        cmd += ['-r', str(reduce)]
     if ctx.backend:
         cmd += ['--backend', ctx.backend]
     rc, so, se = run(cmd)
@@ -1828,13 +1833,14 @@ class HtDecodeCase:
     section = 'ht-decode'
 
     def __init__(self, name, encoder, src, kind, args, irreversible, full_only=False, peers=None,
-                 lossless=None, known=None):
+                 lossless=None, known=None, reduce=0):
         self.name = 'ht-decode/%s/%s' % (encoder, name)
         self.known = known or {}
+        self.reduce = reduce
         self.encoder, self.src, self.kind, self.args = encoder, src, kind, args
         self.irreversible, self.full_only = irreversible, full_only
         self.peers = peers or ['ojph', 'opj', 'grk']
-        self.lossless = not irreversible if lossless is None else lossless
+        self.lossless = not irreversible and not reduce if lossless is None else lossless
 
     def encode(self, ctx, work):
         inp = self.src.file(ctx.root, self.kind)
@@ -1860,12 +1866,12 @@ class HtDecodeCase:
 
     def run(self, ctx, work):
         stream = self.encode(ctx, work)
-        own, why = j2kc_decode_planes(ctx, stream, work, 'j2kc')
+        own, why = j2kc_decode_planes(ctx, stream, work, 'j2kc', reduce=self.reduce)
         if own is None:
             return Result(self, 'fail', why)
         delivered = None
         if len(own) == 3 and any(p[:2] != own[0][:2] for p in own):
-            delivered, why = j2kc_decode_planes(ctx, stream, work, 'j2kc_rgb', raw=False)
+            delivered, why = j2kc_decode_planes(ctx, stream, work, 'j2kc_rgb', raw=False, reduce=self.reduce)
             if delivered is None:
                 return Result(self, 'fail', why)
         fails = []
@@ -1891,9 +1897,10 @@ class HtEncodeCase:
     section = 'ht-encode'
 
     def __init__(self, name, src, kind, args, ext='j2c', budget=None, full_only=False, strict_dump=False,
-                 known=None, peers=None):
+                 known=None, peers=None, reduce=0):
         self.name = 'ht-encode/' + name
         self.known = known or {}
+        self.reduce = reduce
         self.src, self.kind, self.args, self.ext = src, kind, args, ext
         self.budget, self.full_only, self.strict_dump = budget, full_only, strict_dump
         self.lossless = '--lossless' in args
@@ -1926,16 +1933,16 @@ class HtEncodeCase:
             rc, so, se = run([ctx.j2kc, 'dump', '-i', stream, '--strict'])
             if rc != 0:
                 return Result(self, 'fail', 'profile checks fail: %s' % ' '.join(so.splitlines()[-3:]))
-        own, why = j2kc_decode_planes(ctx, stream, work, 'j2kc')
+        own, why = j2kc_decode_planes(ctx, stream, work, 'j2kc', reduce=self.reduce)
         if own is None:
             return Result(self, 'fail', why)
         delivered = None
         if len(own) == 3 and any(p[:2] != own[0][:2] for p in own):
-            delivered, why = j2kc_decode_planes(ctx, stream, work, 'j2kc_rgb', raw=False)
+            delivered, why = j2kc_decode_planes(ctx, stream, work, 'j2kc_rgb', raw=False, reduce=self.reduce)
             if delivered is None:
                 return Result(self, 'fail', why)
         fails = []
-        if self.lossless:
+        if self.lossless and not self.reduce:
             ok, _, _, why = compare_planes(source_planes(self.src), own, 0)
             if not ok:
                 fails.append('j2kc decode against the source: ' + why)
@@ -2016,6 +2023,10 @@ def ht_decode_cases():
                                                  '-image_offset', '{6,4}'], known={'grk': GRK_TILE_ROWS})
     O('colour_trans_false_53', rgb8, 'pnm', rev + ['-colour_trans', 'false'])
     O('colour_trans_false_97', rgb16, 'pnm', ['-colour_trans', 'false', '-qstep', '0.001'])
+    for r in (1, 2, 5):
+        O('reduce%d_53' % r, big, 'pnm', rev, reduce=r)
+        O('reduce%d_97_yuv422' % r, y422, 'yuv', ['-qstep', '0.01'], reduce=r)
+    O('reduce2_tiles_53', big, 'pnm', rev + ['-tile_size', '{64,64}'], reduce=2)
     O('big_53', big, 'pnm', rev)
     O('big_97', big, 'pnm', ['-qstep', '0.005'])
 
@@ -2048,6 +2059,7 @@ def ht_decode_cases():
         G('plt_sop_eph_%s' % t, rgb8, 'pnm', ['-L', '-S', '-E'] + irr)
         G('tile_parts_R_sop_eph_%s' % t, big, 'pnm', ['-u', 'R', '-S', '-E'] + irr, known={'grk': GRK_TILE_PARTS_SOP})
         G('mct0_%s' % t, rgb8, 'pnm', ['-Y', '0'] + irr)
+        G('reduce2_%s' % t, big, 'pnm', ['-t', '128,64'] + irr, reduce=2)
     cases += ht_decode_mix(120) + ht_decode_grk_mix(60)
     for bits in (8, 9, 10, 11, 12, 13, 14, 15, 16):
         for signed in (False, True):
@@ -2196,6 +2208,9 @@ def ht_encode_cases():
                                        '--cblk', '16x16', '--layers', '2'])
         E('prog_%s_yuv422' % p, y422, 'yuv', ['--progression', p, '--precincts', '64x64,32x32'])
     E('tiles', big, 'pnm', ['--lossless', '--tile', '64x48'])
+    for r in (1, 3):
+        E('reduce%d_lossless' % r, big, 'pnm', ['--lossless', '--tile', '128x64'], reduce=r)
+        E('reduce%d_lossy_yuv422' % r, y422, 'yuv', ['--quality', '1'], reduce=r)
     E('tiles_odd', rgb8, 'pnm', ['--tile', '30x20'])
     E('tiles_R_tlm', big, 'pnm', ['--lossless', '--tile', '128x96', '--tile-parts', 'R', '--tlm'])
     E('tiles_C_tlm_plt', y420, 'yuv', ['--lossless', '--tile', '32x32', '--tile-parts', 'C', '--tlm', '--plt'],

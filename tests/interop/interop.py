@@ -53,7 +53,8 @@ Sections:
              refinement passes, layers, levels, code-blocks, progressions with
              precincts, tiles, tile-parts, TLM/PLT/SOP/EPH, 4:2:0/4:2:2, 8 to
              16 bits, signed, 2 and 4 components, guard bits, the IMF profile,
-             JPH, and 120 combinations drawn with a fixed seed) decoded by
+             JPH, and 120 combinations drawn with a fixed seed; some decoded
+             at reduced resolutions or to their first layers) decoded by
              ojph_expand, opj_decompress, grk_decompress and FFmpeg's native decoder
              (`ffmpeg -c:v jpeg2000`, --ffmpeg or $FFMPEG), against `j2kc
              decode` of the same stream: exact for --lossless (the source
@@ -1649,9 +1650,9 @@ def decode_ojph(ctx, stream, work, shape, delivered, reduce=0):
     return [(w, h, s[2], s[3], p) for p, s in zip(planes, shape)], ''
 
 
-def decode_opj(ctx, stream, work, shape, delivered, reduce=0):
+def decode_opj(ctx, stream, work, shape, delivered, reduce=0, layers=0):
     out = os.path.join(work, 'opj.pgx')
-    rc, msg = Decoder('opj').decode(stream, out, reduce)
+    rc, msg = Decoder('opj').decode(stream, out, reduce, layers)
     if rc != 0:
         return None, 'opj_decompress failed (%s): %s' % (rc, msg[0] if msg else '')
     files = pgx_components(out)
@@ -1660,16 +1661,17 @@ def decode_opj(ctx, stream, work, shape, delivered, reduce=0):
         files = []
         for c in range(3):
             one = os.path.join(work, 'opj_c%d.pgx' % c)
-            rc, msg = Decoder('opj').decode(stream, one, reduce, component=c)
+            rc, msg = Decoder('opj').decode(stream, one, reduce, layers, component=c)
             if rc != 0:
                 return None, 'opj_decompress -c %d failed: %s' % (c, msg[0] if msg else rc)
             files += pgx_components(one)
     return pgx_planes(files), ''
 
 
-def decode_grk(ctx, stream, work, shape, delivered, reduce=0):
+def decode_grk(ctx, stream, work, shape, delivered, reduce=0, layers=0):
     out = os.path.join(work, 'grk.pgx')
-    rc, so, se = run(['grk_decompress', '-i', stream, '-o', out] + (['-r', str(reduce)] if reduce else []))
+    rc, so, se = run(['grk_decompress', '-i', stream, '-o', out] + (['-r', str(reduce)] if reduce else []) +
+                     (['-l', str(layers)] if layers else []))
     files = pgx_components(out)
     if rc != 0 or not files:
         return None, 'grk_decompress failed (%s): %s' % (rc, (se.strip() or so.strip()).splitlines()[-1:])
@@ -1767,7 +1769,8 @@ def check_peers(ctx, case, work, stream, own, delivered, tolerance, peers, src=N
         known = ht_exception(case, peer)
         pwork = os.path.join(work, peer)
         os.makedirs(pwork, exist_ok=True)
-        planes, why = decode(ctx, stream, pwork, own, delivered, getattr(case, 'reduce', 0))
+        extra = {'layers': case.layers} if getattr(case, 'layers', 0) else {}
+        planes, why = decode(ctx, stream, pwork, own, delivered, getattr(case, 'reduce', 0), **extra)
         if planes is not None and peer in ctx.perturb:
             planes = perturb_planes(planes)
         ok = False
@@ -1808,11 +1811,13 @@ def arbitrate_planes(src, ref, dut, worst):
     return None
 
 
-def j2kc_decode_planes(ctx, stream, work, name, raw=True, reduce=0):
+def j2kc_decode_planes(ctx, stream, work, name, raw=True, reduce=0, layers=0):
     out = os.path.join(work, name + '.pgx')
     cmd = [ctx.j2kc, 'decode', '-i', stream, '-o', out] + (['--raw-components'] if raw else [])
     if reduce:
         cmd += ['-r', str(reduce)]
+    if layers:
+        cmd += ['-l', str(layers)]
     if ctx.backend:
         cmd += ['--backend', ctx.backend]
     rc, so, se = run(cmd)
@@ -1897,10 +1902,10 @@ class HtEncodeCase:
     section = 'ht-encode'
 
     def __init__(self, name, src, kind, args, ext='j2c', budget=None, full_only=False, strict_dump=False,
-                 known=None, peers=None, reduce=0):
+                 known=None, peers=None, reduce=0, layers=0):
         self.name = 'ht-encode/' + name
         self.known = known or {}
-        self.reduce = reduce
+        self.reduce, self.layers = reduce, layers  # decode at reduced resolution, of the first layers
         self.src, self.kind, self.args, self.ext = src, kind, args, ext
         self.budget, self.full_only, self.strict_dump = budget, full_only, strict_dump
         self.lossless = '--lossless' in args
@@ -1933,16 +1938,17 @@ class HtEncodeCase:
             rc, so, se = run([ctx.j2kc, 'dump', '-i', stream, '--strict'])
             if rc != 0:
                 return Result(self, 'fail', 'profile checks fail: %s' % ' '.join(so.splitlines()[-3:]))
-        own, why = j2kc_decode_planes(ctx, stream, work, 'j2kc', reduce=self.reduce)
+        own, why = j2kc_decode_planes(ctx, stream, work, 'j2kc', reduce=self.reduce, layers=self.layers)
         if own is None:
             return Result(self, 'fail', why)
         delivered = None
         if len(own) == 3 and any(p[:2] != own[0][:2] for p in own):
-            delivered, why = j2kc_decode_planes(ctx, stream, work, 'j2kc_rgb', raw=False, reduce=self.reduce)
+            delivered, why = j2kc_decode_planes(ctx, stream, work, 'j2kc_rgb', raw=False, reduce=self.reduce,
+                                                layers=self.layers)
             if delivered is None:
                 return Result(self, 'fail', why)
         fails = []
-        if self.lossless and not self.reduce:
+        if self.lossless and not self.reduce and not self.layers:
             ok, _, _, why = compare_planes(source_planes(self.src), own, 0)
             if not ok:
                 fails.append('j2kc decode against the source: ' + why)
@@ -2197,6 +2203,14 @@ def ht_encode_cases():
         E('bytes_%d_%s' % (budget, name), src, kind, ['--bytes', str(budget)], budget=budget,
           known={'grk': GRK_REFINEMENT})
     E('bytes_layers3', big, 'pnm', ['--bytes', '12000', '--layers', '3'], budget=12000)
+    # The first layers alone (FFmpeg's native decoder has no option for it).
+    for n in (1, 2):
+        for p in ('LRCP', 'RPCL'):
+            E('bytes_layers4_decode%d_%s' % (n, p), big, 'pnm', ['--bytes', '16000', '--layers', '4', '--progression',
+                                                               p, '--precincts', '64x64'],
+              budget=16000, layers=n, peers=['opj', 'grk'])
+        E('bytes_layers3_decode%d_yuv422' % n, y422, 'yuv', ['--bytes', '8000', '--layers', '3'], budget=8000,
+          layers=n, peers=['opj', 'grk'])
     for lv in (0, 1, 5):
         E('levels%d_lossless' % lv, gray12, 'pnm', ['--lossless', '--levels', str(lv)])
         E('levels%d_lossy' % lv, rgb8, 'pnm', ['--levels', str(lv)])

@@ -113,7 +113,7 @@ core-lib: $(CORE_DIR)/build.ninja
 	ninja -C $(CORE_DIR) -j $(JOBS) j2kcuda $$(ninja -C $(CORE_DIR) -t targets all | grep -q '^j2kc:' && echo j2kc)
 
 test-core: core
-	cd $(CORE_DIR) && ctest --output-on-failure -j $(JOBS)
+	cd $(CORE_DIR) && FFMPEG=$(FFMPEG) ctest --output-on-failure -j $(JOBS)
 
 # The GPU half (Gpu* tests) on a CUDA machine; the rest skip without one.
 test-gpu-core: core

@@ -88,6 +88,9 @@ run_script() {
 FFMPEG=${FFMPEG:-$BUILD/stage/bin/ffmpeg}
 FFPROBE=${FFPROBE:-$BUILD/stage/bin/ffprobe}
 FFPLAY=${FFPLAY:-$BUILD/stage/bin/ffplay}
+# ctest's interop_ht runs FFmpeg's native decoder, from the core's build folder.
+case $FFMPEG in */*) [ "${FFMPEG#/}" != "$FFMPEG" ] || FFMPEG=$PWD/$FFMPEG ;; esac
+export FFMPEG FFPROBE FFPLAY
 here=$(dirname "$0")
 
 run_ctest

@@ -835,10 +835,11 @@ TEST(Tier2Hostile, RandomBytesNeverCrash)
         p.cblk_style.assign(t.layout.components.size(), style);
         Codestream cs = codestream_for(t, p);
         Tile tile;
-        tile.data.resize(rng() % 400);
+        std::vector<uint8_t> data(rng() % 400);
         const uint32_t bias = rng() % 3;  // plain random, ones-heavy, 0xFF-heavy
-        for (auto &b : tile.data)
+        for (auto &b : data)
             b = bias == 0 ? static_cast<uint8_t>(rng()) : bias == 1 ? static_cast<uint8_t>(rng() | rng()) : (rng() % 3 ? 0xFF : static_cast<uint8_t>(rng()));
+        tile.data = std::move(data);
         if (rng() % 3 == 0) {
             tile.has_packed_headers = true;
             tile.packed_headers.resize(rng() % 200);
@@ -870,7 +871,7 @@ TEST(Tier2Hostile, TruncatedStreamsKeepAPrefix)
         const size_t step = std::max<size_t>(1, full / 60);
         for (size_t cut = 0; cut < full; cut += step) {
             Tile tile;
-            tile.data.assign(enc.data.begin(), enc.data.begin() + cut);
+            tile.data = std::vector<uint8_t>(enc.data.begin(), enc.data.begin() + cut);
             tile.has_packed_headers = p.packed_headers;
             tile.packed_headers = enc.headers;
             if (p.packed_headers && cut % 2) tile.packed_headers.resize(tile.packed_headers.size() * cut / full);

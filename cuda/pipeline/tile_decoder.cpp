@@ -159,10 +159,12 @@ uint64_t codeword_bytes(const CodeBlockCodewords &cw)
 }
 
 /**
- * Whether the tile's data goes up whole: when its coded blocks' bytes are
- * three quarters of it or more (the rest is packet headers), one copy of it
- * costs less than a copy per block; a reduced or layer-limited decode, which
- * uses a fraction, copies its blocks' bytes alone.
+ * Whether the tile's data goes up whole: when the coded blocks of one chunk
+ * (the blocks whose bytes it then holds) take three quarters of it or more,
+ * the rest being packet headers, one copy of it costs less than a copy per
+ * block. A reduced or layer-limited decode, which uses a fraction of it, and
+ * a stream whose blocks mostly span several layers, whose chunks would be
+ * joined after it a second time, copy their blocks' bytes alone.
  */
 bool upload_tile_whole(const Tile &tile, const TileDecodeOptions &options, const TileBlocks &blocks)
 {
@@ -172,8 +174,8 @@ bool upload_tile_whole(const Tile &tile, const TileDecodeOptions &options, const
         const CodeBlock &cb = layout.code_blocks[index];
         const CodeBlockCodewords &cw = blocks.codewords[index];
         if (cb.resolution <= layout.components[cb.component].levels - options.reduce && cw.included &&
-            cw.num_passes > 0)
-            used += codeword_bytes(cw);
+            cw.num_passes > 0 && cw.chunks.size() == 1)
+            used += cw.chunks[0].length;
     }
     return used > 0 && 4 * used >= 3 * uint64_t{tile.data.size()};
 }

@@ -66,10 +66,11 @@ bool decode_code_block(const Codestream &cs, const Tile &tile, const TileDecodeO
  * byte runs that copy_bytes lays back to back, straight into the upload
  * buffer, every code-block's segments, and a job saying where its bytes lie
  * among them and where its values go in one buffer that holds all planes.
- * A tile whose jobs use most of its data gives one run, the data whole, and
- * its blocks of one chunk point into it; only blocks whose codewords lie in
- * several packets add runs of their own, joined after it. Otherwise (a
- * reduced or layer-limited decode) every block's chunks are runs.
+ * A tile whose blocks of one chunk hold most of its data gives one run, the
+ * data whole, and those blocks point into it; only blocks whose codewords
+ * lie in several packets add runs of their own, joined after it. Otherwise
+ * (a reduced or layer-limited decode, blocks mostly spanning layers) every
+ * block's chunks are runs.
  */
 struct Tier1JobTable {
     std::vector<CodeBlockChunk> byte_runs;  ///< copied in order, pointing into Tile::data

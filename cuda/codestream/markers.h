@@ -174,7 +174,6 @@ struct HeaderParameters {
     std::vector<ProgressionChange> poc;
 };
 
-/** A tile as parsed: its merged tile-part headers and its packet data. */
 /**
  * A tile's packet data: in place in the codestream, which then outlives it
  * (parse_codestream's `tile_data_in_place`: a tile of one tile-part), or its
@@ -220,6 +219,7 @@ private:
     size_t in_place_size_ = 0;
 };
 
+/** A tile as parsed: its merged tile-part headers and its packet data. */
 struct Tile {
     uint32_t index = 0;
     HeaderParameters header;

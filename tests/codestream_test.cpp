@@ -531,6 +531,35 @@ TEST(Codestream, PptInZOrderAcrossTileParts)
     EXPECT_EQ(cs.tiles[0].data, (Bytes{1, 2}));
 }
 
+/** In place, a tile of one tile-part views its body in the codestream; one of several is joined as before. */
+TEST(Codestream, TileDataInPlace)
+{
+    StreamSpec s;
+    s.siz = make_siz(20, 20, 2, 10, 10);  // 4 tiles
+    s.parts = {{0, 0, 1, nullptr, {1, 2, 3}, -1}, {1, 0, 2, nullptr, {10, 11}, -1},
+               {2, 0, 1, nullptr, {}, -1}, {1, 1, 2, nullptr, {12}, -1}};
+    const Bytes b = build(s);
+    const Codestream copied = parse_codestream(b.data(), b.size());
+    const Codestream viewed = parse_codestream(b.data(), b.size(), {}, true);
+    ASSERT_EQ(viewed.tiles.size(), 3u);
+    for (size_t t = 0; t < viewed.tiles.size(); ++t) {
+        const TileData &in = viewed.tiles[t].data;
+        EXPECT_EQ(in, std::vector<uint8_t>(copied.tiles[t].data.begin(), copied.tiles[t].data.end())) << t;
+        EXPECT_FALSE(copied.tiles[t].data.in_place()) << t;
+        EXPECT_EQ(in.in_place(), viewed.tiles[t].tile_parts_seen == 1) << t;
+        if (!in.in_place()) continue;
+        // Inside the codestream, at the tile-part's body.
+        EXPECT_GE(in.data(), b.data()) << t;
+        EXPECT_LE(in.data() + in.size(), b.data() + b.size()) << t;
+    }
+    EXPECT_EQ(viewed.tiles[0].data.data(), b.data() + viewed.tile_parts[0].data_offset);
+    EXPECT_EQ(viewed.tiles[1].data, (Bytes{10, 11, 12}));
+    // A copy of a tile that joined its data holds its own bytes.
+    Tile tile = viewed.tiles[1];
+    EXPECT_NE(tile.data.data(), viewed.tiles[1].data.data());
+    EXPECT_EQ(tile.data, (Bytes{10, 11, 12}));
+}
+
 TEST(Codestream, InterleavedTilesAndTileHeaders)
 {
     StreamSpec s;

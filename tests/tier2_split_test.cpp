@@ -8,6 +8,7 @@
  */
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <random>
 #include <string>
@@ -76,7 +77,7 @@ struct StreamCase {
     }
 };
 
-std::vector<uint8_t> encode(const StreamCase &c)
+std::vector<uint8_t> encode(const StreamCase &c, uint64_t frame_bytes = 0)
 {
     const j2kc_test::Planes16 frame = j2kc_test::synthetic_frame(320, 200, 3, 10, 7, 0.05);
     j2kc_encoder_config cfg = j2kc_test::cpu_encoder_config(quiet);
@@ -92,6 +93,7 @@ std::vector<uint8_t> encode(const StreamCase &c)
     if (c.tiles) cfg.tile_width = cfg.tile_height = 160;
     if (c.ht) cfg.block_coder = J2KC_BLOCK_CODER_HT;
     cfg.sop = cfg.eph = c.markers;
+    cfg.frame_bytes = frame_bytes;
     return j2kc_test::encode_stream(frame.image, cfg);
 }
 
@@ -221,6 +223,9 @@ TEST(Tier2Split, JobBytesCopiedInPiecesAsInOne)
     std::vector<uint8_t> source(size_t{6} << 20);
     for (uint8_t &b : source) b = static_cast<uint8_t>(rng());
     Tier1JobTable table;
+    // A whole tile's data first: pieces cut inside a run.
+    table.byte_runs.push_back(CodeBlockChunk{source.data(), static_cast<uint32_t>(source.size() / 2)});
+    table.num_bytes = source.size() / 2;
     while (table.num_bytes < source.size() - 8192) {
         const uint32_t length = rng() % 8193;
         table.byte_runs.push_back(CodeBlockChunk{source.data() + rng() % (source.size() - length), length});
@@ -236,4 +241,97 @@ TEST(Tier2Split, JobBytesCopiedInPiecesAsInOne)
         ASSERT_EQ(std::memcmp(one.data() + at, run.data, run.length), 0);
         at += run.length;
     }
+}
+
+namespace {
+
+/**
+ * Every job of the tile's table reads, inside the copied runs, exactly its
+ * block's chunks joined; returns the jobs with bytes.
+ */
+size_t expect_jobs_read_their_chunks(const Codestream &cs, const Tile &tile, const TileDecodeOptions &options,
+                                     const std::string &what)
+{
+    TileBlocks blocks;
+    TileCoefficients planes;
+    try {
+        prepare_tile(cs, tile, options, blocks, planes);
+    } catch (const Error &) {
+        return 0;
+    }
+    std::vector<size_t> offset(planes.components.size(), 0);
+    Tier1JobTable table;
+    append_tier1_jobs(cs, tile, options, blocks, planes, offset.data(), table);
+    std::vector<uint8_t> bytes(table.num_bytes);
+    table.copy_bytes(bytes.data());
+    size_t with_bytes = 0, job = 0;
+    const TileLayout &layout = *blocks.layout;
+    for (size_t index = 0; index < layout.code_blocks.size(); ++index) {
+        const CodeBlock &cb = layout.code_blocks[index];
+        if (cb.resolution > layout.components[cb.component].levels - options.reduce) continue;
+        const T1DecodeJob &j = table.jobs.at(job++);
+        EXPECT_LE(j.data_offset + j.data_length, table.num_bytes) << what << " block " << index;
+        if (j.num_segments == 0) continue;
+        std::vector<uint8_t> want;
+        for (const CodeBlockChunk &chunk : blocks.codewords[index].chunks)
+            want.insert(want.end(), chunk.data, chunk.data + chunk.length);
+        EXPECT_EQ(j.data_length, want.size()) << what << " block " << index;
+        if (j.data_length != want.size() || j.data_offset + j.data_length > bytes.size()) continue;
+        EXPECT_TRUE(std::equal(want.begin(), want.end(), bytes.begin() + j.data_offset)) << what << " block " << index;
+        with_bytes += j.data_length > 0;
+    }
+    EXPECT_EQ(job, table.jobs.size()) << what;
+    return with_bytes;
+}
+
+}  // namespace
+
+/**
+ * Whether the table carries a tile's data whole (blocks of one chunk point
+ * into it, others' chunks are joined after it) or block by block (reduce,
+ * fewer layers), and on cut streams: every job's bytes are its block's.
+ */
+TEST(Tier2Split, JobsReadTheirChunksInsideTheCopiedBytes)
+{
+    for (const bool ht : {false, true})
+        for (const int layers : {1, 3}) {
+            const StreamCase c{J2KC_PROG_LRCP, J2KC_TILE_PARTS_NONE, false, false, true, ht, layers};
+            const std::vector<uint8_t> clean = encode(c, 60000);  // a budget spreads blocks over the layers
+            ASSERT_FALSE(clean.empty()) << c.name();
+            for (size_t cut : {clean.size(), clean.size() * 3 / 4, clean.size() / 2}) {
+                const std::vector<uint8_t> bytes(clean.begin(), clean.begin() + cut);
+                const Codestream cs = parse_codestream(bytes.data(), bytes.size(), {}, true);
+                for (const Tile &tile : cs.tiles)
+                    for (uint32_t reduce : {0u, 1u})
+                        for (uint32_t max_layers : {0u, 1u}) {
+                            const std::string what = c.name() + " cut " + std::to_string(cut) + " reduce " +
+                                                     std::to_string(reduce) + " layers " +
+                                                     std::to_string(max_layers) + " tile " +
+                                                     std::to_string(tile.index);
+                            const size_t jobs = expect_jobs_read_their_chunks(cs, tile, {reduce, max_layers}, what);
+                            if (cut == clean.size()) EXPECT_GT(jobs, 0u) << what;
+                        }
+            }
+            // One layer read whole: the table is the tile's data and nothing else.
+            const Codestream cs = parse_codestream(clean.data(), clean.size(), {}, true);
+            TileBlocks blocks;
+            TileCoefficients planes;
+            prepare_tile(cs, cs.tiles[0], {}, blocks, planes);
+            std::vector<size_t> offset(planes.components.size(), 0);
+            Tier1JobTable table;
+            append_tier1_jobs(cs, cs.tiles[0], {}, blocks, planes, offset.data(), table);
+            size_t in_one = 0, joined = 0, split_blocks = 0;
+            for (const CodeBlockCodewords &cw : blocks.codewords) {
+                if (!cw.included || cw.num_passes == 0) continue;
+                for (const CodeBlockChunk &chunk : cw.chunks) (cw.chunks.size() == 1 ? in_one : joined) += chunk.length;
+                split_blocks += cw.chunks.size() > 1;
+            }
+            if (!ht) EXPECT_EQ(split_blocks > 0, layers > 1) << c.name();  // an HT block here is one segment
+            // Whole where the blocks of one chunk hold most of the data, once; else block by block.
+            const bool whole = 4 * in_one >= 3 * cs.tiles[0].data.size();
+            EXPECT_EQ(whole, layers == 1 || ht) << c.name();
+            ASSERT_FALSE(table.byte_runs.empty()) << c.name();
+            EXPECT_EQ(table.byte_runs[0].data == cs.tiles[0].data.data(), whole) << c.name();
+            EXPECT_EQ(table.num_bytes, whole ? cs.tiles[0].data.size() + joined : in_one + joined) << c.name();
+        }
 }

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <random>
 #include <set>
 #include <string>
@@ -77,6 +78,92 @@ TEST(Tier2BitIo, RoundTripWithStuffing)
             EXPECT_TRUE(short_r.exhausted());
         }
         EXPECT_TRUE(threw);
+    }
+}
+
+/** B.10.1 read a bit at a time, as the rule is written: the reference for PacketHeaderReader. */
+class BitAtATimeReader {
+public:
+    BitAtATimeReader(const uint8_t *data, size_t size) : data_(data), size_(size) {}
+    /** False where the bytes ran out. */
+    bool bits(uint32_t n, uint32_t &v)
+    {
+        v = 0;
+        for (; n > 0; --n) {
+            if (left_ == 0) {
+                if (pos_ >= size_) return false;
+                byte_ = data_[pos_++];
+                left_ = last_ff_ ? 7 : 8;
+                last_ff_ = byte_ == 0xFF;
+            }
+            v = v << 1 | ((byte_ >> --left_) & 1u);
+        }
+        return true;
+    }
+    /** False where the stuffed byte after a final 0xFF is missing. */
+    bool align(size_t &end)
+    {
+        left_ = 0;
+        if (last_ff_) {
+            if (pos_ >= size_) return false;
+            ++pos_;
+            last_ff_ = false;
+        }
+        end = pos_;
+        return true;
+    }
+
+private:
+    const uint8_t *data_;
+    size_t size_, pos_ = 0;
+    uint32_t byte_ = 0, left_ = 0;
+    bool last_ff_ = false;
+};
+
+/** Any bytes (0xFF runs included), any reads and aligns: the reference's bits, ends and failures. */
+TEST(Tier2BitIo, ReaderMatchesBitAtATimeRule)
+{
+    std::mt19937 rng(77);
+    for (int trial = 0; trial < 3000; ++trial) {
+        std::vector<uint8_t> bytes(rng() % 40);
+        const uint32_t bias = rng() % 3;
+        for (auto &b : bytes) b = bias == 0 ? static_cast<uint8_t>(rng()) : rng() % 2 ? 0xFF : static_cast<uint8_t>(rng());
+        // Exact-size heap copy: a read past the end is a fault under ASan.
+        std::unique_ptr<uint8_t[]> data(new uint8_t[std::max<size_t>(bytes.size(), 1)]);
+        std::copy(bytes.begin(), bytes.end(), data.get());
+        BitAtATimeReader want(data.get(), bytes.size());
+        PacketHeaderReader got(data.get(), bytes.size());
+        for (int step = 0; step < 60; ++step) {
+            if (rng() % 8 == 0) {
+                size_t end = 0;
+                const bool ok = want.align(end);
+                try {
+                    const size_t at = got.align();
+                    ASSERT_TRUE(ok) << trial << " step " << step;
+                    ASSERT_EQ(at, end) << trial << " step " << step;
+                    ASSERT_EQ(got.position(), end);
+                } catch (const Error &e) {
+                    ASSERT_FALSE(ok) << trial << " step " << step;
+                    EXPECT_EQ(e.status(), J2KC_ERR_INVALID_DATA);
+                    EXPECT_TRUE(got.exhausted());
+                    break;
+                }
+                continue;
+            }
+            const uint32_t n = rng() % 3 == 0 ? rng() % 33 : 1;
+            uint32_t v = 0;
+            const bool ok = want.bits(n, v);
+            try {
+                const uint32_t g = n == 1 && rng() % 2 ? got.bit() : got.bits(n);
+                ASSERT_TRUE(ok) << trial << " step " << step;
+                ASSERT_EQ(g, v) << trial << " step " << step << " n " << n;
+            } catch (const Error &e) {
+                ASSERT_FALSE(ok) << trial << " step " << step;
+                EXPECT_EQ(e.status(), J2KC_ERR_INVALID_DATA);
+                EXPECT_TRUE(got.exhausted());
+                break;
+            }
+        }
     }
 }
 
@@ -835,10 +922,11 @@ TEST(Tier2Hostile, RandomBytesNeverCrash)
         p.cblk_style.assign(t.layout.components.size(), style);
         Codestream cs = codestream_for(t, p);
         Tile tile;
-        tile.data.resize(rng() % 400);
+        std::vector<uint8_t> data(rng() % 400);
         const uint32_t bias = rng() % 3;  // plain random, ones-heavy, 0xFF-heavy
-        for (auto &b : tile.data)
+        for (auto &b : data)
             b = bias == 0 ? static_cast<uint8_t>(rng()) : bias == 1 ? static_cast<uint8_t>(rng() | rng()) : (rng() % 3 ? 0xFF : static_cast<uint8_t>(rng()));
+        tile.data = std::move(data);
         if (rng() % 3 == 0) {
             tile.has_packed_headers = true;
             tile.packed_headers.resize(rng() % 200);
@@ -870,7 +958,7 @@ TEST(Tier2Hostile, TruncatedStreamsKeepAPrefix)
         const size_t step = std::max<size_t>(1, full / 60);
         for (size_t cut = 0; cut < full; cut += step) {
             Tile tile;
-            tile.data.assign(enc.data.begin(), enc.data.begin() + cut);
+            tile.data = std::vector<uint8_t>(enc.data.begin(), enc.data.begin() + cut);
             tile.has_packed_headers = p.packed_headers;
             tile.packed_headers = enc.headers;
             if (p.packed_headers && cut % 2) tile.packed_headers.resize(tile.packed_headers.size() * cut / full);

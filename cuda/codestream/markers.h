@@ -9,11 +9,13 @@
  */
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace j2kc {
@@ -172,13 +174,58 @@ struct HeaderParameters {
     std::vector<ProgressionChange> poc;
 };
 
+/**
+ * A tile's packet data: in place in the codestream, which then outlives it
+ * (parse_codestream's `tile_data_in_place`: a tile of one tile-part), or its
+ * tile-parts' bodies joined in its own storage. Copying a tile copies the
+ * view, and the bytes only when they are its own.
+ */
+class TileData {
+public:
+    using value_type = uint8_t;
+    using const_iterator = const uint8_t *;
+    using iterator = const_iterator;
+
+    TileData() = default;
+    /** Implicit: a tile built by hand (tests, tools) takes its joined bytes as a vector. */
+    TileData(std::vector<uint8_t> bytes) : joined_(std::move(bytes)) {}
+
+    /** Views `size` bytes at `first`, which outlive this tile. */
+    void view(const uint8_t *first, size_t size)
+    {
+        joined_.clear();
+        in_place_ = first;
+        in_place_size_ = size;
+    }
+    /** Appends a tile-part's body to its own storage. */
+    void append(const uint8_t *first, size_t size) { joined_.insert(joined_.end(), first, first + size); }
+    void reserve(size_t capacity) { joined_.reserve(capacity); }
+
+    const uint8_t *data() const { return in_place_ ? in_place_ : joined_.data(); }
+    size_t size() const { return in_place_ ? in_place_size_ : joined_.size(); }
+    bool empty() const { return size() == 0; }
+    bool in_place() const { return in_place_ != nullptr; }
+    const uint8_t *begin() const { return data(); }
+    const uint8_t *end() const { return data() + size(); }
+    uint8_t operator[](size_t i) const { return data()[i]; }
+    friend bool operator==(const TileData &a, const std::vector<uint8_t> &b)
+    {
+        return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin());
+    }
+
+private:
+    std::vector<uint8_t> joined_;
+    const uint8_t *in_place_ = nullptr;
+    size_t in_place_size_ = 0;
+};
+
 /** A tile as parsed: its merged tile-part headers and its packet data. */
 struct Tile {
     uint32_t index = 0;
     HeaderParameters header;
     uint8_t tile_parts_seen = 0;
     uint8_t tile_parts_declared = 0;           ///< TNsot, 0 = unknown
-    std::vector<uint8_t> data;                 ///< packet data of all tile-parts, in order
+    TileData data;                             ///< packet data of all tile-parts, in order
     bool has_packed_headers = false;           ///< PPM or PPT present for this tile
     std::vector<uint8_t> packed_headers;       ///< packet headers from PPM/PPT, in order
     std::vector<uint32_t> packet_lengths;      ///< from PLT (or PLM), in order; informational

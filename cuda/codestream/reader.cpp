@@ -140,8 +140,8 @@ int levels_covered(const Quantization &q)
 
 class Parser {
 public:
-    Parser(const uint8_t *data, size_t size, const ParseLimits &limits)
-        : data_(data), size_(size), limits_(limits) {}
+    Parser(const uint8_t *data, size_t size, const ParseLimits &limits, bool tile_data_in_place)
+        : data_(data), size_(size), limits_(limits), tile_data_in_place_(tile_data_in_place) {}
 
     Codestream run();
 
@@ -192,6 +192,7 @@ private:
     const uint8_t *data_;
     size_t size_;
     ParseLimits limits_;
+    bool tile_data_in_place_;
     Codestream cs_;
     bool part2_ = false;
     bool main_cod_ = false, main_qcd_ = false;
@@ -1003,14 +1004,25 @@ void Parser::finish()
 {
     J2KC_CHECK_DATA(!cs_.tile_parts.empty(), "the codestream holds no complete tile-part header");
 
-    // Each tile's data: the bodies of its tile-parts in codestream order,
-    // copied once their total is known (one allocation and copy per tile).
+    // Each tile's data: the bodies of its tile-parts in codestream order. A
+    // tile of one tile-part is its body, viewed in place when the caller
+    // keeps the codestream (a large frame's copy costs as much as its packet
+    // headers); several are copied once their total is known.
     std::vector<uint64_t> tile_bytes(cs_.tiles.size(), 0);
-    for (const TilePartInfo &tp : cs_.tile_parts) tile_bytes[slot_[tp.tile]] += tp.data_length;
-    for (size_t t = 0; t < cs_.tiles.size(); ++t) cs_.tiles[t].data.reserve(tile_bytes[t]);
+    std::vector<uint32_t> tile_parts(cs_.tiles.size(), 0);
     for (const TilePartInfo &tp : cs_.tile_parts) {
-        std::vector<uint8_t> &bytes = cs_.tiles[slot_[tp.tile]].data;
-        bytes.insert(bytes.end(), data_ + tp.data_offset, data_ + tp.data_offset + tp.data_length);
+        tile_bytes[slot_[tp.tile]] += tp.data_length;
+        ++tile_parts[slot_[tp.tile]];
+    }
+    const auto in_place = [&](size_t t) { return tile_data_in_place_ && tile_parts[t] == 1; };
+    for (size_t t = 0; t < cs_.tiles.size(); ++t)
+        if (!in_place(t)) cs_.tiles[t].data.reserve(tile_bytes[t]);
+    for (const TilePartInfo &tp : cs_.tile_parts) {
+        TileData &bytes = cs_.tiles[slot_[tp.tile]].data;
+        if (in_place(slot_[tp.tile]))
+            bytes.view(data_ + tp.data_offset, tp.data_length);
+        else
+            bytes.append(data_ + tp.data_offset, tp.data_length);
     }
 
     // PPM (A.7.4): Nppm/Ippm records, one per tile-part in codestream order;
@@ -1129,10 +1141,10 @@ Codestream Parser::run()
 
 }  // namespace
 
-Codestream parse_codestream(const uint8_t *data, size_t size, const ParseLimits &limits)
+Codestream parse_codestream(const uint8_t *data, size_t size, const ParseLimits &limits, bool tile_data_in_place)
 {
     J2KC_CHECK_ARG(data || size == 0, "no codestream data");
-    Parser p(data, size, limits);
+    Parser p(data, size, limits, tile_data_in_place);
     return p.run();
 }
 

@@ -42,9 +42,12 @@ constexpr uint64_t kDecoderMaxTileComponents = 1ull << 20;
  * (ISO/IEC 15444-15, which are read: CAP/Ccap15, style 0x40, and MIXED
  * tile-components of HT and Part-1 blocks, style 0xC0), Part 2 markers and
  * transforms, LIMIT when
- * `limits` would be exceeded.
+ * `limits` would be exceeded. With `tile_data_in_place`, the data of a tile
+ * of one tile-part is viewed in `data` (TileData), which must then outlive
+ * the result; otherwise every tile's data is copied.
  */
-Codestream parse_codestream(const uint8_t *data, size_t size, const ParseLimits &limits = {});
+Codestream parse_codestream(const uint8_t *data, size_t size, const ParseLimits &limits = {},
+                            bool tile_data_in_place = false);
 
 /** One marker (segment) found by list_marker_segments. */
 struct MarkerSegment {

@@ -44,6 +44,7 @@ constexpr size_t kCpuDecoderDepth = 3;
  */
 constexpr size_t kCudaDecoderDepth = 8;
 
+/** Parses a frame; its tiles' data may point into `data`, which outlives the result. */
 ParsedStream parse_stream(const uint8_t *data, size_t size, const j2kc_decoder_config &config);
 void describe_stream(const ParsedStream &s, j2kc_stream_info &info);
 /** The oddities met while parsing, JP2 boxes first, for the frame's log. */

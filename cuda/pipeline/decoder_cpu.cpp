@@ -40,7 +40,7 @@ ParsedStream parse_stream(const uint8_t *data, size_t size, const j2kc_decoder_c
     if (config.max_tiles) limits.max_tiles = config.max_tiles;
     if (config.max_memory) limits.max_memory = config.max_memory;
     limits.max_tile_components = config.max_tile_components ? config.max_tile_components : kDecoderMaxTileComponents;
-    s.cs = parse_codestream(cs_data, cs_size, limits);
+    s.cs = parse_codestream(cs_data, cs_size, limits, true);
     // The parser bounds the samples; the partition's bookkeeping grows with
     // the code-block and precinct counts instead, so it is bounded here, per
     // tile (tiles are decoded one at a time), before any tile is built.

@@ -148,11 +148,59 @@ bool decode_code_block(const Codestream &cs, const Tile &tile, const TileDecodeO
     return true;
 }
 
+namespace {
+
+/** Bytes of the chunks of `cw`. */
+uint64_t codeword_bytes(const CodeBlockCodewords &cw)
+{
+    uint64_t total = 0;
+    for (const CodeBlockChunk &chunk : cw.chunks) total += chunk.length;
+    return total;
+}
+
+/**
+ * Whether the tile's data goes up whole: when the coded blocks of one chunk
+ * (the blocks whose bytes it then holds) take three quarters of it or more,
+ * the rest being packet headers, one copy of it costs less than a copy per
+ * block. A reduced or layer-limited decode, which uses a fraction of it, and
+ * a stream whose blocks mostly span several layers, whose chunks would be
+ * joined after it a second time, copy their blocks' bytes alone.
+ */
+bool upload_tile_whole(const Tile &tile, const TileDecodeOptions &options, const TileBlocks &blocks)
+{
+    const TileLayout &layout = *blocks.layout;
+    uint64_t used = 0;
+    for (size_t index = 0; index < layout.code_blocks.size(); ++index) {
+        const CodeBlock &cb = layout.code_blocks[index];
+        const CodeBlockCodewords &cw = blocks.codewords[index];
+        if (cb.resolution <= layout.components[cb.component].levels - options.reduce && cw.included &&
+            cw.num_passes > 0 && cw.chunks.size() == 1)
+            used += cw.chunks[0].length;
+    }
+    return used > 0 && 4 * used >= 3 * uint64_t{tile.data.size()};
+}
+
+/** The tile's data as runs of at most 2^31 bytes (a chunk's length is 32-bit). */
+void append_tile_data(const Tile &tile, Tier1JobTable &table)
+{
+    constexpr size_t kMaxRun = size_t{1} << 31;
+    for (size_t at = 0; at < tile.data.size(); at += kMaxRun) {
+        const size_t length = std::min(kMaxRun, tile.data.size() - at);
+        table.byte_runs.push_back(CodeBlockChunk{tile.data.data() + at, static_cast<uint32_t>(length)});
+    }
+    table.num_bytes += tile.data.size();
+}
+
+}  // namespace
+
 void append_tier1_jobs(const Codestream &cs, const Tile &tile, const TileDecodeOptions &options,
                        const TileBlocks &blocks, const TileCoefficients &out, const size_t *plane_offset,
                        Tier1JobTable &table)
 {
     const TileLayout &layout = *blocks.layout;
+    const size_t tile_base = table.num_bytes;
+    const bool whole = upload_tile_whole(tile, options, blocks);
+    if (whole) append_tile_data(tile, table);
     for (size_t index = 0; index < layout.code_blocks.size(); ++index) {
         const CodeBlock &cb = layout.code_blocks[index];
         const CodeBlockCodewords &cw = blocks.codewords[index];
@@ -185,13 +233,17 @@ void append_tier1_jobs(const Codestream &cs, const Tile &tile, const TileDecodeO
             job.num_bitplanes = params.num_bitplanes;
             job.zero_bitplanes = params.zero_bitplanes;
             job.roi_shift = params.roi_shift;
-            size_t total = 0;
-            for (const CodeBlockChunk &chunk : cw.chunks) total += chunk.length;
+            const uint64_t total = codeword_bytes(cw);
             J2KC_CHECK_LIMIT(total <= UINT32_MAX && table.segments.size() + cw.segments.size() <= UINT32_MAX,
                              "code-block data too large");
             job.data_length = static_cast<uint32_t>(total);
-            table.byte_runs.insert(table.byte_runs.end(), cw.chunks.begin(), cw.chunks.end());
-            table.num_bytes += total;
+            if (whole && cw.chunks.size() == 1) {
+                // Chunks lie inside Tile::data (decode_tile_packets), so inside the run.
+                job.data_offset = tile_base + static_cast<size_t>(cw.chunks[0].data - tile.data.data());
+            } else {
+                table.byte_runs.insert(table.byte_runs.end(), cw.chunks.begin(), cw.chunks.end());
+                table.num_bytes += total;
+            }
             table.segments.insert(table.segments.end(), cw.segments.begin(), cw.segments.end());
             job.num_segments = static_cast<uint32_t>(cw.segments.size());
         } else if (cs.component_coding(tile, cb.component).cblk_style & cblk_style::kHighThroughput) {
@@ -218,22 +270,16 @@ void Tier1JobTable::copy_bytes(uint8_t *out, ParallelRunner *pool) const
         }
         return;
     }
-    // Piece k starts at the first run from k / pieces of the bytes on.
-    std::vector<size_t> first_run{0}, first_byte{0};
-    size_t at = 0;
-    for (size_t r = 0; r < byte_runs.size(); ++r) {
-        if (first_run.size() < pieces && at >= num_bytes / pieces * first_run.size() && r > first_run.back()) {
-            first_run.push_back(r);
-            first_byte.push_back(at);
-        }
-        at += byte_runs[r].length;
-    }
-    first_run.push_back(byte_runs.size());
-    pool->parallel_for(first_byte.size(), [&](size_t k, unsigned) {
-        uint8_t *to = out + first_byte[k];
-        for (size_t r = first_run[k]; r < first_run[k + 1]; ++r) {
-            std::memcpy(to, byte_runs[r].data, byte_runs[r].length);
-            to += byte_runs[r].length;
+    // Piece k is bytes [k, k + 1) * num_bytes / pieces, from whichever runs hold them.
+    std::vector<size_t> run_start(byte_runs.size() + 1, 0);
+    for (size_t r = 0; r < byte_runs.size(); ++r) run_start[r + 1] = run_start[r] + byte_runs[r].length;
+    pool->parallel_for(pieces, [&](size_t k, unsigned) {
+        const size_t begin = num_bytes / pieces * k, end = k + 1 == pieces ? num_bytes : num_bytes / pieces * (k + 1);
+        size_t r = static_cast<size_t>(std::upper_bound(run_start.begin(), run_start.end(), begin) - run_start.begin()) - 1;
+        for (size_t at = begin; at < end; ++r) {
+            const size_t from = at - run_start[r], length = std::min(end, run_start[r + 1]) - at;
+            std::memcpy(out + at, byte_runs[r].data + from, length);
+            at += length;
         }
     });
 }

@@ -62,14 +62,19 @@ bool decode_code_block(const Codestream &cs, const Tile &tile, const TileDecodeO
                        const TileBlocks &blocks, size_t index, TileCoefficients &out, Tier1Scratch &scratch);
 
 /**
- * Tier-1 inputs gathered for the GPU decoder (tier1_decode_cuda.h): where
- * every code-block's bytes are (copied back to back by copy_bytes, straight
- * into the upload buffer), its segments, and a job saying where its values go
- * in one buffer that holds all planes.
+ * Tier-1 inputs gathered for the GPU decoder (tier1_decode_cuda.h): the
+ * byte runs that copy_bytes lays back to back, straight into the upload
+ * buffer, every code-block's segments, and a job saying where its bytes lie
+ * among them and where its values go in one buffer that holds all planes.
+ * A tile whose blocks of one chunk hold most of its data gives one run, the
+ * data whole, and those blocks point into it; only blocks whose codewords
+ * lie in several packets add runs of their own, joined after it. Otherwise
+ * (a reduced or layer-limited decode, blocks mostly spanning layers) every
+ * block's chunks are runs.
  */
 struct Tier1JobTable {
-    std::vector<CodeBlockChunk> byte_runs;  ///< the jobs' bytes in order, pointing into Tile::data
-    size_t num_bytes = 0;                   ///< their total: the jobs' data offsets run up to it
+    std::vector<CodeBlockChunk> byte_runs;  ///< copied in order, pointing into Tile::data
+    size_t num_bytes = 0;                   ///< their total: every job's data lies in [0, num_bytes)
     std::vector<CodewordSegment> segments;
     std::vector<T1DecodeJob> jobs;
     size_t max_scratch_words = 0;  ///< t1_decode_job_scratch_words of the largest block
@@ -86,9 +91,10 @@ struct Tier1JobTable {
     }
 
     /**
-     * Every job's bytes back to back into out[0 .. num_bytes), at the jobs'
-     * data offsets; with a pool, in pieces of a mebibyte or more at once
-     * (the bytes of a large frame are most of its Tier-2 time).
+     * The byte runs back to back into out[0 .. num_bytes), where the jobs'
+     * data offsets point; with a pool, in pieces of a mebibyte or more at
+     * once, cut anywhere in a run (the bytes of a large frame are most of
+     * its Tier-2 time).
      */
     void copy_bytes(uint8_t *out, ParallelRunner *pool = nullptr) const;
 };

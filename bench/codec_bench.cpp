@@ -171,7 +171,7 @@ Result run_decode(const std::vector<uint8_t> &cs, const Frame &src, j2kc_backend
         out.image.memory = J2KC_MEMORY_CUDA;
     }
     if (j2kc_decode(dec, cs.data(), cs.size(), &out.image) != J2KC_OK) return r;  // warm-up: pools sized
-    j2kc_decoder_reset(dec);  // stage times from here on
+    j2kc_decoder_reset(dec);                                                      // stage times from here on
     int64_t tag = 0;
     int received = 0, failed = 0;
     const auto t0 = Clock::now();
@@ -191,17 +191,17 @@ Result run_decode(const std::vector<uint8_t> &cs, const Frame &src, j2kc_backend
     j2kc_decoder_stage_times(dec, &t);
     const double n = frames;
     if (backend == J2KC_BACKEND_CUDA)
-        std::printf("|   decode split, ms/frame | in flight %d, %d threads | CPU tier2 %.2f, tier1 %.2f (thread-ms) | "
-                    "GPU upload %.2f, dequant+IDWT %.2f, MCT+pack %.2f, download %.2f; latency %.1f; "
-                    "GPU memory %.0f MB%s |\n",
-                    in_flight, threads, t.tier2 / n, t.tier1 / n, t.upload / n, t.dwt / n, t.color / n,
-                    t.download / n, t.total / n, double(free_before - free_after) / 1e6,
-                    failed ? " (FAILED FRAMES)" : "");
+        std::printf(
+            "|   decode split, ms/frame | in flight %d, %d threads | CPU tier2 %.2f, tier1 %.2f (thread-ms) | "
+            "GPU upload %.2f, dequant+IDWT %.2f, MCT+pack %.2f, download %.2f; latency %.1f; "
+            "GPU memory %.0f MB%s |\n",
+            in_flight, threads, t.tier2 / n, t.tier1 / n, t.upload / n, t.dwt / n, t.color / n, t.download / n,
+            t.total / n, double(free_before - free_after) / 1e6, failed ? " (FAILED FRAMES)" : "");
     else
-        std::printf("|   decode split, ms/frame | in flight %d, %d threads | CPU headers %.2f, tier2+tier1 %.2f | "
-                    "sample stages %.2f (wall); latency %.1f%s |\n",
-                    in_flight, threads, t.tier2 / n, t.tier1 / n, t.dwt / n, t.total / n,
-                    failed ? " (FAILED FRAMES)" : "");
+        std::printf(
+            "|   decode split, ms/frame | in flight %d, %d threads | CPU headers %.2f, tier2+tier1 %.2f | "
+            "sample stages %.2f (wall); latency %.1f%s |\n",
+            in_flight, threads, t.tier2 / n, t.tier1 / n, t.dwt / n, t.total / n, failed ? " (FAILED FRAMES)" : "");
     double se = 0;
     for (size_t i = 0; i < src.packed.size(); ++i) {
         const double d = double(src.packed[i] >> 4) - double(out.packed[i] >> 4);
@@ -230,14 +230,18 @@ int main(int argc, char **argv)
     std::vector<std::string> cases;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
-        if (a == "--backend" && i + 1 < argc) backend = std::string(argv[++i]) == "cpu" ? J2KC_BACKEND_CPU : J2KC_BACKEND_CUDA;
-        else if (a == "--frames" && i + 1 < argc) frames = std::atoi(argv[++i]);
-        else if (a == "--threads" && i + 1 < argc) threads = std::atoi(argv[++i]);
-        else cases.push_back(a);
+        if (a == "--backend" && i + 1 < argc)
+            backend = std::string(argv[++i]) == "cpu" ? J2KC_BACKEND_CPU : J2KC_BACKEND_CUDA;
+        else if (a == "--frames" && i + 1 < argc)
+            frames = std::atoi(argv[++i]);
+        else if (a == "--threads" && i + 1 < argc)
+            threads = std::atoi(argv[++i]);
+        else
+            cases.push_back(a);
     }
     if (cases.empty())
-        cases = {"dci4k",   "dci2k",        "lossless4k", "decode4k",   "decode2k", "decodelossless4k",
-                 "ht4k",    "htlossless4k", "htbudget4k", "htimf4k",  "decodeht4k", "decodehtlossless4k"};
+        cases = {"dci4k", "dci2k",        "lossless4k", "decode4k", "decode2k",   "decodelossless4k",
+                 "ht4k",  "htlossless4k", "htbudget4k", "htimf4k",  "decodeht4k", "decodehtlossless4k"};
     const bool timing = std::getenv("J2KC_TIMING") != nullptr;
     // Decoder frames in flight to measure (J2KC_BENCH_DECODE_IN_FLIGHT=1,8,16; 0 = the library's default).
     std::vector<int> decode_depths = {1, 0};
@@ -310,10 +314,11 @@ int main(int argc, char **argv)
             run_encode(f4k, cfg, 1, false, &stream);
             for (int in_flight : decode_depths) {
                 const Result r = run_decode(stream, f4k, backend, threads, frames, in_flight);
-                std::printf("| decode HT 4K 12-bit %s, %zu bytes (host frames, %s in flight) | %s | %.1f | PSNR %.2f dB |\n",
-                            cfg.lossless ? "lossless" : "quality 3", stream.size(),
-                            in_flight == 0 ? "default" : std::to_string(in_flight).c_str(),
-                            backend == J2KC_BACKEND_CUDA ? "cuda" : "cpu", r.fps, r.psnr);
+                std::printf(
+                    "| decode HT 4K 12-bit %s, %zu bytes (host frames, %s in flight) | %s | %.1f | PSNR %.2f dB |\n",
+                    cfg.lossless ? "lossless" : "quality 3", stream.size(),
+                    in_flight == 0 ? "default" : std::to_string(in_flight).c_str(),
+                    backend == J2KC_BACKEND_CUDA ? "cuda" : "cpu", r.fps, r.psnr);
                 std::fflush(stdout);
             }
         } else if (c == "decode4k" || c == "decode2k" || c == "decodelossless4k") {

@@ -66,11 +66,11 @@ struct Args {
     std::string cmd, in, out, out_dir, backend = "cuda", profile = "none", sub;
     uint32_t width = 0, height = 0, comps = 3, prec = 12;
     int distinct = 1, frames = 10, warmup = 2, threads = 0, lossless = 0, device_input = 0, sync = 0;
-    int ht = 0;  // HTJ2K code-blocks (ISO/IEC 15444-15) instead of Part 1's
+    int ht = 0;         // HTJ2K code-blocks (ISO/IEC 15444-15) instead of Part 1's
     int in_flight = 0;  // frames_in_flight; 0: the config's default
     uint64_t bytes = 0;
     double quality = 0;
-    std::string tier1;  // empty: the config's default
+    std::string tier1;            // empty: the config's default
     std::string output = "host";  // decode: host (pageable), pinned or device planes
     std::vector<std::string> files;
 };
@@ -120,31 +120,56 @@ Args parse(int argc, char **argv)
             if (i + 1 >= argc) die("missing value for " + k);
             return argv[++i];
         };
-        if (k == "--in") a.in = val();
-        else if (k == "--out") a.out = val();
-        else if (k == "--out-dir") a.out_dir = val();
-        else if (k == "--backend") a.backend = val();
-        else if (k == "--profile") a.profile = val();
-        else if (k == "--sub") a.sub = val();
-        else if (k == "--width") a.width = std::stoul(val());
-        else if (k == "--height") a.height = std::stoul(val());
-        else if (k == "--comps") a.comps = std::stoul(val());
-        else if (k == "--prec") a.prec = std::stoul(val());
-        else if (k == "--distinct") a.distinct = std::stoi(val());
-        else if (k == "--frames") a.frames = std::stoi(val());
-        else if (k == "--warmup") a.warmup = std::stoi(val());
-        else if (k == "--threads") a.threads = std::stoi(val());
-        else if (k == "--in-flight") a.in_flight = std::stoi(val());
-        else if (k == "--output") a.output = val();
-        else if (k == "--bytes") a.bytes = std::stoull(val());
-        else if (k == "--quality") a.quality = std::stod(val());
-        else if (k == "--tier1") a.tier1 = val();
-        else if (k == "--lossless") a.lossless = 1;
-        else if (k == "--ht") a.ht = 1;
-        else if (k == "--device-input") a.device_input = 1;
-        else if (k == "--sync") a.sync = 1;
-        else if (!k.empty() && k[0] == '-') die("unknown option " + k);
-        else a.files.push_back(k);
+        if (k == "--in")
+            a.in = val();
+        else if (k == "--out")
+            a.out = val();
+        else if (k == "--out-dir")
+            a.out_dir = val();
+        else if (k == "--backend")
+            a.backend = val();
+        else if (k == "--profile")
+            a.profile = val();
+        else if (k == "--sub")
+            a.sub = val();
+        else if (k == "--width")
+            a.width = std::stoul(val());
+        else if (k == "--height")
+            a.height = std::stoul(val());
+        else if (k == "--comps")
+            a.comps = std::stoul(val());
+        else if (k == "--prec")
+            a.prec = std::stoul(val());
+        else if (k == "--distinct")
+            a.distinct = std::stoi(val());
+        else if (k == "--frames")
+            a.frames = std::stoi(val());
+        else if (k == "--warmup")
+            a.warmup = std::stoi(val());
+        else if (k == "--threads")
+            a.threads = std::stoi(val());
+        else if (k == "--in-flight")
+            a.in_flight = std::stoi(val());
+        else if (k == "--output")
+            a.output = val();
+        else if (k == "--bytes")
+            a.bytes = std::stoull(val());
+        else if (k == "--quality")
+            a.quality = std::stod(val());
+        else if (k == "--tier1")
+            a.tier1 = val();
+        else if (k == "--lossless")
+            a.lossless = 1;
+        else if (k == "--ht")
+            a.ht = 1;
+        else if (k == "--device-input")
+            a.device_input = 1;
+        else if (k == "--sync")
+            a.sync = 1;
+        else if (!k.empty() && k[0] == '-')
+            die("unknown option " + k);
+        else
+            a.files.push_back(k);
     }
     return a;
 }
@@ -184,16 +209,23 @@ std::vector<uint8_t> read_file(const std::string &path)
 
 void print_stages(const j2kc_stage_times &t, double n)
 {
-    std::printf(", \"stages_ms\": {\"upload\": %.3f, \"color\": %.3f, \"dwt\": %.3f, \"quant\": %.3f, "
-                "\"tier1\": %.3f, \"rate\": %.3f, \"tier2\": %.3f, \"download\": %.3f, \"total\": %.3f}",
-                t.upload / n, t.color / n, t.dwt / n, t.quant / n, t.tier1 / n, t.rate / n, t.tier2 / n,
-                t.download / n, t.total / n);
+    std::printf(
+        ", \"stages_ms\": {\"upload\": %.3f, \"color\": %.3f, \"dwt\": %.3f, \"quant\": %.3f, "
+        "\"tier1\": %.3f, \"rate\": %.3f, \"tier2\": %.3f, \"download\": %.3f, \"total\": %.3f}",
+        t.upload / n, t.color / n, t.dwt / n, t.quant / n, t.tier1 / n, t.rate / n, t.tier2 / n, t.download / n,
+        t.total / n);
 }
 
 void add_stages(j2kc_stage_times &sum, const j2kc_stage_times &t)
 {
-    sum.upload += t.upload; sum.color += t.color; sum.dwt += t.dwt; sum.quant += t.quant;
-    sum.tier1 += t.tier1; sum.rate += t.rate; sum.tier2 += t.tier2; sum.download += t.download;
+    sum.upload += t.upload;
+    sum.color += t.color;
+    sum.dwt += t.dwt;
+    sum.quant += t.quant;
+    sum.tier1 += t.tier1;
+    sum.rate += t.rate;
+    sum.tier2 += t.tier2;
+    sum.download += t.download;
     sum.total += t.total;
 }
 
@@ -233,8 +265,8 @@ int encode(const Args &a)
         for (uint32_t c = 0; c < a.comps; ++c) {
             j2kc_component &k = comps[i][c];
             std::memset(&k, 0, sizeof(k));
-            const uint8_t *base = a.device_input ? static_cast<const uint8_t *>(device[i])
-                                                 : data.data() + frame_bytes * i;
+            const uint8_t *base =
+                a.device_input ? static_cast<const uint8_t *>(device[i]) : data.data() + frame_bytes * i;
             k.data = reinterpret_cast<uint64_t>(base + off);
             k.dx = uint8_t(dx[c]);
             k.dy = uint8_t(dy[c]);
@@ -260,10 +292,10 @@ int encode(const Args &a)
     cfg.backend = backend_of(a.backend);
     cfg.threads = a.threads;
     if (a.in_flight) cfg.frames_in_flight = a.in_flight;
-    cfg.profile = a.profile == "dci_2k" ? J2KC_PROFILE_DCI_2K
-                : a.profile == "dci_4k" ? J2KC_PROFILE_DCI_4K
-                : a.profile == "imf"    ? J2KC_PROFILE_IMF
-                                        : J2KC_PROFILE_NONE;
+    cfg.profile = a.profile == "dci_2k"   ? J2KC_PROFILE_DCI_2K
+                  : a.profile == "dci_4k" ? J2KC_PROFILE_DCI_4K
+                  : a.profile == "imf"    ? J2KC_PROFILE_IMF
+                                          : J2KC_PROFILE_NONE;
     cfg.lossless = a.lossless;
     cfg.frame_bytes = a.bytes;
     if (a.quality > 0) cfg.quality = a.quality;
@@ -332,9 +364,10 @@ int encode(const Args &a)
     const char *backend = j2kc_encoder_backend(enc) == J2KC_BACKEND_CUDA ? "cuda" : "cpu";
     j2kc_encoder_free(&enc);
 
-    std::printf("{\"fps\": %.4f, \"frames\": %d, \"seconds\": %.6f, \"backend\": \"%s\", \"gpu_mem_mib\": %.1f, "
-                "\"bytes\": [",
-                a.frames / secs, a.frames, secs, backend, mem.used_mib());
+    std::printf(
+        "{\"fps\": %.4f, \"frames\": %d, \"seconds\": %.6f, \"backend\": \"%s\", \"gpu_mem_mib\": %.1f, "
+        "\"bytes\": [",
+        a.frames / secs, a.frames, secs, backend, mem.used_mib());
     for (int i = 0; i < a.distinct; ++i) std::printf("%s%zu", i ? ", " : "", sizes[i]);
     std::printf("]");
     if (stage_count) print_stages(stage_sum, stage_count);
@@ -355,10 +388,10 @@ int decode(const Args &a)
     cfg.threads = a.threads;
     if (a.in_flight) cfg.frames_in_flight = a.in_flight;
     if (!a.tier1.empty()) {
-        const int v = a.tier1 == "auto" ? J2KC_BENCH_TIER1_AUTO
-                    : a.tier1 == "cpu"  ? J2KC_BENCH_TIER1_CPU
-                    : a.tier1 == "gpu"  ? J2KC_BENCH_TIER1_GPU
-                                        : -1;
+        const int v = a.tier1 == "auto"  ? J2KC_BENCH_TIER1_AUTO
+                      : a.tier1 == "cpu" ? J2KC_BENCH_TIER1_CPU
+                      : a.tier1 == "gpu" ? J2KC_BENCH_TIER1_GPU
+                                         : -1;
         if (v < 0) die("--tier1 takes auto, cpu or gpu");
         if (!set_tier1(cfg, v, 0)) die("--tier1: this core's j2kc_decoder_config has no Tier-1 placement field");
     }
@@ -368,7 +401,8 @@ int decode(const Args &a)
     check(j2kc_decoder_create(&dec, &cfg), "decoder_create");
 
     // Output planes, 16-bit, one set per codestream, allocated before timing.
-    if (a.output != "host" && a.output != "pinned" && a.output != "device") die("--output takes host, pinned or device");
+    if (a.output != "host" && a.output != "pinned" && a.output != "device")
+        die("--output takes host, pinned or device");
     if (a.output != "host" && !a.out.empty()) die("--out needs --output host");
     struct Out {
         std::vector<std::vector<uint16_t>> planes;
@@ -446,12 +480,10 @@ int decode(const Args &a)
         for (int f = first; f < first + count; ++f) {
             const size_t i = size_t(f) % streams.size();
             int s;
-            while ((s = j2kc_decoder_submit(dec, streams[i].data(), streams[i].size(), f)) == J2KC_ERR_AGAIN)
-                take(0);
+            while ((s = j2kc_decoder_submit(dec, streams[i].data(), streams[i].size(), f)) == J2KC_ERR_AGAIN) take(0);
             check(s, "submit");
             fifo.push_back(i);
-            while (!fifo.empty() && take(0)) {
-            }
+            while (!fifo.empty() && take(0)) {}
         }
         while (!fifo.empty()) take(1);
     };
@@ -477,9 +509,10 @@ int decode(const Args &a)
             for (const auto &p : o.planes)
                 f.write(reinterpret_cast<const char *>(p.data()), std::streamsize(p.size() * 2));
     }
-    std::printf("{\"fps\": %.4f, \"frames\": %d, \"seconds\": %.6f, \"backend\": \"%s\", \"gpu_mem_mib\": %.1f, "
-                "\"api\": \"%s\"",
-                a.frames / secs, a.frames, secs, backend, mem.used_mib(), async ? "submit/receive" : "j2kc_decode");
+    std::printf(
+        "{\"fps\": %.4f, \"frames\": %d, \"seconds\": %.6f, \"backend\": \"%s\", \"gpu_mem_mib\": %.1f, "
+        "\"api\": \"%s\"",
+        a.frames / secs, a.frames, secs, backend, mem.used_mib(), async ? "submit/receive" : "j2kc_decode");
     std::printf(", \"tier1_place\": \"%s\"", tier1_place);
     if (!a.tier1.empty()) std::printf(", \"tier1\": \"%s\"", a.tier1.c_str());
     std::printf(", \"output\": \"%s\"", a.output.c_str());

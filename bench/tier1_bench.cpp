@@ -119,8 +119,7 @@ int generate(const char *path, uint32_t w, uint32_t h, uint32_t seed)
         bool box;
     };
     std::vector<Shape> shapes;
-    std::uniform_real_distribution<float> ux(0.f, float(w)), uy(0.f, float(h)), ur(20.f, 400.f),
-        ul(-0.4f, 0.4f);
+    std::uniform_real_distribution<float> ux(0.f, float(w)), uy(0.f, float(h)), ur(20.f, 400.f), ul(-0.4f, 0.4f);
     for (int k = 0; k < 60; ++k) shapes.push_back({ux(rng), uy(rng), ur(rng), ul(rng), (k & 1) != 0});
     std::normal_distribution<float> noise(0.f, 2.5f);
 
@@ -137,8 +136,8 @@ int generate(const char *path, uint32_t w, uint32_t h, uint32_t seed)
             for (size_t o = 0; o < octaves.size(); ++o) lum += 0.12f * amp[o] * octaves[o].at(x, y);
             for (const Shape &s : shapes) {
                 const float dx = float(x) - s.cx, dy = float(y) - s.cy;
-                const bool in = s.box ? (std::fabs(dx) < s.r && std::fabs(dy) < 0.6f * s.r)
-                                      : (dx * dx + dy * dy < s.r * s.r);
+                const bool in =
+                    s.box ? (std::fabs(dx) < s.r && std::fabs(dy) < 0.6f * s.r) : (dx * dx + dy * dy < s.r * s.r);
                 if (in) lum += 0.5f * s.level;
             }
             const float c1 = 0.05f * chroma1.at(x, y), c2 = 0.05f * chroma2.at(x, y);
@@ -204,8 +203,8 @@ double time_openjpeg(const std::vector<uint8_t> &file, int reps)
         opj_codec_set_threads(codec, 1);
         opj_image_t *image = nullptr;
         const Clock::time_point t0 = Clock::now();
-        const bool ok = opj_read_header(st, codec, &image) && opj_decode(codec, st, image) &&
-                        opj_end_decompress(codec, st);
+        const bool ok =
+            opj_read_header(st, codec, &image) && opj_decode(codec, st, image) && opj_end_decompress(codec, st);
         const double s = seconds_since(t0);
         if (!ok) std::printf("openjpeg: decode failed\n");
         best = std::min(best, s);
@@ -224,8 +223,8 @@ struct Job {
     Tier1DecodeParams params;
     size_t data_offset;  // into Blocks::bytes
     size_t first_segment, num_segments;
-    uint32_t plane;      // output plane
-    size_t out_offset;   // into the plane
+    uint32_t plane;     // output plane
+    size_t out_offset;  // into the plane
     size_t out_stride;
     size_t bytes;
 };
@@ -273,7 +272,8 @@ Blocks collect(const Codestream &cs)
             job.params.zero_bitplanes = cw.zero_bitplanes;
             job.params.roi_shift = cs.roi_shift(tile, cb.component);
             job.data_offset = b.bytes.size();
-            for (const CodeBlockChunk &chunk : cw.chunks) b.bytes.insert(b.bytes.end(), chunk.data, chunk.data + chunk.length);
+            for (const CodeBlockChunk &chunk : cw.chunks)
+                b.bytes.insert(b.bytes.end(), chunk.data, chunk.data + chunk.length);
             job.bytes = b.bytes.size() - job.data_offset;
             job.first_segment = b.segments.size();
             job.num_segments = cw.segments.size();
@@ -333,13 +333,13 @@ size_t count_diffs(const Blocks &b, const JobTable &t, const std::vector<int32_t
     return diffs;
 }
 
-#define BENCH_CUDA(call)                                                                            \
-    do {                                                                                           \
-        const cudaError_t e_ = (call);                                                             \
-        if (e_ != cudaSuccess) {                                                                   \
-            std::fprintf(stderr, "%s: %s\n", #call, cudaGetErrorString(e_));                        \
-            return 3;                                                                              \
-        }                                                                                          \
+#define BENCH_CUDA(call)                                                     \
+    do {                                                                     \
+        const cudaError_t e_ = (call);                                       \
+        if (e_ != cudaSuccess) {                                             \
+            std::fprintf(stderr, "%s: %s\n", #call, cudaGetErrorString(e_)); \
+            return 3;                                                        \
+        }                                                                    \
     } while (0)
 
 /** The table through the CUDA kernel: best kernel time of `reps` (events), checked against b.planes. */
@@ -369,8 +369,8 @@ int bench_gpu(const Blocks &b, const JobTable &t, int reps)
     BENCH_CUDA(cudaMalloc(&order, std::max<size_t>(n, 1) * 4));
     BENCH_CUDA(cudaMemcpy(order, host_order.data(), n * 4, cudaMemcpyHostToDevice));
     BENCH_CUDA(cudaMemcpy(bytes, b.bytes.data(), b.bytes.size(), cudaMemcpyHostToDevice));
-    BENCH_CUDA(cudaMemcpy(segs, b.segments.data(), b.segments.size() * sizeof(CodewordSegment),
-                          cudaMemcpyHostToDevice));
+    BENCH_CUDA(
+        cudaMemcpy(segs, b.segments.data(), b.segments.size() * sizeof(CodewordSegment), cudaMemcpyHostToDevice));
     // Blocks without data have no job: the buffer starts as zeros, as the planes do.
     BENCH_CUDA(cudaMemset(out, 0, t.elements * 4));
     cudaEvent_t e0, e1;
@@ -380,8 +380,10 @@ int bench_gpu(const Blocks &b, const JobTable &t, int reps)
     cudaGetDeviceProperties(&prop, 0);
     // The kernels as the pipeline runs them: Part 1's when the table has
     // Part-1 jobs, then HT's when it has HT jobs (ht_decode_cuda.h).
-    const bool ht = std::any_of(t.jobs.begin(), t.jobs.end(), [](const T1DecodeJob &j) { return j.style & kT1JobStyleHt; });
-    const bool part1 = std::any_of(t.jobs.begin(), t.jobs.end(), [](const T1DecodeJob &j) { return !(j.style & kT1JobStyleHt); });
+    const bool ht =
+        std::any_of(t.jobs.begin(), t.jobs.end(), [](const T1DecodeJob &j) { return j.style & kT1JobStyleHt; });
+    const bool part1 =
+        std::any_of(t.jobs.begin(), t.jobs.end(), [](const T1DecodeJob &j) { return !(j.style & kT1JobStyleHt); });
     auto launch = [&](const T1DecodeJob *tab, uint32_t count, int32_t *dst, uint32_t *scr, uint8_t *st, uint32_t lanes,
                       const uint32_t *ord) {
         if (part1) tier1_decode_gpu(tab, count, bytes, segs, dst, scr, t.scratch_words, st, nullptr, lanes, ord);
@@ -391,21 +393,22 @@ int bench_gpu(const Blocks &b, const JobTable &t, int reps)
     float best = 1e30f;
     // Table order, then the pipeline's (by decreasing bytes), which the checked default run uses.
     for (int sorted = 0; sorted < 2; ++sorted)
-    for (uint32_t lanes : {1u, 2u, 4u, 8u, 16u, 32u, 0u}) {
-        if (!sorted && !lanes) continue;
-        best = 1e30f;
-        for (int r = 0; r < reps + 1; ++r) {  // the first run warms up
-            BENCH_CUDA(cudaEventRecord(e0));
-            launch(jobs, n, out, scratch, status, lanes, sorted ? order : nullptr);
-            BENCH_CUDA(cudaEventRecord(e1));
-            BENCH_CUDA(cudaEventSynchronize(e1));
-            float ms = 0;
-            BENCH_CUDA(cudaEventElapsedTime(&ms, e0, e1));
-            if (r) best = std::min(best, ms);
+        for (uint32_t lanes : {1u, 2u, 4u, 8u, 16u, 32u, 0u}) {
+            if (!sorted && !lanes) continue;
+            best = 1e30f;
+            for (int r = 0; r < reps + 1; ++r) {  // the first run warms up
+                BENCH_CUDA(cudaEventRecord(e0));
+                launch(jobs, n, out, scratch, status, lanes, sorted ? order : nullptr);
+                BENCH_CUDA(cudaEventRecord(e1));
+                BENCH_CUDA(cudaEventSynchronize(e1));
+                float ms = 0;
+                BENCH_CUDA(cudaEventElapsedTime(&ms, e0, e1));
+                if (r) best = std::min(best, ms);
+            }
+            if (lanes)
+                std::printf("gpu lanes %2u %s %8.3f ms/frame\n", lanes, sorted ? "by bytes   " : "table order",
+                            double(best));
         }
-        if (lanes) std::printf("gpu lanes %2u %s %8.3f ms/frame\n", lanes, sorted ? "by bytes   " : "table order",
-                               double(best));
-    }
     // The tail: the largest job alone, one thread (no frame decodes faster
     // than its longest block), then `batch` copies of the frame in one launch
     // (frames in flight: how much of the GPU one frame leaves idle).
@@ -432,47 +435,47 @@ int bench_gpu(const Blocks &b, const JobTable &t, int reps)
         cudaFree(one);
     }
     for (uint32_t batch : {4u, 8u})
-    for (uint32_t batch_lanes : {1u, 2u, 8u, 32u}) {
-        std::vector<T1DecodeJob> many;
-        std::vector<uint32_t> many_order;
-        for (uint32_t k = 0; k < batch; ++k)
-            for (uint32_t j = 0; j < n; ++j) {
-                T1DecodeJob job = t.jobs[j];
-                job.out_offset += uint64_t{k} * t.elements;
-                many.push_back(job);
+        for (uint32_t batch_lanes : {1u, 2u, 8u, 32u}) {
+            std::vector<T1DecodeJob> many;
+            std::vector<uint32_t> many_order;
+            for (uint32_t k = 0; k < batch; ++k)
+                for (uint32_t j = 0; j < n; ++j) {
+                    T1DecodeJob job = t.jobs[j];
+                    job.out_offset += uint64_t{k} * t.elements;
+                    many.push_back(job);
+                }
+            for (uint32_t j = 0; j < n; ++j)  // like frames in flight: the big blocks of every frame first
+                for (uint32_t k = 0; k < batch; ++k) many_order.push_back(k * n + host_order[j]);
+            T1DecodeJob *mj;
+            int32_t *mo;
+            uint32_t *mord, *mscratch;
+            uint8_t *mstatus;
+            const uint32_t m = uint32_t(many.size());
+            BENCH_CUDA(cudaMalloc(&mj, std::max<size_t>(m, 1) * sizeof(T1DecodeJob)));
+            BENCH_CUDA(cudaMalloc(&mo, std::max<size_t>(t.elements, 1) * 4 * batch));
+            BENCH_CUDA(cudaMalloc(&mord, std::max<size_t>(m, 1) * 4));
+            BENCH_CUDA(cudaMalloc(&mstatus, std::max<size_t>(m, 1)));
+            BENCH_CUDA(cudaMalloc(&mscratch, size_t{tier1_decode_gpu_threads(m, batch_lanes)} * t.scratch_words * 4));
+            BENCH_CUDA(cudaMemcpy(mj, many.data(), m * sizeof(T1DecodeJob), cudaMemcpyHostToDevice));
+            BENCH_CUDA(cudaMemcpy(mord, many_order.data(), m * 4, cudaMemcpyHostToDevice));
+            float bb = 1e30f;
+            for (int r = 0; r < reps + 1; ++r) {
+                BENCH_CUDA(cudaEventRecord(e0));
+                launch(mj, m, mo, mscratch, mstatus, batch_lanes, mord);
+                BENCH_CUDA(cudaEventRecord(e1));
+                BENCH_CUDA(cudaEventSynchronize(e1));
+                float ms = 0;
+                BENCH_CUDA(cudaEventElapsedTime(&ms, e0, e1));
+                if (r) bb = std::min(bb, ms);
             }
-        for (uint32_t j = 0; j < n; ++j)  // like frames in flight: the big blocks of every frame first
-            for (uint32_t k = 0; k < batch; ++k) many_order.push_back(k * n + host_order[j]);
-        T1DecodeJob *mj;
-        int32_t *mo;
-        uint32_t *mord, *mscratch;
-        uint8_t *mstatus;
-        const uint32_t m = uint32_t(many.size());
-        BENCH_CUDA(cudaMalloc(&mj, std::max<size_t>(m, 1) * sizeof(T1DecodeJob)));
-        BENCH_CUDA(cudaMalloc(&mo, std::max<size_t>(t.elements, 1) * 4 * batch));
-        BENCH_CUDA(cudaMalloc(&mord, std::max<size_t>(m, 1) * 4));
-        BENCH_CUDA(cudaMalloc(&mstatus, std::max<size_t>(m, 1)));
-        BENCH_CUDA(cudaMalloc(&mscratch, size_t{tier1_decode_gpu_threads(m, batch_lanes)} * t.scratch_words * 4));
-        BENCH_CUDA(cudaMemcpy(mj, many.data(), m * sizeof(T1DecodeJob), cudaMemcpyHostToDevice));
-        BENCH_CUDA(cudaMemcpy(mord, many_order.data(), m * 4, cudaMemcpyHostToDevice));
-        float bb = 1e30f;
-        for (int r = 0; r < reps + 1; ++r) {
-            BENCH_CUDA(cudaEventRecord(e0));
-            launch(mj, m, mo, mscratch, mstatus, batch_lanes, mord);
-            BENCH_CUDA(cudaEventRecord(e1));
-            BENCH_CUDA(cudaEventSynchronize(e1));
-            float ms = 0;
-            BENCH_CUDA(cudaEventElapsedTime(&ms, e0, e1));
-            if (r) bb = std::min(bb, ms);
+            std::printf("gpu batch %u %8.3f ms/frame  %u frames in one launch (%.3f ms in all), %u lane%s a warp\n",
+                        batch, double(bb) / batch, batch, double(bb), batch_lanes, batch_lanes > 1 ? "s" : "");
+            cudaFree(mj);
+            cudaFree(mo);
+            cudaFree(mord);
+            cudaFree(mstatus);
+            cudaFree(mscratch);
         }
-        std::printf("gpu batch %u %8.3f ms/frame  %u frames in one launch (%.3f ms in all), %u lane%s a warp\n",
-                    batch, double(bb) / batch, batch, double(bb), batch_lanes, batch_lanes > 1 ? "s" : "");
-        cudaFree(mj);
-        cudaFree(mo);
-        cudaFree(mord);
-        cudaFree(mstatus);
-        cudaFree(mscratch);
-    }
     // The checked run last (the default lanes, by bytes), as the pipeline runs it.
     best = timed(n, order, out, jobs);
     std::vector<int32_t> all(t.elements);
@@ -482,9 +485,10 @@ int bench_gpu(const Blocks &b, const JobTable &t, int reps)
     size_t bad = 0;
     for (uint8_t v : st) bad += v != kT1JobOk;
     const size_t diffs = count_diffs(b, t, all);
-    std::printf("gpu        %8.3f ms/frame  kernel time (events, best of %d, default lanes) on %s, %u jobs, %zu not ok; "
-                "check: %zu differing coefficients against Tier1Decoder\n",
-                double(best), reps, prop.name, n, bad, diffs);
+    std::printf(
+        "gpu        %8.3f ms/frame  kernel time (events, best of %d, default lanes) on %s, %u jobs, %zu not ok; "
+        "check: %zu differing coefficients against Tier1Decoder\n",
+        double(best), reps, prop.name, n, bad, diffs);
     cudaFree(jobs);
     cudaFree(bytes);
     cudaFree(segs);
@@ -509,10 +513,11 @@ double best_of(int reps, F &&run)
 
 void report(const char *name, double s, const Blocks &b, uint64_t bytes)
 {
-    std::printf("%-10s %8.2f ms/frame  %7.2f MB/s compressed  %6.2f ns/coef (decoded blocks)  "
-                "%6.2f ns/sample (image)  %6.2f frames/s/core\n",
-                name, s * 1e3, double(bytes) / s / 1e6, s * 1e9 / double(b.block_samples),
-                s * 1e9 / double(b.image_samples), 1.0 / s);
+    std::printf(
+        "%-10s %8.2f ms/frame  %7.2f MB/s compressed  %6.2f ns/coef (decoded blocks)  "
+        "%6.2f ns/sample (image)  %6.2f frames/s/core\n",
+        name, s * 1e3, double(bytes) / s / 1e6, s * 1e9 / double(b.block_samples), s * 1e9 / double(b.image_samples),
+        1.0 / s);
 }
 
 int bench(const char *path, int reps, bool oracle, bool check, bool opj, bool jobs, bool gpu)
@@ -534,18 +539,19 @@ int bench(const char *path, int reps, bool oracle, bool check, bool opj, bool jo
     Blocks b = collect(cs);
     uint64_t bytes = 0;
     for (const Job &j : b.jobs) bytes += j.bytes;
-    std::printf("%s: %zu bytes, %zu components, %zu tiles, %zu code-blocks with data, %.1f MB of block "
-                "data, %.3f bit/sample\n",
-                path, file.size(), cs.siz.components.size(), cs.tiles.size(), b.jobs.size(), bytes / 1e6,
-                8.0 * double(bytes) / double(b.image_samples));
+    std::printf(
+        "%s: %zu bytes, %zu components, %zu tiles, %zu code-blocks with data, %.1f MB of block "
+        "data, %.3f bit/sample\n",
+        path, file.size(), cs.siz.components.size(), cs.tiles.size(), b.jobs.size(), bytes / 1e6,
+        8.0 * double(bytes) / double(b.image_samples));
     std::printf("parse %.2f ms, Tier-2 (partition + packet headers) %.2f ms, single thread\n", parse_s * 1e3,
                 b.tier2_seconds * 1e3);
 
     Tier1Decoder dec;
     auto run_new = [&] {
         for (const Job &j : b.jobs)
-            dec.decode(b.bytes.data() + j.data_offset, b.segments.data() + j.first_segment, j.num_segments,
-                       j.width, j.height, j.params, b.planes[j.plane].data() + j.out_offset, j.out_stride);
+            dec.decode(b.bytes.data() + j.data_offset, b.segments.data() + j.first_segment, j.num_segments, j.width,
+                       j.height, j.params, b.planes[j.plane].data() + j.out_offset, j.out_stride);
     };
     run_new();  // warm-up: scratch sized, pages touched
     report("tier1", best_of(reps, run_new), b, bytes);
@@ -589,13 +595,15 @@ int bench(const char *path, int reps, bool oracle, bool check, bool opj, bool jo
         for (const auto &p : b.planes) planes2.emplace_back(p.size());
         auto run_oracle = [&] {
             for (const Job &j : b.jobs)
-                odec.decode(b.bytes.data() + j.data_offset, b.segments.data() + j.first_segment,
-                            j.num_segments, j.width, j.height, j.params.orientation, j.params.style,
-                            j.params.num_bitplanes, j.params.zero_bitplanes, j.params.roi_shift,
-                            planes2[j.plane].data() + j.out_offset, j.out_stride);
+                odec.decode(b.bytes.data() + j.data_offset, b.segments.data() + j.first_segment, j.num_segments,
+                            j.width, j.height, j.params.orientation, j.params.style, j.params.num_bitplanes,
+                            j.params.zero_bitplanes, j.params.roi_shift, planes2[j.plane].data() + j.out_offset,
+                            j.out_stride);
         };
-        if (oracle) report("oracle", best_of(reps, run_oracle), b, bytes);
-        else run_oracle();
+        if (oracle)
+            report("oracle", best_of(reps, run_oracle), b, bytes);
+        else
+            run_oracle();
         if (check) {
             size_t diffs = 0;
             for (size_t p = 0; p < b.planes.size(); ++p)
@@ -619,19 +627,26 @@ int main(int argc, char **argv)
             return generate(argv[2], w, h, seed);
         }
         if (argc < 2) {
-            std::fprintf(stderr, "usage: tier1_bench gen OUT.ppm [W H [SEED]]\n"
-                                 "       tier1_bench IN.j2c [--reps N] [--oracle] [--check] [--openjpeg] [--jobs] [--gpu]\n");
+            std::fprintf(stderr,
+                         "usage: tier1_bench gen OUT.ppm [W H [SEED]]\n"
+                         "       tier1_bench IN.j2c [--reps N] [--oracle] [--check] [--openjpeg] [--jobs] [--gpu]\n");
             return 1;
         }
         int reps = 5;
         bool oracle = false, check = false, opj = false, jobs = false, gpu = false;
         for (int i = 2; i < argc; ++i) {
-            if (std::strcmp(argv[i], "--reps") == 0 && i + 1 < argc) reps = std::max(1, std::atoi(argv[++i]));
-            else if (std::strcmp(argv[i], "--oracle") == 0) oracle = true;
-            else if (std::strcmp(argv[i], "--check") == 0) check = true;
-            else if (std::strcmp(argv[i], "--openjpeg") == 0) opj = true;
-            else if (std::strcmp(argv[i], "--jobs") == 0) jobs = true;
-            else if (std::strcmp(argv[i], "--gpu") == 0) gpu = true;
+            if (std::strcmp(argv[i], "--reps") == 0 && i + 1 < argc)
+                reps = std::max(1, std::atoi(argv[++i]));
+            else if (std::strcmp(argv[i], "--oracle") == 0)
+                oracle = true;
+            else if (std::strcmp(argv[i], "--check") == 0)
+                check = true;
+            else if (std::strcmp(argv[i], "--openjpeg") == 0)
+                opj = true;
+            else if (std::strcmp(argv[i], "--jobs") == 0)
+                jobs = true;
+            else if (std::strcmp(argv[i], "--gpu") == 0)
+                gpu = true;
         }
         return bench(argv[1], reps, oracle, check, opj, jobs, gpu);
     } catch (const std::exception &e) {

@@ -190,10 +190,11 @@ void run(const std::string &name, const std::vector<uint8_t> &stream, int reps, 
         return v[v.size() / 2];
     };
     std::sort(ms.begin(), ms.end());
-    std::printf("%s: %zu bytes, %zu code-blocks, Tier-2 best %.2f ms, median %.2f ms (caller's thread, %u threads, "
-                "%d frames); medians: parse %.2f, partition + packets %.2f, jobs + upload %.2f ms",
-                name.c_str(), stream.size(), blocks, ms.front(), ms[ms.size() / 2], pool ? pool->size() : 1u, reps,
-                median(parse), median(packets), median(gather));
+    std::printf(
+        "%s: %zu bytes, %zu code-blocks, Tier-2 best %.2f ms, median %.2f ms (caller's thread, %u threads, "
+        "%d frames); medians: parse %.2f, partition + packets %.2f, jobs + upload %.2f ms",
+        name.c_str(), stream.size(), blocks, ms.front(), ms[ms.size() / 2], pool ? pool->size() : 1u, reps,
+        median(parse), median(packets), median(gather));
     std::printf("; wall median %.2f ms\n", median(wall));
 }
 
@@ -207,10 +208,14 @@ int main(int argc, char **argv)
     std::vector<std::string> inputs;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
-        if (a == "--reps" && i + 1 < argc) reps = std::max(1, std::atoi(argv[++i]));
-        else if (a == "--threads" && i + 1 < argc) threads = unsigned(std::max(1, std::atoi(argv[++i])));
-        else if (a == "--save" && i + 1 < argc) save = argv[++i];
-        else inputs.push_back(a);
+        if (a == "--reps" && i + 1 < argc)
+            reps = std::max(1, std::atoi(argv[++i]));
+        else if (a == "--threads" && i + 1 < argc)
+            threads = unsigned(std::max(1, std::atoi(argv[++i])));
+        else if (a == "--save" && i + 1 < argc)
+            save = argv[++i];
+        else
+            inputs.push_back(a);
     }
     ThreadPool pool(threads);
     ThreadPool *tier2_pool = threads > 1 ? &pool : nullptr;
@@ -221,7 +226,9 @@ int main(int argc, char **argv)
                 std::fprintf(stderr, "encoding the DCI 4K frame failed\n");
                 return 1;
             }
-            if (!save.empty()) std::ofstream(save, std::ios::binary).write(reinterpret_cast<const char *>(stream.data()), stream.size());
+            if (!save.empty())
+                std::ofstream(save, std::ios::binary)
+                    .write(reinterpret_cast<const char *>(stream.data()), stream.size());
             run("DCI 4K", stream, reps, tier2_pool);
         }
         for (const std::string &path : inputs) {

@@ -92,11 +92,20 @@ j2kc_encoder_config base_config()
 
 TEST(Api, LosslessRoundTripsExactly)
 {
-    struct Case { uint32_t w, h, n; uint8_t prec; std::vector<uint8_t> dx, dy; };
+    struct Case {
+        uint32_t w, h, n;
+        uint8_t prec;
+        std::vector<uint8_t> dx, dy;
+    };
     const std::vector<Case> cases = {
-        {1, 1, 1, 8, {}, {}},       {17, 9, 1, 8, {}, {}},      {64, 64, 3, 8, {}, {}},
-        {33, 65, 3, 10, {}, {}},    {40, 30, 3, 12, {}, {}},    {23, 11, 1, 16, {}, {}},
-        {31, 17, 3, 8, {1, 2, 2}, {1, 1, 1}},  {31, 17, 3, 10, {1, 2, 2}, {1, 2, 2}},
+        {1, 1, 1, 8, {}, {}},
+        {17, 9, 1, 8, {}, {}},
+        {64, 64, 3, 8, {}, {}},
+        {33, 65, 3, 10, {}, {}},
+        {40, 30, 3, 12, {}, {}},
+        {23, 11, 1, 16, {}, {}},
+        {31, 17, 3, 8, {1, 2, 2}, {1, 1, 1}},
+        {31, 17, 3, 10, {1, 2, 2}, {1, 2, 2}},
         {130, 70, 4, 12, {}, {}},
     };
     for (const Case &k : cases) {
@@ -260,8 +269,8 @@ TEST(GpuApi, EncoderMatchesCpuByteForByte)
         cfg.backend = J2KC_BACKEND_CUDA;
         const std::vector<uint8_t> gpu = encode(in, cfg);
         EXPECT_FALSE(cpu.empty());
-        EXPECT_TRUE(cpu == gpu) << k.w << "x" << k.h << " n" << k.n << " prec " << int(k.prec)
-                                << " sizes " << cpu.size() << " / " << gpu.size();
+        EXPECT_TRUE(cpu == gpu) << k.w << "x" << k.h << " n" << k.n << " prec " << int(k.prec) << " sizes "
+                                << cpu.size() << " / " << gpu.size();
     }
 }
 

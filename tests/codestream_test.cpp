@@ -138,18 +138,19 @@ bool has_warning(const Codestream &cs, const std::string &needle)
 
 TEST(Codestream, HandBuiltMinimalStream)
 {
-    const Bytes b = {
-        0xFF, 0x4F,                                            // SOC
-        0xFF, 0x51, 0x00, 0x29, 0x00, 0x00,                    // SIZ, Lsiz 41, Rsiz 0
-        0, 0, 0, 8, 0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0, 0,        // Xsiz Ysiz XOsiz YOsiz
-        0, 0, 0, 8, 0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0, 0,        // XTsiz YTsiz XTOsiz YTOsiz
-        0x00, 0x01, 0x07, 0x01, 0x01,                          // Csiz 1: 8-bit, 1x1
-        0xFF, 0x52, 0x00, 0x0C, 0x00, 0x00, 0x00, 0x01, 0x00,  // COD: LRCP, 1 layer, no MCT
-        0x01, 0x04, 0x04, 0x00, 0x01,                          // NL 1, 64x64, style 0, 5/3
-        0xFF, 0x5C, 0x00, 0x07, 0x40, 0x48, 0x50, 0x50, 0x58,  // QCD: 2 guard bits, no quant
-        0xFF, 0x90, 0x00, 0x0A, 0x00, 0x00, 0x00, 0x00, 0x00, 0x11, 0x00, 0x01,  // SOT Psot 17
-        0xFF, 0x93, 0xAA, 0xBB, 0xCC,                          // SOD + data
-        0xFF, 0xD9};
+    const Bytes b = {0xFF, 0x4F,                          // SOC
+                     0xFF, 0x51, 0x00, 0x29, 0x00, 0x00,  // SIZ, Lsiz 41, Rsiz 0
+                     0,    0,    0,    8,    0,    0,    0,    8,    0,    0,    0,    0,
+                     0,    0,    0,    0,  // Xsiz Ysiz XOsiz YOsiz
+                     0,    0,    0,    8,    0,    0,    0,    8,    0,    0,    0,    0,
+                     0,    0,    0,    0,                                   // XTsiz YTsiz XTOsiz YTOsiz
+                     0x00, 0x01, 0x07, 0x01, 0x01,                          // Csiz 1: 8-bit, 1x1
+                     0xFF, 0x52, 0x00, 0x0C, 0x00, 0x00, 0x00, 0x01, 0x00,  // COD: LRCP, 1 layer, no MCT
+                     0x01, 0x04, 0x04, 0x00, 0x01,                          // NL 1, 64x64, style 0, 5/3
+                     0xFF, 0x5C, 0x00, 0x07, 0x40, 0x48, 0x50, 0x50, 0x58,  // QCD: 2 guard bits, no quant
+                     0xFF, 0x90, 0x00, 0x0A, 0x00, 0x00, 0x00, 0x00, 0x00, 0x11, 0x00, 0x01,  // SOT Psot 17
+                     0xFF, 0x93, 0xAA, 0xBB, 0xCC,                                            // SOD + data
+                     0xFF, 0xD9};
     const Codestream cs = parse(b);
     EXPECT_EQ(cs.siz.width, 8u);
     EXPECT_EQ(cs.siz.height, 8u);
@@ -342,10 +343,9 @@ TEST(Codestream, PocCrgComCapRoundTrip)
         StreamSpec s;
         s.siz = make_siz(40, 30, comps);
         s.siz.rsiz = 0x4000;
-        std::vector<ProgressionChange> poc = {
-            {0, 0, 3, 2, static_cast<uint16_t>(comps), 4},
-            {1, 1, 65535, 33, static_cast<uint16_t>(comps > 256 ? comps : 256), 2},
-            {2, 0, 1, 3, 1, 0}};
+        std::vector<ProgressionChange> poc = {{0, 0, 3, 2, static_cast<uint16_t>(comps), 4},
+                                              {1, 1, 65535, 33, static_cast<uint16_t>(comps > 256 ? comps : 256), 2},
+                                              {2, 0, 1, 3, 1, 0}};
         std::vector<std::pair<uint16_t, uint16_t>> crg;
         for (size_t c = 0; c < comps; ++c)
             crg.emplace_back(static_cast<uint16_t>(c * 7), static_cast<uint16_t>(65535 - c));
@@ -459,8 +459,7 @@ TEST(Codestream, PpmSplitAcrossSegmentsAndOutOfZOrder)
 {
     std::mt19937 rng(16);
     // Three tiles, four tile-parts; one tile-part's headers cross a segment boundary.
-    std::vector<Bytes> headers = {random_bytes(rng, 70000), random_bytes(rng, 5), Bytes{},
-                                  random_bytes(rng, 65530)};
+    std::vector<Bytes> headers = {random_bytes(rng, 70000), random_bytes(rng, 5), Bytes{}, random_bytes(rng, 65530)};
     StreamSpec s;
     s.siz = make_siz(30, 10, 1, 10, 10);
     s.parts = {{1, 0, 2, nullptr, {9}, -1},
@@ -536,8 +535,10 @@ TEST(Codestream, TileDataInPlace)
 {
     StreamSpec s;
     s.siz = make_siz(20, 20, 2, 10, 10);  // 4 tiles
-    s.parts = {{0, 0, 1, nullptr, {1, 2, 3}, -1}, {1, 0, 2, nullptr, {10, 11}, -1},
-               {2, 0, 1, nullptr, {}, -1}, {1, 1, 2, nullptr, {12}, -1}};
+    s.parts = {{0, 0, 1, nullptr, {1, 2, 3}, -1},
+               {1, 0, 2, nullptr, {10, 11}, -1},
+               {2, 0, 1, nullptr, {}, -1},
+               {1, 1, 2, nullptr, {12}, -1}};
     const Bytes b = build(s);
     const Codestream copied = parse_codestream(b.data(), b.size());
     const Codestream viewed = parse_codestream(b.data(), b.size(), {}, true);
@@ -567,8 +568,10 @@ TEST(Codestream, InterleavedTilesAndTileHeaders)
     ComponentCoding tile_coc;
     tile_coc.levels = 1;
     Quantization tile_qcd = reversible_quant(2, 3);
-    s.parts = {{3, 0, 3, nullptr, {30}, -1}, {1, 0, 0, nullptr, {10, 11}, -1},
-               {3, 1, 3, nullptr, {31, 32}, -1}, {1, 1, 0, nullptr, {12}, -1},
+    s.parts = {{3, 0, 3, nullptr, {30}, -1},
+               {1, 0, 0, nullptr, {10, 11}, -1},
+               {3, 1, 3, nullptr, {31, 32}, -1},
+               {1, 1, 0, nullptr, {12}, -1},
                {3, 2, 3, nullptr, {}, -1}};
     s.parts[0].header = [&](ByteWriter &w) {
         CodingStyle cod = s.cod;
@@ -740,8 +743,7 @@ TEST(Codestream, EveryPrefixParsesOrFailsCleanly)
             ASSERT_LE(t.data.size(), r->data.size());
             EXPECT_TRUE(std::equal(t.data.begin(), t.data.end(), r->data.begin())) << n;
             ASSERT_LE(t.packed_headers.size(), r->packed_headers.size());
-            EXPECT_TRUE(std::equal(t.packed_headers.begin(), t.packed_headers.end(),
-                                   r->packed_headers.begin()));
+            EXPECT_TRUE(std::equal(t.packed_headers.begin(), t.packed_headers.end(), r->packed_headers.begin()));
         }
     }
 }
@@ -778,8 +780,16 @@ TEST(Codestream, LyingSiz)
     EXPECT_EQ(parse_status(with([](ImageSize &z) { z.y0 = 1000; })), D);
     EXPECT_EQ(parse_status(with([](ImageSize &z) { z.tile_width = 0; })), D);
     EXPECT_EQ(parse_status(with([](ImageSize &z) { z.tile_x0 = 1; })), D);  // XTOsiz > XOsiz
-    EXPECT_EQ(parse_status(with([](ImageSize &z) { z.x0 = 10; z.tile_width = 10; })), D);  // first tile misses origin
-    EXPECT_EQ(parse_status(with([](ImageSize &z) { z.x0 = 10; z.tile_width = 11; })), J2KC_OK);
+    EXPECT_EQ(parse_status(with([](ImageSize &z) {
+                  z.x0 = 10;
+                  z.tile_width = 10;
+              })),
+              D);  // first tile misses origin
+    EXPECT_EQ(parse_status(with([](ImageSize &z) {
+                  z.x0 = 10;
+                  z.tile_width = 11;
+              })),
+              J2KC_OK);
     EXPECT_EQ(parse_status(with([](ImageSize &) {}, 0)), D);
     EXPECT_EQ(parse_status(with([](ImageSize &) {}, 20000)), D);
     EXPECT_EQ(parse_status(with([](ImageSize &) {}, 2)), D);  // Lsiz mismatch
@@ -789,7 +799,12 @@ TEST(Codestream, LyingSiz)
     EXPECT_EQ(parse_status(with([](ImageSize &z) { z.components[0].dx = 0; })), D);
     EXPECT_EQ(parse_status(with([](ImageSize &z) { z.components[0].dy = 0; })), D);
     // Subsampling that leaves the component empty.
-    EXPECT_EQ(parse_status(with([](ImageSize &z) { z.x0 = 16; z.width = 17; z.components[0].dx = 200; })), D);
+    EXPECT_EQ(parse_status(with([](ImageSize &z) {
+                  z.x0 = 16;
+                  z.width = 17;
+                  z.components[0].dx = 200;
+              })),
+              D);
     EXPECT_NE(parse_error(with([](ImageSize &z) { z.width = 0; })).find("SIZ marker segment at offset 2"),
               std::string::npos);
 }
@@ -839,8 +854,7 @@ TEST(Codestream, BadMarkerLengths)
         b[cod_at + 2] = static_cast<uint8_t>(len >> 8);
         b[cod_at + 3] = static_cast<uint8_t>(len);
         EXPECT_EQ(parse_status(b), J2KC_ERR_INVALID_DATA) << len;
-        EXPECT_NE(parse_error(b).find("offset " + std::to_string(cod_at)), std::string::npos)
-            << parse_error(b);
+        EXPECT_NE(parse_error(b).find("offset " + std::to_string(cod_at)), std::string::npos) << parse_error(b);
     }
     // An unknown segment whose length runs past the end.
     Bytes b = good;
@@ -936,25 +950,45 @@ TEST(Codestream, CodValidation)
     // Scod +0, prog +1, layers +2, mct +4, levels +5, xcb +6, ycb +7, style +8, transform +9
     EXPECT_EQ(status_with([](Bytes &, size_t) {}), J2KC_OK);
     EXPECT_EQ(status_with([](Bytes &b, size_t p) { b[p + 5] = 33; }), J2KC_ERR_INVALID_DATA);
-    EXPECT_EQ(status_with([](Bytes &b, size_t p) { b[p + 6] = 5; b[p + 7] = 4; }), J2KC_ERR_INVALID_DATA);
-    EXPECT_EQ(status_with([](Bytes &b, size_t p) { b[p + 6] = 9; b[p + 7] = 0; }), J2KC_ERR_INVALID_DATA);
-    EXPECT_EQ(status_with([](Bytes &b, size_t p) { b[p + 8] = 0x40; }), J2KC_OK);  // HT (Part 15)
-    EXPECT_EQ(status_with([](Bytes &b, size_t p) { b[p + 8] = 0xC0; }), J2KC_OK);  // HT MIXED (Part 15)
+    EXPECT_EQ(status_with([](Bytes &b, size_t p) {
+                  b[p + 6] = 5;
+                  b[p + 7] = 4;
+              }),
+              J2KC_ERR_INVALID_DATA);
+    EXPECT_EQ(status_with([](Bytes &b, size_t p) {
+                  b[p + 6] = 9;
+                  b[p + 7] = 0;
+              }),
+              J2KC_ERR_INVALID_DATA);
+    EXPECT_EQ(status_with([](Bytes &b, size_t p) { b[p + 8] = 0x40; }), J2KC_OK);               // HT (Part 15)
+    EXPECT_EQ(status_with([](Bytes &b, size_t p) { b[p + 8] = 0xC0; }), J2KC_OK);               // HT MIXED (Part 15)
     EXPECT_EQ(status_with([](Bytes &b, size_t p) { b[p + 8] = 0x80; }), J2KC_ERR_UNSUPPORTED);  // MIXED without HT
     EXPECT_EQ(status_with([](Bytes &b, size_t p) { b[p + 9] = 2; }), J2KC_ERR_INVALID_DATA);
     EXPECT_EQ(status_with([](Bytes &b, size_t p) { b[p + 1] = 5; }), J2KC_ERR_INVALID_DATA);
-    EXPECT_EQ(status_with([](Bytes &b, size_t p) { b[p + 2] = 0; b[p + 3] = 0; }), J2KC_ERR_INVALID_DATA);
+    EXPECT_EQ(status_with([](Bytes &b, size_t p) {
+                  b[p + 2] = 0;
+                  b[p + 3] = 0;
+              }),
+              J2KC_ERR_INVALID_DATA);
     EXPECT_EQ(status_with([](Bytes &b, size_t p) { b[p + 4] = 2; }), J2KC_ERR_INVALID_DATA);
     EXPECT_EQ(status_with([](Bytes &b, size_t p) { b[p] = 0x20; }), J2KC_ERR_INVALID_DATA);
     // Precincts announced but not written.
     EXPECT_EQ(status_with([](Bytes &b, size_t p) { b[p] = 0x01; }), J2KC_ERR_INVALID_DATA);
     // Part 2 (Rsiz bit 15) features are legal but unsupported.
-    EXPECT_EQ(status_with([](Bytes &b, size_t p) { b[6] = 0x80; b[p + 9] = 2; }), J2KC_ERR_UNSUPPORTED);
-    EXPECT_EQ(status_with([](Bytes &b, size_t p) { b[6] = 0x80; b[p] = 0x08; }), J2KC_ERR_UNSUPPORTED);
+    EXPECT_EQ(status_with([](Bytes &b, size_t p) {
+                  b[6] = 0x80;
+                  b[p + 9] = 2;
+              }),
+              J2KC_ERR_UNSUPPORTED);
+    EXPECT_EQ(status_with([](Bytes &b, size_t p) {
+                  b[6] = 0x80;
+                  b[p] = 0x08;
+              }),
+              J2KC_ERR_UNSUPPORTED);
 
     StreamSpec s;
     s.cod.component.precincts_defined = true;
-    s.cod.component.precinct_width_log2[1] = 0;  // only r = 0 may be 0
+    s.cod.component.precinct_width_log2[1] = 0;                     // only r = 0 may be 0
     EXPECT_EQ(status_of([&] { build(s); }), J2KC_ERR_INVALID_ARG);  // the writer refuses too
     // Duplicates and absences.
     s = StreamSpec{};
@@ -963,7 +997,10 @@ TEST(Codestream, CodValidation)
     s.main_extra = [&](ByteWriter &w) { write_qcd(w, s.qcd); };
     EXPECT_EQ(parse_status(build(s)), J2KC_ERR_INVALID_DATA);
     s.main_extra = nullptr;
-    s.parts[0].header = [&](ByteWriter &w) { write_cod(w, s.cod); write_cod(w, s.cod); };
+    s.parts[0].header = [&](ByteWriter &w) {
+        write_cod(w, s.cod);
+        write_cod(w, s.cod);
+    };
     EXPECT_EQ(parse_status(build(s)), J2KC_ERR_INVALID_DATA);
     // MCT with one component is ignored with a warning.
     s = StreamSpec{};
@@ -1106,13 +1143,13 @@ TEST(Codestream, PocValidation)
         return parse_status(build(s));
     };
     EXPECT_EQ(st({0, 0, 0, 1, 3, 3, 4}), J2KC_OK);
-    EXPECT_EQ(st({0, 0, 0, 1, 3, 3, 5}), J2KC_ERR_INVALID_DATA);  // progression 5
-    EXPECT_EQ(st({3, 0, 0, 1, 3, 3, 4}), J2KC_ERR_INVALID_DATA);  // RS >= RE
-    EXPECT_EQ(st({0, 0, 0, 1, 34, 3, 4}), J2KC_ERR_INVALID_DATA); // RE > 33
-    EXPECT_EQ(st({0, 3, 0, 1, 3, 0, 4}), J2KC_ERR_INVALID_DATA);  // CS >= Csiz
-    EXPECT_EQ(st({0, 2, 0, 1, 3, 1, 4}), J2KC_ERR_INVALID_DATA);  // CS >= CE
-    EXPECT_EQ(st({0, 0, 0, 0, 3, 3, 4}), J2KC_ERR_INVALID_DATA);  // layer end 0
-    EXPECT_EQ(st({0, 0, 0, 1, 3, 3}), J2KC_ERR_INVALID_DATA);     // short entry
+    EXPECT_EQ(st({0, 0, 0, 1, 3, 3, 5}), J2KC_ERR_INVALID_DATA);   // progression 5
+    EXPECT_EQ(st({3, 0, 0, 1, 3, 3, 4}), J2KC_ERR_INVALID_DATA);   // RS >= RE
+    EXPECT_EQ(st({0, 0, 0, 1, 34, 3, 4}), J2KC_ERR_INVALID_DATA);  // RE > 33
+    EXPECT_EQ(st({0, 3, 0, 1, 3, 0, 4}), J2KC_ERR_INVALID_DATA);   // CS >= Csiz
+    EXPECT_EQ(st({0, 2, 0, 1, 3, 1, 4}), J2KC_ERR_INVALID_DATA);   // CS >= CE
+    EXPECT_EQ(st({0, 0, 0, 0, 3, 3, 4}), J2KC_ERR_INVALID_DATA);   // layer end 0
+    EXPECT_EQ(st({0, 0, 0, 1, 3, 3}), J2KC_ERR_INVALID_DATA);      // short entry
     EXPECT_EQ(st({}), J2KC_ERR_INVALID_DATA);
 }
 
@@ -1143,8 +1180,8 @@ TEST(Codestream, RandomDamageNeverCrashes)
             }
             if (rng() % 4 == 0) b.resize(rng() % b.size());
             const int status = parse_status(b);
-            EXPECT_TRUE(status == J2KC_OK || status == J2KC_ERR_INVALID_DATA ||
-                        status == J2KC_ERR_UNSUPPORTED || status == J2KC_ERR_LIMIT)
+            EXPECT_TRUE(status == J2KC_OK || status == J2KC_ERR_INVALID_DATA || status == J2KC_ERR_UNSUPPORTED ||
+                        status == J2KC_ERR_LIMIT)
                 << status;
             (status == J2KC_OK ? ok : failed)++;
             // The raw walker and the dump must survive whatever parses.
@@ -1292,7 +1329,11 @@ Bytes dci_stream(bool is4k, const std::function<void(StreamSpec &)> &tweak = nul
         const HeaderFn extra = s.main_extra;
         t.main_extra = [&](ByteWriter &w) {
             write_tlm(w, tlm.empty() ? std::vector<TilePartLength>(s.parts.size(), {0, 0}) : tlm, 1, 1);
-            if (is4k) write_poc(w, {{0, 0, 1, static_cast<uint8_t>(nl), 3, 4}, {static_cast<uint8_t>(nl), 0, 1, static_cast<uint8_t>(nl + 1), 3, 4}}, 3);
+            if (is4k)
+                write_poc(w,
+                          {{0, 0, 1, static_cast<uint8_t>(nl), 3, 4},
+                           {static_cast<uint8_t>(nl), 0, 1, static_cast<uint8_t>(nl + 1), 3, 4}},
+                          3);
             if (extra) extra(w);
         };
         const Bytes b = build(t);
@@ -1324,9 +1365,9 @@ TEST(ProfileCheck, CompliantDciStreamsPass)
         EXPECT_TRUE(v.empty()) << (v.empty() ? "" : v[0]);
         // The raw walk sees exactly the markers libdcp knows.
         for (const auto &m : list_marker_segments(b.data(), b.size())) {
-            EXPECT_TRUE(m.marker == kSOC || m.marker == kSIZ || m.marker == kCOD ||
-                        m.marker == kQCD || m.marker == kTLM || m.marker == kPOC ||
-                        m.marker == kSOT || m.marker == kSOD || m.marker == kEOC)
+            EXPECT_TRUE(m.marker == kSOC || m.marker == kSIZ || m.marker == kCOD || m.marker == kQCD ||
+                        m.marker == kTLM || m.marker == kPOC || m.marker == kSOT || m.marker == kSOD ||
+                        m.marker == kEOC)
                 << marker_name(m.marker);
         }
     }
@@ -1335,24 +1376,62 @@ TEST(ProfileCheck, CompliantDciStreamsPass)
 TEST(ProfileCheck, DciViolationsAreReported)
 {
     EXPECT_TRUE(mentions(violations(dci_stream(false, [](StreamSpec &s) { s.qcd.guard_bits = 2; })), "guard bits"));
-    EXPECT_TRUE(mentions(violations(dci_stream(false, [](StreamSpec &s) { s.cod.component.levels = 4; s.qcd.steps.resize(13); })), "levels"));
+    EXPECT_TRUE(mentions(violations(dci_stream(false,
+                                               [](StreamSpec &s) {
+                                                   s.cod.component.levels = 4;
+                                                   s.qcd.steps.resize(13);
+                                               })),
+                         "levels"));
     EXPECT_TRUE(mentions(violations(dci_stream(false, [](StreamSpec &s) { s.cod.progression = 0; })), "CPRL"));
     EXPECT_TRUE(mentions(violations(dci_stream(false, [](StreamSpec &s) { s.cod.layers = 2; })), "layers"));
-    EXPECT_TRUE(mentions(violations(dci_stream(false, [](StreamSpec &s) { s.cod.component.cblk_width_log2 = 6; })), "code-block"));
-    EXPECT_TRUE(mentions(violations(dci_stream(false, [](StreamSpec &s) { s.cod.component.precinct_width_log2[2] = 7; })), "precinct"));
+    EXPECT_TRUE(mentions(violations(dci_stream(false, [](StreamSpec &s) { s.cod.component.cblk_width_log2 = 6; })),
+                         "code-block"));
+    EXPECT_TRUE(mentions(
+        violations(dci_stream(false, [](StreamSpec &s) { s.cod.component.precinct_width_log2[2] = 7; })), "precinct"));
     EXPECT_TRUE(mentions(violations(dci_stream(false, [](StreamSpec &s) { s.cod.sop = true; })), "Scod"));
-    EXPECT_TRUE(mentions(violations(dci_stream(false, [](StreamSpec &s) { s.siz.components[1].precision = 10; })), "12-bit"));
+    EXPECT_TRUE(
+        mentions(violations(dci_stream(false, [](StreamSpec &s) { s.siz.components[1].precision = 10; })), "12-bit"));
     EXPECT_TRUE(mentions(violations(dci_stream(false, [](StreamSpec &s) { s.siz.rsiz = 4; })), "Rsiz"));
-    EXPECT_TRUE(mentions(violations(dci_stream(false, [](StreamSpec &s) { s.siz.tile_width = 1024; for (auto &p : s.parts) p.tile = 0; })), "tile"));
-    EXPECT_TRUE(mentions(violations(dci_stream(false, [](StreamSpec &s) { for (auto &p : s.parts) p.parts = 0; })), "TNsot"));
-    EXPECT_TRUE(mentions(violations(dci_stream(false, [](StreamSpec &s) { s.parts[0].header = [](ByteWriter &w) { write_plt(w, {10}); }; })), "PLT"));
-    EXPECT_TRUE(mentions(violations(dci_stream(false, [](StreamSpec &s) { s.main_extra = [](ByteWriter &w) { write_com(w, ""); }; })), "empty COM"));
-    EXPECT_TRUE(mentions(violations(dci_stream(false, [](StreamSpec &s) { s.main_extra = [](ByteWriter &w) { write_poc(w, {{0, 0, 1, 6, 3, 4}}, 3); }; })), "POC"));
-    EXPECT_TRUE(mentions(violations(dci_stream(true, [](StreamSpec &s) { s.parts[0].header = [](ByteWriter &w) { write_poc(w, {{0, 0, 1, 6, 3, 4}}, 3); }; })), "POC"));
-    EXPECT_TRUE(mentions(violations(dci_stream(false, [](StreamSpec &s) { s.parts[0].header = [&](ByteWriter &w) { write_cod(w, s.cod); }; })), "COD"));
+    EXPECT_TRUE(mentions(violations(dci_stream(false,
+                                               [](StreamSpec &s) {
+                                                   s.siz.tile_width = 1024;
+                                                   for (auto &p : s.parts) p.tile = 0;
+                                               })),
+                         "tile"));
+    EXPECT_TRUE(mentions(violations(dci_stream(false,
+                                               [](StreamSpec &s) {
+                                                   for (auto &p : s.parts) p.parts = 0;
+                                               })),
+                         "TNsot"));
+    EXPECT_TRUE(
+        mentions(violations(dci_stream(
+                     false, [](StreamSpec &s) { s.parts[0].header = [](ByteWriter &w) { write_plt(w, {10}); }; })),
+                 "PLT"));
+    EXPECT_TRUE(mentions(
+        violations(dci_stream(false, [](StreamSpec &s) { s.main_extra = [](ByteWriter &w) { write_com(w, ""); }; })),
+        "empty COM"));
+    EXPECT_TRUE(mentions(
+        violations(dci_stream(
+            false, [](StreamSpec &s) { s.main_extra = [](ByteWriter &w) {
+                                           write_poc(w, {{0, 0, 1, 6, 3, 4}}, 3);
+                                       }; })),
+        "POC"));
+    EXPECT_TRUE(mentions(violations(dci_stream(true,
+                                               [](StreamSpec &s) {
+                                                   s.parts[0].header = [](ByteWriter &w) {
+                                                       write_poc(w, {{0, 0, 1, 6, 3, 4}}, 3);
+                                                   };
+                                               })),
+                         "POC"));
+    EXPECT_TRUE(
+        mentions(violations(dci_stream(
+                     false, [](StreamSpec &s) { s.parts[0].header = [&](ByteWriter &w) { write_cod(w, s.cod); }; })),
+                 "COD"));
     // Byte caps at 24 fps: tile-parts <= 1,041,666 bytes.
-    EXPECT_TRUE(mentions(violations(dci_stream(false, [](StreamSpec &s) { s.parts[1].data.assign(1041700, 0x11); }), 24), "cap"));
-    EXPECT_FALSE(mentions(violations(dci_stream(false, [](StreamSpec &s) { s.parts[1].data.assign(1041600, 0x11); }), 24), "cap"));
+    EXPECT_TRUE(mentions(
+        violations(dci_stream(false, [](StreamSpec &s) { s.parts[1].data.assign(1041700, 0x11); }), 24), "cap"));
+    EXPECT_FALSE(mentions(
+        violations(dci_stream(false, [](StreamSpec &s) { s.parts[1].data.assign(1041600, 0x11); }), 24), "cap"));
     // 4K: a component's two tile-parts together within the component cap
     // (each alone is below it), at 24 and at 48 fps (halved).
     auto split = [](size_t low, size_t top) {
@@ -1365,7 +1444,13 @@ TEST(ProfileCheck, DciViolationsAreReported)
     EXPECT_FALSE(mentions(violations(dci_stream(true, split(600000, 440000)), 24), "cap"));
     EXPECT_TRUE(mentions(violations(dci_stream(true, split(300000, 230000)), 48), "component 1's tile-parts"));
     EXPECT_FALSE(mentions(violations(dci_stream(true, split(300000, 220000)), 48), "component 1's"));
-    EXPECT_TRUE(mentions(violations(dci_stream(true, [&](StreamSpec &s) { split(300000, 220000)(s); s.parts[0].data.assign(140000, 0x33); }), 48), "codestream is"));  // > 651,041
+    EXPECT_TRUE(mentions(violations(dci_stream(true,
+                                               [&](StreamSpec &s) {
+                                                   split(300000, 220000)(s);
+                                                   s.parts[0].data.assign(140000, 0x33);
+                                               }),
+                                    48),
+                         "codestream is"));  // > 651,041
     // 4K: TLM disagreeing with Psot, a POC with other bounds (tile-parts out of
     // order are the parser's INVALID_DATA already).
     {
@@ -1375,7 +1460,12 @@ TEST(ProfileCheck, DciViolationsAreReported)
             if (m.marker == kTLM) b[m.offset + 8] ^= 1;  // after FF55, Ltlm, Ztlm, Stlm, Ttlm: Ptlm's second byte
         EXPECT_TRUE(mentions(violations(b), "TLM gives"));
     }
-    EXPECT_TRUE(mentions(violations(dci_stream(true, [](StreamSpec &s) { s.cod.component.levels = 5; s.qcd.steps.resize(16); })), "POC bytes"));
+    EXPECT_TRUE(mentions(violations(dci_stream(true,
+                                               [](StreamSpec &s) {
+                                                   s.cod.component.levels = 5;
+                                                   s.qcd.steps.resize(16);
+                                               })),
+                         "POC bytes"));
     // The TLM check: drop it by rewriting Rsiz-3 stream without TLM.
     StreamSpec s;
     s.siz = make_siz(2048, 1080, 3);
@@ -1435,9 +1525,9 @@ TEST(Dump, NamesTheFields)
     const StreamSpec s = busy_stream();
     const Codestream cs = parse(build(s));
     const std::string d = dump_codestream(cs);
-    for (const char *needle : {"SIZ", "Csiz 3", "COD", "COC component 2", "QCD", "TLM: 3",
-                               "COM: \"busy\"", "tile 0: 2 tile-parts", "tile 1: 1 tile-part",
-                               "packed header bytes", "packet lengths", "EOC: present"})
+    for (const char *needle :
+         {"SIZ", "Csiz 3", "COD", "COC component 2", "QCD", "TLM: 3", "COM: \"busy\"", "tile 0: 2 tile-parts",
+          "tile 1: 1 tile-part", "packed header bytes", "packet lengths", "EOC: present"})
         EXPECT_NE(d.find(needle), std::string::npos) << needle << "\n" << d;
 }
 

@@ -35,10 +35,7 @@ constexpr uint32_t kW = 4096, kH = 2160;
 void quiet(void *, int, const char *) {}
 
 uint16_t be16(const std::vector<uint8_t> &b, size_t at) { return uint16_t(b[at] << 8 | b[at + 1]); }
-uint32_t be32(const std::vector<uint8_t> &b, size_t at)
-{
-    return uint32_t(be16(b, at)) << 16 | be16(b, at + 2);
-}
+uint32_t be32(const std::vector<uint8_t> &b, size_t at) { return uint32_t(be16(b, at)) << 16 | be16(b, at + 2); }
 
 /**
  * Cheap to code but dense enough that the caps bind: smooth gradients, in
@@ -145,8 +142,7 @@ void check_dci_4k(const std::vector<uint8_t> &b, int fps)
     ASSERT_EQ(count(kPOC), 1);
     const MarkerSegment *poc = first(kPOC);
     EXPECT_EQ(poc->tile, -1);
-    const std::vector<uint8_t> want_poc = {0xFF, 0x5F, 0x00, 0x10, 0, 0, 0, 1, 6, 3, 4,
-                                           6,    0,    0,    1,    7, 3, 4};
+    const std::vector<uint8_t> want_poc = {0xFF, 0x5F, 0x00, 0x10, 0, 0, 0, 1, 6, 3, 4, 6, 0, 0, 1, 7, 3, 4};
     EXPECT_TRUE(std::equal(want_poc.begin(), want_poc.end(), b.begin() + poc->offset));
     ASSERT_TRUE(first(kTLM));
     EXPECT_LT(first(kTLM)->offset, poc->offset);
@@ -155,7 +151,9 @@ void check_dci_4k(const std::vector<uint8_t> &b, int fps)
     const std::set<uint16_t> allowed = {kSOC, kSIZ, kCOD, kQCD, kTLM, kPOC, kCOM, kSOT, kSOD, kEOC};
     for (const auto &m : segs) {
         EXPECT_TRUE(allowed.count(m.marker)) << marker_name(m.marker) << " at " << m.offset;
-        if (m.marker == kCOM) EXPECT_GT(m.length, 4u) << "empty COM";
+        if (m.marker == kCOM) {
+            EXPECT_GT(m.length, 4u) << "empty COM";
+        }
     }
     EXPECT_TRUE(cs.has_eoc);
     EXPECT_EQ(be16(b, b.size() - 2), kEOC);
@@ -229,8 +227,7 @@ void check_dci_4k(const std::vector<uint8_t> &b, int fps)
     }
     // A budget is met to within 2% by whichever cap binds.
     EXPECT_TRUE(b.size() >= frame_cap - frame_cap / 50 || worst >= comp_cap - comp_cap / 50)
-        << "frame " << b.size() << " of " << frame_cap << ", largest component " << worst << " of "
-        << comp_cap;
+        << "frame " << b.size() << " of " << frame_cap << ", largest component " << worst << " of " << comp_cap;
 
     // And the profile checker of `j2kc dump --strict` agrees.
     const std::vector<std::string> problems = check_profile(cs, b.data(), b.size(), fps);

@@ -91,10 +91,10 @@ struct Source {
     uint32_t w, h, n;
     uint8_t prec;
     bool lossless;
-    uint32_t tile;      // 0 = one tile
-    uint64_t budget;    // 0 = none
+    uint32_t tile;    // 0 = one tile
+    uint64_t budget;  // 0 = none
     uint32_t seed;
-    bool ht = false;    // the HTJ2K block coder (lossy at quality 3)
+    bool ht = false;  // the HTJ2K block coder (lossy at quality 3)
 };
 
 std::vector<uint8_t> make_stream(const Source &s)
@@ -117,8 +117,8 @@ std::vector<std::vector<uint8_t>> sample_streams()
 {
     static const std::vector<std::vector<uint8_t>> streams = [] {
         const Source sources[] = {
-            {97, 61, 3, 8, false, 0, 0, 1},     {97, 61, 3, 8, true, 0, 0, 2},   {130, 77, 3, 12, false, 64, 0, 3},
-            {45, 130, 1, 10, true, 32, 0, 4},   {97, 61, 3, 8, false, 0, 300, 5}, {200, 150, 4, 8, false, 0, 0, 6},
+            {97, 61, 3, 8, false, 0, 0, 1},   {97, 61, 3, 8, true, 0, 0, 2},    {130, 77, 3, 12, false, 64, 0, 3},
+            {45, 130, 1, 10, true, 32, 0, 4}, {97, 61, 3, 8, false, 0, 300, 5}, {200, 150, 4, 8, false, 0, 0, 6},
             {33, 17, 3, 16, true, 0, 0, 7},
         };
         std::vector<std::vector<uint8_t>> v;
@@ -142,10 +142,7 @@ cudaStream_t g_cuda_stream = nullptr;
 
 /** Runs the CUDA tests of a scope with a stream of the caller's lent to the decoders. */
 struct CallerStreamScope {
-    CallerStreamScope()
-    {
-        EXPECT_EQ(cudaStreamCreateWithFlags(&g_cuda_stream, cudaStreamNonBlocking), cudaSuccess);
-    }
+    CallerStreamScope() { EXPECT_EQ(cudaStreamCreateWithFlags(&g_cuda_stream, cudaStreamNonBlocking), cudaSuccess); }
     ~CallerStreamScope()
     {
         cudaStreamDestroy(g_cuda_stream);
@@ -244,8 +241,7 @@ std::vector<Received> run_queue(j2kc_decoder *dec, const std::vector<std::vector
         }
         EXPECT_EQ(st, J2KC_OK);
     }
-    while (take(1) != J2KC_ERR_EOF) {
-    }
+    while (take(1) != J2KC_ERR_EOF) {}
     int64_t tag;
     EXPECT_EQ(j2kc_decoder_receive(dec, &images[0].image, &tag, 1), J2KC_ERR_EOF);
     return got;
@@ -334,8 +330,8 @@ void check_errors_mid_stream(j2kc_backend backend)
     std::vector<uint8_t> cut(streams[2].begin(), streams[2].begin() + 30);  // ends inside the main header
     std::vector<uint8_t> bad_marker = streams[0];
     bad_marker[2] = 0x12;  // SIZ's marker code: not a marker any more
-    const std::vector<std::vector<uint8_t>> sequence = {streams[0], garbage, streams[1], cut, streams[2],
-                                                        bad_marker, streams[3]};
+    const std::vector<std::vector<uint8_t>> sequence = {streams[0], garbage,    streams[1], cut,
+                                                        streams[2], bad_marker, streams[3]};
     j2kc_decoder *dec = make_decoder(backend, 2, 2);
     const std::vector<Received> got = run_queue(dec, sequence);
     ASSERT_EQ(got.size(), sequence.size());
@@ -372,8 +368,7 @@ void check_reset(j2kc_backend backend)
 {
     const auto streams = sample_streams();
     j2kc_decoder *dec = make_decoder(backend, 3, 2);
-    for (int i = 0; i < 3; ++i)
-        EXPECT_EQ(j2kc_decoder_submit(dec, streams[i].data(), streams[i].size(), i), J2KC_OK);
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(j2kc_decoder_submit(dec, streams[i].data(), streams[i].size(), i), J2KC_OK);
     EXPECT_EQ(j2kc_decoder_reset(dec), J2KC_OK);
     const Shape s = parse(dec, streams[5]);
     Image out = Image::planar(s.info, s.ci.data());
@@ -384,11 +379,9 @@ void check_reset(j2kc_backend backend)
     EXPECT_EQ(tag, 42);
     expect_same(out, decode_sync(streams[5], J2KC_BACKEND_CPU), "after reset", 5);
     // A reset right after submit, while the workers are busy, then freeing with frames queued.
-    for (int i = 0; i < 3; ++i)
-        EXPECT_EQ(j2kc_decoder_submit(dec, streams[5].data(), streams[5].size(), i), J2KC_OK);
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(j2kc_decoder_submit(dec, streams[5].data(), streams[5].size(), i), J2KC_OK);
     EXPECT_EQ(j2kc_decoder_reset(dec), J2KC_OK);
-    for (int i = 0; i < 2; ++i)
-        EXPECT_EQ(j2kc_decoder_submit(dec, streams[5].data(), streams[5].size(), i), J2KC_OK);
+    for (int i = 0; i < 2; ++i) EXPECT_EQ(j2kc_decoder_submit(dec, streams[5].data(), streams[5].size(), i), J2KC_OK);
     j2kc_decoder_free(&dec);
 }
 
@@ -557,8 +550,8 @@ TEST(GpuAsyncDecoder, DeviceOutputMatchesCpu)
         Image d = host[i];
         d.image.components = d.comps.data();
         for (j2kc_component &k : d.comps)
-            k.data = reinterpret_cast<uint64_t>(device[i]) +
-                     (k.data - reinterpret_cast<uint64_t>(host[i].bytes.data()));
+            k.data =
+                reinterpret_cast<uint64_t>(device[i]) + (k.data - reinterpret_cast<uint64_t>(host[i].bytes.data()));
         d.image.memory = J2KC_MEMORY_CUDA;
         dev_images.push_back(std::move(d));
         dev_images.back().image.components = dev_images.back().comps.data();
@@ -662,7 +655,8 @@ TEST(PaletteRouting, FramesLeaveInSubmitOrderWithTheirErrors)
         return true;
     };
     for (size_t i = 0; i < streams.size(); ++i)
-        while (!dec->submit(streams[i].data(), streams[i].size(), int64_t(i))) ASSERT_TRUE(take(false)) << "frame " << i;
+        while (!dec->submit(streams[i].data(), streams[i].size(), int64_t(i)))
+            ASSERT_TRUE(take(false)) << "frame " << i;
     while (next < streams.size()) ASSERT_TRUE(take(true));
     EXPECT_EQ(errors, 1u);
     int64_t tag;
@@ -724,10 +718,7 @@ const char *name(Layout l)
 {
     return l == Layout::kPlanar ? "planar" : l == Layout::kGapped ? "gapped interleaved" : "dense interleaved";
 }
-const char *name(Memory m)
-{
-    return m == Memory::kPageable ? "pageable" : m == Memory::kPinned ? "pinned" : "mixed";
-}
+const char *name(Memory m) { return m == Memory::kPageable ? "pageable" : m == Memory::kPinned ? "pinned" : "mixed"; }
 
 /** Host bytes, pageable (a vector) or page-locked (cudaMallocHost), filled from a seed. */
 class HostBytes {
@@ -788,8 +779,8 @@ struct Output {
             for (uint32_t c = 0; c < info.num_components; ++c) {
                 HostBytes &b = memory == Memory::kMixed && c > 0 ? *rest : *first;
                 comps.push_back(j2kc_test::component16(reinterpret_cast<uint64_t>(b.data() + at[c]), ci[c].width,
-                                                       ci[c].height, ci[c].precision, ptrdiff_t(stride[c]), 2,
-                                                       ci[c].dx, ci[c].dy));
+                                                       ci[c].height, ci[c].precision, ptrdiff_t(stride[c]), 2, ci[c].dx,
+                                                       ci[c].dy));
             }
         } else {
             const uint32_t n = std::min<uint32_t>(info.num_components, 3);
@@ -895,8 +886,8 @@ void check_host_outputs(int frames_in_flight, int threads)
             size_t changed = 0;
             for (size_t b = 0; b < got.size(); ++b) {
                 const size_t y = b / row, x = b % row;
-                const bool sample = y < k0.height && x < size_t{k0.width} * k0.sample_stride &&
-                                    x % k0.sample_stride < 2 * n;
+                const bool sample =
+                    y < k0.height && x < size_t{k0.width} * k0.sample_stride && x % k0.sample_stride < 2 * n;
                 if (!sample && got[b] != before[b]) ++changed;
             }
             EXPECT_EQ(changed, 0u) << "frame " << i << ": bytes between the samples changed";

@@ -80,10 +80,9 @@ std::map<int64_t, double> oracle_1d(const std::map<int64_t, double> &X, int64_t 
         return Y;
     }
     // 9/7 analysis filters (Table F.? taps), low-pass DC gain 1, high-pass Nyquist gain 2.
-    static const double h0[] = {0.6029490182363579, 0.2668641184428723, -0.07822326652898785,
-                                -0.01686411844287495, 0.02674875741080976};
-    static const double h1[] = {1.115087052456994, -0.5912717631142470, -0.05754352622849957,
-                                0.09127176311424948};
+    static const double h0[] = {0.6029490182363579, 0.2668641184428723, -0.07822326652898785, -0.01686411844287495,
+                                0.02674875741080976};
+    static const double h1[] = {1.115087052456994, -0.5912717631142470, -0.05754352622849957, 0.09127176311424948};
     for (int64_t i = i0; i < i1; ++i) {
         const bool even = (i % 2 == 0);
         const double *h = even ? h0 : h1;
@@ -261,8 +260,7 @@ TEST(Dwt53, ReducedInverseEqualsForwardLowPass)
             dwt53_forward(part.data(), tc.width(), tc, skip);
             const Rect rr = dwt_resolution_rect(tc, L, L - skip);
             for (uint32_t y = 0; y < rr.height(); ++y)
-                for (uint32_t x = 0; x < rr.width(); ++x)
-                    ASSERT_EQ(full[y * tc.width() + x], part[y * tc.width() + x]);
+                for (uint32_t x = 0; x < rr.width(); ++x) ASSERT_EQ(full[y * tc.width() + x], part[y * tc.width() + x]);
         }
 }
 

@@ -30,7 +30,7 @@ TEST(FrameQueue, AnAbandonedReservationTakesNoRoom)
 {
     FrameQueue q(2);
     ASSERT_EQ(q.reserve(), 0u);
-    EXPECT_EQ(q.reserve(), 0u);  // not published: the same entry again
+    EXPECT_EQ(q.reserve(), 0u);    // not published: the same entry again
     EXPECT_FALSE(q.oldest(true));  // nothing in flight, so a flush does not wait
 }
 
@@ -164,8 +164,7 @@ TEST(FrameQueue, ManyWorkersDeliverEveryFrameInSubmitOrder)
         }
         receive(false);
     }
-    while (receive(true)) {
-    }
+    while (receive(true)) {}
     EXPECT_EQ(received, kFrames);
     q.stop();
     for (std::thread &t : workers) t.join();

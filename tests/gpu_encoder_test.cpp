@@ -72,7 +72,8 @@ struct Frame {
     uint16_t &at(uint32_t c, uint32_t x, uint32_t y)
     {
         const j2kc_component &k = comps[c];
-        return *reinterpret_cast<uint16_t *>(k.data + uint64_t(y) * uint64_t(k.row_stride) + uint64_t(x) * k.sample_stride);
+        return *reinterpret_cast<uint16_t *>(k.data + uint64_t(y) * uint64_t(k.row_stride) +
+                                             uint64_t(x) * k.sample_stride);
     }
 
     /** Smooth gradients, edges, texture and noise: every Tier-1 path and a real rate trade-off. */
@@ -107,7 +108,10 @@ struct Frame {
 struct DeviceFrame : j2kc_test::DeviceImage {
     explicit DeviceFrame(const Frame &f) : DeviceImage(f.buffers, f.image, false) { EXPECT_EQ(status, cudaSuccess); }
     /** Uploads f (same layout), synchronously or on `stream`. */
-    void load(const Frame &f, cudaStream_t stream = nullptr) { EXPECT_EQ(DeviceImage::load(f.buffers, stream), cudaSuccess); }
+    void load(const Frame &f, cudaStream_t stream = nullptr)
+    {
+        EXPECT_EQ(DeviceImage::load(f.buffers, stream), cudaSuccess);
+    }
     void scribble(cudaStream_t stream = nullptr) { EXPECT_EQ(DeviceImage::scribble(stream), cudaSuccess); }
 };
 
@@ -197,7 +201,15 @@ const std::vector<MatrixCase> &matrix()
         {"DCI 4K", 4096, 2160, 3, 12, {}, Layout::kPacked, false, 0, J2KC_PROFILE_DCI_4K},
         {"DCI 2K", 2048, 1080, 3, 12, {}, Layout::kOneBuffer, false, 0, J2KC_PROFILE_DCI_2K},
         {"IMF 4K 4:2:2 10-bit", 3840, 2160, 3, 10, {1, 2, 2}, Layout::kOneBuffer, false, 0, J2KC_PROFILE_IMF},
-        {"odd 1921x1081 4:2:2 lossy budget", 1921, 1081, 3, 10, {1, 2, 2}, Layout::kPlanes, false, 300000,
+        {"odd 1921x1081 4:2:2 lossy budget",
+         1921,
+         1081,
+         3,
+         10,
+         {1, 2, 2},
+         Layout::kPlanes,
+         false,
+         300000,
          J2KC_PROFILE_NONE},
         {"tiles 1000x700 lossy", 1000, 700, 3, 8, {}, Layout::kPacked, false, 60000, J2KC_PROFILE_NONE, 256},
         {"tiles 517x263 lossless", 517, 263, 3, 12, {}, Layout::kPlanes, true, 0, J2KC_PROFILE_NONE, 128},

@@ -137,9 +137,9 @@ constexpr size_t kMiB = size_t{1} << 20;
 /** Free device memory says nothing about the codecs under an instrumentation
  *  tool (its own allocations; gpu-check.sh's other test processes on the same
  *  GPU): these tests skip there, and memcheck's leak check covers leaks. */
-#define SKIP_UNLESS_MEMORY_IS_OURS()                                                          \
-    do {                                                                                       \
-        if (visible_devices() == 0) GTEST_SKIP() << "no usable CUDA device";                 \
+#define SKIP_UNLESS_MEMORY_IS_OURS()                                                            \
+    do {                                                                                        \
+        if (visible_devices() == 0) GTEST_SKIP() << "no usable CUDA device";                    \
         if (j2kc_test::instrumented()) GTEST_SKIP() << "device memory accounting under a tool"; \
     } while (0)
 

@@ -49,7 +49,7 @@ struct Table {
     std::vector<T1DecodeJob> jobs;
     size_t out_elements = 0;
     size_t scratch_words = 1;
-    std::vector<int32_t> expected;   ///< the whole output buffer, sentinel between blocks
+    std::vector<int32_t> expected;  ///< the whole output buffer, sentinel between blocks
     std::vector<uint8_t> expected_status;
 };
 
@@ -84,7 +84,7 @@ std::vector<CodewordSegment> segments_up_to(const EncodedCodeBlock &enc, size_t 
 
 Table make_table(uint32_t seed, size_t count)
 {
-    static const uint32_t kShapes[][2] = {{64, 64}, {32, 32}, {1, 1},   {3, 7},  {17, 64}, {64, 17}, {1024, 4},
+    static const uint32_t kShapes[][2] = {{64, 64},  {32, 32},  {1, 1},   {3, 7}, {17, 64}, {64, 17}, {1024, 4},
                                           {4, 1024}, {128, 32}, {61, 63}, {5, 1}, {1, 9},   {16, 16}, {8, 64}};
     std::mt19937 rng(seed);
     Table t;
@@ -120,10 +120,9 @@ Table make_table(uint32_t seed, size_t count)
                 for (auto &v : q)
                     if (rng() % 2) v = v * (1 << roi);
             EncodedCodeBlock enc;
-            encode_code_block(q.data(), w, w, h,
-                              Tier1EncodeParams{BandOrientation(job.orientation), job.style,
-                                                uint8_t(job.num_bitplanes + roi)},
-                              enc);
+            encode_code_block(
+                q.data(), w, w, h,
+                Tier1EncodeParams{BandOrientation(job.orientation), job.style, uint8_t(job.num_bitplanes + roi)}, enc);
             job.zero_bitplanes = enc.zero_bitplanes;
             if (!enc.passes.empty()) {
                 const size_t k = (kind < 4) ? enc.passes.size() - 1 : rng() % enc.passes.size();
@@ -170,13 +169,12 @@ Table make_table(uint32_t seed, size_t count)
         int32_t *out = t.expected.data() + job.out_offset;
         uint8_t status = kT1JobOk;
         try {
-            dec.decode(exact.empty() ? nullptr : exact.data(), t.segments.data() + job.segment_offset,
-                       job.num_segments, job.width, job.height, p, out, job.out_stride);
+            dec.decode(exact.empty() ? nullptr : exact.data(), t.segments.data() + job.segment_offset, job.num_segments,
+                       job.width, job.height, p, out, job.out_stride);
         } catch (const Error &e) {
             EXPECT_EQ(e.status(), J2KC_ERR_INVALID_DATA) << e.what();
             status = kT1JobCorrupt;
-            for (uint32_t y = 0; y < job.height; ++y)
-                std::fill_n(out + size_t{y} * job.out_stride, job.width, 0);
+            for (uint32_t y = 0; y < job.height; ++y) std::fill_n(out + size_t{y} * job.out_stride, job.width, 0);
         }
         t.expected_status.push_back(status);
     }
@@ -193,8 +191,7 @@ void expect_table_output(const Table &t, const std::vector<int32_t> &got, const 
         corrupt += t.expected_status[j] != kT1JobOk;
     }
     ASSERT_EQ(got.size(), t.expected.size());
-    for (size_t i = 0; i < got.size(); ++i)
-        ASSERT_EQ(got[i], t.expected[i]) << what << " element " << i;
+    for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], t.expected[i]) << what << " element " << i;
     // The table must exercise both outcomes, or it tests too little.
     EXPECT_GT(corrupt, 0u);
     EXPECT_LT(corrupt, t.jobs.size() / 2);
@@ -208,8 +205,8 @@ TEST(Tier1JobTable, HostLoopMatchesTier1Decoder)
         std::vector<uint32_t> scratch(t.scratch_words, 0xDEADBEEF);
         std::vector<uint8_t> status;
         for (const T1DecodeJob &job : t.jobs)
-            status.push_back(t1_decode_job(job, t.bytes.data(), t.segments.data(), out.data(), scratch.data(),
-                                           scratch.size()));
+            status.push_back(
+                t1_decode_job(job, t.bytes.data(), t.segments.data(), out.data(), scratch.data(), scratch.size()));
         expect_table_output(t, out, status, "host job loop");
     }
 }
@@ -407,9 +404,9 @@ TEST(GpuTier1Decode, BatchOfTablesMatchesEachAlone)
     }
     batch.num_tables = 3;
     uint32_t *scratch = nullptr;
-    ASSERT_EQ(cudaMalloc(&scratch, size_t{tier1_decode_gpu_threads(tier1_decode_batch_positions(batch))} *
-                                       scratch_words * 4),
-              cudaSuccess);
+    ASSERT_EQ(
+        cudaMalloc(&scratch, size_t{tier1_decode_gpu_threads(tier1_decode_batch_positions(batch))} * scratch_words * 4),
+        cudaSuccess);
     tier1_decode_gpu_batch(batch, scratch, scratch_words, nullptr);
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     for (uint32_t k = 0; k < 3; ++k) {
@@ -562,18 +559,18 @@ std::vector<std::vector<uint8_t>> stream_matrix()
 {
     static const std::vector<std::vector<uint8_t>> streams = [] {
         const Source sources[] = {
-            {97, 61, 3, 8, false, 0, 0, 6, 6, 1, 1},     {97, 61, 3, 8, true, 0, 0, 5, 5, 1, 2},
-            {130, 77, 3, 12, false, 64, 0, 4, 6, 3, 3},  {45, 130, 1, 10, true, 32, 0, 2, 2, 1, 4},
-            {97, 61, 3, 8, false, 0, 300, 6, 4, 2, 5},   {200, 150, 4, 8, false, 0, 0, 3, 5, 1, 6},
-            {33, 17, 3, 16, true, 0, 0, 6, 6, 1, 7},     {257, 131, 3, 12, false, 0, 0, 6, 6, 4, 8},
-            {71, 300, 1, 16, false, 0, 0, 2, 8, 1, 9},   {64, 64, 2, 9, true, 0, 0, 6, 6, 2, 10},
+            {97, 61, 3, 8, false, 0, 0, 6, 6, 1, 1},    {97, 61, 3, 8, true, 0, 0, 5, 5, 1, 2},
+            {130, 77, 3, 12, false, 64, 0, 4, 6, 3, 3}, {45, 130, 1, 10, true, 32, 0, 2, 2, 1, 4},
+            {97, 61, 3, 8, false, 0, 300, 6, 4, 2, 5},  {200, 150, 4, 8, false, 0, 0, 3, 5, 1, 6},
+            {33, 17, 3, 16, true, 0, 0, 6, 6, 1, 7},    {257, 131, 3, 12, false, 0, 0, 6, 6, 4, 8},
+            {71, 300, 1, 16, false, 0, 0, 2, 8, 1, 9},  {64, 64, 2, 9, true, 0, 0, 6, 6, 2, 10},
         };
         std::vector<std::vector<uint8_t>> v;
         for (const Source &s : sources) v.push_back(encode(s));
-        for (const char *name : {"t1gpu/m1_lossless.j2k", "t1gpu/m21_16bit.j2k", "t1gpu/m34_sub.j2k",
-                                 "t1gpu/m48_roi_lossless.j2k", "t1gpu/m63_layers.j2k", "t1gpu/m6_nonsq.j2k",
-                                 "t1gpu/m8_roi.j2k", "cs_gray.jp2", "cs_gray12_poc.j2k",
-                                 "cs_gray_sop_eph_prec.j2k", "cs_rgb.jp2", "cs_rgb_tiles_tpr.j2k"}) {
+        for (const char *name :
+             {"t1gpu/m1_lossless.j2k", "t1gpu/m21_16bit.j2k", "t1gpu/m34_sub.j2k", "t1gpu/m48_roi_lossless.j2k",
+              "t1gpu/m63_layers.j2k", "t1gpu/m6_nonsq.j2k", "t1gpu/m8_roi.j2k", "cs_gray.jp2", "cs_gray12_poc.j2k",
+              "cs_gray_sop_eph_prec.j2k", "cs_rgb.jp2", "cs_rgb_tiles_tpr.j2k"}) {
             v.push_back(read_file(name));
             EXPECT_FALSE(v.back().empty()) << name;
         }
@@ -656,9 +653,9 @@ Decoded decode(const std::vector<uint8_t> &cs, j2kc_backend backend, int tier1_o
         }
         d.bytes.assign(total + 1, 0x5A);
         for (uint32_t c = 0; c < info.num_components; ++c)
-            comps[c] = j2kc_test::component16(reinterpret_cast<uint64_t>(d.bytes.data() + at[c]), ci[c].width,
-                                              ci[c].height, ci[c].precision, ptrdiff_t(ci[c].width) * 2, 2,
-                                              ci[c].dx, ci[c].dy);
+            comps[c] =
+                j2kc_test::component16(reinterpret_cast<uint64_t>(d.bytes.data() + at[c]), ci[c].width, ci[c].height,
+                                       ci[c].precision, ptrdiff_t(ci[c].width) * 2, 2, ci[c].dx, ci[c].dy);
         j2kc_image image = j2kc_test::image_view(comps, info.width, info.height);
         d.status = j2kc_decode(dec, cs.data(), cs.size(), &image);
         // Tier-1 on the GPU reports GPU time in the tier1 stage.

@@ -77,8 +77,8 @@ struct CoreRun {
     t1core::T1EncodeOutput out{};
     uint32_t status = 0;
 
-    void run(const int32_t *c, size_t stride, uint32_t w, uint32_t h, BandOrientation o, uint8_t style,
-             uint32_t nbp, size_t capacity)
+    void run(const int32_t *c, size_t stride, uint32_t w, uint32_t h, BandOrientation o, uint8_t style, uint32_t nbp,
+             size_t capacity)
     {
         const size_t n = t1core::t1_state_size(w, h);
         flags.assign(n, 0xAAAA);
@@ -185,8 +185,7 @@ TEST(Tier1Core, SmallCapacityOverflowsCleanly)
         encode_code_block(c.data(), w, w, h, Tier1EncodeParams{kHH, style, uint8_t(depth)}, ref);
         const size_t pass_bound = t1core::t1_pass_byte_bound(w, h);
         const size_t enough = 1 + ref.data.size() + pass_bound;  // the coder never asks for more
-        const size_t caps[] = {0, 1, pass_bound, enough - 1 - rng() % (ref.data.size() + 1), enough,
-                               enough + 13};
+        const size_t caps[] = {0, 1, pass_bound, enough - 1 - rng() % (ref.data.size() + 1), enough, enough + 13};
         for (size_t cap : caps) {
             r.run(c.data(), w, w, h, kHH, style, depth, cap);
             EXPECT_TRUE(r.guard_intact(cap)) << "capacity " << cap;
@@ -384,7 +383,8 @@ TEST(Tier1WarpFlags, ChunksWithoutCandidatesCodeNothing)
             sh.nsym[l] = 0;
             const uint32_t p = rng() % 3;
             EXPECT_EQ(t1w_spp_column(sh, l, 0, static_cast<int>(p), rows, vc, false, static_cast<uint32_t>(kHH), true,
-                                     &visited, dist), 0u);
+                                     &visited, dist),
+                      0u);
             EXPECT_EQ(visited, 0u);
             EXPECT_EQ(sh.nsym[l], 0u);
         }
@@ -430,7 +430,10 @@ struct DevMem {
     void *p = nullptr;
     DevMem() = default;
     explicit DevMem(size_t bytes) { alloc(bytes); }
-    ~DevMem() { if (p) cudaFree(p); }
+    ~DevMem()
+    {
+        if (p) cudaFree(p);
+    }
     DevMem(const DevMem &) = delete;
     DevMem &operator=(const DevMem &) = delete;
     /// Zeroed, so the tests' whole-buffer copies back read no uninitialised
@@ -441,12 +444,15 @@ struct DevMem {
         return e == cudaSuccess ? cudaMemset(p, 0, bytes ? bytes : 1) : e;
     }
     template <typename T>
-    T *as() const { return static_cast<T *>(p); }
+    T *as() const
+    {
+        return static_cast<T *>(p);
+    }
 };
 
 /** A block of the batch: a window of the host coefficient pool. */
 struct BlockSpec {
-    size_t offset;   ///< first coefficient in the pool
+    size_t offset;  ///< first coefficient in the pool
     size_t stride;
     uint32_t width, height;
     BandOrientation orientation;
@@ -531,8 +537,8 @@ void run_on_host(const Batch &b, GpuRun &g)
         j.scratch = reinterpret_cast<uint64_t>(reinterpret_cast<uint8_t *>(scratch.data()) + l.scratch_at[k]);
         g.jobs[k].coeffs = j.coeffs;
         g.jobs[k].scratch = j.scratch;
-        g.results[k] = t1core::t1_encode_job(j, g.arena.data(), g.pass_end.data(), g.pass_dist.data(),
-                                             g.pass_term.data());
+        g.results[k] =
+            t1core::t1_encode_job(j, g.arena.data(), g.pass_end.data(), g.pass_dist.data(), g.pass_term.data());
     }
 }
 
@@ -668,8 +674,8 @@ size_t compare_with_cpu(const Batch &b, const GpuRun &g)
         }
         const std::string where = "job " + std::to_string(k) + " (" + std::to_string(s.width) + "x" +
                                   std::to_string(s.height) + ", orientation " + std::to_string(s.orientation) +
-                                  ", style " + std::to_string(s.style) + ", planes " +
-                                  std::to_string(s.num_bitplanes) + ")";
+                                  ", style " + std::to_string(s.style) + ", planes " + std::to_string(s.num_bitplanes) +
+                                  ")";
         if (!ref_ok) {
             if (r.status == kGpuTier1Ok) {
                 ADD_FAILURE() << where << ": CPU rejects it, GPU status ok";
@@ -680,7 +686,8 @@ size_t compare_with_cpu(const Batch &b, const GpuRun &g)
         bool same = r.status == kGpuTier1Ok && r.num_passes == ref.passes.size() && r.bytes == ref.data.size() &&
                     r.zero_bitplanes == ref.zero_bitplanes;
         if (same)
-            same = std::equal(ref.data.begin(), ref.data.end(), g.arena.begin() + static_cast<ptrdiff_t>(j.out_offset) + 1);
+            same = std::equal(ref.data.begin(), ref.data.end(),
+                              g.arena.begin() + static_cast<ptrdiff_t>(j.out_offset) + 1);
         for (size_t q = 0; same && q < ref.passes.size(); ++q) {
             const size_t e = j.pass_offset + q;
             same = g.pass_end[e] == ref.passes[q].end && g.pass_dist[e] == ref.passes[q].distortion &&
@@ -717,8 +724,8 @@ size_t compare_accepted_with_cpu(const Batch &b, const GpuRun &g)
     return compare_with_cpu(kept, gk);
 }
 
-void add_random_block(Batch &b, std::mt19937 &rng, uint32_t w, uint32_t h, BandOrientation o, uint8_t style,
-                      int kind, int depth, int extra_planes)
+void add_random_block(Batch &b, std::mt19937 &rng, uint32_t w, uint32_t h, BandOrientation o, uint8_t style, int kind,
+                      int depth, int extra_planes)
 {
     BlockSpec s{};
     s.stride = w + (rng() % 3) * 5;  // sometimes padded rows
@@ -782,20 +789,20 @@ void check_RejectedJobsReportAStatusAndWriteNothing(Runner run)
 {
     std::mt19937 rng(203);
     Batch b;
-    add_random_block(b, rng, 32, 32, kLL, 0, 1, 10, 0);                        // fine
+    add_random_block(b, rng, 32, 32, kLL, 0, 1, 10, 0);                            // fine
     add_random_block(b, rng, 32, 32, kLL, cblk_style::kHighThroughput, 1, 10, 0);  // HT
     add_random_block(b, rng, 32, 32, kHL, 0, 1, 12, 0);
-    b.blocks.back().num_bitplanes = 11;                                        // data too deep
+    b.blocks.back().num_bitplanes = 11;  // data too deep
     add_random_block(b, rng, 16, 16, kLH, 0, 1, 8, 0);
-    b.blocks.back().num_bitplanes = 31;                                        // too many planes
+    b.blocks.back().num_bitplanes = 31;  // too many planes
     add_random_block(b, rng, 1, 1, kLH, 0, 1, 8, 0);
-    b.blocks.back().width = 2048;                                              // geometry (reads nothing)
+    b.blocks.back().width = 2048;  // geometry (reads nothing)
     b.blocks.back().capacity = 64;
     add_random_block(b, rng, 0 + 5, 3, kHH, 0, 3, 4, 0);
-    b.blocks.back().width = 0;                                                 // empty: ok, no passes
+    b.blocks.back().width = 0;  // empty: ok, no passes
     add_random_block(b, rng, 32, 32, kHH, 0, 1, 10, 0);
-    b.blocks.back().capacity = 100;                                            // too small: overflow
-    add_random_block(b, rng, 64, 64, kHH, 0x3F, 1, 14, 0);                      // fine, every style bit but HT
+    b.blocks.back().capacity = 100;                         // too small: overflow
+    add_random_block(b, rng, 64, 64, kHH, 0x3F, 1, 14, 0);  // fine, every style bit but HT
     GpuRun g;
     ASSERT_NO_FATAL_FAILURE(run(b, g));
     EXPECT_EQ(g.results[0].status, kGpuTier1Ok);
@@ -828,7 +835,8 @@ void check_TightCapacitiesFitOrOverflow(Runner run)
         add_random_block(b, rng, w, h, kOrients[k % 4], uint8_t(rng() % 64), static_cast<int>(rng() % 3), depth, 0);
         BlockSpec &s = b.blocks.back();
         EncodedCodeBlock ref;
-        encode_code_block(b.pool.data() + s.offset, s.stride, w, h, Tier1EncodeParams{s.orientation, s.style, s.num_bitplanes}, ref);
+        encode_code_block(b.pool.data() + s.offset, s.stride, w, h,
+                          Tier1EncodeParams{s.orientation, s.style, s.num_bitplanes}, ref);
         const size_t enough = 1 + ref.data.size() + t1core::t1_pass_byte_bound(w, h);
         s.capacity = (k % 2) ? enough : std::max<size_t>(1, enough / 2);
         ref_bytes.push_back(ref.data.size());
@@ -837,8 +845,10 @@ void check_TightCapacitiesFitOrOverflow(Runner run)
     ASSERT_NO_FATAL_FAILURE(run(b, g));
     size_t fitted = 0;
     for (size_t k = 0; k < b.blocks.size(); ++k) {
-        if (k % 2) EXPECT_EQ(g.results[k].status, kGpuTier1Ok) << "job " << k;
-        else EXPECT_TRUE(g.results[k].status == kGpuTier1Ok || g.results[k].status == kGpuTier1Overflow);
+        if (k % 2)
+            EXPECT_EQ(g.results[k].status, kGpuTier1Ok) << "job " << k;
+        else
+            EXPECT_TRUE(g.results[k].status == kGpuTier1Ok || g.results[k].status == kGpuTier1Overflow);
         fitted += g.results[k].status == kGpuTier1Ok;
     }
     EXPECT_GT(fitted, b.blocks.size() / 2 - 1);
@@ -856,7 +866,7 @@ std::vector<int32_t> natural_image(std::mt19937 &rng, uint32_t w, uint32_t h, in
         for (uint32_t x = 0; x < w; ++x) {
             double v = 1600 + 900 * std::sin(x * 0.004 + comp) * std::cos(y * 0.006);
             if ((x - 0.4 * w) * (x - 0.4 * w) + (y - 0.5 * h) * (y - 0.5 * h) < 0.04 * w * w) v += 700;  // disc
-            if (x > 0.7 * w && y < 0.3 * h) v = 300 + 250 * (((x / 9) + (y / 7)) % 2);                    // checker texture
+            if (x > 0.7 * w && y < 0.3 * h) v = 300 + 250 * (((x / 9) + (y / 7)) % 2);  // checker texture
             v += 120 * std::sin(x * 0.31 + y * 0.17) + noise(rng);
             img[size_t{y} * w + x] = std::clamp(static_cast<int32_t>(std::lround(v)), 0, 4095) - 2048;
         }
@@ -893,7 +903,11 @@ Batch transformed_image_batch(std::mt19937 &rng, uint32_t W, uint32_t H, const s
     for (size_t comp = 0; comp < shift.size(); ++comp) {
         std::vector<int32_t> img = natural_image(rng, W, H, static_cast<int>(comp));
         uint32_t w = W, h = H;
-        struct Band { uint32_t x0, y0, w, h; BandOrientation o; int gain; };
+        struct Band {
+            uint32_t x0, y0, w, h;
+            BandOrientation o;
+            int gain;
+        };
         std::vector<Band> bands;
         for (int l = 0; l < levels; ++l) {
             for (uint32_t y = 0; y < h; ++y) lift53(img.data() + size_t{y} * W, 1, w, tmp);
@@ -954,7 +968,6 @@ void check_RealisticBatchFromTransformedImage(Runner run)
     EXPECT_EQ(compare_with_cpu(b, g), 0u) << "of " << b.blocks.size() << " blocks";
 }
 
-
 // Every batch on the GPU with both kernels (skipped without a device), and
 // through both kernels' job bodies on the host (always; the warp body with
 // its lanes run one after another), so the harness, the job layout and the
@@ -993,8 +1006,14 @@ TEST(GpuTier1ThreadPerBlock, RejectedJobsReportAStatusAndWriteNothing)
     SKIP_WITHOUT_DEVICE();
     check_RejectedJobsReportAStatusAndWriteNothing(run_on_gpu_thread);
 }
-TEST(Tier1JobOnHost, RejectedJobsReportAStatusAndWriteNothing) { check_RejectedJobsReportAStatusAndWriteNothing(run_on_host); }
-TEST(Tier1WarpJobOnHost, RejectedJobsReportAStatusAndWriteNothing) { check_RejectedJobsReportAStatusAndWriteNothing(run_on_host_warp); }
+TEST(Tier1JobOnHost, RejectedJobsReportAStatusAndWriteNothing)
+{
+    check_RejectedJobsReportAStatusAndWriteNothing(run_on_host);
+}
+TEST(Tier1WarpJobOnHost, RejectedJobsReportAStatusAndWriteNothing)
+{
+    check_RejectedJobsReportAStatusAndWriteNothing(run_on_host_warp);
+}
 TEST(GpuTier1, TightCapacitiesFitOrOverflow)
 {
     SKIP_WITHOUT_DEVICE();
@@ -1018,7 +1037,10 @@ TEST(GpuTier1ThreadPerBlock, RealisticBatchFromTransformedImage)
     check_RealisticBatchFromTransformedImage(run_on_gpu_thread);
 }
 TEST(Tier1JobOnHost, RealisticBatchFromTransformedImage) { check_RealisticBatchFromTransformedImage(run_on_host); }
-TEST(Tier1WarpJobOnHost, RealisticBatchFromTransformedImage) { check_RealisticBatchFromTransformedImage(run_on_host_warp); }
+TEST(Tier1WarpJobOnHost, RealisticBatchFromTransformedImage)
+{
+    check_RealisticBatchFromTransformedImage(run_on_host_warp);
+}
 
 // The two-phase kernel (the default): on the GPU, and its job bodies on the host.
 TEST(GpuTier1TwoPhase, EverySizeOrientationAndStyle)
@@ -1026,7 +1048,10 @@ TEST(GpuTier1TwoPhase, EverySizeOrientationAndStyle)
     SKIP_WITHOUT_DEVICE();
     check_EverySizeOrientationAndStyle(run_on_gpu_two_phase);
 }
-TEST(Tier1TwoPhaseJobOnHost, EverySizeOrientationAndStyle) { check_EverySizeOrientationAndStyle(run_on_host_two_phase); }
+TEST(Tier1TwoPhaseJobOnHost, EverySizeOrientationAndStyle)
+{
+    check_EverySizeOrientationAndStyle(run_on_host_two_phase);
+}
 TEST(GpuTier1TwoPhase, DeepBlocksSparseAndDense)
 {
     SKIP_WITHOUT_DEVICE();
@@ -1038,20 +1063,28 @@ TEST(GpuTier1TwoPhase, RejectedJobsReportAStatusAndWriteNothing)
     SKIP_WITHOUT_DEVICE();
     check_RejectedJobsReportAStatusAndWriteNothing(run_on_gpu_two_phase);
 }
-TEST(Tier1TwoPhaseJobOnHost, RejectedJobsReportAStatusAndWriteNothing) { check_RejectedJobsReportAStatusAndWriteNothing(run_on_host_two_phase); }
+TEST(Tier1TwoPhaseJobOnHost, RejectedJobsReportAStatusAndWriteNothing)
+{
+    check_RejectedJobsReportAStatusAndWriteNothing(run_on_host_two_phase);
+}
 TEST(GpuTier1TwoPhase, TightCapacitiesFitOrOverflow)
 {
     SKIP_WITHOUT_DEVICE();
     check_TightCapacitiesFitOrOverflow(run_on_gpu_two_phase);
 }
-TEST(Tier1TwoPhaseJobOnHost, TightCapacitiesFitOrOverflow) { check_TightCapacitiesFitOrOverflow(run_on_host_two_phase); }
+TEST(Tier1TwoPhaseJobOnHost, TightCapacitiesFitOrOverflow)
+{
+    check_TightCapacitiesFitOrOverflow(run_on_host_two_phase);
+}
 TEST(GpuTier1TwoPhase, RealisticBatchFromTransformedImage)
 {
     SKIP_WITHOUT_DEVICE();
     check_RealisticBatchFromTransformedImage(run_on_gpu_two_phase);
 }
-TEST(Tier1TwoPhaseJobOnHost, RealisticBatchFromTransformedImage) { check_RealisticBatchFromTransformedImage(run_on_host_two_phase); }
-
+TEST(Tier1TwoPhaseJobOnHost, RealisticBatchFromTransformedImage)
+{
+    check_RealisticBatchFromTransformedImage(run_on_host_two_phase);
+}
 
 // Throughput on a DCI-4K-like frame: 3 x (4096 x 2160) 12-bit, 5 levels,
 // 32x32 blocks (about 26 000), lossless and two coarser quantisations.
@@ -1114,8 +1147,7 @@ void throughput_4k_frame(const std::vector<int> &shifts, const char *label)
                     CUDA_OK(cudaEventRecord(t0, nullptr));
                     tier1_encode_gpu_phase(phase, d_jobs.as<GpuCodeBlockJob>(), static_cast<uint32_t>(n),
                                            d_arena.as<uint8_t>(), d_results.as<GpuCodeBlockResult>(),
-                                           d_end.as<uint32_t>(), d_dist.as<uint64_t>(), d_term.as<uint8_t>(),
-                                           nullptr);
+                                           d_end.as<uint32_t>(), d_dist.as<uint64_t>(), d_term.as<uint8_t>(), nullptr);
                     CUDA_OK(cudaEventRecord(t1, nullptr));
                     CUDA_OK(cudaEventSynchronize(t1));
                     float ms = 0;
@@ -1145,9 +1177,8 @@ void throughput_4k_frame(const std::vector<int> &shifts, const char *label)
                                cudaMemcpyDeviceToHost));
             ASSERT_EQ(got, ref.data) << "block " << k;
         }
-        std::printf("[ tier1 ] %s %s: %zu blocks, %zu passes, %.1f MB coded: %.3f ms per frame (best of 5)\n",
-                    label,
-                    kernel == GpuTier1Kernel::kTwoPhase      ? "two-phase       "
+        std::printf("[ tier1 ] %s %s: %zu blocks, %zu passes, %.1f MB coded: %.3f ms per frame (best of 5)\n", label,
+                    kernel == GpuTier1Kernel::kTwoPhase       ? "two-phase       "
                     : kernel == GpuTier1Kernel::kWarpPerBlock ? "warp per block  "
                                                               : "thread per block",
                     n, passes, bytes / 1e6, best);

@@ -118,8 +118,10 @@ void random_passes(std::mt19937 &rng, Frame &f)
             const uint32_t n = static_cast<uint32_t>(cb.passes.size());
             uint32_t cum = 0;
             for (uint32_t l = 0; l < L; ++l) {
-                if (mode == 0) cum = n;
-                else if (mode != 1 && rng() % 3 != 0) cum += rng() % (n - cum + 1);
+                if (mode == 0)
+                    cum = n;
+                else if (mode != 1 && rng() % 3 != 0)
+                    cum += rng() % (n - cum + 1);
                 if (l + 1 == L && mode >= 4) cum = n;
                 f.passes[size_t{b} * L + l] = static_cast<uint16_t>(cum);
             }
@@ -577,8 +579,9 @@ std::vector<uint16_t> bad_passes(std::mt19937 &rng, const Frame &f, int kind)
     for (const auto &tile : f.blocks)
         for (const EncodedCodeBlock &cb : tile) {
             if (cb.passes.size() >= 2 && rng() % 4 == 0) {
-                if (kind == 0) p[size_t{b} * L + L - 1] = static_cast<uint16_t>(cb.passes.size() + 1);  // too many
-                else if (L > 1) {  // decreasing
+                if (kind == 0)
+                    p[size_t{b} * L + L - 1] = static_cast<uint16_t>(cb.passes.size() + 1);  // too many
+                else if (L > 1) {                                                            // decreasing
                     p[size_t{b} * L] = static_cast<uint16_t>(cb.passes.size());
                     p[size_t{b} * L + 1] = 1;
                 }

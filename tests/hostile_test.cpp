@@ -38,11 +38,9 @@ void *counted_alloc(size_t n, bool nothrow)
         const int64_t sz = static_cast<int64_t>(malloc_usable_size(p));
         const int64_t live = g_live.fetch_add(sz) + sz;
         int64_t peak = g_peak.load();
-        while (live > peak && !g_peak.compare_exchange_weak(peak, live)) {
-        }
+        while (live > peak && !g_peak.compare_exchange_weak(peak, live)) {}
         uint64_t big = g_largest.load();
-        while (uint64_t(sz) > big && !g_largest.compare_exchange_weak(big, uint64_t(sz))) {
-        }
+        while (uint64_t(sz) > big && !g_largest.compare_exchange_weak(big, uint64_t(sz))) {}
     }
     return p;
 }
@@ -208,7 +206,7 @@ struct Hand {
     uint8_t levels = 0;
     uint8_t xcb = 4, ycb = 4;  // SPcod values (exponent - 2)
     uint8_t guard_bits = 1;
-    uint8_t exponent = 8;      // every band's epsilon (no quantisation)
+    uint8_t exponent = 8;  // every band's epsilon (no quantisation)
     uint16_t layers = 1;
     uint8_t scod = 0;
     std::vector<uint8_t> precincts;  // Scod bit 0 when non-empty
@@ -309,11 +307,16 @@ struct BitWriter {
     /** B.10.6 Table B.4. */
     void passes(uint32_t p)
     {
-        if (p == 1) bit(0);
-        else if (p == 2) bits(2, 2);
-        else if (p <= 5) bits(0xC | (p - 3), 4);
-        else if (p <= 36) bits(0x1E0 | (p - 6), 9);
-        else bits(0xFF80 | (p - 37), 16);
+        if (p == 1)
+            bit(0);
+        else if (p == 2)
+            bits(2, 2);
+        else if (p <= 5)
+            bits(0xC | (p - 3), 4);
+        else if (p <= 36)
+            bits(0x1E0 | (p - 6), 9);
+        else
+            bits(0xFF80 | (p - 37), 16);
     }
 };
 
@@ -718,8 +721,7 @@ TEST(HostileCod, LyingValues)
     EXPECT_EQ(status_of(with_cod([](Bytes &b, size_t s) { b[s + 8] = 2; })), J2KC_ERR_INVALID_DATA);
     EXPECT_EQ(status_of(with_cod([](Bytes &b, size_t s) { b[s + 9] = 33; })), J2KC_ERR_INVALID_DATA);
     EXPECT_EQ(status_of(with_cod([](Bytes &b, size_t s) { b[s + 10] = 9; })), J2KC_ERR_INVALID_DATA);
-    EXPECT_EQ(status_of(with_cod([](Bytes &b, size_t s) { b[s + 10] = 5, b[s + 11] = 5; })),
-              J2KC_ERR_INVALID_DATA);
+    EXPECT_EQ(status_of(with_cod([](Bytes &b, size_t s) { b[s + 10] = 5, b[s + 11] = 5; })), J2KC_ERR_INVALID_DATA);
     // Part-1 code-blocks read as HT ones or as MIXED ones (Part 15): a clean
     // outcome either way; bit 7 without bit 6 is refused.
     EXPECT_TRUE(graceful(status_of(with_cod([](Bytes &b, size_t s) { b[s + 12] = 0x40; }))));
@@ -752,11 +754,12 @@ TEST(HostileQcd, LyingValues)
     // Quantisation style 3.
     EXPECT_EQ(status_of(with(h, [&](Bytes &b) { b[qcd_at(b) + 4] |= 3; })), J2KC_ERR_INVALID_DATA);
     // Fewer steps than the bands need (7 for 2 levels): Lqcd says 4.
-    EXPECT_EQ(status_of(with(h, [&](Bytes &b) {
-                  const size_t q = qcd_at(b);
-                  set16(b, q + 2, 4);
-                  b.erase(b.begin() + long(q + 6), b.begin() + long(q + 11));
-              })),
+    EXPECT_EQ(status_of(with(h,
+                             [&](Bytes &b) {
+                                 const size_t q = qcd_at(b);
+                                 set16(b, q + 2, 4);
+                                 b.erase(b.begin() + long(q + 6), b.begin() + long(q + 11));
+                             })),
               J2KC_ERR_INVALID_DATA);
     // Exponent 31 with 7 guard bits: 37 magnitude bit-planes, the most Tier-1 can hold.
     Hand deep = h;
@@ -1131,9 +1134,13 @@ TEST(HostileJp2, BoxStructure)
     EXPECT_EQ(status_of(jp2([](Bytes &) {})), J2KC_OK);
     EXPECT_EQ(status_of(jp2([](Bytes &) {}, false)), J2KC_ERR_INVALID_DATA);
     // A box length smaller than its header, or running past its superbox.
-    EXPECT_EQ(status_of(jp2([](Bytes &h) { put32(h, 4), h.insert(h.end(), {'a', 'b', 'c', 'd'}); })),
+    EXPECT_EQ(status_of(jp2([](Bytes &h) {
+                  put32(h, 4), h.insert(h.end(), {'a', 'b', 'c', 'd'});
+              })),
               J2KC_ERR_INVALID_DATA);
-    EXPECT_EQ(status_of(jp2([](Bytes &h) { put32(h, 1000), h.insert(h.end(), {'x', 'x', 'x', 'x'}); })),
+    EXPECT_EQ(status_of(jp2([](Bytes &h) {
+                  put32(h, 1000), h.insert(h.end(), {'x', 'x', 'x', 'x'});
+              })),
               J2KC_ERR_INVALID_DATA);
     // XLBox (length 1) with a 64-bit length beyond the file; XLBox smaller than 16.
     EXPECT_EQ(status_of(jp2([](Bytes &h) {

@@ -157,7 +157,7 @@ Decoded decode(const std::vector<uint8_t> &cs, j2kc_backend backend, int tier1_o
             for (int32_t &v : d.planes[c]) {
                 const uint32_t u = static_cast<uint32_t>(v) & ((1u << prec) - 1u);
                 v = ci[c].is_signed && (u >> (prec - 1)) ? static_cast<int32_t>(u | ~((1u << prec) - 1u))
-                                                          : static_cast<int32_t>(u);
+                                                         : static_cast<int32_t>(u);
             }
         }
     }
@@ -247,7 +247,8 @@ TEST(HtVlcTable, CompletePrefixCodePerContext)
                 for (uint32_t v = 0; v < 128; ++v)
                     if ((v & ((1u << row.length) - 1)) == row.codeword) ++hits[v];
             }
-            for (uint32_t v = 0; v < 128; ++v) EXPECT_EQ(hits[v], 1) << "table " << t << " context " << c << " bits " << v;
+            for (uint32_t v = 0; v < 128; ++v)
+                EXPECT_EQ(hits[v], 1) << "table " << t << " context " << c << " bits " << v;
         }
     }
     // The first row's context 0 never codes an all-insignificant quad (MEL does).
@@ -373,8 +374,7 @@ std::vector<int32_t> decode_one(const OneBlock &b)
 {
     Tier1Decoder dec;
     std::vector<int32_t> out(size_t{b.width} * b.height, 0x5555);
-    dec.decode(b.bytes.data(), b.segments.data(), b.segments.size(), b.width, b.height, b.params, out.data(),
-               b.width);
+    dec.decode(b.bytes.data(), b.segments.data(), b.segments.size(), b.width, b.height, b.params, out.data(), b.width);
     return out;
 }
 
@@ -581,10 +581,11 @@ TEST(HtBench, DecodeThroughput)
             const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
             j2kc_stage_times t{};
             j2kc_decoder_stage_times(dec, &t);
-            std::printf("%s: %ux%u, %zu bytes, %s: %.1f fps (%.2f ms a frame; stage times a frame: tier2 %.2f, "
-                        "tier1 %.2f, dwt %.2f)\n",
-                        path.c_str(), info.width, info.height, cs.size(), r.name, frames / s, 1e3 * s / frames,
-                        t.tier2 / (frames + 1), t.tier1 / (frames + 1), t.dwt / (frames + 1));
+            std::printf(
+                "%s: %ux%u, %zu bytes, %s: %.1f fps (%.2f ms a frame; stage times a frame: tier2 %.2f, "
+                "tier1 %.2f, dwt %.2f)\n",
+                path.c_str(), info.width, info.height, cs.size(), r.name, frames / s, 1e3 * s / frames,
+                t.tier2 / (frames + 1), t.tier1 / (frames + 1), t.dwt / (frames + 1));
             j2kc_decoder_free(&dec);
         }
     }
@@ -648,7 +649,7 @@ TEST(HtHostile, BadCleanupSegments)
     EXPECT_FALSE(decode_block({}, {{0, 1}}, 8, 8, 8, 0, out));
     // Scup (last byte << 4 | low nibble of the one before) below 2, above Lcup, above 4079.
     EXPECT_FALSE(decode_block({0x00, 0x00, 0x00, 0x00}, {{4, 1}}, 8, 8, 8, 0, out));
-    EXPECT_FALSE(decode_block({0x00, 0x00, 0x03, 0x01}, {{4, 1}}, 8, 8, 8, 0, out));   // Scup 19 > 4
+    EXPECT_FALSE(decode_block({0x00, 0x00, 0x03, 0x01}, {{4, 1}}, 8, 8, 8, 0, out));  // Scup 19 > 4
     std::vector<uint8_t> big(5000, 0);
     big[4998] = 0x0F;
     big[4999] = 0xFF;  // Scup 4095
@@ -794,14 +795,12 @@ TEST(HtHostile, DamagedStreams)
             std::vector<uint8_t> v = garble(clean, seed, int(1 + seed % 7 * 3));
             if (seed % 2 == 0) v.resize(v.size() * (50 + seed % 10 * 5) / 100);
             const Decoded d = decode(v, J2KC_BACKEND_CPU);
-            EXPECT_TRUE(d.status == J2KC_OK || d.status == J2KC_ERR_INVALID_DATA ||
-                        d.status == J2KC_ERR_UNSUPPORTED)
+            EXPECT_TRUE(d.status == J2KC_OK || d.status == J2KC_ERR_INVALID_DATA || d.status == J2KC_ERR_UNSUPPORTED)
                 << name << " seed " << seed << " status " << d.status;
             decoded += d.status == J2KC_OK;
             // Strict decoding refuses what the lenient one passes over, never crashes either.
             const Decoded s = decode(v, J2KC_BACKEND_CPU, 0, 0, 0, 1);
-            EXPECT_TRUE(s.status == J2KC_OK || s.status == J2KC_ERR_INVALID_DATA ||
-                        s.status == J2KC_ERR_UNSUPPORTED)
+            EXPECT_TRUE(s.status == J2KC_OK || s.status == J2KC_ERR_INVALID_DATA || s.status == J2KC_ERR_UNSUPPORTED)
                 << name << " seed " << seed << " strict status " << s.status;
         }
     }
@@ -924,13 +923,15 @@ std::vector<uint8_t> mixed_stream(const j2kc_image &image, j2kc_encoder_config c
         const CodeBlock &cb = layout->code_blocks[i];
         const bool p1 = mixed_part1(i, cb);
         if (p1 && modes) {
-            const BandOrientation o = layout->components[cb.component].resolutions[cb.resolution].bands[cb.band].orientation;
+            const BandOrientation o =
+                layout->components[cb.component].resolutions[cb.resolution].bands[cb.band].orientation;
             src1[i] = recode_part1(src1[i], cb, o, modes);
         }
         const BlockSource &s = p1 ? src1[i] : srch[i];
         const uint32_t passes = static_cast<uint32_t>(s.pass_end.size());
-        cblks[i] = CodeBlockPasses{s.bytes.data(), s.pass_end.data(), s.terminated.empty() ? nullptr : s.terminated.data(),
-                                   passes, s.zero_bitplanes, p1};
+        cblks[i] =
+            CodeBlockPasses{s.bytes.data(), s.pass_end.data(), s.terminated.empty() ? nullptr : s.terminated.data(),
+                            passes,         s.zero_bitplanes,  p1};
         const uint32_t first = std::min((passes + 1) / 2, codeword_segment_end(modes, 0));
         for (uint16_t l = 0; l < layers; ++l) {
             const bool last = l + 1 == layers;
@@ -1119,14 +1120,14 @@ TEST(HtMixed, FirstLengthAfterPlaceholders)
         out.resize(sod + 2);
         uint8_t buf[16];
         PacketHeaderWriter w0(buf, sizeof buf);
-        w0.put_bits(0xD, 4);      // non-empty; included in layer 0; P = 1 (0, then 1)
-        w0.put_bits(0xC, 4);      // 3 passes
-        w0.put_bit(0);            // Lblock stays 3
-        w0.put_bits(0, 3 + 1);    // a zero field of 3 + floor(log2 1) bits, read on to floor(log2 3) more
+        w0.put_bits(0xD, 4);    // non-empty; included in layer 0; P = 1 (0, then 1)
+        w0.put_bits(0xC, 4);    // 3 passes
+        w0.put_bit(0);          // Lblock stays 3
+        w0.put_bits(0, 3 + 1);  // a zero field of 3 + floor(log2 1) bits, read on to floor(log2 3) more
         out.insert(out.end(), buf, buf + w0.flush());
         PacketHeaderWriter w1(buf, sizeof buf);
-        w1.put_bits(0x3, 2);      // non-empty; included
-        w1.put_bit(0);            // 1 pass
+        w1.put_bits(0x3, 2);  // non-empty; included
+        w1.put_bit(0);        // 1 pass
         for (uint32_t k = 0; k < lblock_increment; ++k) w1.put_bit(1);
         w1.put_bit(0);
         w1.put_bits(length, length_bits);
@@ -1197,8 +1198,8 @@ TEST(HtMixed, WriterRefusesAmbiguousFirstPackets)
     std::vector<uint32_t> passes(src.size());
     for (size_t i = 0; i < src.size(); ++i) {
         passes[i] = static_cast<uint32_t>(src[i].pass_end.size());
-        cblks[i] = CodeBlockPasses{src[i].bytes.data(), src[i].pass_end.data(), nullptr, passes[i],
-                                   src[i].zero_bitplanes, true};
+        cblks[i] = CodeBlockPasses{src[i].bytes.data(), src[i].pass_end.data(), nullptr,
+                                   passes[i],           src[i].zero_bitplanes,  true};
     }
     PacketEncodeParams params;
     params.cblk_style = {0xC0};

@@ -177,9 +177,9 @@ TEST(HtBlockEncoder, RejectsWhatItCannotCode)
     std::vector<int32_t> in(16, 0);
     in[3] = 1 << 8;
     EncodedCodeBlock out;
-    EXPECT_THROW(encode_ht_code_block(in.data(), 4, 4, 4, 8, false, 0, out), Error);     // needs 9 planes
-    EXPECT_THROW(encode_ht_code_block(in.data(), 4, 4, 2000, 12, false, 0, out), Error); // side above 1024
-    EXPECT_THROW(encode_ht_code_block(in.data(), 4, 4, 4, 31, false, 0, out), Error);    // more than 30 planes
+    EXPECT_THROW(encode_ht_code_block(in.data(), 4, 4, 4, 8, false, 0, out), Error);      // needs 9 planes
+    EXPECT_THROW(encode_ht_code_block(in.data(), 4, 4, 2000, 12, false, 0, out), Error);  // side above 1024
+    EXPECT_THROW(encode_ht_code_block(in.data(), 4, 4, 4, 31, false, 0, out), Error);     // more than 30 planes
     in[3] = INT32_MIN;
     EXPECT_THROW(encode_ht_code_block(in.data(), 4, 4, 4, 30, false, 0, out), Error);
 }
@@ -432,8 +432,7 @@ void check_refinement(const std::vector<int32_t> &v, uint32_t w, uint32_t h, con
                     uint32_t add = (spread[r] << (c * 4)) & 0xFFFFu;
                     for (int k = 0; k < 16; ++k) {
                         const int xx = int(x0) + k / 4, yy = int(y0) + k % 4;
-                        if ((add >> k & 1u) && (xx >= int(w) || yy >= int(h) || cleanup_sig(xx, yy)))
-                            add &= ~(1u << k);
+                        if ((add >> k & 1u) && (xx >= int(w) || yy >= int(h) || cleanup_sig(xx, yy))) add &= ~(1u << k);
                     }
                     mbr |= add;
                 }
@@ -777,8 +776,7 @@ TEST(HtEncodeInterop, PeersDecodeCpuStreams)
                 for (size_t s = 0; s < got.size(); ++s) {
                     const double e = double(got[s]) - img.planes[k][s];
                     se += e * e;
-                    if (i > 0)
-                        worst_peer = std::max(worst_peer, std::abs(got[s] - decoded[0].planes[k].samples[s]));
+                    if (i > 0) worst_peer = std::max(worst_peer, std::abs(got[s] - decoded[0].planes[k].samples[s]));
                 }
                 if (c.lossless) {
                     EXPECT_EQ(se, 0.0) << used[i] << " component " << k << " is not bit-exact";
@@ -808,10 +806,10 @@ TEST(HtEncodeInterop, EdgeSizesAndDepthsDecodeExactly)
         for (uint8_t prec : {8, 16})
             for (int levels : {0, 5})
                 for (int cblk : {2, 6}) {
-                    const Case c{"edge", wh[0], wh[1], prec == 16 ? 3u : 1u, prec, {}, {}, true, levels, cblk, cblk,
-                                 0, prec == 16 ? 1 : 0};
-                    SCOPED_TRACE(testing::Message() << wh[0] << "x" << wh[1] << " " << int(prec) << " bits, "
-                                                    << levels << " levels, code-blocks 2^" << cblk);
+                    const Case c{"edge", wh[0], wh[1], prec == 16 ? 3u : 1u, prec, {}, {}, true, levels,
+                                 cblk,   cblk,  0,     prec == 16 ? 1 : 0};
+                    SCOPED_TRACE(testing::Message() << wh[0] << "x" << wh[1] << " " << int(prec) << " bits, " << levels
+                                                    << " levels, code-blocks 2^" << cblk);
                     Planes16 img(c.w, c.h, c.n, c.prec);
                     const uint32_t max = (1u << prec) - 1;
                     img.fill(++seed, [&](uint32_t, uint32_t x, uint32_t, std::mt19937 &rng) {
@@ -936,8 +934,8 @@ TEST(HtEncodeSignalling, MarkersOfAnHtStream)
     EXPECT_EQ((s[cap + 2] << 8) | s[cap + 3], 8);
     EXPECT_EQ((uint32_t{s[cap + 4]} << 24) | (s[cap + 5] << 16) | (s[cap + 6] << 8) | s[cap + 7], 0x00020000u);
     const uint16_t ccap = static_cast<uint16_t>((s[cap + 8] << 8) | s[cap + 9]);
-    EXPECT_EQ(ccap & 0xC000, 0);   // HT only
-    EXPECT_EQ(ccap & 0x0020, 0);   // reversible
+    EXPECT_EQ(ccap & 0xC000, 0);  // HT only
+    EXPECT_EQ(ccap & 0x0020, 0);  // reversible
     // B, the largest Mb = G + e_b - 1: the HH bands' e_b = 8 + 2 (E.1.1), 2 guard bits: 11, coded as B - 8.
     EXPECT_EQ(ccap & 0x001F, 11 - 8);
     // COD: code-block style 0x40.
@@ -1013,8 +1011,7 @@ TEST(HtEncodeSignalling, ImfHtProfile)
             tools::Image d;
             ASSERT_TRUE(peer_decode("ojph_expand", dir.path, s, c, d));
             for (uint32_t k = 0; k < c.n; ++k)
-                EXPECT_TRUE(std::equal(d.planes[k].samples.begin(), d.planes[k].samples.end(),
-                                       img.planes[k].begin()))
+                EXPECT_TRUE(std::equal(d.planes[k].samples.begin(), d.planes[k].samples.end(), img.planes[k].begin()))
                     << k;
         }
     }
@@ -1074,16 +1071,19 @@ TEST(GpuHtEncode, CodestreamMatchesCpuBackend)
         SCOPED_TRACE(c.name);
         Planes16 img = make_image(c, 23);
         std::vector<uint8_t> streams[2];
-        encode_on_both(img.image, [&](j2kc_encoder_config &cfg) {
-            cfg.lossless = c.lossless;
-            cfg.levels = c.levels;
-            cfg.cblk_width_log2 = c.cblk_w;
-            cfg.cblk_height_log2 = c.cblk_h;
-            cfg.tile_width = cfg.tile_height = c.tile;
-            cfg.mct = c.mct;
-            if (std::string(c.name).rfind("rgb8_budget", 0) == 0) cfg.frame_bytes = 4000;
-            if (std::string(c.name) == "rgb8_budget_layers") cfg.layers = 3;
-        }, streams);
+        encode_on_both(
+            img.image,
+            [&](j2kc_encoder_config &cfg) {
+                cfg.lossless = c.lossless;
+                cfg.levels = c.levels;
+                cfg.cblk_width_log2 = c.cblk_w;
+                cfg.cblk_height_log2 = c.cblk_h;
+                cfg.tile_width = cfg.tile_height = c.tile;
+                cfg.mct = c.mct;
+                if (std::string(c.name).rfind("rgb8_budget", 0) == 0) cfg.frame_bytes = 4000;
+                if (std::string(c.name) == "rgb8_budget_layers") cfg.layers = 3;
+            },
+            streams);
         EXPECT_EQ(streams[0], streams[1]);
     }
 }
@@ -1113,11 +1113,14 @@ TEST(GpuHtEncode, BudgetStreamsMatchCpuBackend)
     for (const Run &r : runs) {
         SCOPED_TRACE(testing::Message() << r.name << ", " << r.budget << " bytes");
         std::vector<uint8_t> streams[2];
-        encode_on_both(r.frame.image, [&](j2kc_encoder_config &cfg) {
-            cfg.profile = r.profile;
-            cfg.frame_bytes = r.budget;
-            cfg.cblk_width_log2 = cfg.cblk_height_log2 = 5;
-        }, streams);
+        encode_on_both(
+            r.frame.image,
+            [&](j2kc_encoder_config &cfg) {
+                cfg.profile = r.profile;
+                cfg.frame_bytes = r.budget;
+                cfg.cblk_width_log2 = cfg.cblk_height_log2 = 5;
+            },
+            streams);
         EXPECT_LE(streams[0].size(), r.budget);
         EXPECT_GE(double(streams[0].size()), 0.995 * double(r.budget));
         EXPECT_EQ(streams[0], streams[1]);

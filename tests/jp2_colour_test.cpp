@@ -21,8 +21,8 @@ namespace {
 
 using Bytes = std::vector<uint8_t>;
 
-using j2kc_test::Log;
 using j2kc_test::have_gpu;
+using j2kc_test::Log;
 
 void put32(Bytes &b, uint32_t v)
 {
@@ -315,9 +315,9 @@ TEST(Jp2Colour, EncoderRefusesWhatJp2CannotSay)
     const auto grey = frame(16, 8, 1, 8);
     // 15 names no space, yet is a value the enum can hold in C++ (its
     // enumerators need 4 bits), so that reading it is defined behaviour.
-    for (j2kc_color_space s : {J2KC_COLOR_XYZ, J2KC_COLOR_ESRGB, J2KC_COLOR_ROMM, J2KC_COLOR_ESYCC,
-                               J2KC_COLOR_YPBPR_1125_60, J2KC_COLOR_YPBPR_1250_50, J2KC_COLOR_CIELAB,
-                               J2KC_COLOR_CMYK, static_cast<j2kc_color_space>(15)}) {
+    for (j2kc_color_space s :
+         {J2KC_COLOR_XYZ, J2KC_COLOR_ESRGB, J2KC_COLOR_ROMM, J2KC_COLOR_ESYCC, J2KC_COLOR_YPBPR_1125_60,
+          J2KC_COLOR_YPBPR_1250_50, J2KC_COLOR_CIELAB, J2KC_COLOR_CMYK, static_cast<j2kc_color_space>(15)}) {
         j2kc_encoder_config cfg = encoder_config(J2KC_BACKEND_CPU);
         cfg.container = J2KC_CONTAINER_JP2;
         cfg.color_space = s;
@@ -389,18 +389,28 @@ TEST(Jp2Colour, DecoderReportsTheFirstColourBoxOnly)
         {"ICC then sRGB", cat({colr_icc(2, icc), colr_enumerated(16)}), J2KC_COLOR_UNKNOWN, 0, true, nullptr},
         {"greyscale then ICC", cat({colr_enumerated(17), colr_icc(2, icc)}), J2KC_COLOR_GRAY, 17, false, nullptr},
         // Methods a reader does not know are skipped, not counted as the first.
-        {"unknown method first", cat({colr_icc(9, icc), colr_enumerated(18)}), J2KC_COLOR_SYCC, 18, false,
-         "method 9"},
+        {"unknown method first", cat({colr_icc(9, icc), colr_enumerated(18)}), J2KC_COLOR_SYCC, 18, false, "method 9"},
         // Malformed: the colour is unknown, with a warning, and no later box stands in.
-        {"colr cut short", cat({box("colr", {1, 0}), colr_enumerated(16)}), J2KC_COLOR_UNKNOWN, 0, false,
-         "unknown"},
+        {"colr cut short", cat({box("colr", {1, 0}), colr_enumerated(16)}), J2KC_COLOR_UNKNOWN, 0, false, "unknown"},
         {"EnumCS cut short", box("colr", {1, 0, 0, 0, 16}), J2KC_COLOR_UNKNOWN, 0, false, "cut short"},
         {"ICC too short", cat({colr_icc(2, Bytes(icc.begin(), icc.begin() + 100)), colr_enumerated(16)}),
          J2KC_COLOR_UNKNOWN, 0, false, "ICC"},
-        {"ICC without acsp", colr_icc(2, [&] { Bytes b = icc; b[37] = 0; return b; }()), J2KC_COLOR_UNKNOWN, 0,
-         false, "acsp"},
-        {"ICC size past the box", colr_icc(2, [&] { Bytes b = icc; b[2] = 1; return b; }()), J2KC_COLOR_UNKNOWN,
-         0, false, "declares"},
+        {"ICC without acsp",
+         colr_icc(2,
+                  [&] {
+                      Bytes b = icc;
+                      b[37] = 0;
+                      return b;
+                  }()),
+         J2KC_COLOR_UNKNOWN, 0, false, "acsp"},
+        {"ICC size past the box",
+         colr_icc(2,
+                  [&] {
+                      Bytes b = icc;
+                      b[2] = 1;
+                      return b;
+                  }()),
+         J2KC_COLOR_UNKNOWN, 0, false, "declares"},
         {"extra bytes after EnumCS", colr_enumerated(16, {1, 2}), J2KC_COLOR_SRGB, 16, false, "ignored"},
     };
     for (const Case &c : cases) {
@@ -424,8 +434,10 @@ TEST(Jp2Colour, DecoderReportsTheFirstColourBoxOnly)
         Log log;
         ASSERT_EQ(decode(file, J2KC_BACKEND_CPU, &planes, &log), J2KC_OK);
         EXPECT_EQ(planes, f.planes);
-        if (c.warning) EXPECT_TRUE(log.warned(c.warning)) << (log.warnings.empty() ? "no warning" : log.warnings[0]);
-        else EXPECT_TRUE(log.warnings.empty()) << log.warnings[0];
+        if (c.warning)
+            EXPECT_TRUE(log.warned(c.warning)) << (log.warnings.empty() ? "no warning" : log.warnings[0]);
+        else
+            EXPECT_TRUE(log.warnings.empty()) << log.warnings[0];
     }
     // No colour box at all (not a valid JP2, read anyway): the codestream's own hints.
     const Parsed none = parse(jp2_file(cs, 23, 11, 3, {}));
@@ -453,7 +465,7 @@ TEST(Jp2Colour, ChannelDefinitionsCountOpacity)
     const Case cases[] = {
         {{}, 0},
         {cdef({{0, 0, 1}, {1, 0, 2}, {2, 0, 3}, {3, 1, 0}}), 1},
-        {cdef({{0, 0, 1}, {1, 0, 2}, {2, 0, 3}, {3, 2, 0}}), 1},       // premultiplied
+        {cdef({{0, 0, 1}, {1, 0, 2}, {2, 0, 3}, {3, 2, 0}}), 1},            // premultiplied
         {cdef({{0, 0, 1}, {1, 0, 2}, {2, 0, 3}, {3, 0xFFFF, 0xFFFF}}), 0},  // unspecified
         {cdef({{0, 0, 1}, {1, 1, 1}, {2, 0, 3}, {3, 1, 3}}), 2},
         {cdef({{0, 0, 1}, {1, 0, 2}, {1, 1, 0}, {3, 1, 0}}), 0},  // channel 1 twice: no cdef
@@ -525,9 +537,9 @@ TEST(GpuJp2Colour, CudaEncoderWritesTheCpuFiles)
         const char *icc;
     };
     const Case cases[] = {
-        {3, 1, 1, 8, J2KC_COLOR_SRGB, nullptr},   {1, 1, 1, 12, J2KC_COLOR_GRAY, nullptr},
-        {3, 2, 2, 8, J2KC_COLOR_SYCC, nullptr},   {3, 2, 1, 10, J2KC_COLOR_SYCC, nullptr},
-        {4, 1, 1, 16, J2KC_COLOR_SRGB, nullptr},  {2, 1, 1, 8, J2KC_COLOR_UNKNOWN, nullptr},
+        {3, 1, 1, 8, J2KC_COLOR_SRGB, nullptr},    {1, 1, 1, 12, J2KC_COLOR_GRAY, nullptr},
+        {3, 2, 2, 8, J2KC_COLOR_SYCC, nullptr},    {3, 2, 1, 10, J2KC_COLOR_SYCC, nullptr},
+        {4, 1, 1, 16, J2KC_COLOR_SRGB, nullptr},   {2, 1, 1, 8, J2KC_COLOR_UNKNOWN, nullptr},
         {3, 1, 1, 16, J2KC_COLOR_UNKNOWN, "RGB "}, {1, 1, 1, 8, J2KC_COLOR_GRAY, "GRAY"},
     };
     for (const Case &c : cases) {

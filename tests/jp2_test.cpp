@@ -42,8 +42,7 @@ int jp2_status(const Bytes &b)
 
 uint32_t fourcc(const char *s)
 {
-    return uint32_t(uint8_t(s[0])) << 24 | uint32_t(uint8_t(s[1])) << 16 |
-           uint32_t(uint8_t(s[2])) << 8 | uint8_t(s[3]);
+    return uint32_t(uint8_t(s[0])) << 24 | uint32_t(uint8_t(s[1])) << 16 | uint32_t(uint8_t(s[2])) << 8 | uint8_t(s[3]);
 }
 
 Bytes box(const char *type, const Bytes &content)
@@ -136,11 +135,10 @@ TEST(Jp2, WrapParseRoundTrip)
         uint32_t enumcs;
         bool alpha;
     };
-    const Case cases[] = {
-        {J2KC_COLOR_SRGB, 3, false, 16, false}, {J2KC_COLOR_GRAY, 1, false, 17, false},
-        {J2KC_COLOR_SYCC, 3, true, 18, false},  {J2KC_COLOR_GRAY, 2, false, 17, true},
-        {J2KC_COLOR_SRGB, 4, true, 16, true},   {J2KC_COLOR_UNKNOWN, 5, true, 16, false},
-        {J2KC_COLOR_UNKNOWN, 2, false, 17, true}};
+    const Case cases[] = {{J2KC_COLOR_SRGB, 3, false, 16, false},  {J2KC_COLOR_GRAY, 1, false, 17, false},
+                          {J2KC_COLOR_SYCC, 3, true, 18, false},   {J2KC_COLOR_GRAY, 2, false, 17, true},
+                          {J2KC_COLOR_SRGB, 4, true, 16, true},    {J2KC_COLOR_UNKNOWN, 5, true, 16, false},
+                          {J2KC_COLOR_UNKNOWN, 2, false, 17, true}};
     for (const Case &c : cases) {
         ImageSize siz = make_siz(41, 27, c.comps);
         siz.x0 = 3;
@@ -172,8 +170,7 @@ TEST(Jp2, WrapParseRoundTrip)
         ASSERT_EQ(f.colour(), &f.colours[0]);
         EXPECT_EQ(f.colours[0].method, 1);
         EXPECT_EQ(f.colours[0].enumerated, c.enumcs);
-        const bool known = c.colour == J2KC_COLOR_SRGB || c.colour == J2KC_COLOR_GRAY ||
-                           c.colour == J2KC_COLOR_SYCC;
+        const bool known = c.colour == J2KC_COLOR_SRGB || c.colour == J2KC_COLOR_GRAY || c.colour == J2KC_COLOR_SYCC;
         EXPECT_EQ(f.colourspace_unknown, !known);
         EXPECT_EQ(f.color_space, known ? c.colour : jp2_enumerated_space(c.enumcs));
         EXPECT_EQ(f.channel_definitions.empty(), !c.alpha);
@@ -266,9 +263,8 @@ Bytes palette_file(const std::function<void(Bytes &pclr, Bytes &cmap, Bytes &cde
     res.u8(2);
     const Bytes resc = box("resc", res.buffer());
     const Bytes resd = box("resd", res.buffer());
-    const Bytes jp2h = box("jp2h", cat({ihdr(9, 7, 1, 7), colr_enum(16), box("pclr", pclr),
-                                        box("cmap", cmap), box("cdef", cdef),
-                                        box("res ", cat({resc, resd}))}));
+    const Bytes jp2h = box("jp2h", cat({ihdr(9, 7, 1, 7), colr_enum(16), box("pclr", pclr), box("cmap", cmap),
+                                        box("cdef", cdef), box("res ", cat({resc, resd}))}));
     const Bytes cs = codestream_for(make_siz(9, 7, 1));
     return cat({kSignature, kFtyp, jp2h, box("jp2c", cs)});
 }
@@ -340,19 +336,32 @@ TEST(Jp2, BadPaletteMappingDefinitions)
     const int D = J2KC_ERR_INVALID_DATA;
     auto st = [](const std::function<void(Bytes &, Bytes &, Bytes &)> &t) { return jp2_status(palette_file(t)); };
     EXPECT_EQ(st(nullptr), J2KC_OK);
-    EXPECT_EQ(st([](Bytes &p, Bytes &, Bytes &) { p[0] = 0; p[1] = 0; }), D);      // NE 0
-    EXPECT_EQ(st([](Bytes &p, Bytes &, Bytes &) { p[0] = 4; p[1] = 1; }), D);      // NE 1025
-    EXPECT_EQ(st([](Bytes &p, Bytes &, Bytes &) { p.pop_back(); }), D);            // short table
-    EXPECT_EQ(st([](Bytes &p, Bytes &, Bytes &) { p[3] = 38; }), D);               // 39-bit column
-    EXPECT_EQ(st([](Bytes &, Bytes &m, Bytes &) { m[1] = 1; }), D);                // component 1 of 1
-    EXPECT_EQ(st([](Bytes &, Bytes &m, Bytes &) { m[3] = 4; }), D);                // column 4 of 4
-    EXPECT_EQ(st([](Bytes &, Bytes &m, Bytes &) { m[2] = 2; }), D);                // mapping type 2
-    EXPECT_EQ(st([](Bytes &, Bytes &m, Bytes &) { m.pop_back(); }), D);            // not 4-byte entries
+    EXPECT_EQ(st([](Bytes &p, Bytes &, Bytes &) {
+                  p[0] = 0;
+                  p[1] = 0;
+              }),
+              D);  // NE 0
+    EXPECT_EQ(st([](Bytes &p, Bytes &, Bytes &) {
+                  p[0] = 4;
+                  p[1] = 1;
+              }),
+              D);                                                        // NE 1025
+    EXPECT_EQ(st([](Bytes &p, Bytes &, Bytes &) { p.pop_back(); }), D);  // short table
+    EXPECT_EQ(st([](Bytes &p, Bytes &, Bytes &) { p[3] = 38; }), D);     // 39-bit column
+    EXPECT_EQ(st([](Bytes &, Bytes &m, Bytes &) { m[1] = 1; }), D);      // component 1 of 1
+    EXPECT_EQ(st([](Bytes &, Bytes &m, Bytes &) { m[3] = 4; }), D);      // column 4 of 4
+    EXPECT_EQ(st([](Bytes &, Bytes &m, Bytes &) { m[2] = 2; }), D);      // mapping type 2
+    EXPECT_EQ(st([](Bytes &, Bytes &m, Bytes &) { m.pop_back(); }), D);  // not 4-byte entries
     // Palette without mapping, mapping without palette.
     const Bytes cs = codestream_for(make_siz(9, 7, 1));
     const Bytes pclr = {0, 1, 1, 7, 42};
-    EXPECT_EQ(jp2_status(cat({kSignature, kFtyp, box("jp2h", cat({ihdr(9, 7, 1, 7), colr_enum(16), box("pclr", pclr)})), box("jp2c", cs)})), D);
-    EXPECT_EQ(jp2_status(cat({kSignature, kFtyp, box("jp2h", cat({ihdr(9, 7, 1, 7), colr_enum(16), box("cmap", {0, 0, 0, 0})})), box("jp2c", cs)})), D);
+    EXPECT_EQ(jp2_status(cat({kSignature, kFtyp, box("jp2h", cat({ihdr(9, 7, 1, 7), colr_enum(16), box("pclr", pclr)})),
+                              box("jp2c", cs)})),
+              D);
+    EXPECT_EQ(jp2_status(cat({kSignature, kFtyp,
+                              box("jp2h", cat({ihdr(9, 7, 1, 7), colr_enum(16), box("cmap", {0, 0, 0, 0})})),
+                              box("jp2c", cs)})),
+              D);
 }
 
 TEST(Jp2, MalformedChannelDefinitionsAreDropped)
@@ -441,9 +450,8 @@ TEST(Jp2Palette, AppliesColumnsDirectChannelsAndClamps)
     siz.components[1].is_signed = true;
     const Bytes cs = codestream_for(siz);
     const Bytes file = cat({kSignature, kFtyp,
-                            box("jp2h", cat({ihdr(13, 6, 2, 0xFF), box("bpcc", {5, 0x89}),
-                                             colr_enum(16), box("pclr", pw.buffer()),
-                                             box("cmap", cmap)})),
+                            box("jp2h", cat({ihdr(13, 6, 2, 0xFF), box("bpcc", {5, 0x89}), colr_enum(16),
+                                             box("pclr", pw.buffer()), box("cmap", cmap)})),
                             box("jp2c", cs)});
     const Jp2File f = parse_jp2(file.data(), file.size());
     const std::vector<Jp2PaletteOutput> outs = jp2_palette_outputs(f, siz);
@@ -472,8 +480,7 @@ TEST(Jp2Palette, AppliesColumnsDirectChannelsAndClamps)
         }
     j2kc_component dec_c[2] = {idx.c, direct.c};
     j2kc_image decoded{sizeof(j2kc_image), J2KC_MEMORY_HOST, 13, 6, 2, dec_c};
-    Plane o0(13, 6, 4, 0, 0, false), o1(13, 6, 2, 0, 0, true), o2(13, 6, 2, 4, 0, true),
-        o3(13, 6, 1, 0, 1, false);
+    Plane o0(13, 6, 4, 0, 0, false), o1(13, 6, 2, 0, 0, true), o2(13, 6, 2, 4, 0, true), o3(13, 6, 1, 0, 1, false);
     j2kc_component out_c[4] = {o0.c, o1.c, o2.c, o3.c};
     j2kc_image out{sizeof(j2kc_image), J2KC_MEMORY_HOST, 13, 6, 4, out_c};
     jp2_apply_palette(f, outs, decoded, out);
@@ -504,8 +511,7 @@ TEST(Jp2Palette, AppliesColumnsDirectChannelsAndClamps)
     one.num_components = 1;
     EXPECT_EQ(status_of([&] { jp2_apply_palette(f, outs, one, out); }), A);
     // No palette: no outputs; a cmap naming a component the codestream lacks.
-    const Bytes plain = cat({kSignature, kFtyp, box("jp2h", cat({ihdr(13, 6, 2, 7), colr_enum(17)})),
-                             box("jp2c", cs)});
+    const Bytes plain = cat({kSignature, kFtyp, box("jp2h", cat({ihdr(13, 6, 2, 7), colr_enum(17)})), box("jp2c", cs)});
     EXPECT_TRUE(jp2_palette_outputs(parse_jp2(plain.data(), plain.size()), siz).empty());
     EXPECT_EQ(status_of([&] { jp2_palette_outputs(f, make_siz(13, 6, 1)); }), J2KC_ERR_INVALID_DATA);
 }
@@ -551,8 +557,7 @@ TEST(Jp2, CodestreamBoxLengthForms)
     EXPECT_EQ(jp2_status(file), J2KC_ERR_INVALID_DATA);
     // Boxes after the first jp2c are not looked at; a box before it is skipped.
     file = cat({kSignature, kFtyp, box("xml ", {'<', 'a', '/', '>'}),
-                box("jp2h", cat({ihdr(9, 7, 1, 7), colr_enum(17)})), box("jp2c", cs),
-                Bytes{0, 0, 0, 3}});
+                box("jp2h", cat({ihdr(9, 7, 1, 7), colr_enum(17)})), box("jp2c", cs), Bytes{0, 0, 0, 3}});
     EXPECT_EQ(jp2_status(file), J2KC_OK);
 }
 
@@ -569,10 +574,10 @@ TEST(Jp2, MalformedBoxes)
     EXPECT_FALSE(is_jp2(b.data(), b.size()));
     EXPECT_FALSE(is_jp2(good.data(), 11));
     EXPECT_FALSE(is_jp2(nullptr, 0));
-    EXPECT_EQ(jp2_status(cat({kSignature, jp2h, box("jp2c", cs)})), D);               // no ftyp
-    EXPECT_EQ(jp2_status(cat({kSignature, kFtyp, box("jp2c", cs)})), D);              // no jp2h
-    EXPECT_EQ(jp2_status(cat({kSignature, kFtyp, jp2h})), D);                         // no jp2c
-    EXPECT_EQ(jp2_status(cat({kSignature, kFtyp, box("jp2c", cs), jp2h})), D);        // jp2c first
+    EXPECT_EQ(jp2_status(cat({kSignature, jp2h, box("jp2c", cs)})), D);         // no ftyp
+    EXPECT_EQ(jp2_status(cat({kSignature, kFtyp, box("jp2c", cs)})), D);        // no jp2h
+    EXPECT_EQ(jp2_status(cat({kSignature, kFtyp, jp2h})), D);                   // no jp2c
+    EXPECT_EQ(jp2_status(cat({kSignature, kFtyp, box("jp2c", cs), jp2h})), D);  // jp2c first
     EXPECT_EQ(jp2_status(cat({kSignature, box("ftyp", {1, 2, 3}), jp2h, box("jp2c", cs)})), D);
     for (uint32_t lbox : {2u, 3u, 7u}) {
         b = good;
@@ -586,18 +591,18 @@ TEST(Jp2, MalformedBoxes)
     auto with_header = [&](const Bytes &children) {
         return jp2_status(cat({kSignature, kFtyp, box("jp2h", children), box("jp2c", cs)}));
     };
-    EXPECT_EQ(with_header({colr_enum(17)}), D);                                          // no ihdr
-    EXPECT_EQ(with_header({box("ihdr", {0, 0, 0, 7, 0, 0, 0, 9, 0, 1, 7, 7, 0})}), D);   // 13 bytes
-    EXPECT_EQ(with_header(cat({ihdr(9, 7, 0, 7), colr_enum(17)})), D);                   // NC 0
-    EXPECT_EQ(with_header(cat({ihdr(0, 7, 1, 7), colr_enum(17)})), D);                   // width 0
-    EXPECT_EQ(with_header(cat({ihdr(9, 7, 1, 0xFF), colr_enum(17)})), D);                // no bpcc
+    EXPECT_EQ(with_header({colr_enum(17)}), D);                                         // no ihdr
+    EXPECT_EQ(with_header({box("ihdr", {0, 0, 0, 7, 0, 0, 0, 9, 0, 1, 7, 7, 0})}), D);  // 13 bytes
+    EXPECT_EQ(with_header(cat({ihdr(9, 7, 0, 7), colr_enum(17)})), D);                  // NC 0
+    EXPECT_EQ(with_header(cat({ihdr(0, 7, 1, 7), colr_enum(17)})), D);                  // width 0
+    EXPECT_EQ(with_header(cat({ihdr(9, 7, 1, 0xFF), colr_enum(17)})), D);               // no bpcc
     EXPECT_EQ(with_header(cat({ihdr(9, 7, 2, 0xFF), box("bpcc", {7}), colr_enum(17)})), D);
     EXPECT_EQ(with_header(cat({ihdr(9, 7, 2, 0xFF), box("bpcc", {7, 11}), colr_enum(17)})), J2KC_OK);
     // A malformed colour box costs the colour, not the image (I.5.3.3 leaves
     // the image's samples as they are): no later box stands in for it.
     for (const Bytes &colr : {box("colr", {1, 0}), box("colr", {1, 0, 0, 0, 0}), box("colr", {2, 0, 0, 1, 2})}) {
-        const Bytes file = cat({kSignature, kFtyp, box("jp2h", cat({ihdr(9, 7, 1, 7), colr, colr_enum(17)})),
-                                box("jp2c", cs)});
+        const Bytes file =
+            cat({kSignature, kFtyp, box("jp2h", cat({ihdr(9, 7, 1, 7), colr, colr_enum(17)})), box("jp2c", cs)});
         const Jp2File f = parse_jp2(file.data(), file.size());
         EXPECT_TRUE(f.has_colour_box);
         EXPECT_EQ(f.colour(), nullptr);
@@ -610,7 +615,10 @@ TEST(Jp2, MalformedBoxes)
     const Bytes icc = icc_bytes(140);
     Bytes icc_colr = {2, 0, 0};
     icc_colr.insert(icc_colr.end(), icc.begin(), icc.end());
-    Bytes file = cat({kSignature, kFtyp, box("jp2h", cat({ihdr(9, 7, 1, 7), box("colr", {9, 0, 0}), box("colr", icc_colr), colr_enum(16)})), box("jp2c", cs)});
+    Bytes file =
+        cat({kSignature, kFtyp,
+             box("jp2h", cat({ihdr(9, 7, 1, 7), box("colr", {9, 0, 0}), box("colr", icc_colr), colr_enum(16)})),
+             box("jp2c", cs)});
     const Jp2File f = parse_jp2(file.data(), file.size());
     ASSERT_EQ(f.colours.size(), 2u);
     ASSERT_EQ(f.colour(), &f.colours[0]);
@@ -619,7 +627,8 @@ TEST(Jp2, MalformedBoxes)
     // CIELab keeps its seven parameters (15444-2 M.11.7.4).
     Bytes lab = {1, 0, 0, 0, 0, 0, 14};
     for (uint8_t i = 1; i <= 7; ++i) lab.insert(lab.end(), {0, 0, 0, i});
-    file = cat({kSignature, kFtyp, box("jp2h", cat({ihdr(9, 7, 3, 7), box("colr", lab)})), box("jp2c", codestream_for(make_siz(9, 7, 3)))});
+    file = cat({kSignature, kFtyp, box("jp2h", cat({ihdr(9, 7, 3, 7), box("colr", lab)})),
+                box("jp2c", codestream_for(make_siz(9, 7, 3)))});
     const Jp2File l = parse_jp2(file.data(), file.size());
     ASSERT_NE(l.colour(), nullptr);
     EXPECT_EQ(l.color_space, J2KC_COLOR_CIELAB);
@@ -643,7 +652,8 @@ TEST(Jp2, DeepNestingCostsNoRecursion)
     const Bytes cs = codestream_for(make_siz(9, 7, 1));
     Bytes file = cat({kSignature, kFtyp, box("jp2h", cat({ihdr(9, 7, 1, 7), colr_enum(17), nested})), box("jp2c", cs)});
     EXPECT_EQ(jp2_status(file), J2KC_OK);
-    file = cat({kSignature, kFtyp, box("jp2h", cat({ihdr(9, 7, 1, 7), colr_enum(17), box("res ", nested)})), box("jp2c", cs)});
+    file = cat(
+        {kSignature, kFtyp, box("jp2h", cat({ihdr(9, 7, 1, 7), colr_enum(17), box("res ", nested)})), box("jp2c", cs)});
     EXPECT_EQ(jp2_status(file), J2KC_OK);
     // Many top-level boxes before jp2c: a linear walk.
     Bytes many;
@@ -697,7 +707,8 @@ TEST(Jp2Reference, OpjFiles)
         j2kc_color_space colour;
     };
     // opj_compress -i rgb.ppm -o rgb.jp2 -n 2 -r 5; opj_compress -i gray.pgm -o gray.jp2 -n 3
-    for (const Ref &r : {Ref{"cs_rgb.jp2", 37, 29, 3, J2KC_COLOR_SRGB}, Ref{"cs_gray.jp2", 45, 31, 1, J2KC_COLOR_GRAY}}) {
+    for (const Ref &r :
+         {Ref{"cs_rgb.jp2", 37, 29, 3, J2KC_COLOR_SRGB}, Ref{"cs_gray.jp2", 45, 31, 1, J2KC_COLOR_GRAY}}) {
         const Bytes b = load(r.name);
         if (b.empty()) GTEST_SKIP() << "J2KC_TEST_DATA not set or " << r.name << " missing";
         ASSERT_TRUE(is_jp2(b.data(), b.size()));

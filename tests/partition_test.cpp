@@ -77,8 +77,7 @@ void expect_same_layout(const TileLayout &a, const TileLayout &b)
     for (size_t c = 0; c < a.components.size(); ++c) {
         ASSERT_EQ(a.components[c].resolutions.size(), b.components[c].resolutions.size());
         for (size_t r = 0; r < a.components[c].resolutions.size(); ++r)
-            EXPECT_EQ(a.components[c].resolutions[r].precincts.size(),
-                      b.components[c].resolutions[r].precincts.size());
+            EXPECT_EQ(a.components[c].resolutions[r].precincts.size(), b.components[c].resolutions[r].precincts.size());
     }
 }
 

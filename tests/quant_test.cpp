@@ -95,8 +95,12 @@ TEST(Quant, SynthesisEnergiesFromKnownTaps)
     for (int nb = 2; nb <= 32; ++nb) {
         const double r = synthesis_energy(Wavelet::kIrreversible97, kHL, nb) /
                          synthesis_energy(Wavelet::kIrreversible97, kHL, nb - 1);
-        if (nb >= 4) EXPECT_LE(std::fabs(r - 4.0), prev + 1e-9) << nb;
-        if (nb >= 8) EXPECT_NEAR(r, 4.0, 0.01) << nb;
+        if (nb >= 4) {
+            EXPECT_LE(std::fabs(r - 4.0), prev + 1e-9) << nb;
+        }
+        if (nb >= 8) {
+            EXPECT_NEAR(r, 4.0, 0.01) << nb;
+        }
         prev = std::fabs(r - 4.0);
     }
 }
@@ -154,7 +158,8 @@ TEST(Quant, QuantiseIsDeadZoneFloor)
         const int b = band_index_at(p.layout, 2, i % 40, static_cast<uint32_t>(i / 40));
         const double delta = step_size(q.steps[b], band_range_bits(8, b));
         const double ratio = std::fabs(x[i]) / delta;
-        EXPECT_NEAR(std::floor(ratio), std::abs(idx[i]), (ratio - std::floor(ratio) > 1e-4 && std::ceil(ratio) - ratio > 1e-4) ? 0 : 1);
+        EXPECT_NEAR(std::floor(ratio), std::abs(idx[i]),
+                    (ratio - std::floor(ratio) > 1e-4 && std::ceil(ratio) - ratio > 1e-4) ? 0 : 1);
         EXPECT_TRUE(idx[i] == 0 || (idx[i] < 0) == (x[i] < 0));
         mid[i] = idx[i] == 0 ? 0 : (idx[i] < 0 ? -(2 * -idx[i] + 1) : 2 * idx[i] + 1);
     }
@@ -166,8 +171,10 @@ TEST(Quant, QuantiseIsDeadZoneFloor)
     for (size_t i = 0; i < x.size(); ++i) {
         const int b = band_index_at(p.layout, 2, i % 40, static_cast<uint32_t>(i / 40));
         const double delta = step_size(q.steps[b], band_range_bits(8, b));
-        if (idx[i] != 0) EXPECT_LE(std::fabs(rec[i] - x[i]), delta / 2 * 1.001 + 1e-4);
-        else EXPECT_LT(std::fabs(x[i]), delta * 1.001);
+        if (idx[i] != 0)
+            EXPECT_LE(std::fabs(rec[i] - x[i]), delta / 2 * 1.001 + 1e-4);
+        else
+            EXPECT_LT(std::fabs(x[i]), delta * 1.001);
     }
 }
 

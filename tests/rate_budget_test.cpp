@@ -62,8 +62,8 @@ size_t lossless_bytes(const j2kc_image &image)
  * plus `outside` (bytes the budget does not count: the main header for
  * component caps).
  */
-void expect_filled(const j2kc_encoder_config &cfg, const j2kc_image &image, uint64_t budget,
-                   uint64_t outside = 0, double fraction = 0.995)
+void expect_filled(const j2kc_encoder_config &cfg, const j2kc_image &image, uint64_t budget, uint64_t outside = 0,
+                   double fraction = 0.995)
 {
     ASSERT_GT(lossless_bytes(image), budget) << "the content must need the budget";
     const size_t bytes = encode(cfg, image).size();
@@ -106,8 +106,8 @@ TEST(RateBudget, Dci4kCapFilledWhenOneComponentMeetsItsCap)
     Planes16 f(4096, 2160, 3, 12);
     f.fill(17, [&](uint32_t c, uint32_t x, uint32_t y, std::mt19937 &rng) {
         std::normal_distribution<double> noise(0.0, c == 0 ? 6.0 : 1.05);
-        const double base = c == 0 ? 4095.0 * (0.45 + 0.25 * std::sin(x / 170.0) * std::cos(y / 130.0))
-                                   : double(f.at(0, x, y));
+        const double base =
+            c == 0 ? 4095.0 * (0.45 + 0.25 * std::sin(x / 170.0) * std::cos(y / 130.0)) : double(f.at(0, x, y));
         return static_cast<uint32_t>(std::lround(std::fmin(4095.0, std::fmax(0.0, base + noise(rng)))));
     });
     j2kc_encoder_config cfg = base_config();
@@ -151,8 +151,9 @@ void expect_generic_filled(const j2kc_encoder_config &base, std::initializer_lis
 /** The generic budget over depths and rates: 0.5 to 12 bits a sample. */
 TEST(RateBudget, GenericBytesFilledAcrossDepthsAndRates)
 {
-    expect_generic_filled(base_config(), {{8, 0.6, 0.5}, {8, 1.0, 2.0}, {12, 1.0, 0.5}, {12, 8.0, 4.0},
-                                          {16, 40.0, 6.0}, {16, 2000.0, 12.0}});
+    expect_generic_filled(
+        base_config(),
+        {{8, 0.6, 0.5}, {8, 1.0, 2.0}, {12, 1.0, 0.5}, {12, 8.0, 4.0}, {16, 40.0, 6.0}, {16, 2000.0, 12.0}});
 }
 
 /** The decoded frame of `cs` (CPU decoder), shaped as `f`. */
@@ -259,8 +260,8 @@ TEST(RateBudgetHt, ImfHt4kIrreversibleCapFilled)
 
 TEST(RateBudgetHt, GenericBytesFilledAcrossDepthsAndRates)
 {
-    expect_generic_filled(ht_config(), {{8, 0.6, 0.25}, {8, 1.0, 2.0}, {12, 1.0, 0.5}, {12, 2.0, 1.0},
-                                        {12, 8.0, 4.0}, {16, 40.0, 6.0}});
+    expect_generic_filled(
+        ht_config(), {{8, 0.6, 0.25}, {8, 1.0, 2.0}, {12, 1.0, 0.5}, {12, 2.0, 1.0}, {12, 8.0, 4.0}, {16, 40.0, 6.0}});
 }
 
 /**
@@ -288,8 +289,8 @@ TEST(RateBudgetHt, BudgetBeatsTheFixedStepThatFits)
         const std::vector<uint8_t> s = encode(cfg, f.image);
         EXPECT_LE(s.size(), budget);
         const double psnr = decoded_psnr(s, f), step_psnr = decoded_psnr(fits, f);
-        SCOPED_TRACE(testing::Message() << s.size() << " B at " << psnr << " dB, fixed step " << fits.size()
-                                        << " B at " << step_psnr << " dB");
+        SCOPED_TRACE(testing::Message() << s.size() << " B at " << psnr << " dB, fixed step " << fits.size() << " B at "
+                                        << step_psnr << " dB");
         EXPECT_GE(psnr, step_psnr);
     }
 }
@@ -299,7 +300,7 @@ TEST(RateBudget, ComponentBytesFilled)
     const Planes16 f = smooth_noisy(512, 384, 3, 12, 1.0);
     j2kc_encoder_config cfg = base_config();
     cfg.component_bytes = 512 * 384 / 8;  // one bit a sample, each component
-    cfg.mct = 0;  // each component then carries its own noise and needs its own cap
+    cfg.mct = 0;                          // each component then carries its own noise and needs its own cap
     // The caps count each component's tile-part (the encoder then splits
     // the tile by component); the main header lies outside them.
     expect_filled(cfg, f.image, 3 * cfg.component_bytes, 200);

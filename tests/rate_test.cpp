@@ -44,8 +44,7 @@ struct Frame {
         v.component = comp.data();
         return v;
     }
-    void add_block(const std::vector<uint32_t> &ends, const std::vector<uint64_t> &dists, double w,
-                   uint16_t c)
+    void add_block(const std::vector<uint32_t> &ends, const std::vector<uint64_t> &dists, double w, uint16_t c)
     {
         end.insert(end.end(), ends.begin(), ends.end());
         dist.insert(dist.end(), dists.begin(), dists.end());
@@ -71,8 +70,8 @@ Frame random_frame(uint32_t seed, uint32_t blocks, uint32_t max_passes, uint16_t
             e.push_back(at);
             d.push_back(kind == 1 ? 0 : (uint64_t{rng()} << (rng() % 20)));
         }
-        const double w = (rng() % 16 == 0) ? 0.0 : std::ldexp(1.0 + (rng() % 1000) / 1000.0,
-                                                              static_cast<int>(rng() % 20) - 10);
+        const double w =
+            (rng() % 16 == 0) ? 0.0 : std::ldexp(1.0 + (rng() % 1000) / 1000.0, static_cast<int>(rng() % 20) - 10);
         f.add_block(e, d, w, static_cast<uint16_t>(rng() % comps));
     }
     return f;
@@ -121,9 +120,8 @@ PcrdHeaderModel zero_model()
 }
 
 /** Estimated size (the search's own measure) of a passes table, per component, per layer. */
-std::vector<uint64_t> estimate(const Frame &f, const std::vector<uint16_t> &passes, uint32_t L,
-                               uint32_t layer, const PcrdHeaderModel &m, uint32_t comps,
-                               uint32_t reserve_layers = 0)
+std::vector<uint64_t> estimate(const Frame &f, const std::vector<uint16_t> &passes, uint32_t L, uint32_t layer,
+                               const PcrdHeaderModel &m, uint32_t comps, uint32_t reserve_layers = 0)
 {
     std::vector<uint64_t> body(comps, 0), bits(comps, 0);
     for (uint32_t b = 0; b < f.blocks(); ++b) {
@@ -176,8 +174,7 @@ PcrdSizes simulated_tier2(const Frame &f, const uint16_t *passes, uint32_t L, ui
             } else {
                 bits += prev == 0 ? 3 + (b * 7 % 9) : 1;
                 bits += np == 1 ? 1 : np == 2 ? 2 : np <= 5 ? 4 : 9;
-                bits += std::max<uint32_t>(3, pcrd_bit_width(bytes - prev_bytes)) +
-                        pcrd_bit_width(np) - 1;
+                bits += std::max<uint32_t>(3, pcrd_bit_width(bytes - prev_bytes)) + pcrd_bit_width(np) - 1;
             }
             const bool flush = ++in_packet == 16 || b + 1 == f.blocks() || f.comp[b + 1] != c;
             if (flush) {
@@ -220,8 +217,7 @@ uint64_t body_at(const Frame &f, const Hull &h, uint32_t t)
     uint64_t bytes = 0;
     for (uint32_t b = 0; b < f.blocks(); ++b) {
         const uint32_t off = f.offset[b];
-        const uint32_t p = pcrd_select_passes(h.pass.data() + off, h.key.data() + off, h.count[b],
-                                              f.passes(b), t);
+        const uint32_t p = pcrd_select_passes(h.pass.data() + off, h.key.data() + off, h.count[b], f.passes(b), t);
         bytes += p ? f.end[off + p - 1] : 0;
     }
     return bytes;
@@ -266,8 +262,7 @@ TEST(PcrdHull, SlopesStrictlyDecreaseAndDominate)
                     const uint32_t kq = pcrd_slope_key(D(q) - D(prev), R(q) - R(prev), f.weight[b]);
                     ASSERT_LE(kq, h.key[off + i]) << "block " << b << " pass " << q;
                 }
-                EXPECT_EQ(h.key[off + i],
-                          pcrd_slope_key(D(k) - D(prev), R(k) - R(prev), f.weight[b]));
+                EXPECT_EQ(h.key[off + i], pcrd_slope_key(D(k) - D(prev), R(k) - R(prev), f.weight[b]));
                 prev = k;
             }
             // Endpoint: the last hull point is the first pass reaching the full gain.
@@ -307,7 +302,9 @@ TEST(PcrdWindow, ConvergesWithinMaxIterations)
     std::mt19937 rng(3);
     for (int trial = 0; trial < 2000; ++trial) {
         // Any monotone feasibility: thresholds >= answer fit.
-        const uint32_t answer = trial < 3 ? (trial == 0 ? 0 : trial == 1 ? kPcrdKeyNone : 1)
+        const uint32_t answer = trial < 3 ? (trial == 0   ? 0
+                                             : trial == 1 ? kPcrdKeyNone
+                                                          : 1)
                                           : rng() % (kPcrdKeyNone + 1);
         PcrdWindow w = pcrd_window_start(true);
         int it = 0;
@@ -403,8 +400,7 @@ TEST(PcrdSelect, RealisticBudgetWithinTwoPercent)
             const PcrdResult r = pcrd_select_ref(f.view(), params);
             EXPECT_EQ(r.rounds, 1u);
             EXPECT_LE(r.estimated_bytes, params.budget);
-            EXPECT_GE(r.estimated_bytes, params.budget - params.budget / 50)
-                << "seed " << seed << " frac " << frac;
+            EXPECT_GE(r.estimated_bytes, params.budget - params.budget / 50) << "seed " << seed << " frac " << frac;
             EXPECT_EQ(sum(estimate(f, r.passes, 1, 0, params.header, 3)), r.estimated_bytes);
         }
     }
@@ -416,8 +412,7 @@ TEST(PcrdSelect, ExactSizeLoopMeetsBudget)
         const Frame f = realistic_frame(seed, 4000 + seed, 3);
         PcrdParams params;
         params.num_components = 3;
-        const uint64_t everything = simulated_tier2(
-            f, pcrd_select_ref(f.view(), params).passes.data(), 1, 3).total;
+        const uint64_t everything = simulated_tier2(f, pcrd_select_ref(f.view(), params).passes.data(), 1, 3).total;
         for (double frac : {0.03, 0.3, 0.8}) {
             for (int bias = 0; bias < 3; ++bias) {
                 // Models that under-, over- and roughly estimate the headers.
@@ -450,8 +445,8 @@ TEST(PcrdSelect, ExactSizeLoopMeetsBudget)
  * the selection) would still fit every limit by the exact size: then the
  * content, not the search, decides how far below the budget we are.
  */
-bool no_segment_fits(const Frame &f, const std::vector<uint16_t> &passes, uint32_t L,
-                     uint32_t comps, uint64_t budget, const std::vector<uint64_t> &caps)
+bool no_segment_fits(const Frame &f, const std::vector<uint16_t> &passes, uint32_t L, uint32_t comps, uint64_t budget,
+                     const std::vector<uint64_t> &caps)
 {
     const Hull h = ref_hull(f);
     std::vector<uint16_t> trial = passes;
@@ -480,10 +475,8 @@ TEST(PcrdSelect, SlackFillingMeetsTinyToLargeBudgets)
         const Frame f = realistic_frame(seed, 700 + 91 * seed % 300, 3, seed == 72 ? 2.5 : 1.0);
         PcrdParams params;
         params.num_components = 3;
-        const uint64_t everything =
-            simulated_tier2(f, pcrd_select_ref(f.view(), params).passes.data(), 1, 3).total;
-        const uint64_t header_floor = simulated_tier2(
-            f, std::vector<uint16_t>(f.blocks(), 0).data(), 1, 3).total;
+        const uint64_t everything = simulated_tier2(f, pcrd_select_ref(f.view(), params).passes.data(), 1, 3).total;
+        const uint64_t header_floor = simulated_tier2(f, std::vector<uint16_t>(f.blocks(), 0).data(), 1, 3).total;
         for (double frac : {0.0, 0.004, 0.01, 0.03, 0.1, 0.4, 0.9}) {
             params.budget = header_floor + 40 + static_cast<uint64_t>(everything * frac);
             int calls = 0;
@@ -493,9 +486,8 @@ TEST(PcrdSelect, SlackFillingMeetsTinyToLargeBudgets)
                 last.assign(p, p + f.blocks());
                 return simulated_tier2(f, p, 1, 3);
             });
-            SCOPED_TRACE(testing::Message() << "seed " << seed << " budget " << params.budget
-                                            << " got " << r.exact.total << " filled "
-                                            << r.fill_segments);
+            SCOPED_TRACE(testing::Message() << "seed " << seed << " budget " << params.budget << " got "
+                                            << r.exact.total << " filled " << r.fill_segments);
             EXPECT_EQ(last, r.passes);
             EXPECT_EQ(simulated_tier2(f, r.passes.data(), 1, 3).total, r.exact.total);
             EXPECT_EQ(static_cast<uint32_t>(calls), r.rounds + r.fill_measures);
@@ -519,22 +511,19 @@ TEST(PcrdSelect, SlackFillingWithComponentCaps)
         const Frame f = realistic_frame(seed, 900 + seed, 3, seed == 82 ? 4.0 : 1.0);
         PcrdParams params;
         params.num_components = 3;
-        const uint64_t everything =
-            simulated_tier2(f, pcrd_select_ref(f.view(), params).passes.data(), 1, 3).total;
+        const uint64_t everything = simulated_tier2(f, pcrd_select_ref(f.view(), params).passes.data(), 1, 3).total;
         for (double frac : {0.01, 0.05, 0.3, 0.7}) {
             params.budget = 200 + static_cast<uint64_t>(everything * frac);
             const uint64_t cap = params.budget * 4 / 10;  // binds for the expensive component
             params.component_budgets = {cap, cap, cap};
-            const PcrdResult r = pcrd_select_ref(f.view(), params, [&](const uint16_t *p) {
-                return simulated_tier2(f, p, 1, 3);
-            });
-            SCOPED_TRACE(testing::Message() << "seed " << seed << " frac " << frac << " got "
-                                            << r.exact.total << " of " << params.budget);
+            const PcrdResult r =
+                pcrd_select_ref(f.view(), params, [&](const uint16_t *p) { return simulated_tier2(f, p, 1, 3); });
+            SCOPED_TRACE(testing::Message()
+                         << "seed " << seed << " frac " << frac << " got " << r.exact.total << " of " << params.budget);
             EXPECT_LE(r.exact.total, params.budget);
             for (uint32_t c = 0; c < 3; ++c) EXPECT_LE(r.exact.component[c], cap);
             if (r.exact.total < params.budget - params.budget / 50) {
-                EXPECT_TRUE(no_segment_fits(f, r.passes, 1, 3, params.budget,
-                                            params.component_budgets));
+                EXPECT_TRUE(no_segment_fits(f, r.passes, 1, 3, params.budget, params.component_budgets));
             }
         }
     }
@@ -547,17 +536,14 @@ TEST(PcrdSelect, SlackFillingLastLayerOnly)
     PcrdParams params;
     params.num_components = 2;
     params.num_layers = 3;
-    const uint64_t everything =
-        simulated_tier2(f, pcrd_select_ref(f.view(), params).passes.data(), 3, 2).total;
+    const uint64_t everything = simulated_tier2(f, pcrd_select_ref(f.view(), params).passes.data(), 3, 2).total;
     for (double frac : {0.02, 0.2}) {
         params.budget = 300 + static_cast<uint64_t>(everything * frac);
-        const PcrdResult r = pcrd_select_ref(f.view(), params, [&](const uint16_t *p) {
-            return simulated_tier2(f, p, 3, 2);
-        });
+        const PcrdResult r =
+            pcrd_select_ref(f.view(), params, [&](const uint16_t *p) { return simulated_tier2(f, p, 3, 2); });
         EXPECT_LE(r.exact.total, params.budget);
         for (uint32_t b = 0; b < f.blocks(); ++b)
-            for (uint32_t l = 1; l < 3; ++l)
-                EXPECT_LE(r.passes[size_t{b} * 3 + l - 1], r.passes[size_t{b} * 3 + l]);
+            for (uint32_t l = 1; l < 3; ++l) EXPECT_LE(r.passes[size_t{b} * 3 + l - 1], r.passes[size_t{b} * 3 + l]);
         if (r.exact.total < params.budget - params.budget / 50) {
             EXPECT_TRUE(no_segment_fits(f, r.passes, 3, 2, params.budget, {}));
         }
@@ -575,8 +561,7 @@ TEST(PcrdSelect, ExactSizeLoopTerminatesOnHostileSizes)
         ++calls;
         PcrdSizes s;
         s.total = 19000;
-        for (uint32_t b = 0; b < f.blocks(); ++b)
-            s.total += p[b] ? f.end[f.offset[b] + p[b] - 1] * 3ull : 0;
+        for (uint32_t b = 0; b < f.blocks(); ++b) s.total += p[b] ? f.end[f.offset[b] + p[b] - 1] * 3ull : 0;
         return s;
     });
     EXPECT_LE(r.exact.total, params.budget);
@@ -650,18 +635,16 @@ TEST(PcrdSelect, ComponentCapsHonoured)
         EXPECT_GT(r.estimated_bytes, sizes[1] + sizes[2]);
         (void)h;
         // With the exact loop and per-component exact sizes.
-        const PcrdResult e = pcrd_select_ref(f.view(), params, [&](const uint16_t *p) {
-            return simulated_tier2(f, p, 1, 3);
-        });
+        const PcrdResult e =
+            pcrd_select_ref(f.view(), params, [&](const uint16_t *p) { return simulated_tier2(f, p, 1, 3); });
         for (uint32_t c = 0; c < 3; ++c) EXPECT_LE(e.exact.component[c], cap);
         EXPECT_LE(e.exact.total, params.budget);
         EXPECT_LE(e.rounds, 8u);
         // Caps so tight that the frame budget cannot be reached: few rounds still.
         PcrdParams tight = params;
         tight.component_budgets = {cap / 4, cap / 4, cap / 4};
-        const PcrdResult t = pcrd_select_ref(f.view(), tight, [&](const uint16_t *p) {
-            return simulated_tier2(f, p, 1, 3);
-        });
+        const PcrdResult t =
+            pcrd_select_ref(f.view(), tight, [&](const uint16_t *p) { return simulated_tier2(f, p, 1, 3); });
         for (uint32_t c = 0; c < 3; ++c) EXPECT_LE(t.exact.component[c], cap / 4);
         EXPECT_LE(t.rounds, 5u);
     }
@@ -676,8 +659,7 @@ TEST(PcrdSelect, CapsWithoutFrameBudget)
     params.component_budgets = {all.group_estimated_bytes[0] / 3, 0};
     const PcrdResult r = pcrd_select_ref(f.view(), params);
     EXPECT_LE(r.group_estimated_bytes[0], params.component_budgets[0]);
-    EXPECT_GE(r.group_estimated_bytes[0],
-              params.component_budgets[0] - params.component_budgets[0] / 50);
+    EXPECT_GE(r.group_estimated_bytes[0], params.component_budgets[0] - params.component_budgets[0] / 50);
     EXPECT_EQ(r.group_estimated_bytes[1], all.group_estimated_bytes[1]);
     EXPECT_EQ(r.group_thresholds[1], kPcrdKeyAll);
 }
@@ -696,8 +678,7 @@ TEST(PcrdSelect, LayersNonDecreasingAndWithinBudgets)
         const PcrdResult r = pcrd_select_ref(f.view(), params);
         ASSERT_EQ(r.passes.size(), size_t{f.blocks()} * L);
         for (uint32_t b = 0; b < f.blocks(); ++b)
-            for (uint32_t l = 1; l < L; ++l)
-                ASSERT_LE(r.passes[size_t{b} * L + l - 1], r.passes[size_t{b} * L + l]);
+            for (uint32_t l = 1; l < L; ++l) ASSERT_LE(r.passes[size_t{b} * L + l - 1], r.passes[size_t{b} * L + l]);
         for (uint32_t l = 0; l < L; ++l) {
             const uint64_t size = sum(estimate(f, r.passes, L, l, params.header, 3));
             const uint64_t layer_budget = params.budget >> (L - 1 - l);
@@ -706,8 +687,7 @@ TEST(PcrdSelect, LayersNonDecreasingAndWithinBudgets)
             }
             // Layers fit their budgets with room kept for the empty layers above,
             // or, where even that cannot fit, add nothing.
-            const uint64_t reserved =
-                sum(estimate(f, r.passes, L, l, params.header, 3, L - 1 - l));
+            const uint64_t reserved = sum(estimate(f, r.passes, L, l, params.header, 3, L - 1 - l));
             if (reserved > layer_budget) {
                 ASSERT_GT(l, 0u);
                 for (uint32_t b = 0; b < f.blocks(); ++b)
@@ -749,19 +729,17 @@ TEST(PcrdSelect, AllFitsAndLossless)
         const PcrdResult r = pcrd_select_ref(f.view(), params);
         EXPECT_TRUE(r.all_included);
         for (uint32_t b = 0; b < f.blocks(); ++b)
-            for (uint32_t l = 0; l < L; ++l)
-                EXPECT_EQ(r.passes[size_t{b} * L + l], f.passes(b));
+            for (uint32_t l = 0; l < L; ++l) EXPECT_EQ(r.passes[size_t{b} * L + l], f.passes(b));
         // A budget that holds everything takes everything, trailing useless passes too.
         params.num_layers = 1;
         params.budget = kPcrdUnlimited;
         const PcrdResult one = pcrd_select_ref(f.view(), params);
-        params.budget = std::max(one.estimated_bytes,
-                                 simulated_tier2(f, one.passes.data(), 1, 2).total) + 5;
+        params.budget = std::max(one.estimated_bytes, simulated_tier2(f, one.passes.data(), 1, 2).total) + 5;
         const PcrdResult r2 = pcrd_select_ref(f.view(), params);
         EXPECT_TRUE(r2.all_included);
         EXPECT_EQ(r2.layer_thresholds[0], kPcrdKeyAll);
-        const PcrdResult r3 = pcrd_select_ref(
-            f.view(), params, [&](const uint16_t *p) { return simulated_tier2(f, p, 1, 2); });
+        const PcrdResult r3 =
+            pcrd_select_ref(f.view(), params, [&](const uint16_t *p) { return simulated_tier2(f, p, 1, 2); });
         EXPECT_EQ(r3.rounds, 1u);
     }
 }
@@ -811,8 +789,7 @@ TEST(PcrdSelect, BadInputsRejected)
     EXPECT_EQ(status_of([&] { pcrd_select_ref(f.view(), PcrdParams{}); }), J2KC_ERR_INVALID_ARG);
     Frame g;
     g.add_block({10}, {3}, 1.0, 2);
-    EXPECT_EQ(status_of([&] { pcrd_select_ref(g.view(), params_for(2)); }),
-              J2KC_ERR_INVALID_ARG);
+    EXPECT_EQ(status_of([&] { pcrd_select_ref(g.view(), params_for(2)); }), J2KC_ERR_INVALID_ARG);
     PcrdParams p;
     p.header.empty_bits = 50;
     EXPECT_EQ(status_of([&] { pcrd_select_ref(g.view(), p); }), J2KC_ERR_INVALID_ARG);
@@ -854,8 +831,10 @@ struct DeviceFrame {
     }
 };
 
-#define SKIP_WITHOUT_GPU() \
-    do { if (!pcrd_cuda_available()) GTEST_SKIP() << "no CUDA device"; } while (0)
+#define SKIP_WITHOUT_GPU()                                            \
+    do {                                                              \
+        if (!pcrd_cuda_available()) GTEST_SKIP() << "no CUDA device"; \
+    } while (0)
 
 void expect_same(const PcrdResult &a, const PcrdResult &b)
 {
@@ -925,12 +904,11 @@ TEST(GpuPcrd, SelectionMatchesReference)
             expect_same(ref, gpu);
             // The exact-size loop, with the device table copied back for the stand-in Tier-2.
             const uint32_t L = p.num_layers;
-            const PcrdResult ref_e = pcrd_select_ref(
-                f.view(), p, [&](const uint16_t *x) { return simulated_tier2(f, x, L, 3); });
+            const PcrdResult ref_e =
+                pcrd_select_ref(f.view(), p, [&](const uint16_t *x) { return simulated_tier2(f, x, L, 3); });
             const PcrdResult gpu_e = cuda.select(d.blocks, p, [&](const uint16_t *x) {
                 std::vector<uint16_t> h(size_t{f.blocks()} * L);
-                EXPECT_EQ(cudaMemcpy(h.data(), x, h.size() * 2, cudaMemcpyDeviceToHost),
-                          cudaSuccess);
+                EXPECT_EQ(cudaMemcpy(h.data(), x, h.size() * 2, cudaMemcpyDeviceToHost), cudaSuccess);
                 return simulated_tier2(f, h.data(), L, 3);
             });
             expect_same(ref_e, gpu_e);
@@ -948,8 +926,7 @@ TEST(GpuPcrd, SlackFillingMatchesReference)
     DeviceFrame d(f);
     PcrdParams base;
     base.num_components = 3;
-    const uint64_t everything =
-        simulated_tier2(f, pcrd_select_ref(f.view(), base).passes.data(), 1, 3).total;
+    const uint64_t everything = simulated_tier2(f, pcrd_select_ref(f.view(), base).passes.data(), 1, 3).total;
     uint32_t filled = 0;
     for (int config = 0; config < 8; ++config) {
         PcrdParams p = base;
@@ -958,8 +935,8 @@ TEST(GpuPcrd, SlackFillingMatchesReference)
         if (config == 7) p.num_layers = 3;
         const uint32_t L = p.num_layers;
         SCOPED_TRACE(testing::Message() << "config " << config << " budget " << p.budget);
-        const PcrdResult ref = pcrd_select_ref(
-            f.view(), p, [&](const uint16_t *x) { return simulated_tier2(f, x, L, 3); });
+        const PcrdResult ref =
+            pcrd_select_ref(f.view(), p, [&](const uint16_t *x) { return simulated_tier2(f, x, L, 3); });
         const PcrdResult gpu = cuda.select(d.blocks, p, [&](const uint16_t *x) {
             std::vector<uint16_t> h(size_t{f.blocks()} * L);
             EXPECT_EQ(cudaMemcpy(h.data(), x, h.size() * 2, cudaMemcpyDeviceToHost), cudaSuccess);
@@ -991,9 +968,7 @@ TEST(GpuPcrd, EdgeCasesMatchReference)
     const PcrdResult dev = cuda.select(d.blocks, p, nullptr, nullptr, false);
     EXPECT_TRUE(dev.passes.empty());
     std::vector<uint16_t> table(ref.passes.size());
-    ASSERT_EQ(cudaMemcpy(table.data(), cuda.device_passes(), table.size() * 2,
-                         cudaMemcpyDeviceToHost),
-              cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(table.data(), cuda.device_passes(), table.size() * 2, cudaMemcpyDeviceToHost), cudaSuccess);
     EXPECT_EQ(table, ref.passes);
     // Invalid data is reported, not read past.
     Frame bad;

@@ -24,8 +24,8 @@ namespace {
 
 using Bytes = std::vector<uint8_t>;
 
-using j2kc_test::Log;
 using j2kc_test::have_gpu;
+using j2kc_test::Log;
 
 /** A decoder configuration: backend, strict or not, Tier-1 on the GPU or not (CUDA only). */
 struct Mode {
@@ -86,7 +86,8 @@ std::vector<TilePart> tile_parts(const Bytes &cs)
     for (const j2kc::MarkerSegment &m : j2kc::list_marker_segments(cs.data(), cs.size()))
         if (m.marker == j2kc::kSOT) {
             const size_t at = m.offset;
-            const uint32_t psot = uint32_t{cs[at + 6]} << 24 | uint32_t{cs[at + 7]} << 16 | cs[at + 8] << 8 | cs[at + 9];
+            const uint32_t psot =
+                uint32_t{cs[at + 6]} << 24 | uint32_t{cs[at + 7]} << 16 | cs[at + 8] << 8 | cs[at + 9];
             out.push_back({at, psot, static_cast<uint16_t>(cs[at + 4] << 8 | cs[at + 5]), cs[at + 10]});
         }
     return out;
@@ -189,8 +190,13 @@ void check_damage(const Mode &m)
         // Lenient: the frame decodes as far as it goes, and the log says why it is not whole.
         EXPECT_EQ(decode(lenient, d.stream, &a), J2KC_OK);
         EXPECT_TRUE(lenient_log.errors.empty()) << lenient_log.errors[0];
-        if (d.warning) EXPECT_TRUE(lenient_log.warned(d.warning)) << (lenient_log.warnings.empty() ? "no warning" : lenient_log.warnings[0]);
-        if (d.changes_image) EXPECT_NE(a.planes, reference.planes) << "the damage changes the image";
+        if (d.warning) {
+            EXPECT_TRUE(lenient_log.warned(d.warning))
+                << (lenient_log.warnings.empty() ? "no warning" : lenient_log.warnings[0]);
+        }
+        if (d.changes_image) {
+            EXPECT_NE(a.planes, reference.planes) << "the damage changes the image";
+        }
         // Strict: the frame fails with one message that says so.
         EXPECT_EQ(decode(strict, d.stream, &b), J2KC_ERR_INVALID_DATA);
         ASSERT_EQ(strict_log.errors.size(), 1u);
@@ -258,15 +264,15 @@ void check_async(const Mode &m)
         if (st == J2KC_ERR_AGAIN || st == J2KC_ERR_EOF) return st;
         status.push_back(st);
         tags.push_back(tag);
-        if (st == J2KC_OK) EXPECT_EQ(out.planes, reference.planes) << "frame " << tag;
+        if (st == J2KC_OK) {
+            EXPECT_EQ(out.planes, reference.planes) << "frame " << tag;
+        }
         return st;
     };
     for (size_t i = 0; i < sequence.size(); ++i) {
-        while (j2kc_decoder_submit(dec, sequence[i].data(), sequence[i].size(), int64_t(i)) == J2KC_ERR_AGAIN)
-            take(0);
+        while (j2kc_decoder_submit(dec, sequence[i].data(), sequence[i].size(), int64_t(i)) == J2KC_ERR_AGAIN) take(0);
     }
-    while (take(1) != J2KC_ERR_EOF) {
-    }
+    while (take(1) != J2KC_ERR_EOF) {}
     ASSERT_EQ(status.size(), sequence.size());
     for (size_t i = 0; i < sequence.size(); ++i) {
         EXPECT_EQ(tags[i], int64_t(i));

@@ -39,8 +39,8 @@ inline bool instrumented()
  * `sample_stride` bytes apart in a row, values `shift` bits up.
  */
 inline j2kc_component component16(uint64_t data, uint32_t width, uint32_t height, uint8_t precision,
-                                   ptrdiff_t row_stride, uint32_t sample_stride = 2, uint8_t dx = 1,
-                                   uint8_t dy = 1, uint8_t shift = 0)
+                                  ptrdiff_t row_stride, uint32_t sample_stride = 2, uint8_t dx = 1, uint8_t dy = 1,
+                                  uint8_t shift = 0)
 {
     j2kc_component k;
     std::memset(&k, 0, sizeof(k));  // also is_signed and any padding
@@ -113,8 +113,8 @@ struct Planes16 {
             const uint8_t sx = dx.empty() ? 1 : dx[c], sy = dy.empty() ? 1 : dy[c];
             const uint32_t cw = (w + sx - 1) / sx, ch = (h + sy - 1) / sy;
             planes[c].assign(size_t{cw} * ch, 0);
-            comps[c] = component16(reinterpret_cast<uint64_t>(planes[c].data()), cw, ch, prec, ptrdiff_t(cw) * 2, 2,
-                                   sx, sy);
+            comps[c] =
+                component16(reinterpret_cast<uint64_t>(planes[c].data()), cw, ch, prec, ptrdiff_t(cw) * 2, 2, sx, sy);
         }
         image = image_view(comps, w, h);
     }

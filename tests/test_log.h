@@ -17,8 +17,10 @@ struct Log {
     static void callback(void *opaque, int level, const char *message)
     {
         Log *log = static_cast<Log *>(opaque);
-        if (level <= J2KC_LOG_ERROR) log->errors.push_back(message);
-        else if (level <= J2KC_LOG_WARNING) log->warnings.push_back(message);
+        if (level <= J2KC_LOG_ERROR)
+            log->errors.push_back(message);
+        else if (level <= J2KC_LOG_WARNING)
+            log->warnings.push_back(message);
         if (std::getenv("J2KC_TEST_VERBOSE")) std::fprintf(stderr, "j2kc %d: %s\n", level, message);
     }
     bool warned(const std::string &text) const

@@ -142,8 +142,8 @@ public:
      *  where Tier1Decoder throws j2kc::Error (tests compare only outputs of
      *  streams both accept). */
     void decode(const uint8_t *data, const CodewordSegment *segments, size_t num_segments, uint32_t width,
-                uint32_t height, uint32_t orientation, uint8_t style, uint32_t num_bitplanes,
-                uint32_t zero_bitplanes, uint32_t roi_shift, int32_t *out, size_t out_stride)
+                uint32_t height, uint32_t orientation, uint8_t style, uint32_t num_bitplanes, uint32_t zero_bitplanes,
+                uint32_t roi_shift, int32_t *out, size_t out_stride)
     {
         if (width == 0 || height == 0) return;
         const uint32_t planes = num_bitplanes + roi_shift;
@@ -172,8 +172,10 @@ public:
             const CodewordSegment &segment = segments[k];
             if (segment.passes > 0) {
                 const bool raw = t1_pass_is_raw(pass, style);
-                if (raw) raw_.init(seg, segment.length);
-                else mq_.init(seg, segment.length);
+                if (raw)
+                    raw_.init(seg, segment.length);
+                else
+                    mq_.init(seg, segment.length);
                 for (uint32_t n = 0; n < segment.passes && pass < last_pass; ++n, ++pass) {
                     if (t1_pass_is_raw(pass, style) != raw) throw std::runtime_error("mixed segment");
                     if (n + 1 != segment.passes && t1_pass_is_terminated(pass, style))

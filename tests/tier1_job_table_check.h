@@ -24,9 +24,9 @@ namespace j2kc {
 /** What the two decodes of a tile gave. */
 struct JobTableRun {
     static constexpr int32_t kSentinel = 0x1234567;  ///< fills both planes first, and stays after them
-    std::vector<int32_t> cpu, jobs;                   ///< the tile's coefficients, then the sentinel
-    uint32_t corrupt_cpu = 0, corrupt_jobs = 0;       ///< blocks each decoder rejected
-    size_t ht_jobs = 0;                               ///< HT code-blocks in the job table
+    std::vector<int32_t> cpu, jobs;                  ///< the tile's coefficients, then the sentinel
+    uint32_t corrupt_cpu = 0, corrupt_jobs = 0;      ///< blocks each decoder rejected
+    size_t ht_jobs = 0;                              ///< HT code-blocks in the job table
 };
 
 /**

@@ -24,8 +24,8 @@ struct MqRun {
     std::vector<uint8_t> bytes;
 };
 
-std::vector<uint8_t> mq_encode(const std::vector<uint32_t> &bits, const std::vector<uint8_t> &ctxs,
-                               int num_ctx, bool predictable)
+std::vector<uint8_t> mq_encode(const std::vector<uint32_t> &bits, const std::vector<uint8_t> &ctxs, int num_ctx,
+                               bool predictable)
 {
     std::vector<uint8_t> buf(bits.size() * 2 + 64, 0);
     std::vector<uint8_t> states(num_ctx, 0);
@@ -36,8 +36,7 @@ std::vector<uint8_t> mq_encode(const std::vector<uint32_t> &bits, const std::vec
     return std::vector<uint8_t>(buf.begin() + 1, buf.begin() + 1 + len);
 }
 
-std::vector<uint32_t> mq_decode(const std::vector<uint8_t> &data, const std::vector<uint8_t> &ctxs,
-                                int num_ctx)
+std::vector<uint32_t> mq_decode(const std::vector<uint8_t> &data, const std::vector<uint8_t> &ctxs, int num_ctx)
 {
     // Copy to an exactly sized heap block so ASan sees any read past the end.
     std::vector<uint8_t> exact(data);
@@ -73,9 +72,8 @@ TEST(MqCoder, TransitionTableFollowsTableC2)
 const uint8_t kH2Decisions[32] = {0x00, 0x02, 0x00, 0x51, 0x00, 0x00, 0x00, 0xC0, 0x03, 0x52, 0x87,
                                   0x2A, 0xAA, 0xAA, 0xAA, 0xAA, 0x82, 0xC0, 0x20, 0x00, 0xFC, 0xD7,
                                   0x9E, 0xF6, 0xBF, 0x7F, 0xED, 0x90, 0x4F, 0x46, 0xA3, 0xBF};
-const uint8_t kH2Coded[30] = {0x84, 0xC7, 0x3B, 0xFC, 0xE1, 0xA1, 0x43, 0x04, 0x02, 0x20,
-                              0x00, 0x00, 0x41, 0x0D, 0xBB, 0x86, 0xF4, 0x31, 0x7F, 0xFF,
-                              0x88, 0xFF, 0x37, 0x47, 0x1A, 0xDB, 0x6A, 0xDF, 0xFF, 0xAC};
+const uint8_t kH2Coded[30] = {0x84, 0xC7, 0x3B, 0xFC, 0xE1, 0xA1, 0x43, 0x04, 0x02, 0x20, 0x00, 0x00, 0x41, 0x0D, 0xBB,
+                              0x86, 0xF4, 0x31, 0x7F, 0xFF, 0x88, 0xFF, 0x37, 0x47, 0x1A, 0xDB, 0x6A, 0xDF, 0xFF, 0xAC};
 
 TEST(MqCoder, StandardTestSequence)
 {
@@ -104,10 +102,14 @@ TEST(MqCoder, RandomRoundTrips)
         const int mode = trial % 4;
         for (size_t i = 0; i < n; ++i) {
             ctxs[i] = static_cast<uint8_t>(rng() % num_ctx);
-            if (mode == 0) bits[i] = std::bernoulli_distribution(p1[ctxs[i]])(rng);
-            else if (mode == 1) bits[i] = (i / 1000) & 1;  // long runs
-            else if (mode == 2) bits[i] = 1;
-            else bits[i] = std::bernoulli_distribution(0.5)(rng);
+            if (mode == 0)
+                bits[i] = std::bernoulli_distribution(p1[ctxs[i]])(rng);
+            else if (mode == 1)
+                bits[i] = (i / 1000) & 1;  // long runs
+            else if (mode == 2)
+                bits[i] = 1;
+            else
+                bits[i] = std::bernoulli_distribution(0.5)(rng);
         }
         for (bool predictable : {false, true}) {
             const std::vector<uint8_t> coded = mq_encode(bits, ctxs, num_ctx, predictable);
@@ -142,8 +144,7 @@ TEST(RawCoder, RoundTripsWithStuffing)
         const size_t n = rng() % 300;
         std::vector<uint32_t> bits(n);
         const int mode = trial % 3;
-        for (size_t i = 0; i < n; ++i)
-            bits[i] = mode == 0 ? rng() & 1 : (mode == 1 ? 1 : (rng() % 8 != 0));
+        for (size_t i = 0; i < n; ++i) bits[i] = mode == 0 ? rng() & 1 : (mode == 1 ? 1 : (rng() % 8 != 0));
         for (bool predictable : {false, true}) {
             std::vector<uint8_t> buf(n / 7 + 8, 0);
             RawEncoder enc;
@@ -286,9 +287,9 @@ std::vector<int32_t> make_block(std::mt19937 &rng, uint32_t w, uint32_t h, int k
     std::uniform_int_distribution<int32_t> any(-lim, lim);
     for (size_t i = 0; i < q.size(); ++i) {
         switch (kind) {
-        case 0: q[i] = any(rng); break;                                  // dense
-        case 1: q[i] = (rng() % 23 == 0) ? any(rng) : 0; break;         // sparse
-        case 2: {                                                          // Laplacian-like
+        case 0: q[i] = any(rng); break;                          // dense
+        case 1: q[i] = (rng() % 23 == 0) ? any(rng) : 0; break;  // sparse
+        case 2: {                                                // Laplacian-like
             const int bits = static_cast<int>(rng() % (depth + 1));
             const int32_t m = bits ? static_cast<int32_t>(rng() & ((1u << bits) - 1)) : 0;
             q[i] = (rng() & 1) ? -m : m;
@@ -325,9 +326,8 @@ struct BlockCase {
 
 std::string describe(const BlockCase &c)
 {
-    return std::to_string(c.w) + "x" + std::to_string(c.h) + " orient " + std::to_string(c.orient) +
-           " style " + std::to_string(c.style) + " kind " + std::to_string(c.kind) + " depth " +
-           std::to_string(c.depth);
+    return std::to_string(c.w) + "x" + std::to_string(c.h) + " orient " + std::to_string(c.orient) + " style " +
+           std::to_string(c.style) + " kind " + std::to_string(c.kind) + " depth " + std::to_string(c.depth);
 }
 
 /** Encodes, checks structure, then decodes after every pass against the model. */
@@ -415,7 +415,8 @@ TEST(Tier1, RoundTripEverySizeAndOrientation)
 {
     std::mt19937 rng(7);
     Tier1Decoder dec;
-    const uint32_t sizes[][2] = {{1, 1}, {3, 5}, {4, 4}, {17, 9}, {32, 32}, {64, 64}, {1024, 4}, {4, 1024}, {5, 3}, {2, 7}};
+    const uint32_t sizes[][2] = {{1, 1},   {3, 5},    {4, 4},    {17, 9}, {32, 32},
+                                 {64, 64}, {1024, 4}, {4, 1024}, {5, 3},  {2, 7}};
     for (auto &s : sizes)
         for (BandOrientation o : kOrients)
             for (int kind = 0; kind < 4; ++kind) {
@@ -437,8 +438,7 @@ TEST(Tier1, EveryStyleCombination)
                 // Deep enough for bypass to reach its raw passes.
                 const int depth = 2 + static_cast<int>(rng() % 11);
                 const bool big = s[0] * s[1] > 1500;
-                check_block(rng, BlockCase{s[0], s[1], o, uint8_t(style), kind, depth, int(rng() % 2)}, dec,
-                            !big);
+                check_block(rng, BlockCase{s[0], s[1], o, uint8_t(style), kind, depth, int(rng() % 2)}, dec, !big);
                 if (HasFatalFailure()) return;
             }
 }
@@ -653,8 +653,8 @@ TEST(Tier1Differential, RandomBlocksStylesAndTruncationsMatchTheOracle)
         encode_code_block(q.data(), w, w, h, Tier1EncodeParams{orient, style, uint8_t(depth + extra)}, enc);
         if (enc.passes.empty()) continue;
         Tier1DecodeParams dp{orient, style, uint8_t(depth + extra), enc.zero_bitplanes, 0};
-        const std::string what = "trial " + std::to_string(trial) + " " + std::to_string(w) + "x" +
-                                 std::to_string(h) + " style " + std::to_string(style);
+        const std::string what = "trial " + std::to_string(trial) + " " + std::to_string(w) + "x" + std::to_string(h) +
+                                 " style " + std::to_string(style);
         // A few prefixes at truncation points, always the whole stream.
         for (int cut = 0; cut < 3; ++cut) {
             const size_t k = cut == 0 ? enc.passes.size() - 1 : rng() % enc.passes.size();
@@ -705,9 +705,9 @@ TEST(Tier1Differential, ChunkEdgesShortStripesAndEveryStyleMatchTheOracle)
     std::mt19937 rng(4242);
     Tier1Decoder dec;
     t1oracle::OracleDecoder oracle;
-    const uint32_t shapes[][2] = {{64, 64}, {63, 65}, {65, 63}, {128, 32}, {127, 32}, {129, 31}, {1024, 4},
-                                  {1024, 3}, {1024, 2}, {1024, 1}, {4, 1024}, {1, 1024}, {2, 1024}, {200, 7},
-                                  {66, 6}, {192, 21}, {5, 5}, {4, 4}};
+    const uint32_t shapes[][2] = {{64, 64},  {63, 65},  {65, 63},  {128, 32}, {127, 32}, {129, 31},
+                                  {1024, 4}, {1024, 3}, {1024, 2}, {1024, 1}, {4, 1024}, {1, 1024},
+                                  {2, 1024}, {200, 7},  {66, 6},   {192, 21}, {5, 5},    {4, 4}};
     int decoded = 0;
     for (const auto &shape : shapes) {
         const uint32_t w = shape[0], h = shape[1];
@@ -732,8 +732,8 @@ TEST(Tier1Differential, ChunkEdgesShortStripesAndEveryStyleMatchTheOracle)
             encode_code_block(q.data(), w, w, h, Tier1EncodeParams{orient, uint8_t(style), uint8_t(depth)}, enc);
             if (enc.passes.empty()) continue;
             const Tier1DecodeParams dp{orient, uint8_t(style), uint8_t(depth), enc.zero_bitplanes, 0};
-            const std::string what = std::to_string(w) + "x" + std::to_string(h) + " style " +
-                                     std::to_string(style) + " kind " + std::to_string(kind);
+            const std::string what = std::to_string(w) + "x" + std::to_string(h) + " style " + std::to_string(style) +
+                                     " kind " + std::to_string(kind);
             for (int cut = 0; cut < 2; ++cut) {
                 const size_t k = cut == 0 ? enc.passes.size() - 1 : rng() % enc.passes.size();
                 const std::vector<CodewordSegment> segs = segments_up_to(enc, k);

@@ -72,8 +72,8 @@ struct StreamCase {
         static const char *const orders[] = {"LRCP", "RLCP", "RPCL", "PCRL", "CPRL"};
         static const char *const parts[] = {"none", "R", "C", "dci_4k"};
         return std::string(orders[progression]) + " tile-parts " + parts[tile_parts] + (tlm ? " TLM" : "") +
-               (plt ? " PLT" : "") + (tiles ? " 2x2 tiles" : "") + (ht ? " HT" : "") + " " +
-               std::to_string(layers) + " layers" + (markers ? " SOP EPH" : "");
+               (plt ? " PLT" : "") + (tiles ? " 2x2 tiles" : "") + (ht ? " HT" : "") + " " + std::to_string(layers) +
+               " layers" + (markers ? " SOP EPH" : "");
     }
 };
 
@@ -305,11 +305,12 @@ TEST(Tier2Split, JobsReadTheirChunksInsideTheCopiedBytes)
                     for (uint32_t reduce : {0u, 1u})
                         for (uint32_t max_layers : {0u, 1u}) {
                             const std::string what = c.name() + " cut " + std::to_string(cut) + " reduce " +
-                                                     std::to_string(reduce) + " layers " +
-                                                     std::to_string(max_layers) + " tile " +
-                                                     std::to_string(tile.index);
+                                                     std::to_string(reduce) + " layers " + std::to_string(max_layers) +
+                                                     " tile " + std::to_string(tile.index);
                             const size_t jobs = expect_jobs_read_their_chunks(cs, tile, {reduce, max_layers}, what);
-                            if (cut == clean.size()) EXPECT_GT(jobs, 0u) << what;
+                            if (cut == clean.size()) {
+                                EXPECT_GT(jobs, 0u) << what;
+                            }
                         }
             }
             // One layer read whole: the table is the tile's data and nothing else.
@@ -326,7 +327,9 @@ TEST(Tier2Split, JobsReadTheirChunksInsideTheCopiedBytes)
                 for (const CodeBlockChunk &chunk : cw.chunks) (cw.chunks.size() == 1 ? in_one : joined) += chunk.length;
                 split_blocks += cw.chunks.size() > 1;
             }
-            if (!ht) EXPECT_EQ(split_blocks > 0, layers > 1) << c.name();  // an HT block here is one segment
+            if (!ht) {
+                EXPECT_EQ(split_blocks > 0, layers > 1) << c.name();
+            }  // an HT block here is one segment
             // Whole where the blocks of one chunk hold most of the data, once; else block by block.
             const bool whole = 4 * in_one >= 3 * cs.tiles[0].data.size();
             EXPECT_EQ(whole, layers == 1 || ht) << c.name();

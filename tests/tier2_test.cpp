@@ -127,7 +127,8 @@ TEST(Tier2BitIo, ReaderMatchesBitAtATimeRule)
     for (int trial = 0; trial < 3000; ++trial) {
         std::vector<uint8_t> bytes(rng() % 40);
         const uint32_t bias = rng() % 3;
-        for (auto &b : bytes) b = bias == 0 ? static_cast<uint8_t>(rng()) : rng() % 2 ? 0xFF : static_cast<uint8_t>(rng());
+        for (auto &b : bytes)
+            b = bias == 0 ? static_cast<uint8_t>(rng()) : rng() % 2 ? 0xFF : static_cast<uint8_t>(rng());
         // Exact-size heap copy: a read past the end is a fault under ASan.
         std::unique_ptr<uint8_t[]> data(new uint8_t[std::max<size_t>(bytes.size(), 1)]);
         std::copy(bytes.begin(), bytes.end(), data.get());
@@ -476,8 +477,8 @@ TEST(Tier2Progression, EveryOrderMatchesTheStandardsLoops)
             ASSERT_EQ(got.size(), packet_count(t, layers)) << "trial " << trial << " prog " << int(prog);
             ASSERT_EQ(got.size(), want.size()) << "trial " << trial << " prog " << int(prog);
             for (size_t i = 0; i < got.size(); ++i)
-                ASSERT_TRUE(got[i] == want[i]) << "trial " << trial << " prog " << int(prog) << " packet " << i
-                                               << ": " << describe(got[i]) << " vs " << describe(want[i]);
+                ASSERT_TRUE(got[i] == want[i]) << "trial " << trial << " prog " << int(prog) << " packet " << i << ": "
+                                               << describe(got[i]) << " vs " << describe(want[i]);
             // Each packet once, and every layer of a precinct in increasing order.
             std::set<std::tuple<int, int, int, int>> seen;
             std::map<std::tuple<int, int, int>, int> next;
@@ -584,8 +585,8 @@ TEST(Tier2Progression, PocEntriesOverlapAndSkipEmitted)
         const auto want = naive_order(t, layers, kLRCP, pocs);
         ASSERT_EQ(got.size(), want.size()) << "trial " << trial;
         for (size_t i = 0; i < got.size(); ++i)
-            ASSERT_TRUE(got[i] == want[i]) << "trial " << trial << " packet " << i << ": " << describe(got[i])
-                                           << " vs " << describe(want[i]);
+            ASSERT_TRUE(got[i] == want[i])
+                << "trial " << trial << " packet " << i << ": " << describe(got[i]) << " vs " << describe(want[i]);
         if (trial % 2 == 0) {
             EXPECT_EQ(got.size(), packet_count(t, layers));
         }
@@ -705,8 +706,8 @@ std::vector<CodewordSegment> expected_segments(const RandomTile &t, size_t i, ui
     return segs;
 }
 
-void check_decoded(const RandomTile &t, uint8_t style, uint32_t keep_layers,
-                   const TileCodewords &dec, const std::string &what)
+void check_decoded(const RandomTile &t, uint8_t style, uint32_t keep_layers, const TileCodewords &dec,
+                   const std::string &what)
 {
     const size_t n = t.layout.code_blocks.size();
     ASSERT_EQ(dec.size(), n);
@@ -736,8 +737,7 @@ void check_decoded(const RandomTile &t, uint8_t style, uint32_t keep_layers,
 TEST(Tier2Packets, EncoderDecoderRoundTrip)
 {
     std::mt19937 rng(77);
-    const uint8_t styles[] = {0, cblk_style::kTermAll, cblk_style::kBypass,
-                              cblk_style::kBypass | cblk_style::kTermAll,
+    const uint8_t styles[] = {0, cblk_style::kTermAll, cblk_style::kBypass, cblk_style::kBypass | cblk_style::kTermAll,
                               cblk_style::kReset | cblk_style::kVerticallyCausal | cblk_style::kSegmentationSymbols};
     int trials = 0;
     for (uint8_t style : styles) {
@@ -764,12 +764,10 @@ TEST(Tier2Packets, EncoderDecoderRoundTrip)
                 b.progression = static_cast<uint8_t>(rng() % 5);
                 p.progression_changes = {a, b};
             }
-            const std::string what = "style " + std::to_string(style) + " trial " + std::to_string(trial) +
-                                     " prog " + std::to_string(p.progression) + " sop " + std::to_string(p.sop) +
-                                     " eph " + std::to_string(p.eph) + " packed " +
-                                     std::to_string(p.packed_headers) + " pocs " +
-                                     std::to_string(p.progression_changes.size()) + " layers " +
-                                     std::to_string(layers);
+            const std::string what = "style " + std::to_string(style) + " trial " + std::to_string(trial) + " prog " +
+                                     std::to_string(p.progression) + " sop " + std::to_string(p.sop) + " eph " +
+                                     std::to_string(p.eph) + " packed " + std::to_string(p.packed_headers) + " pocs " +
+                                     std::to_string(p.progression_changes.size()) + " layers " + std::to_string(layers);
 
             EncodedTilePackets enc;
             encode_tile_packets(t.layout, p, t.cblks.data(), t.layer_passes.data(), enc);
@@ -925,7 +923,9 @@ TEST(Tier2Hostile, RandomBytesNeverCrash)
         std::vector<uint8_t> data(rng() % 400);
         const uint32_t bias = rng() % 3;  // plain random, ones-heavy, 0xFF-heavy
         for (auto &b : data)
-            b = bias == 0 ? static_cast<uint8_t>(rng()) : bias == 1 ? static_cast<uint8_t>(rng() | rng()) : (rng() % 3 ? 0xFF : static_cast<uint8_t>(rng()));
+            b = bias == 0   ? static_cast<uint8_t>(rng())
+                : bias == 1 ? static_cast<uint8_t>(rng() | rng())
+                            : (rng() % 3 ? 0xFF : static_cast<uint8_t>(rng()));
         tile.data = std::move(data);
         if (rng() % 3 == 0) {
             tile.has_packed_headers = true;
@@ -1012,10 +1012,10 @@ TEST(Tier2OpenJpeg, PacketsOfOpjCompressStreams)
     const char *options[] = {
         "-p RPCL -c [32,32],[64,64] -n 3 -r 40,20,10",
         "-p LRCP -n 4 -r 30,10,1 -b 16,16",
-        "-p PCRL -c [16,16] -n 3 -r 3,1 -SOP -EPH",   // tiny precincts: needs the bytes
+        "-p PCRL -c [16,16] -n 3 -r 3,1 -SOP -EPH",  // tiny precincts: needs the bytes
         "-p CPRL -n 2 -r 10,3 -M 5 -b 8,8",          // bypass + termall... (M: 1 bypass, 4 termall)
         "-p RLCP -n 3 -r 8,2 -M 1 -t 64,48",         // bypass only, several tiles
-        "-p LRCP -n 3 -r 8,2 -M 4 -c [32,32] -SOP",   // termall only
+        "-p LRCP -n 3 -r 8,2 -M 4 -c [32,32] -SOP",  // termall only
         "-p RPCL -n 3 -r 12,4 -POC T1=0,0,2,3,1,LRCP/T1=0,0,4,4,1,RPCL",
     };
     int index = 0;
@@ -1126,7 +1126,7 @@ TEST(Tier2OpenJpeg, OurPacketsDecodeIdenticallyInOpenJpeg)
             TileCodewords part;
             decode_tile_packets(cs, tile, layout, keep, part);
             for (size_t i = 0; i < n; ++i) {
-                layer_passes[size_t{keep - 1} * n + i] = part[i].num_passes;
+                layer_passes[(size_t{keep} - 1) * n + i] = part[i].num_passes;
                 uint32_t pass = 0, byte = 0;
                 for (const auto &sgm : part[i].segments) {
                     pass += sgm.passes;
@@ -1178,8 +1178,8 @@ TEST(Tier2OpenJpeg, OurPacketsDecodeIdenticallyInOpenJpeg)
             f.write(reinterpret_cast<const char *>(ours.data()), static_cast<std::streamsize>(ours.size()));
         }
         for (const char *which : {"", "_ours"}) {
-            const std::string dec = "opj_decompress -i " + base + which + ".j2k -o " + base + which +
-                                    ".pgm >/dev/null 2>&1";
+            const std::string dec =
+                "opj_decompress -i " + base + which + ".j2k -o " + base + which + ".pgm >/dev/null 2>&1";
             ASSERT_EQ(std::system(dec.c_str()), 0) << opt << " " << which;
         }
         const auto a = read_file(base + ".pgm"), b = read_file(base + "_ours.pgm");

@@ -57,8 +57,7 @@ void expect_error_or_value(F &&f)
 {
     try {
         f();
-    } catch (const j2kc::Error &) {
-    }
+    } catch (const j2kc::Error &) {}
 }
 
 template <typename F>
@@ -199,7 +198,7 @@ TEST(Pgx, MalformedHeadersAreErrors)
         "PG ML + 8 2 2 x\n\1\2\3\4",
         "PG ML + 8 99999999999999999999 2\n",
         "PG ML + 8 2147483647 2147483647\n\0",  // would be 4 EiB: must fail on size, not allocate
-        "PG ML + 8 2 2\n\1\2\3",                 // one sample short
+        "PG ML + 8 2 2\n\1\2\3",                // one sample short
         "PG ML + x 2 2\n\1\2\3\4",
     };
     for (const char *b : bad) {
@@ -271,7 +270,8 @@ TEST(Pnm, SixteenBitSamplesAreBigEndianAndCommentsAreSkipped)
     EXPECT_EQ(im.planes[0].precision, 10);
     EXPECT_EQ(im.planes[0].samples, (std::vector<int32_t>{1023, 0x0102}));
 
-    std::vector<uint8_t> pam = bytes_of("P7\nWIDTH 1\nHEIGHT 1\nDEPTH 4\nMAXVAL 65535\n# c\nTUPLTYPE RGB_ALPHA\nENDHDR\n");
+    std::vector<uint8_t> pam =
+        bytes_of("P7\nWIDTH 1\nHEIGHT 1\nDEPTH 4\nMAXVAL 65535\n# c\nTUPLTYPE RGB_ALPHA\nENDHDR\n");
     pam.insert(pam.end(), {0xAB, 0xCD, 0, 1, 0xFF, 0xFF, 0x80, 0});
     im = parse_pnm(pam.data(), pam.size());
     ASSERT_EQ(im.planes.size(), 4u);
@@ -337,8 +337,8 @@ TEST(Pnm, MalformedHeadersAreErrors)
         "P5\n1 1\n0\n\1",
         "P5\n1 1\n65536\n\1\2",
         "P5\n0 1\n255\n",
-        "P5\n2 2\n255\n\1\2\3",                // truncated
-        "P5\n1 1\n100\n\145",                  // 101 > maxval 100
+        "P5\n2 2\n255\n\1\2\3",  // truncated
+        "P5\n1 1\n100\n\145",    // 101 > maxval 100
         "P6\n1 1\n255\n\1\2",
         "P5 1 1 255",
         "P7\nWIDTH 1\nHEIGHT 1\nDEPTH 1\nMAXVAL 255\n\1",  // no ENDHDR
@@ -359,7 +359,8 @@ TEST(Pnm, MalformedHeadersAreErrors)
         im.height = 1 + rng() % 7;
         size_t depth = 1 + rng() % 4;
         int precision = 1 + rng() % 16;
-        for (size_t c = 0; c < depth; ++c) im.planes.push_back(random_plane(rng, im.width, im.height, precision, false));
+        for (size_t c = 0; c < depth; ++c)
+            im.planes.push_back(random_plane(rng, im.width, im.height, precision, false));
         std::vector<uint8_t> f = format_pnm(im, depth == 3 && (rng() & 1) ? FileFormat::ppm : FileFormat::pam);
         int flips = 1 + rng() % 3;
         for (int i = 0; i < flips; ++i) f[rng() % std::min<size_t>(f.size(), 64)] = static_cast<uint8_t>(rng());
@@ -390,9 +391,20 @@ TEST(Raw, LayoutSpecs)
     RawLayout d = parse_raw_layout("1x1x1x1");
     EXPECT_EQ(d.precision, 1);
 
-    const char *bad[] = {"", "17x9", "17x9x3", "0x9x3x8", "17x9x0x8", "17x9x3x0", "17x9x3x33", "17x9x3x8q",
-                         "17x9x1x8@4:2:0", "17x9x2x8@1x1", "17x9x2x8@1x1:2x2:2x2", "17x9x2x8@1x1:0x2",
-                         "17x9x3x8@4:3:1", "17x9x2x8@1x1:2x"};
+    const char *bad[] = {"",
+                         "17x9",
+                         "17x9x3",
+                         "0x9x3x8",
+                         "17x9x0x8",
+                         "17x9x3x0",
+                         "17x9x3x33",
+                         "17x9x3x8q",
+                         "17x9x1x8@4:2:0",
+                         "17x9x2x8@1x1",
+                         "17x9x2x8@1x1:2x2:2x2",
+                         "17x9x2x8@1x1:0x2",
+                         "17x9x3x8@4:3:1",
+                         "17x9x2x8@1x1:2x"};
     for (const char *s : bad) EXPECT_THROW(parse_raw_layout(s), j2kc::Error) << s;
 }
 
@@ -400,7 +412,7 @@ TEST(Raw, RoundTripSubsampledSignedBothByteOrders)
 {
     std::mt19937 rng(77);
     const char *specs[] = {"17x9x3x8@4:2:0", "17x9x3x12s@4:2:2", "1x1x1x1", "33x7x4x16@1x1:2x2:2x1:1x3",
-                           "4097x3x1x10s", "5x5x2x20s"};
+                           "4097x3x1x10s",   "5x5x2x20s"};
     for (const char *spec : specs) {
         for (int le = 0; le < 2; ++le) {
             SCOPED_TRACE(std::string(spec) + (le ? " little-endian" : " big-endian"));

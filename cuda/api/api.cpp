@@ -55,10 +55,7 @@ bool struct_ok(size_t given, size_t ours) { return given >= sizeof(size_t) && gi
 
 extern "C" {
 
-unsigned j2kc_version(void)
-{
-    return J2KC_VERSION_MAJOR << 16 | J2KC_VERSION_MINOR << 8 | J2KC_VERSION_PATCH;
-}
+unsigned j2kc_version(void) { return J2KC_VERSION_MAJOR << 16 | J2KC_VERSION_MINOR << 8 | J2KC_VERSION_PATCH; }
 
 const char *j2kc_status_string(int status)
 {
@@ -104,13 +101,11 @@ void j2kc_encoder_config_default(j2kc_encoder_config *c)
     c->quality = 1.0;
 }
 
-int j2kc_encoder_create(j2kc_encoder **encoder, const j2kc_encoder_config *config,
-                        const j2kc_image *shape)
+int j2kc_encoder_create(j2kc_encoder **encoder, const j2kc_encoder_config *config, const j2kc_image *shape)
 {
     if (!encoder) return J2KC_ERR_INVALID_ARG;
     *encoder = nullptr;
-    if (!config || !shape || !struct_ok(config->struct_size, sizeof(*config)))
-        return J2KC_ERR_INVALID_ARG;
+    if (!config || !shape || !struct_ok(config->struct_size, sizeof(*config))) return J2KC_ERR_INVALID_ARG;
     j2kc_encoder_config cfg;
     j2kc_encoder_config_default(&cfg);
     std::memcpy(&cfg, config, config->struct_size);  // older, shorter structs keep our defaults
@@ -221,8 +216,7 @@ j2kc_backend j2kc_decoder_backend(const j2kc_decoder *decoder)
 
 int j2kc_decoder_parse(j2kc_decoder *decoder, const uint8_t *data, size_t size, j2kc_stream_info *info)
 {
-    if (!decoder || !data || !info || !struct_ok(info->struct_size, sizeof(*info)))
-        return J2KC_ERR_INVALID_ARG;
+    if (!decoder || !data || !info || !struct_ok(info->struct_size, sizeof(*info))) return J2KC_ERR_INVALID_ARG;
     // The description is built whole, and only the caller's struct_size bytes
     // of it go back: a caller built against an older, shorter struct gets the
     // fields it knows and nothing past its struct.
@@ -241,8 +235,7 @@ int j2kc_decoder_parse(j2kc_decoder *decoder, const uint8_t *data, size_t size, 
 
 int j2kc_decode(j2kc_decoder *decoder, const uint8_t *data, size_t size, const j2kc_image *output)
 {
-    if (!decoder || !data || !output || !struct_ok(output->struct_size, sizeof(*output)))
-        return J2KC_ERR_INVALID_ARG;
+    if (!decoder || !data || !output || !struct_ok(output->struct_size, sizeof(*output))) return J2KC_ERR_INVALID_ARG;
     return guarded(decoder->log, "decode", [&] { decoder->impl->decode(data, size, *output); });
 }
 
@@ -256,8 +249,7 @@ int j2kc_decoder_submit(j2kc_decoder *decoder, const uint8_t *data, size_t size,
 
 int j2kc_decoder_receive(j2kc_decoder *decoder, const j2kc_image *output, int64_t *tag, int flush)
 {
-    if (!decoder || !tag || (output && !struct_ok(output->struct_size, sizeof(*output))))
-        return J2KC_ERR_INVALID_ARG;
+    if (!decoder || !tag || (output && !struct_ok(output->struct_size, sizeof(*output)))) return J2KC_ERR_INVALID_ARG;
     return guarded(decoder->log, "decode", [&] {
         if (!decoder->impl->receive(output, *tag, flush != 0))
             throw j2kc::Error(flush ? J2KC_ERR_EOF : J2KC_ERR_AGAIN, "no frame");

@@ -50,15 +50,13 @@ std::string style_names(uint8_t s)
 
 void dump_component_coding(std::string &s, const ComponentCoding &c, const char *indent)
 {
-    appendf(s, "%slevels %u, code-block %ux%u, style 0x%02X (%s), %s\n", indent, c.levels,
-            1u << c.cblk_width_log2, 1u << c.cblk_height_log2, c.cblk_style,
-            style_names(c.cblk_style).c_str(),
+    appendf(s, "%slevels %u, code-block %ux%u, style 0x%02X (%s), %s\n", indent, c.levels, 1u << c.cblk_width_log2,
+            1u << c.cblk_height_log2, c.cblk_style, style_names(c.cblk_style).c_str(),
             c.wavelet == Wavelet::kReversible53 ? "5/3 reversible" : "9/7 irreversible");
     if (c.precincts_defined) {
         appendf(s, "%sprecincts:", indent);
         for (int r = 0; r <= c.levels; ++r)
-            appendf(s, " r%d %ux%u", r, 1u << c.precinct_width_log2[r],
-                    1u << c.precinct_height_log2[r]);
+            appendf(s, " r%d %ux%u", r, 1u << c.precinct_width_log2[r], 1u << c.precinct_height_log2[r]);
         s += "\n";
     } else {
         appendf(s, "%sprecincts: maximal (32768x32768)\n", indent);
@@ -84,24 +82,22 @@ void dump_cap(std::string &s, const Codestream &cs)
     appendf(s, "     Ccap15 0x%04X: %s, %s, %s, %s, %s, MAGB %u (B %u)\n", c, modes[(c & ccap15::kModeMask) >> 14],
             (c & ccap15::kMultiHt) ? "MULTIHT" : "SINGLEHT", (c & ccap15::kRgn) ? "RGN" : "RGNFREE",
             (c & ccap15::kHeterogeneous) ? "HETEROGENEOUS" : "HOMOGENEOUS",
-            (c & ccap15::kIrreversible) ? "HTIRV (irreversible allowed)" : "HTREV (reversible only)",
-            ccap15::magb(c), static_cast<unsigned>(c & ccap15::kMagbMask));
+            (c & ccap15::kIrreversible) ? "HTIRV (irreversible allowed)" : "HTREV (reversible only)", ccap15::magb(c),
+            static_cast<unsigned>(c & ccap15::kMagbMask));
 }
 
 void dump_cod(std::string &s, const CodingStyle &c, const char *label)
 {
-    appendf(s, "%s: progression %s, %u layer%s, MCT %u, SOP %s, EPH %s\n", label,
-            progression_name(c.progression), unsigned{c.layers}, c.layers == 1 ? "" : "s", c.mct,
-            c.sop ? "yes" : "no", c.eph ? "yes" : "no");
+    appendf(s, "%s: progression %s, %u layer%s, MCT %u, SOP %s, EPH %s\n", label, progression_name(c.progression),
+            unsigned{c.layers}, c.layers == 1 ? "" : "s", c.mct, c.sop ? "yes" : "no", c.eph ? "yes" : "no");
     dump_component_coding(s, c.component, "     ");
 }
 
 void dump_quant(std::string &s, const Quantization &q, const std::string &label)
 {
     static const char *styles[] = {"none (reversible)", "scalar derived", "scalar expounded"};
-    appendf(s, "%s: %s, %u guard bit%s, %zu step%s\n", label.c_str(), styles[q.style],
-            q.guard_bits, q.guard_bits == 1 ? "" : "s", q.steps.size(),
-            q.steps.size() == 1 ? "" : "s");
+    appendf(s, "%s: %s, %u guard bit%s, %zu step%s\n", label.c_str(), styles[q.style], q.guard_bits,
+            q.guard_bits == 1 ? "" : "s", q.steps.size(), q.steps.size() == 1 ? "" : "s");
     s += "     (exponent, mantissa):";
     for (size_t i = 0; i < q.steps.size(); ++i) {
         if (i == kMaxListed) {
@@ -128,9 +124,9 @@ void dump_header(std::string &s, const HeaderParameters &h, const char *prefix)
     if (!h.poc.empty()) {
         appendf(s, "%sPOC: %zu entr%s\n", prefix, h.poc.size(), h.poc.size() == 1 ? "y" : "ies");
         for (const auto &p : h.poc)
-            appendf(s, "     res %u..%u, comp %u..%u, layers ..%u, %s\n", p.resolution_start,
-                    p.resolution_end, unsigned{p.component_start}, unsigned{p.component_end},
-                    unsigned{p.layer_end}, progression_name(p.progression));
+            appendf(s, "     res %u..%u, comp %u..%u, layers ..%u, %s\n", p.resolution_start, p.resolution_end,
+                    unsigned{p.component_start}, unsigned{p.component_end}, unsigned{p.layer_end},
+                    progression_name(p.progression));
     }
 }
 
@@ -158,9 +154,8 @@ std::string dump_codestream(const Codestream &cs)
     const ImageSize &z = cs.siz;
     appendf(s, "SIZ: Rsiz 0x%04X%s, Xsiz %u, Ysiz %u, XOsiz %u, YOsiz %u\n", z.rsiz,
             (z.rsiz & kRsizPart15) ? " (Part 15 capabilities)" : "", z.width, z.height, z.x0, z.y0);
-    appendf(s, "     XTsiz %u, YTsiz %u, XTOsiz %u, YTOsiz %u: %ux%u = %u tile%s\n", z.tile_width,
-            z.tile_height, z.tile_x0, z.tile_y0, z.tiles_x(), z.tiles_y(), z.num_tiles(),
-            z.num_tiles() == 1 ? "" : "s");
+    appendf(s, "     XTsiz %u, YTsiz %u, XTOsiz %u, YTOsiz %u: %ux%u = %u tile%s\n", z.tile_width, z.tile_height,
+            z.tile_x0, z.tile_y0, z.tiles_x(), z.tiles_y(), z.num_tiles(), z.num_tiles() == 1 ? "" : "s");
     appendf(s, "     Csiz %zu\n", z.components.size());
     for (size_t c = 0; c < z.components.size(); ++c) {
         if (c == kMaxListed) {
@@ -201,9 +196,8 @@ std::string dump_codestream(const Codestream &cs)
         }
         const TilePartInfo &t = cs.tile_parts[i];
         appendf(s, "  at %llu: tile %u, TPsot %u, TNsot %u, Psot %u, %llu data bytes%s\n",
-                static_cast<unsigned long long>(t.offset), unsigned{t.tile}, unsigned{t.part},
-                unsigned{t.parts}, t.psot, static_cast<unsigned long long>(t.data_length),
-                t.truncated ? " (truncated)" : "");
+                static_cast<unsigned long long>(t.offset), unsigned{t.tile}, unsigned{t.part}, unsigned{t.parts},
+                t.psot, static_cast<unsigned long long>(t.data_length), t.truncated ? " (truncated)" : "");
     }
     appendf(s, "tiles: %zu present\n", cs.tiles.size());
     for (size_t i = 0; i < cs.tiles.size(); ++i) {
@@ -212,9 +206,8 @@ std::string dump_codestream(const Codestream &cs)
             break;
         }
         const Tile &t = cs.tiles[i];
-        appendf(s, "  tile %u: %u tile-part%s (TNsot %u), %zu data bytes", t.index,
-                unsigned{t.tile_parts_seen}, t.tile_parts_seen == 1 ? "" : "s",
-                unsigned{t.tile_parts_declared}, t.data.size());
+        appendf(s, "  tile %u: %u tile-part%s (TNsot %u), %zu data bytes", t.index, unsigned{t.tile_parts_seen},
+                t.tile_parts_seen == 1 ? "" : "s", unsigned{t.tile_parts_declared}, t.data.size());
         if (t.has_packed_headers) appendf(s, ", %zu packed header bytes", t.packed_headers.size());
         if (!t.packet_lengths.empty()) appendf(s, ", %zu packet lengths", t.packet_lengths.size());
         s += t.truncated ? " (truncated)\n" : "\n";
@@ -230,14 +223,16 @@ namespace {
 class ProfileChecker {
 public:
     ProfileChecker(const Codestream &cs, const uint8_t *data, size_t size)
-        : cs_(cs), data_(data), size_(size), segs_(list_marker_segments(data, size)) {}
+        : cs_(cs), data_(data), size_(size), segs_(list_marker_segments(data, size))
+    {}
 
     std::vector<std::string> out;
 
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
 #endif
-    void v(const char *format, ...)
+    void
+    v(const char *format, ...)
     {
         char line[400];
         va_list args;
@@ -249,8 +244,8 @@ public:
 
     size_t count(uint16_t marker) const
     {
-        return static_cast<size_t>(std::count_if(segs_.begin(), segs_.end(),
-                                                  [&](const MarkerSegment &m) { return m.marker == marker; }));
+        return static_cast<size_t>(
+            std::count_if(segs_.begin(), segs_.end(), [&](const MarkerSegment &m) { return m.marker == marker; }));
     }
     const MarkerSegment *first(uint16_t marker) const
     {
@@ -273,8 +268,8 @@ void ProfileChecker::common_single_tile_rules(const char *profile)
 {
     const ImageSize &z = cs_.siz;
     if (z.x0 || z.y0 || z.tile_x0 || z.tile_y0)
-        v("%s: origins must be 0 (XOsiz %u, YOsiz %u, XTOsiz %u, YTOsiz %u)", profile, z.x0, z.y0,
-          z.tile_x0, z.tile_y0);
+        v("%s: origins must be 0 (XOsiz %u, YOsiz %u, XTOsiz %u, YTOsiz %u)", profile, z.x0, z.y0, z.tile_x0,
+          z.tile_y0);
 }
 
 void ProfileChecker::dci(bool is4k, double fps)
@@ -284,28 +279,23 @@ void ProfileChecker::dci(bool is4k, double fps)
     const unsigned nl_want = is4k ? 6 : 5;
     // Rsiz follows the width (libdcp).
     if ((z.width > 2048) != is4k)
-        v("%s: Rsiz %u with width %u (width <= 2048 needs Rsiz 3, wider Rsiz 4)", p, z.rsiz,
-          z.width);
+        v("%s: Rsiz %u with width %u (width <= 2048 needs Rsiz 3, wider Rsiz 4)", p, z.rsiz, z.width);
     const uint32_t maxw = is4k ? 4096 : 2048, maxh = is4k ? 2160 : 1080;
     if (z.width > maxw || z.height > maxh)
         v("%s: image %ux%u exceeds %ux%u", p, z.width, z.height, maxw, maxh);
     else if (z.width != maxw && z.height != maxh)
-        v("%s: image %ux%u fills neither the container width %u nor height %u", p, z.width,
-          z.height, maxw, maxh);
-    if (const MarkerSegment *siz = first(kSIZ); siz && siz->length != 47)
-        v("%s: Lsiz %u (must be 47)", p, siz->length);
+        v("%s: image %ux%u fills neither the container width %u nor height %u", p, z.width, z.height, maxw, maxh);
+    if (const MarkerSegment *siz = first(kSIZ); siz && siz->length != 47) v("%s: Lsiz %u (must be 47)", p, siz->length);
     common_single_tile_rules(p);
     if (z.tile_width != z.width || z.tile_height != z.height)
-        v("%s: tile %ux%u must equal the image %ux%u", p, z.tile_width, z.tile_height, z.width,
-          z.height);
+        v("%s: tile %ux%u must equal the image %ux%u", p, z.tile_width, z.tile_height, z.width, z.height);
     if (z.components.size() != 3) v("%s: Csiz %zu (must be 3)", p, z.components.size());
     for (size_t c = 0; c < z.components.size() && c < 16; ++c) {
         const ComponentSize &k = z.components[c];
         if (k.precision != 12 || k.is_signed)
             v("%s: component %zu is %u-bit %s (must be 12-bit unsigned)", p, c, k.precision,
               k.is_signed ? "signed" : "unsigned");
-        if (k.dx != 1 || k.dy != 1)
-            v("%s: component %zu subsampled %ux%u", p, c, k.dx, k.dy);
+        if (k.dx != 1 || k.dy != 1) v("%s: component %zu subsampled %ux%u", p, c, k.dx, k.dy);
     }
     if (count(kCOD) != 1) v("%s: %zu COD segments (exactly one)", p, count(kCOD));
     if (count(kQCD) != 1) v("%s: %zu QCD segments (exactly one)", p, count(kQCD));
@@ -319,8 +309,7 @@ void ProfileChecker::dci(bool is4k, double fps)
     if (cod.mct != 1) v("%s: MCT %u (must be 1)", p, cod.mct);
     if (cc.levels != nl_want) v("%s: %u decomposition levels (must be %u)", p, cc.levels, nl_want);
     if (cc.cblk_width_log2 != 5 || cc.cblk_height_log2 != 5)
-        v("%s: code-block %ux%u (must be 32x32)", p, 1u << cc.cblk_width_log2,
-          1u << cc.cblk_height_log2);
+        v("%s: code-block %ux%u (must be 32x32)", p, 1u << cc.cblk_width_log2, 1u << cc.cblk_height_log2);
     if (cc.cblk_style != 0) v("%s: code-block style 0x%02X (must be 0)", p, cc.cblk_style);
     if (cc.wavelet != Wavelet::kIrreversible97) v("%s: 5/3 wavelet (must be 9/7)", p);
     if (!cc.precincts_defined) {
@@ -329,17 +318,15 @@ void ProfileChecker::dci(bool is4k, double fps)
         for (int r = 0; r <= cc.levels; ++r) {
             const unsigned want = r == 0 ? 7 : 8;
             if (cc.precinct_width_log2[r] != want || cc.precinct_height_log2[r] != want)
-                v("%s: precinct byte 0x%X%X at resolution %d (must be 0x%u%u)", p,
-                  cc.precinct_height_log2[r], cc.precinct_width_log2[r], r, want, want);
+                v("%s: precinct byte 0x%X%X at resolution %d (must be 0x%u%u)", p, cc.precinct_height_log2[r],
+                  cc.precinct_width_log2[r], r, want, want);
         }
     }
     const uint8_t guard = is4k ? 2 : 1;
-    if (cs_.main.qcd->guard_bits != guard)
-        v("%s: %u guard bits (must be %u)", p, cs_.main.qcd->guard_bits, guard);
+    if (cs_.main.qcd->guard_bits != guard) v("%s: %u guard bits (must be %u)", p, cs_.main.qcd->guard_bits, guard);
     for (const auto &kv : cs_.main.qcc)
         if (kv.second.guard_bits != guard)
-            v("%s: QCC component %u: %u guard bits (must be %u)", p, unsigned{kv.first},
-              kv.second.guard_bits, guard);
+            v("%s: QCC component %u: %u guard bits (must be %u)", p, unsigned{kv.first}, kv.second.guard_bits, guard);
     for (const auto &kv : cs_.main.coc) {
         const ComponentCoding &o = kv.second;
         bool same = o.levels == cc.levels && o.cblk_width_log2 == cc.cblk_width_log2 &&
@@ -361,12 +348,11 @@ void ProfileChecker::dci(bool is4k, double fps)
     } else {
         const MarkerSegment *m = first(kPOC);
         const uint8_t n = cc.levels;
-        const uint8_t want[] = {0xFF, 0x5F, 0x00, 0x10, 0, 0, 0, 1, n, 3, 4,
-                                n,    0,    0,    1,    static_cast<uint8_t>(n + 1), 3, 4};
+        const uint8_t want[] = {0xFF, 0x5F, 0x00, 0x10, 0, 0, 0, 1, n, 3, 4, n, 0, 0, 1, static_cast<uint8_t>(n + 1),
+                                3,    4};
         if (m->tile >= 0)
             v("%s: POC in a tile-part header", p);
-        else if (m->offset + sizeof want > size_ ||
-                 !std::equal(want, want + sizeof want, data_ + m->offset))
+        else if (m->offset + sizeof want > size_ || !std::equal(want, want + sizeof want, data_ + m->offset))
             v("%s: POC bytes differ from the 4K layout (2 CPRL entries split at r = NL)", p);
     }
 
@@ -374,12 +360,11 @@ void ProfileChecker::dci(bool is4k, double fps)
     const unsigned tn = is4k ? 6 : 3;
     for (const auto &t : cs_.tile_parts)
         if (t.parts != tn)
-            v("%s: tile %u tile-part %u has TNsot %u (must be %u)", p, unsigned{t.tile},
-              unsigned{t.part}, unsigned{t.parts}, tn);
+            v("%s: tile %u tile-part %u has TNsot %u (must be %u)", p, unsigned{t.tile}, unsigned{t.part},
+              unsigned{t.parts}, tn);
     for (const auto &t : cs_.tiles)
         if (t.tile_parts_seen != tn)
-            v("%s: tile %u has %u tile-parts (must be %u)", p, t.index,
-              unsigned{t.tile_parts_seen}, tn);
+            v("%s: tile %u has %u tile-parts (must be %u)", p, t.index, unsigned{t.tile_parts_seen}, tn);
     // In order: component c's part is TPsot c (2K); 4K adds the r = NL parts as 3 + c.
     for (size_t i = 0; i < cs_.tile_parts.size(); ++i)
         if (cs_.tile_parts[i].part != i)
@@ -388,27 +373,23 @@ void ProfileChecker::dci(bool is4k, double fps)
     // TLM: one entry per tile-part, with its length.
     if (count(kTLM)) {
         if (cs_.tlm.size() != cs_.tile_parts.size())
-            v("%s: TLM lists %zu tile-parts, the codestream has %zu", p, cs_.tlm.size(),
-              cs_.tile_parts.size());
+            v("%s: TLM lists %zu tile-parts, the codestream has %zu", p, cs_.tlm.size(), cs_.tile_parts.size());
         for (size_t i = 0; i < cs_.tlm.size() && i < cs_.tile_parts.size(); ++i)
             if (cs_.tlm[i].length != cs_.tile_parts[i].psot)
-                v("%s: TLM gives tile-part %zu %u bytes, its Psot %u", p, i, cs_.tlm[i].length,
-                  cs_.tile_parts[i].psot);
+                v("%s: TLM gives tile-part %zu %u bytes, its Psot %u", p, i, cs_.tlm[i].length, cs_.tile_parts[i].psot);
     }
 
     // Only the markers libdcp knows; COC/QCC only in the main header; COM non-empty.
-    static const std::set<uint16_t> known = {kSOC, kSIZ, kCOD, kCOC, kTLM, kQCD, kQCC,
-                                             kPOC, kCOM, kSOT, kSOD, kEOC};
+    static const std::set<uint16_t> known = {kSOC, kSIZ, kCOD, kCOC, kTLM, kQCD, kQCC, kPOC, kCOM, kSOT, kSOD, kEOC};
     std::set<uint16_t> reported;
     for (const auto &m : segs_) {
         if (!known.count(m.marker) && reported.insert(m.marker).second)
-            v("%s: %s marker (0x%04X) at offset %llu is not allowed", p, marker_name(m.marker),
-              m.marker, static_cast<unsigned long long>(m.offset));
-        if (m.tile >= 0 && (m.marker == kCOC || m.marker == kQCC || m.marker == kCOD ||
-                            m.marker == kQCD))
+            v("%s: %s marker (0x%04X) at offset %llu is not allowed", p, marker_name(m.marker), m.marker,
+              static_cast<unsigned long long>(m.offset));
+        if (m.tile >= 0 && (m.marker == kCOC || m.marker == kQCC || m.marker == kCOD || m.marker == kQCD))
             v("%s: %s in a tile-part header of tile %d", p, marker_name(m.marker), m.tile);
-        if (m.marker == kCOM && m.length <= 4) v("%s: empty COM at offset %llu", p,
-                                                 static_cast<unsigned long long>(m.offset));
+        if (m.marker == kCOM && m.length <= 4)
+            v("%s: empty COM at offset %llu", p, static_cast<unsigned long long>(m.offset));
     }
     if (cs_.main.cod->sop || cs_.main.cod->eph) v("%s: SOP/EPH markers in packets", p);
 
@@ -421,16 +402,14 @@ void ProfileChecker::dci(bool is4k, double fps)
         for (const auto &t : cs_.tile_parts) {
             const uint64_t bytes = t.psot ? t.psot : size_ - t.offset;
             if (bytes > part_cap)
-                v("%s: tile-part %u is %llu bytes, the cap at %g fps is %llu", p,
-                  unsigned{t.part}, static_cast<unsigned long long>(bytes), fps,
-                  static_cast<unsigned long long>(part_cap));
+                v("%s: tile-part %u is %llu bytes, the cap at %g fps is %llu", p, unsigned{t.part},
+                  static_cast<unsigned long long>(bytes), fps, static_cast<unsigned long long>(part_cap));
             if (t.part < tn) per_component[t.part % 3] += bytes;
         }
         for (unsigned c = 0; c < 3 && is4k; ++c)
             if (per_component[c] > part_cap)
                 v("%s: component %u's tile-parts are %llu bytes, the cap at %g fps is %llu", p, c,
-                  static_cast<unsigned long long>(per_component[c]), fps,
-                  static_cast<unsigned long long>(part_cap));
+                  static_cast<unsigned long long>(per_component[c]), fps, static_cast<unsigned long long>(part_cap));
         if (size_ > frame_cap)
             v("%s: codestream is %zu bytes, the cap at %g fps is %llu", p, size_, fps,
               static_cast<unsigned long long>(frame_cap));
@@ -447,8 +426,7 @@ void ProfileChecker::imf()
     const char *p = names[prof - 4];
     if (main > 11) v("%s: main level %u (0..11)", p, main);
     if (main > 0 && int(sub) > std::max(int(main) - 2, 1))
-        v("%s: sub-level %u exceeds %d for main level %u", p, sub, std::max(int(main) - 2, 1),
-          main);
+        v("%s: sub-level %u exceeds %d for main level %u", p, sub, std::max(int(main) - 2, 1), main);
     if (sub > 9) v("%s: sub-level %u (0..9)", p, sub);
     static const uint32_t maxw[] = {2048, 4096, 8192}, maxh[] = {1556, 3112, 6224};
     if (z.width > maxw[k] || z.height > maxh[k])
@@ -466,8 +444,7 @@ void ProfileChecker::imf()
     if (nc >= 2 && z.components[1].dx != 1 && z.components[1].dx != 2)
         v("%s: component 1 XRsiz %u (1 or 2)", p, z.components[1].dx);
     if (nc >= 3 && z.components[2].dx != z.components[1].dx)
-        v("%s: component 2 XRsiz %u differs from component 1's %u", p, z.components[2].dx,
-          z.components[1].dx);
+        v("%s: component 2 XRsiz %u differs from component 1's %u", p, z.components[2].dx, z.components[1].dx);
     common_single_tile_rules(p);
     const bool single = z.num_tiles() == 1;
     if (!single) {
@@ -478,8 +455,7 @@ void ProfileChecker::imf()
         }
         if (!ok)
             v("%s: tiles %ux%u (%s)", p, z.tile_width, z.tile_height,
-              reversible ? "single tile or square 1024/2048/4096 as the level allows"
-                         : "single tile only");
+              reversible ? "single tile or square 1024/2048/4096 as the level allows" : "single tile only");
     }
     const CodingStyle &cod = *cs_.main.cod;
     if (cod.layers != 1) v("%s: %u layers (must be 1)", p, unsigned{cod.layers});
@@ -500,13 +476,10 @@ void ProfileChecker::imf()
     }
     auto check_cc = [&](const ComponentCoding &c, const std::string &who) {
         if (c.wavelet != (reversible ? Wavelet::kReversible53 : Wavelet::kIrreversible97))
-            v("%s: %s uses the %s wavelet", p, who.c_str(),
-              c.wavelet == Wavelet::kReversible53 ? "5/3" : "9/7");
-        if (c.levels < 1 || c.levels > max_nl)
-            v("%s: %s has %u levels (1..%u)", p, who.c_str(), c.levels, max_nl);
+            v("%s: %s uses the %s wavelet", p, who.c_str(), c.wavelet == Wavelet::kReversible53 ? "5/3" : "9/7");
+        if (c.levels < 1 || c.levels > max_nl) v("%s: %s has %u levels (1..%u)", p, who.c_str(), c.levels, max_nl);
         if (c.cblk_width_log2 != 5 || c.cblk_height_log2 != 5)
-            v("%s: %s code-block %ux%u (32x32)", p, who.c_str(), 1u << c.cblk_width_log2,
-              1u << c.cblk_height_log2);
+            v("%s: %s code-block %ux%u (32x32)", p, who.c_str(), 1u << c.cblk_width_log2, 1u << c.cblk_height_log2);
         if (c.cblk_style) v("%s: %s code-block style 0x%02X (0)", p, who.c_str(), c.cblk_style);
         bool prec = c.precincts_defined;
         for (int r = 0; prec && r <= c.levels; ++r) {
@@ -519,23 +492,19 @@ void ProfileChecker::imf()
     for (const auto &kv : cs_.main.coc) check_cc(kv.second, "COC " + std::to_string(kv.first));
     for (const auto &t : cs_.tiles) {
         if (t.header.cod) check_cc(t.header.cod->component, "tile COD " + std::to_string(t.index));
-        for (const auto &kv : t.header.coc)
-            check_cc(kv.second, "tile COC " + std::to_string(kv.first));
+        for (const auto &kv : t.header.coc) check_cc(kv.second, "tile COC " + std::to_string(kv.first));
         if (t.tile_parts_seen != nc)
-            v("%s: tile %u has %u tile-parts (one per component: %zu)", p, t.index,
-              unsigned{t.tile_parts_seen}, nc);
+            v("%s: tile %u has %u tile-parts (one per component: %zu)", p, t.index, unsigned{t.tile_parts_seen}, nc);
     }
 }
 
 }  // namespace
 
-std::vector<std::string> check_profile(const Codestream &cs, const uint8_t *data, size_t size,
-                                       double fps)
+std::vector<std::string> check_profile(const Codestream &cs, const uint8_t *data, size_t size, double fps)
 {
     const uint16_t rsiz = cs.siz.rsiz;
     const unsigned family = rsiz >> 8;
-    if (rsiz != 3 && rsiz != 4 && !(family >= 4 && family <= 9 && !(rsiz & 0xF000)))
-        return {};
+    if (rsiz != 3 && rsiz != 4 && !(family >= 4 && family <= 9 && !(rsiz & 0xF000))) return {};
     ProfileChecker pc(cs, data, size);
     if (rsiz == 3 || rsiz == 4)
         pc.dci(rsiz == 4, fps);

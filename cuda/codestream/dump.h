@@ -36,7 +36,6 @@ std::string dump_codestream(const Codestream &cs);
  * With fps > 0 the DCI byte caps are checked too: each tile-part <=
  * floor(200e6 / (8 fps)), the codestream <= floor(250e6 / (8 fps)).
  */
-std::vector<std::string> check_profile(const Codestream &cs, const uint8_t *data, size_t size,
-                                       double fps = 0);
+std::vector<std::string> check_profile(const Codestream &cs, const uint8_t *data, size_t size, double fps = 0);
 
 }  // namespace j2kc

@@ -21,7 +21,7 @@ namespace {
 
 struct Box {
     uint32_t type = 0;
-    size_t offset = 0;          ///< of LBox
+    size_t offset = 0;  ///< of LBox
     size_t content_offset = 0;
     size_t content_size = 0;
 };
@@ -51,24 +51,21 @@ Box next_box(const uint8_t *data, size_t end, size_t &pos, uint32_t clip_type, b
     uint64_t length = lbox;
     size_t header = 8;
     if (lbox == 1) {
-        J2KC_CHECK_DATA(r.remaining() >= 8, "box '%s' at offset %zu: XLBox is cut short",
-                        box_name(b.type).c_str(), pos);
+        J2KC_CHECK_DATA(r.remaining() >= 8, "box '%s' at offset %zu: XLBox is cut short", box_name(b.type).c_str(),
+                        pos);
         length = r.u64();
         header = 16;
-        J2KC_CHECK_DATA(length >= 16, "box '%s' at offset %zu: XLBox %llu < 16",
-                        box_name(b.type).c_str(), pos, static_cast<unsigned long long>(length));
+        J2KC_CHECK_DATA(length >= 16, "box '%s' at offset %zu: XLBox %llu < 16", box_name(b.type).c_str(), pos,
+                        static_cast<unsigned long long>(length));
     } else if (lbox == 0) {
         length = end - pos;  // I.4: the box runs to the end of the file
     } else {
-        J2KC_CHECK_DATA(lbox >= 8, "box '%s' at offset %zu: LBox %u < 8",
-                        box_name(b.type).c_str(), pos, lbox);
+        J2KC_CHECK_DATA(lbox >= 8, "box '%s' at offset %zu: LBox %u < 8", box_name(b.type).c_str(), pos, lbox);
     }
     clipped = false;
     if (length > end - pos) {
-        J2KC_CHECK_DATA(b.type == clip_type,
-                        "box '%s' at offset %zu: length %llu runs past the end (%zu bytes left)",
-                        box_name(b.type).c_str(), pos, static_cast<unsigned long long>(length),
-                        end - pos);
+        J2KC_CHECK_DATA(b.type == clip_type, "box '%s' at offset %zu: length %llu runs past the end (%zu bytes left)",
+                        box_name(b.type).c_str(), pos, static_cast<unsigned long long>(length), end - pos);
         length = end - pos;
         clipped = true;
     }
@@ -84,8 +81,8 @@ void in_box(const Box &b, F &&f)
     try {
         f();
     } catch (const Error &e) {
-        throw Error(e.status(), "JP2 box '" + box_name(b.type) + "' at offset " +
-                                    std::to_string(b.offset) + ": " + e.what());
+        throw Error(e.status(),
+                    "JP2 box '" + box_name(b.type) + "' at offset " + std::to_string(b.offset) + ": " + e.what());
     }
 }
 
@@ -100,8 +97,7 @@ void parse_ihdr(ByteReader &r, Jp2File &f)
     f.colourspace_unknown = r.u8() != 0;
     f.ipr = r.u8() != 0;
     J2KC_CHECK_DATA(f.height > 0 && f.width > 0, "image size %ux%u", f.width, f.height);
-    J2KC_CHECK_DATA(f.num_components >= 1 && f.num_components <= 16384, "%u components",
-                    unsigned{f.num_components});
+    J2KC_CHECK_DATA(f.num_components >= 1 && f.num_components <= 16384, "%u components", unsigned{f.num_components});
     J2KC_CHECK_DATA(f.bpc == 0xFF || (f.bpc & 0x7F) <= 37, "BPC 0x%02X", f.bpc);
     J2KC_CHECK_DATA(f.compression == 7, "compression type %u (JP2 allows 7)", f.compression);
 }
@@ -174,8 +170,7 @@ void parse_pclr(ByteReader &r, Jp2File &f)
     Jp2Palette p;
     p.num_entries = r.u16();
     const uint8_t npc = r.u8();
-    J2KC_CHECK_DATA(p.num_entries >= 1 && p.num_entries <= 1024, "%u entries (1..1024)",
-                    unsigned{p.num_entries});
+    J2KC_CHECK_DATA(p.num_entries >= 1 && p.num_entries <= 1024, "%u entries (1..1024)", unsigned{p.num_entries});
     J2KC_CHECK_DATA(npc >= 1, "no palette columns");
     J2KC_CHECK_DATA(r.remaining() >= npc, "column depths are cut short");
     size_t row_bytes = 0;
@@ -185,9 +180,8 @@ void parse_pclr(ByteReader &r, Jp2File &f)
         p.columns.push_back({static_cast<uint8_t>((b & 0x7F) + 1), (b & 0x80) != 0});
         row_bytes += (p.columns.back().precision + 7u) / 8;
     }
-    J2KC_CHECK_DATA(r.remaining() == row_bytes * p.num_entries,
-                    "%zu palette bytes, %u entries of %zu bytes need %zu", r.remaining(),
-                    unsigned{p.num_entries}, row_bytes, row_bytes * p.num_entries);
+    J2KC_CHECK_DATA(r.remaining() == row_bytes * p.num_entries, "%zu palette bytes, %u entries of %zu bytes need %zu",
+                    r.remaining(), unsigned{p.num_entries}, row_bytes, row_bytes * p.num_entries);
     p.values.reserve(size_t{p.num_entries} * npc);
     for (unsigned e = 0; e < p.num_entries; ++e) {
         for (const auto &col : p.columns) {
@@ -206,8 +200,7 @@ void parse_pclr(ByteReader &r, Jp2File &f)
 
 void parse_cmap(ByteReader &r, Jp2File &f)
 {
-    J2KC_CHECK_DATA(r.remaining() % 4 == 0 && r.remaining() > 0,
-                    "%zu bytes are no multiple of 4", r.remaining());
+    J2KC_CHECK_DATA(r.remaining() % 4 == 0 && r.remaining() > 0, "%zu bytes are no multiple of 4", r.remaining());
     while (r.remaining()) {
         Jp2ComponentMapping m;
         m.component = r.u16();
@@ -234,15 +227,13 @@ void parse_cdef(ByteReader &r, Jp2File &f)
 {
     J2KC_CHECK_DATA(r.remaining() >= 2, "too short");
     const uint16_t n = r.u16();
-    J2KC_CHECK_DATA(n >= 1 && r.remaining() == 6u * n, "N %u with %zu bytes", unsigned{n},
-                    r.remaining());
+    J2KC_CHECK_DATA(n >= 1 && r.remaining() == 6u * n, "N %u with %zu bytes", unsigned{n}, r.remaining());
     for (unsigned i = 0; i < n; ++i) {
         Jp2ChannelDefinition d;
         d.channel = r.u16();
         d.type = r.u16();
         d.association = r.u16();
-        J2KC_CHECK_DATA(d.type <= 2 || d.type == 0xFFFF, "channel %u type %u",
-                        unsigned{d.channel}, unsigned{d.type});
+        J2KC_CHECK_DATA(d.type <= 2 || d.type == 0xFFFF, "channel %u type %u", unsigned{d.channel}, unsigned{d.type});
         f.channel_definitions.push_back(d);
     }
 }
@@ -345,21 +336,18 @@ void parse_jp2h(const uint8_t *data, const Box &h, Jp2File &f)
     } else if (have_bpcc) {
         f.warnings.push_back("bpcc present although ihdr gives one depth");
     }
-    J2KC_CHECK_DATA(!have_bpcc || f.bpcc.size() == f.num_components,
-                    "bpcc has %zu depths, ihdr %u components", f.bpcc.size(),
-                    unsigned{f.num_components});
+    J2KC_CHECK_DATA(!have_bpcc || f.bpcc.size() == f.num_components, "bpcc has %zu depths, ihdr %u components",
+                    f.bpcc.size(), unsigned{f.num_components});
     J2KC_CHECK_DATA(f.palette.has_value() == !f.component_mapping.empty(),
                     "a palette needs a component mapping box and the reverse (I.5.3.4, I.5.3.5)");
     if (!f.has_colour_box) f.warnings.push_back("jp2h has no usable colr box");
     for (const auto &m : f.component_mapping) {
-        J2KC_CHECK_DATA(m.component < f.num_components, "cmap names component %u of %u",
-                        unsigned{m.component}, unsigned{f.num_components});
-        J2KC_CHECK_DATA(m.type == 0 || m.column < f.palette->columns.size(),
-                        "cmap names palette column %u of %zu", m.column,
-                        f.palette->columns.size());
+        J2KC_CHECK_DATA(m.component < f.num_components, "cmap names component %u of %u", unsigned{m.component},
+                        unsigned{f.num_components});
+        J2KC_CHECK_DATA(m.type == 0 || m.column < f.palette->columns.size(), "cmap names palette column %u of %zu",
+                        m.column, f.palette->columns.size());
     }
-    const size_t channels =
-        f.component_mapping.empty() ? f.num_components : f.component_mapping.size();
+    const size_t channels = f.component_mapping.empty() ? f.num_components : f.component_mapping.size();
     std::vector<bool> seen(channels, false);
     for (const auto &d : f.channel_definitions) {
         if (d.channel >= channels) {
@@ -414,8 +402,7 @@ bool icc_profile_plausible(const uint8_t *data, size_t size, std::string *why)
     if (!data || size < 132) return no(std::to_string(size) + " bytes, less than a header and a tag count");
     const uint32_t declared = uint32_t{data[0]} << 24 | uint32_t{data[1]} << 16 | uint32_t{data[2]} << 8 | data[3];
     if (declared < 132 || declared > size)
-        return no("its header declares " + std::to_string(declared) + " bytes, " + std::to_string(size) +
-                  " are there");
+        return no("its header declares " + std::to_string(declared) + " bytes, " + std::to_string(size) + " are there");
     if (std::memcmp(data + 36, "acsp", 4) != 0) return no("no 'acsp' signature");
     return true;
 }
@@ -448,21 +435,18 @@ Jp2File parse_jp2(const uint8_t *data, size_t size)
         bool clipped = false;
         const Box b = next_box(data, size, pos, jp2_box::kCodestream, clipped);
         if (!have_ftyp) {
-            J2KC_CHECK_DATA(b.type == jp2_box::kFileType,
-                            "the second box is '%s' at offset %zu, not ftyp",
+            J2KC_CHECK_DATA(b.type == jp2_box::kFileType, "the second box is '%s' at offset %zu, not ftyp",
                             box_name(b.type).c_str(), b.offset);
             in_box(b, [&] {
                 ByteReader r(data + b.content_offset, b.content_size);
-                J2KC_CHECK_DATA(b.content_size >= 8 && b.content_size % 4 == 0,
-                                "%zu content bytes", b.content_size);
+                J2KC_CHECK_DATA(b.content_size >= 8 && b.content_size % 4 == 0, "%zu content bytes", b.content_size);
                 f.brand = r.u32();
                 f.minor_version = r.u32();
                 while (r.remaining()) f.compatibility.push_back(r.u32());
                 // A JPH file (HTJ2K, ISO/IEC 15444-15 Annex D) has the JP2 boxes
                 // under the brand 'jph '.
                 const auto listed = [&](uint32_t brand) {
-                    return std::find(f.compatibility.begin(), f.compatibility.end(), brand) !=
-                           f.compatibility.end();
+                    return std::find(f.compatibility.begin(), f.compatibility.end(), brand) != f.compatibility.end();
                 };
                 if (!listed(jp2_box::kBrandJp2) && !listed(jp2_box::kBrandJph))
                     f.warnings.push_back("ftyp lists neither 'jp2 ' nor 'jph ' as compatible");
@@ -498,15 +482,14 @@ std::vector<Jp2Channel> jp2_channels(const Jp2File &f, uint32_t num_codestream_c
     std::vector<Jp2Channel> ch;
     if (!f.component_mapping.empty()) {
         for (const auto &m : f.component_mapping)
-            ch.push_back({m.component, m.type == 1 ? int32_t{m.column} : -1, 0xFFFF, 0xFFFF,
-                          static_cast<uint16_t>(ch.size())});
+            ch.push_back(
+                {m.component, m.type == 1 ? int32_t{m.column} : -1, 0xFFFF, 0xFFFF, static_cast<uint16_t>(ch.size())});
     } else {
         for (uint32_t c = 0; c < f.num_components; ++c)
             ch.push_back({static_cast<uint16_t>(c), -1, 0xFFFF, 0xFFFF, static_cast<uint16_t>(c)});
     }
     for (const auto &c : ch)
-        J2KC_CHECK_DATA(c.component < num_codestream_components,
-                        "JP2 channel from component %u, the codestream has %u",
+        J2KC_CHECK_DATA(c.component < num_codestream_components, "JP2 channel from component %u, the codestream has %u",
                         unsigned{c.component}, num_codestream_components);
     if (f.channel_definitions.empty()) {
         const size_t colours = f.color_space == J2KC_COLOR_GRAY      ? 1
@@ -538,9 +521,8 @@ std::vector<Jp2PaletteOutput> jp2_palette_outputs(const Jp2File &f, const ImageS
     std::vector<Jp2PaletteOutput> out;
     if (!f.palette) return out;
     for (const Jp2ComponentMapping &m : f.component_mapping) {
-        J2KC_CHECK_DATA(m.component < siz.components.size(),
-                        "cmap names component %u, the codestream has %zu", unsigned{m.component},
-                        siz.components.size());
+        J2KC_CHECK_DATA(m.component < siz.components.size(), "cmap names component %u, the codestream has %zu",
+                        unsigned{m.component}, siz.components.size());
         Jp2PaletteOutput o;
         o.component = m.component;
         if (m.type == 1) {
@@ -586,8 +568,7 @@ int64_t load_sample(const j2kc_component &c, uint32_t x, uint32_t y)
     }
     const unsigned bits = c.bytes_per_sample * 8u - c.shift;
     raw >>= c.shift;
-    if (c.is_signed && bits < 64 && ((raw >> (bits - 1)) & 1))
-        return static_cast<int64_t>(raw) - (int64_t{1} << bits);
+    if (c.is_signed && bits < 64 && ((raw >> (bits - 1)) & 1)) return static_cast<int64_t>(raw) - (int64_t{1} << bits);
     return static_cast<int64_t>(raw);
 }
 
@@ -609,16 +590,15 @@ void store_sample(const j2kc_component &c, uint32_t x, uint32_t y, int64_t v)
 
 void check_plane(const j2kc_component &c, const char *which, uint32_t i)
 {
-    J2KC_CHECK_ARG(c.data != 0 && (c.bytes_per_sample == 1 || c.bytes_per_sample == 2 ||
-                                   c.bytes_per_sample == 4) &&
+    J2KC_CHECK_ARG(c.data != 0 && (c.bytes_per_sample == 1 || c.bytes_per_sample == 2 || c.bytes_per_sample == 4) &&
                        c.shift < c.bytes_per_sample * 8u && c.sample_stride >= c.bytes_per_sample,
                    "palette: %s plane %u has no data or a bad format", which, i);
 }
 
 }  // namespace
 
-void jp2_apply_palette(const Jp2File &f, const std::vector<Jp2PaletteOutput> &outputs,
-                       const j2kc_image &decoded, const j2kc_image &out)
+void jp2_apply_palette(const Jp2File &f, const std::vector<Jp2PaletteOutput> &outputs, const j2kc_image &decoded,
+                       const j2kc_image &out)
 {
     J2KC_CHECK_ARG(f.palette.has_value(), "palette: the file has none");
     J2KC_CHECK_ARG(decoded.memory == J2KC_MEMORY_HOST && out.memory == J2KC_MEMORY_HOST,
@@ -627,11 +607,9 @@ void jp2_apply_palette(const Jp2File &f, const std::vector<Jp2PaletteOutput> &ou
                    "palette: %u output planes for %zu channels", out.num_components, outputs.size());
     for (uint32_t i = 0; i < out.num_components; ++i) {
         const Jp2PaletteOutput &o = outputs[i];
-        J2KC_CHECK_ARG(o.component < decoded.num_components,
-                       "palette: channel %u needs component %u of %u", i, unsigned{o.component},
-                       decoded.num_components);
-        J2KC_CHECK_ARG(o.palette_column < 0 ||
-                           size_t(o.palette_column) < f.palette->columns.size(),
+        J2KC_CHECK_ARG(o.component < decoded.num_components, "palette: channel %u needs component %u of %u", i,
+                       unsigned{o.component}, decoded.num_components);
+        J2KC_CHECK_ARG(o.palette_column < 0 || size_t(o.palette_column) < f.palette->columns.size(),
                        "palette: column %d", o.palette_column);
         const j2kc_component &src = decoded.components[o.component];
         const j2kc_component &dst = out.components[i];
@@ -646,8 +624,7 @@ void jp2_apply_palette(const Jp2File &f, const std::vector<Jp2PaletteOutput> &ou
                 store_sample(dst, x, y,
                              o.palette_column < 0
                                  ? v
-                                 : jp2_palette_lookup(*f.palette,
-                                                      static_cast<uint32_t>(o.palette_column), v));
+                                 : jp2_palette_lookup(*f.palette, static_cast<uint32_t>(o.palette_column), v));
             }
     }
 }
@@ -753,8 +730,10 @@ std::vector<uint8_t> jp2_file_header(const ImageSize &siz, j2kc_color_space colo
     w.u8(icc.empty() ? 1 : 2);
     w.u8(0);  // PREC and APPROX: JP2 writers set both to 0 (I.5.3.3)
     w.u8(0);
-    if (icc.empty()) w.u32(enumcs);
-    else w.bytes(icc);
+    if (icc.empty())
+        w.u32(enumcs);
+    else
+        w.bytes(icc);
     end(at);
     if (nc == colours + 1) {
         at = begin(jp2_box::kChannelDefinition);
@@ -788,8 +767,8 @@ void append_jp2_codestream_box(std::vector<uint8_t> &file, const uint8_t *codest
     file.insert(file.end(), codestream, codestream + size);
 }
 
-std::vector<uint8_t> wrap_jp2(const std::vector<uint8_t> &codestream, const ImageSize &siz,
-                              j2kc_color_space colour, const std::vector<uint8_t> &icc)
+std::vector<uint8_t> wrap_jp2(const std::vector<uint8_t> &codestream, const ImageSize &siz, j2kc_color_space colour,
+                              const std::vector<uint8_t> &icc)
 {
     std::vector<uint8_t> file = jp2_file_header(siz, colour, icc);
     append_jp2_codestream_box(file, codestream.data(), codestream.size());

@@ -20,21 +20,21 @@ namespace j2kc {
 
 /** Box types (I.4), as the big-endian value of their four characters. */
 namespace jp2_box {
-constexpr uint32_t kSignature = 0x6A502020;  ///< 'jP  '
-constexpr uint32_t kFileType = 0x66747970;   ///< 'ftyp'
-constexpr uint32_t kHeader = 0x6A703268;     ///< 'jp2h'
-constexpr uint32_t kImageHeader = 0x69686472;  ///< 'ihdr'
-constexpr uint32_t kBitsPerComponent = 0x62706363;  ///< 'bpcc'
-constexpr uint32_t kColour = 0x636F6C72;     ///< 'colr'
-constexpr uint32_t kPalette = 0x70636C72;    ///< 'pclr'
-constexpr uint32_t kComponentMapping = 0x636D6170;  ///< 'cmap'
+constexpr uint32_t kSignature = 0x6A502020;          ///< 'jP  '
+constexpr uint32_t kFileType = 0x66747970;           ///< 'ftyp'
+constexpr uint32_t kHeader = 0x6A703268;             ///< 'jp2h'
+constexpr uint32_t kImageHeader = 0x69686472;        ///< 'ihdr'
+constexpr uint32_t kBitsPerComponent = 0x62706363;   ///< 'bpcc'
+constexpr uint32_t kColour = 0x636F6C72;             ///< 'colr'
+constexpr uint32_t kPalette = 0x70636C72;            ///< 'pclr'
+constexpr uint32_t kComponentMapping = 0x636D6170;   ///< 'cmap'
 constexpr uint32_t kChannelDefinition = 0x63646566;  ///< 'cdef'
-constexpr uint32_t kResolution = 0x72657320;  ///< 'res '
+constexpr uint32_t kResolution = 0x72657320;         ///< 'res '
 constexpr uint32_t kCaptureResolution = 0x72657363;  ///< 'resc'
 constexpr uint32_t kDisplayResolution = 0x72657364;  ///< 'resd'
-constexpr uint32_t kCodestream = 0x6A703263;  ///< 'jp2c'
-constexpr uint32_t kBrandJp2 = 0x6A703220;    ///< 'jp2 '
-constexpr uint32_t kBrandJph = 0x6A706820;    ///< 'jph ': the JPH file format of ISO/IEC 15444-15 Annex D
+constexpr uint32_t kCodestream = 0x6A703263;         ///< 'jp2c'
+constexpr uint32_t kBrandJp2 = 0x6A703220;           ///< 'jp2 '
+constexpr uint32_t kBrandJph = 0x6A706820;           ///< 'jph ': the JPH file format of ISO/IEC 15444-15 Annex D
 }  // namespace jp2_box
 
 /** pclr (I.5.3.4): a palette of num_entries rows, one value per column. */
@@ -43,14 +43,11 @@ struct Jp2Palette {
         uint8_t precision = 8;  ///< 1..38
         bool is_signed = false;
     };
-    uint16_t num_entries = 0;       ///< NE, 1..1024
-    std::vector<Column> columns;    ///< NPC, 1..255
-    std::vector<int64_t> values;    ///< num_entries x columns.size(), row by row (sign-extended)
+    uint16_t num_entries = 0;     ///< NE, 1..1024
+    std::vector<Column> columns;  ///< NPC, 1..255
+    std::vector<int64_t> values;  ///< num_entries x columns.size(), row by row (sign-extended)
 
-    int64_t value(uint32_t entry, uint32_t column) const
-    {
-        return values[size_t{entry} * columns.size() + column];
-    }
+    int64_t value(uint32_t entry, uint32_t column) const { return values[size_t{entry} * columns.size() + column]; }
 };
 
 /** cmap entry (I.5.3.5): where one channel comes from. */
@@ -78,10 +75,10 @@ struct Jp2Resolution {
  * M.11.7). The ICC profile is not copied: it points into the parsed bytes.
  */
 struct Jp2Colour {
-    uint8_t method = 0;          ///< 1 enumerated, 2 restricted ICC, 3 any ICC (JPX)
+    uint8_t method = 0;  ///< 1 enumerated, 2 restricted ICC, 3 any ICC (JPX)
     int8_t precedence = 0;
     uint8_t approximation = 0;
-    uint32_t enumerated = 0;     ///< EnumCS when method 1
+    uint32_t enumerated = 0;       ///< EnumCS when method 1
     const uint8_t *icc = nullptr;  ///< the ICC profile when method 2 or 3
     size_t icc_size = 0;
     /**
@@ -104,11 +101,11 @@ struct Jp2File {
     // ihdr (I.5.3.1)
     uint32_t height = 0, width = 0;
     uint16_t num_components = 0;
-    uint8_t bpc = 0;             ///< raw BPC: (precision - 1) | signed << 7, 0xFF = see bpcc
+    uint8_t bpc = 0;  ///< raw BPC: (precision - 1) | signed << 7, 0xFF = see bpcc
     uint8_t compression = 7;
     bool colourspace_unknown = false;
     bool ipr = false;
-    std::vector<uint8_t> bpcc;   ///< raw per-component depths (I.5.3.2) when bpc is 0xFF
+    std::vector<uint8_t> bpcc;  ///< raw per-component depths (I.5.3.2) when bpc is 0xFF
 
     std::vector<Jp2Colour> colours;  ///< every well-formed colr box of a known method
     /**
@@ -118,12 +115,12 @@ struct Jp2File {
      * so); then the colour is unknown, never taken from a later box.
      */
     bool has_colour_box = false;
-    std::optional<size_t> colour_index;  ///< into `colours`
+    std::optional<size_t> colour_index;                 ///< into `colours`
     j2kc_color_space color_space = J2KC_COLOR_UNKNOWN;  ///< of colour() when it is enumerated and known
 
     const Jp2Colour *colour() const { return colour_index ? &colours[*colour_index] : nullptr; }
     std::optional<Jp2Palette> palette;
-    std::vector<Jp2ComponentMapping> component_mapping;   ///< cmap (only with a palette)
+    std::vector<Jp2ComponentMapping> component_mapping;  ///< cmap (only with a palette)
     /** cdef, as written; empty when the box is malformed (then dropped, with a warning). */
     std::vector<Jp2ChannelDefinition> channel_definitions;
     /** Why a malformed cdef was dropped (it names a channel twice, one that is not there, ...), else empty. */
@@ -138,11 +135,11 @@ struct Jp2File {
 
 /** One output channel after palette expansion and cdef reordering. */
 struct Jp2Channel {
-    uint16_t component = 0;      ///< codestream component it comes from
-    int32_t palette_column = -1; ///< >= 0: look the sample up in this palette column
-    uint16_t type = 0;           ///< cdef Typ (0 colour, 1 opacity, 2 premultiplied, 0xFFFF unspecified)
-    uint16_t association = 0;    ///< cdef Asoc (colour index from 1, 0 whole image, 0xFFFF none)
-    uint16_t channel = 0;        ///< its place before reordering: cmap entry, or component without a palette
+    uint16_t component = 0;       ///< codestream component it comes from
+    int32_t palette_column = -1;  ///< >= 0: look the sample up in this palette column
+    uint16_t type = 0;            ///< cdef Typ (0 colour, 1 opacity, 2 premultiplied, 0xFFFF unspecified)
+    uint16_t association = 0;     ///< cdef Asoc (colour index from 1, 0 whole image, 0xFFFF none)
+    uint16_t channel = 0;         ///< its place before reordering: cmap entry, or component without a palette
 };
 
 /** @brief The space of a JP2/JPX EnumCS, UNKNOWN for numbers with no entry in j2kc_color_space. */
@@ -215,8 +212,8 @@ int64_t jp2_palette_lookup(const Jp2Palette &palette, uint32_t column, int64_t i
  * plane's format (bytes_per_sample, shift; signed values as two's complement).
  * INVALID_ARG when the planes do not match.
  */
-void jp2_apply_palette(const Jp2File &file, const std::vector<Jp2PaletteOutput> &outputs,
-                       const j2kc_image &decoded, const j2kc_image &out);
+void jp2_apply_palette(const Jp2File &file, const std::vector<Jp2PaletteOutput> &outputs, const j2kc_image &decoded,
+                       const j2kc_image &out);
 
 /**
  * @brief The boxes of a minimal JP2 file up to the codestream: signature,
@@ -230,14 +227,13 @@ void jp2_apply_palette(const Jp2File &file, const std::vector<Jp2PaletteOutput> 
  * space the components cannot hold, or for an implausible profile.
  */
 std::vector<uint8_t> jp2_file_header(const ImageSize &siz, j2kc_color_space colour,
-                                     const std::vector<uint8_t> &icc = {},
-                                     uint32_t brand = jp2_box::kBrandJp2);
+                                     const std::vector<uint8_t> &icc = {}, uint32_t brand = jp2_box::kBrandJp2);
 
 /** @brief Appends the jp2c box (I.5.4) holding `size` codestream bytes (XLBox past 4 GiB). */
 void append_jp2_codestream_box(std::vector<uint8_t> &file, const uint8_t *codestream, size_t size);
 
 /** @brief jp2_file_header + append_jp2_codestream_box: a whole JP2 file. */
-std::vector<uint8_t> wrap_jp2(const std::vector<uint8_t> &codestream, const ImageSize &siz,
-                              j2kc_color_space colour, const std::vector<uint8_t> &icc = {});
+std::vector<uint8_t> wrap_jp2(const std::vector<uint8_t> &codestream, const ImageSize &siz, j2kc_color_space colour,
+                              const std::vector<uint8_t> &icc = {});
 
 }  // namespace j2kc

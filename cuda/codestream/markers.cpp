@@ -47,8 +47,7 @@ const Quantization &Codestream::quantization(const Tile &tile, uint16_t componen
 
 uint8_t Codestream::roi_shift(const Tile &tile, uint16_t component) const
 {
-    if (auto it = tile.header.roi_shift.find(component); it != tile.header.roi_shift.end())
-        return it->second;
+    if (auto it = tile.header.roi_shift.find(component); it != tile.header.roi_shift.end()) return it->second;
     if (auto it = main.roi_shift.find(component); it != main.roi_shift.end()) return it->second;
     return 0;
 }

@@ -21,11 +21,29 @@
 namespace j2kc {
 
 enum Marker : uint16_t {
-    kSOC = 0xFF4F, kCAP = 0xFF50, kSIZ = 0xFF51, kCOD = 0xFF52, kCOC = 0xFF53,
-    kTLM = 0xFF55, kPRF = 0xFF56, kPLM = 0xFF57, kPLT = 0xFF58, kCPF = 0xFF59,
-    kQCD = 0xFF5C, kQCC = 0xFF5D, kRGN = 0xFF5E, kPOC = 0xFF5F, kPPM = 0xFF60,
-    kPPT = 0xFF61, kCRG = 0xFF63, kCOM = 0xFF64, kSOT = 0xFF90, kSOP = 0xFF91,
-    kEPH = 0xFF92, kSOD = 0xFF93, kEOC = 0xFFD9,
+    kSOC = 0xFF4F,
+    kCAP = 0xFF50,
+    kSIZ = 0xFF51,
+    kCOD = 0xFF52,
+    kCOC = 0xFF53,
+    kTLM = 0xFF55,
+    kPRF = 0xFF56,
+    kPLM = 0xFF57,
+    kPLT = 0xFF58,
+    kCPF = 0xFF59,
+    kQCD = 0xFF5C,
+    kQCC = 0xFF5D,
+    kRGN = 0xFF5E,
+    kPOC = 0xFF5F,
+    kPPM = 0xFF60,
+    kPPT = 0xFF61,
+    kCRG = 0xFF63,
+    kCOM = 0xFF64,
+    kSOT = 0xFF90,
+    kSOP = 0xFF91,
+    kEPH = 0xFF92,
+    kSOD = 0xFF93,
+    kEOC = 0xFFD9,
 };
 
 constexpr int kMaxLevels = 32;
@@ -41,8 +59,8 @@ struct ComponentSize {
 /** SIZ: image and tile geometry on the reference grid. */
 struct ImageSize {
     uint16_t rsiz = 0;
-    uint32_t width = 0, height = 0;    ///< Xsiz, Ysiz (right/bottom edges, not sizes!)
-    uint32_t x0 = 0, y0 = 0;           ///< XOsiz, YOsiz
+    uint32_t width = 0, height = 0;            ///< Xsiz, Ysiz (right/bottom edges, not sizes!)
+    uint32_t x0 = 0, y0 = 0;                   ///< XOsiz, YOsiz
     uint32_t tile_width = 0, tile_height = 0;  ///< XTsiz, YTsiz
     uint32_t tile_x0 = 0, tile_y0 = 0;         ///< XTOsiz, YTOsiz
     std::vector<ComponentSize> components;
@@ -63,9 +81,9 @@ enum class Wavelet : uint8_t { kIrreversible97 = 0, kReversible53 = 1 };
 
 /** Code-block style bits of SPcod/SPcoc (Table A.19). */
 namespace cblk_style {
-constexpr uint8_t kBypass = 0x01;      ///< selective arithmetic coding bypass
-constexpr uint8_t kReset = 0x02;       ///< reset context probabilities each pass
-constexpr uint8_t kTermAll = 0x04;     ///< terminate every pass
+constexpr uint8_t kBypass = 0x01;   ///< selective arithmetic coding bypass
+constexpr uint8_t kReset = 0x02;    ///< reset context probabilities each pass
+constexpr uint8_t kTermAll = 0x04;  ///< terminate every pass
 constexpr uint8_t kVerticallyCausal = 0x08;
 constexpr uint8_t kPredictableTermination = 0x10;
 constexpr uint8_t kSegmentationSymbols = 0x20;
@@ -87,11 +105,11 @@ constexpr uint16_t kModeMask = 0xC000;
 constexpr uint16_t kModeHtOnly = 0x0000;      ///< HTONLY: every code-block HT
 constexpr uint16_t kModeHtDeclared = 0x8000;  ///< HTDECLARED: tile-components all HT or all Part-1
 constexpr uint16_t kModeMixed = 0xC000;       ///< MIXED: HT and Part-1 blocks in a tile-component
-constexpr uint16_t kMultiHt = 0x2000;        ///< bit 13: several HT sets per code-block
-constexpr uint16_t kRgn = 0x1000;            ///< bit 12: RGN marker segments may be present
-constexpr uint16_t kHeterogeneous = 0x0800;  ///< bit 11: HTHETEROGENEOUS
-constexpr uint16_t kIrreversible = 0x0020;   ///< bit 5: irreversible transform may be used
-constexpr uint16_t kMagbMask = 0x001F;       ///< bits 0..4: B, the bound on magnitude bit-planes
+constexpr uint16_t kMultiHt = 0x2000;         ///< bit 13: several HT sets per code-block
+constexpr uint16_t kRgn = 0x1000;             ///< bit 12: RGN marker segments may be present
+constexpr uint16_t kHeterogeneous = 0x0800;   ///< bit 11: HTHETEROGENEOUS
+constexpr uint16_t kIrreversible = 0x0020;    ///< bit 5: irreversible transform may be used
+constexpr uint16_t kMagbMask = 0x001F;        ///< bits 0..4: B, the bound on magnitude bit-planes
 /** The magnitude bound MAGB that the 5-bit B field stands for (Table A.3). */
 inline uint32_t magb(uint16_t c)
 {
@@ -102,12 +120,12 @@ inline uint32_t magb(uint16_t c)
 
 /** SPcod/SPcoc plus the precinct bit of Scod/Scoc: everything per component. */
 struct ComponentCoding {
-    uint8_t levels = 5;               ///< NL, 0..32
-    uint8_t cblk_width_log2 = 6;      ///< xcb (2..10), xcb + ycb <= 12
+    uint8_t levels = 5;           ///< NL, 0..32
+    uint8_t cblk_width_log2 = 6;  ///< xcb (2..10), xcb + ycb <= 12
     uint8_t cblk_height_log2 = 6;
     uint8_t cblk_style = 0;
     Wavelet wavelet = Wavelet::kIrreversible97;
-    bool precincts_defined = false;   ///< false: PPx = PPy = 15 everywhere
+    bool precincts_defined = false;                               ///< false: PPx = PPy = 15 everywhere
     std::array<uint8_t, kMaxResolutions> precinct_width_log2{};   ///< PPx per resolution r
     std::array<uint8_t, kMaxResolutions> precinct_height_log2{};  ///< PPy per resolution r
 
@@ -120,11 +138,11 @@ struct ComponentCoding {
 
 /** COD: tile-wide coding style, with the default component coding. */
 struct CodingStyle {
-    bool sop = false;                 ///< Scod bit 1
-    bool eph = false;                 ///< Scod bit 2
-    uint8_t progression = 0;          ///< 0 LRCP .. 4 CPRL
+    bool sop = false;         ///< Scod bit 1
+    bool eph = false;         ///< Scod bit 2
+    uint8_t progression = 0;  ///< 0 LRCP .. 4 CPRL
     uint16_t layers = 1;
-    uint8_t mct = 0;                  ///< 1: RCT/ICT on components 0..2
+    uint8_t mct = 0;  ///< 1: RCT/ICT on components 0..2
     ComponentCoding component;
 };
 
@@ -167,10 +185,10 @@ struct TilePartLength {
 /** Header segments that may appear in the main header or a tile's headers. */
 struct HeaderParameters {
     std::optional<CodingStyle> cod;
-    std::map<uint16_t, ComponentCoding> coc;   ///< by component
+    std::map<uint16_t, ComponentCoding> coc;  ///< by component
     std::optional<Quantization> qcd;
-    std::map<uint16_t, Quantization> qcc;      ///< by component
-    std::map<uint16_t, uint8_t> roi_shift;     ///< RGN SPrgn by component
+    std::map<uint16_t, Quantization> qcc;   ///< by component
+    std::map<uint16_t, uint8_t> roi_shift;  ///< RGN SPrgn by component
     std::vector<ProgressionChange> poc;
 };
 
@@ -224,47 +242,47 @@ struct Tile {
     uint32_t index = 0;
     HeaderParameters header;
     uint8_t tile_parts_seen = 0;
-    uint8_t tile_parts_declared = 0;           ///< TNsot, 0 = unknown
-    TileData data;                             ///< packet data of all tile-parts, in order
-    bool has_packed_headers = false;           ///< PPM or PPT present for this tile
-    std::vector<uint8_t> packed_headers;       ///< packet headers from PPM/PPT, in order
-    std::vector<uint32_t> packet_lengths;      ///< from PLT (or PLM), in order; informational
-    bool truncated = false;                    ///< its last tile-part was cut short
+    uint8_t tile_parts_declared = 0;       ///< TNsot, 0 = unknown
+    TileData data;                         ///< packet data of all tile-parts, in order
+    bool has_packed_headers = false;       ///< PPM or PPT present for this tile
+    std::vector<uint8_t> packed_headers;   ///< packet headers from PPM/PPT, in order
+    std::vector<uint32_t> packet_lengths;  ///< from PLT (or PLM), in order; informational
+    bool truncated = false;                ///< its last tile-part was cut short
 };
 
 /** One tile-part as found in the codestream (SOT fields and where its data lies). */
 struct TilePartInfo {
-    uint16_t tile = 0;                         ///< Isot
-    uint8_t part = 0;                          ///< TPsot
-    uint8_t parts = 0;                         ///< TNsot (0 = not given)
-    uint32_t psot = 0;                         ///< Psot as written (0 = up to EOC)
-    uint64_t offset = 0;                       ///< of its SOT marker
-    uint64_t data_offset = 0;                  ///< first byte after SOD
-    uint64_t data_length = 0;                  ///< bytes of packet data actually present
-    bool truncated = false;                    ///< Psot ran past the end of the data
+    uint16_t tile = 0;         ///< Isot
+    uint8_t part = 0;          ///< TPsot
+    uint8_t parts = 0;         ///< TNsot (0 = not given)
+    uint32_t psot = 0;         ///< Psot as written (0 = up to EOC)
+    uint64_t offset = 0;       ///< of its SOT marker
+    uint64_t data_offset = 0;  ///< first byte after SOD
+    uint64_t data_length = 0;  ///< bytes of packet data actually present
+    bool truncated = false;    ///< Psot ran past the end of the data
 };
 
 /** A whole parsed codestream. */
 struct Codestream {
     ImageSize siz;
-    HeaderParameters main;                     ///< main.cod and main.qcd always set
+    HeaderParameters main;  ///< main.cod and main.qcd always set
     std::vector<std::string> comments;
     std::vector<TilePartLength> tlm;
     std::vector<std::pair<uint16_t, uint16_t>> crg;  ///< component registration
-    uint32_t cap = 0;                          ///< Pcap (Part 15 etc.), 0 = none
-    std::vector<uint16_t> ccap;                ///< the Ccap^i of CAP, one per Pcap bit, Part 1 first
-    bool has_ccap15 = false;                   ///< CAP carries Ccap15 (Pcap has kPcapPart15)
-    uint16_t ccap15 = 0;                       ///< Ccap15 (fields in namespace ccap15)
-    std::vector<Tile> tiles;                   ///< tiles that appeared, in index order
-    std::vector<TilePartInfo> tile_parts;      ///< every tile-part, in codestream order
-    std::vector<std::string> warnings;         ///< non-fatal oddities met while parsing
+    uint32_t cap = 0;                                ///< Pcap (Part 15 etc.), 0 = none
+    std::vector<uint16_t> ccap;                      ///< the Ccap^i of CAP, one per Pcap bit, Part 1 first
+    bool has_ccap15 = false;                         ///< CAP carries Ccap15 (Pcap has kPcapPart15)
+    uint16_t ccap15 = 0;                             ///< Ccap15 (fields in namespace ccap15)
+    std::vector<Tile> tiles;                         ///< tiles that appeared, in index order
+    std::vector<TilePartInfo> tile_parts;            ///< every tile-part, in codestream order
+    std::vector<std::string> warnings;               ///< non-fatal oddities met while parsing
     /// The warnings that say the codestream is damaged (cut short, tile-parts
     /// or tiles or EOC missing, inconsistent SOT counts), not merely odd: a
     /// strict decoder refuses the frame for the first of them.
     std::vector<std::string> damage;
-    bool has_eoc = false;                      ///< EOC was found
-    bool truncated = false;                    ///< the data ended inside a tile-part
-    uint64_t main_header_end = 0;              ///< offset of the first SOT
+    bool has_eoc = false;          ///< EOC was found
+    bool truncated = false;        ///< the data ended inside a tile-part
+    uint64_t main_header_end = 0;  ///< offset of the first SOT
 
     /// The effective COD for a tile (tile COD over main COD).
     const CodingStyle &coding_style(const Tile &tile) const;

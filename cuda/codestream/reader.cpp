@@ -82,16 +82,15 @@ void in_segment(uint16_t marker, size_t offset, F &&f)
     try {
         f();
     } catch (const Error &e) {
-        std::string what = display_name(marker) +
-                           " marker segment at offset " + std::to_string(offset) + ": " + e.what();
+        std::string what =
+            display_name(marker) + " marker segment at offset " + std::to_string(offset) + ": " + e.what();
         throw Error(e.status(), what);
     }
 }
 
 void expect_consumed(const ByteReader &r)
 {
-    J2KC_CHECK_DATA(r.remaining() == 0, "segment length leaves %zu unexplained bytes",
-                    r.remaining());
+    J2KC_CHECK_DATA(r.remaining() == 0, "segment length leaves %zu unexplained bytes", r.remaining());
 }
 
 /** Decodes PLT/PLM packet lengths: 7-bit groups, most significant first, bit 7 = more. */
@@ -120,8 +119,7 @@ struct ZSegment {
 
 std::vector<uint8_t> concat_in_z_order(std::vector<ZSegment> &segs, bool &duplicate_z)
 {
-    std::stable_sort(segs.begin(), segs.end(),
-                     [](const ZSegment &a, const ZSegment &b) { return a.z < b.z; });
+    std::stable_sort(segs.begin(), segs.end(), [](const ZSegment &a, const ZSegment &b) { return a.z < b.z; });
     duplicate_z = false;
     std::vector<uint8_t> out;
     for (size_t i = 0; i < segs.size(); ++i) {
@@ -141,7 +139,8 @@ int levels_covered(const Quantization &q)
 class Parser {
 public:
     Parser(const uint8_t *data, size_t size, const ParseLimits &limits, bool tile_data_in_place)
-        : data_(data), size_(size), limits_(limits), tile_data_in_place_(tile_data_in_place) {}
+        : data_(data), size_(size), limits_(limits), tile_data_in_place_(tile_data_in_place)
+    {}
 
     Codestream run();
 
@@ -155,12 +154,14 @@ private:
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
 #endif
-    void warn(const char *format, ...);
+    void
+    warn(const char *format, ...);
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
 #endif
     /// A warning that says the codestream is damaged (Codestream::damage).
-    void damaged(const char *format, ...);
+    void
+    damaged(const char *format, ...);
 
     void parse_main_header(ByteReader &r);
     /// Returns false when the data ended inside this tile-part's header.
@@ -180,8 +181,8 @@ private:
     uint16_t read_component(ByteReader &r);
 
     /// Shared by main and tile-part headers: returns false if the marker is not one of them.
-    bool parse_common_segment(uint16_t marker, ByteReader &body, HeaderParameters &hp,
-                              bool &has_cod, bool &has_qcd, bool in_tile);
+    bool parse_common_segment(uint16_t marker, ByteReader &body, HeaderParameters &hp, bool &has_cod, bool &has_qcd,
+                              bool in_tile);
 
     void check_quantization(const HeaderParameters *tile, const char *where, uint32_t tile_index);
     void check_ccap15(const HeaderParameters &h, const char *where);
@@ -197,7 +198,7 @@ private:
     bool part2_ = false;
     bool main_cod_ = false, main_qcd_ = false;
     uint32_t num_tiles_ = 0;
-    std::vector<int32_t> slot_;                 ///< tile index -> position in cs_.tiles
+    std::vector<int32_t> slot_;  ///< tile index -> position in cs_.tiles
     std::vector<ZSegment> ppm_, plm_;
     /// Main QCCs by levels covered (ascending) and main COCs by levels (descending).
     std::vector<std::pair<int, uint16_t>> main_quant_covers_, main_coc_levels_;
@@ -248,8 +249,7 @@ uint16_t Parser::read_component(ByteReader &r)
 void Parser::parse_siz(ByteReader &r)
 {
     ImageSize &s = cs_.siz;
-    J2KC_CHECK_DATA(r.remaining() >= 36 + 3, "Lsiz %zu is shorter than the fixed part (41)",
-                    r.remaining() + 2);
+    J2KC_CHECK_DATA(r.remaining() >= 36 + 3, "Lsiz %zu is shorter than the fixed part (41)", r.remaining() + 2);
     s.rsiz = r.u16();
     s.width = r.u32();
     s.height = r.u32();
@@ -262,35 +262,31 @@ void Parser::parse_siz(ByteReader &r)
     const uint32_t csiz = r.u16();
     part2_ = (s.rsiz & 0x8000) != 0;
 
-    J2KC_CHECK_DATA(s.width > s.x0 && s.height > s.y0,
-                    "empty image: Xsiz %u, XOsiz %u, Ysiz %u, YOsiz %u", s.width, s.x0, s.height,
-                    s.y0);
-    J2KC_CHECK_DATA(s.tile_width > 0 && s.tile_height > 0, "tile size %ux%u", s.tile_width,
-                    s.tile_height);
+    J2KC_CHECK_DATA(s.width > s.x0 && s.height > s.y0, "empty image: Xsiz %u, XOsiz %u, Ysiz %u, YOsiz %u", s.width,
+                    s.x0, s.height, s.y0);
+    J2KC_CHECK_DATA(s.tile_width > 0 && s.tile_height > 0, "tile size %ux%u", s.tile_width, s.tile_height);
     // A.5.1 / B.3: the first tile must hold the image origin.
     J2KC_CHECK_DATA(s.tile_x0 <= s.x0 && s.tile_y0 <= s.y0,
-                    "tile origin (%u,%u) lies right of or below the image origin (%u,%u)",
-                    s.tile_x0, s.tile_y0, s.x0, s.y0);
-    J2KC_CHECK_DATA(uint64_t{s.tile_x0} + s.tile_width > s.x0 &&
-                        uint64_t{s.tile_y0} + s.tile_height > s.y0,
-                    "first tile (%u,%u)+%ux%u does not cover the image origin (%u,%u)", s.tile_x0,
-                    s.tile_y0, s.tile_width, s.tile_height, s.x0, s.y0);
+                    "tile origin (%u,%u) lies right of or below the image origin (%u,%u)", s.tile_x0, s.tile_y0, s.x0,
+                    s.y0);
+    J2KC_CHECK_DATA(uint64_t{s.tile_x0} + s.tile_width > s.x0 && uint64_t{s.tile_y0} + s.tile_height > s.y0,
+                    "first tile (%u,%u)+%ux%u does not cover the image origin (%u,%u)", s.tile_x0, s.tile_y0,
+                    s.tile_width, s.tile_height, s.x0, s.y0);
     J2KC_CHECK_DATA(csiz >= 1 && csiz <= 16384, "Csiz %u outside 1..16384", csiz);
-    J2KC_CHECK_LIMIT(csiz <= limits_.max_components, "Csiz %u exceeds the limit of %u components",
-                     csiz, limits_.max_components);
-    J2KC_CHECK_DATA(r.remaining() == 3ull * csiz, "Lsiz %zu does not match Csiz %u (needs %u)",
-                    r.remaining() + 38, csiz, 38 + 3 * csiz);
+    J2KC_CHECK_LIMIT(csiz <= limits_.max_components, "Csiz %u exceeds the limit of %u components", csiz,
+                     limits_.max_components);
+    J2KC_CHECK_DATA(r.remaining() == 3ull * csiz, "Lsiz %zu does not match Csiz %u (needs %u)", r.remaining() + 38,
+                    csiz, 38 + 3 * csiz);
 
     const uint64_t area = uint64_t{s.width - s.x0} * (s.height - s.y0);
-    J2KC_CHECK_LIMIT(area <= limits_.max_pixels,
-                     "image %ux%u has %llu pixels, the limit is %llu", s.width - s.x0,
+    J2KC_CHECK_LIMIT(area <= limits_.max_pixels, "image %ux%u has %llu pixels, the limit is %llu", s.width - s.x0,
                      s.height - s.y0, static_cast<unsigned long long>(area),
                      static_cast<unsigned long long>(limits_.max_pixels));
     const uint64_t tx = (uint64_t{s.width} - s.tile_x0 + s.tile_width - 1) / s.tile_width;
     const uint64_t ty = (uint64_t{s.height} - s.tile_y0 + s.tile_height - 1) / s.tile_height;
     const uint64_t tiles = tx * ty;
-    J2KC_CHECK_DATA(tiles <= 65535, "%llux%llu tiles, Isot can index only 65535",
-                    static_cast<unsigned long long>(tx), static_cast<unsigned long long>(ty));
+    J2KC_CHECK_DATA(tiles <= 65535, "%llux%llu tiles, Isot can index only 65535", static_cast<unsigned long long>(tx),
+                    static_cast<unsigned long long>(ty));
     J2KC_CHECK_LIMIT(tiles <= limits_.max_tiles, "%llu tiles exceed the limit of %u",
                      static_cast<unsigned long long>(tiles), limits_.max_tiles);
     J2KC_CHECK_LIMIT(tiles * csiz <= limits_.max_tile_components,
@@ -303,39 +299,33 @@ void Parser::parse_siz(ByteReader &r)
     for (uint32_t c = 0; c < csiz; ++c) {
         ComponentSize &k = s.components[c];
         const uint8_t ssiz = r.u8();
-        J2KC_CHECK_DATA((ssiz & 0x7F) <= 37, "component %u: Ssiz 0x%02X, precision %u > 38", c,
-                        ssiz, (ssiz & 0x7F) + 1u);
+        J2KC_CHECK_DATA((ssiz & 0x7F) <= 37, "component %u: Ssiz 0x%02X, precision %u > 38", c, ssiz,
+                        (ssiz & 0x7F) + 1u);
         k.precision = static_cast<uint8_t>((ssiz & 0x7F) + 1);
         k.is_signed = (ssiz & 0x80) != 0;
         k.dx = r.u8();
         k.dy = r.u8();
-        J2KC_CHECK_DATA(k.dx >= 1 && k.dy >= 1, "component %u: XRsiz %u, YRsiz %u (must be 1..255)",
-                        c, k.dx, k.dy);
+        J2KC_CHECK_DATA(k.dx >= 1 && k.dy >= 1, "component %u: XRsiz %u, YRsiz %u (must be 1..255)", c, k.dx, k.dy);
         // B-2: the component's extent is ceil(Xsiz/XRsiz) - ceil(XOsiz/XRsiz).
         const uint64_t w = (uint64_t{s.width} + k.dx - 1) / k.dx - (uint64_t{s.x0} + k.dx - 1) / k.dx;
         const uint64_t h = (uint64_t{s.height} + k.dy - 1) / k.dy - (uint64_t{s.y0} + k.dy - 1) / k.dy;
-        J2KC_CHECK_DATA(w > 0 && h > 0, "component %u is empty after %ux%u subsampling", c, k.dx,
-                        k.dy);
+        J2KC_CHECK_DATA(w > 0 && h > 0, "component %u is empty after %ux%u subsampling", c, k.dx, k.dy);
         samples += w * h;
     }
-    J2KC_CHECK_LIMIT(samples <= limits_.max_memory / 4,
-                     "%llu samples need more than the memory limit of %llu bytes",
-                     static_cast<unsigned long long>(samples),
-                     static_cast<unsigned long long>(limits_.max_memory));
+    J2KC_CHECK_LIMIT(samples <= limits_.max_memory / 4, "%llu samples need more than the memory limit of %llu bytes",
+                     static_cast<unsigned long long>(samples), static_cast<unsigned long long>(limits_.max_memory));
     num_tiles_ = static_cast<uint32_t>(tiles);
 }
 
 ComponentCoding Parser::parse_spco(ByteReader &r, bool precincts)
 {
     ComponentCoding cc;
-    J2KC_CHECK_DATA(r.remaining() >= 5, "too short for SPcod/SPcoc (%zu of 5 bytes)",
-                    r.remaining());
+    J2KC_CHECK_DATA(r.remaining() >= 5, "too short for SPcod/SPcoc (%zu of 5 bytes)", r.remaining());
     cc.levels = r.u8();
     J2KC_CHECK_DATA(cc.levels <= kMaxLevels, "%u decomposition levels, at most 32", cc.levels);
     const uint8_t xcb = r.u8(), ycb = r.u8();
     J2KC_CHECK_DATA(xcb <= 8 && ycb <= 8 && xcb + ycb <= 8,
-                    "code-block size 2^%u x 2^%u: each exponent 2..10 and their sum <= 12",
-                    xcb + 2u, ycb + 2u);
+                    "code-block size 2^%u x 2^%u: each exponent 2..10 and their sum <= 12", xcb + 2u, ycb + 2u);
     cc.cblk_width_log2 = static_cast<uint8_t>(xcb + 2);
     cc.cblk_height_log2 = static_cast<uint8_t>(ycb + 2);
     cc.cblk_style = r.u8();
@@ -353,16 +343,14 @@ ComponentCoding Parser::parse_spco(ByteReader &r, bool precincts)
     cc.wavelet = transform ? Wavelet::kReversible53 : Wavelet::kIrreversible97;
     cc.precincts_defined = precincts;
     if (precincts) {
-        J2KC_CHECK_DATA(r.remaining() == cc.levels + 1u,
-                        "%zu precinct size bytes, %u levels need %u", r.remaining(), cc.levels,
-                        cc.levels + 1u);
+        J2KC_CHECK_DATA(r.remaining() == cc.levels + 1u, "%zu precinct size bytes, %u levels need %u", r.remaining(),
+                        cc.levels, cc.levels + 1u);
         for (int res = 0; res <= cc.levels; ++res) {
             const uint8_t b = r.u8();
             const uint8_t ppx = b & 0x0F, ppy = b >> 4;
             // A.6.1: only resolution 0 may use 1x1 precincts' zero exponents.
             J2KC_CHECK_DATA(res == 0 || (ppx > 0 && ppy > 0),
-                            "precinct exponents PPx %u, PPy %u at resolution %d (must be >= 1)",
-                            ppx, ppy, res);
+                            "precinct exponents PPx %u, PPy %u at resolution %d (must be >= 1)", ppx, ppy, res);
             cc.precinct_width_log2[res] = ppx;
             cc.precinct_height_log2[res] = ppy;
         }
@@ -395,8 +383,7 @@ CodingStyle Parser::parse_cod(ByteReader &r)
         if (k.size() < 3) {
             warn("COD asks for a component transform with %zu components: ignored", k.size());
             cod.mct = 0;
-        } else if (k[0].dx != k[1].dx || k[0].dx != k[2].dx || k[0].dy != k[1].dy ||
-                   k[0].dy != k[2].dy) {
+        } else if (k[0].dx != k[1].dx || k[0].dx != k[2].dx || k[0].dy != k[1].dy || k[0].dy != k[2].dy) {
             warn("COD asks for a component transform on subsampled components: ignored");
             cod.mct = 0;
         }
@@ -424,16 +411,13 @@ Quantization Parser::parse_quant_body(ByteReader &r)
     if (q.style == Quantization::kNone) {
         n = r.remaining();
     } else if (q.style == Quantization::kScalarDerived) {
-        J2KC_CHECK_DATA(r.remaining() == 2, "derived quantisation needs 2 step bytes, has %zu",
-                        r.remaining());
+        J2KC_CHECK_DATA(r.remaining() == 2, "derived quantisation needs 2 step bytes, has %zu", r.remaining());
         n = 1;
     } else {
-        J2KC_CHECK_DATA(r.remaining() % 2 == 0, "odd number (%zu) of expounded step bytes",
-                        r.remaining());
+        J2KC_CHECK_DATA(r.remaining() % 2 == 0, "odd number (%zu) of expounded step bytes", r.remaining());
         n = r.remaining() / 2;
     }
-    J2KC_CHECK_DATA(n >= 1 && n <= kMaxQuantSteps, "%zu quantisation steps (1..%u)", n,
-                    kMaxQuantSteps);
+    J2KC_CHECK_DATA(n >= 1 && n <= kMaxQuantSteps, "%zu quantisation steps (1..%u)", n, kMaxQuantSteps);
     q.steps.resize(n);
     for (auto &st : q.steps) {
         if (q.style == Quantization::kNone) {
@@ -463,8 +447,8 @@ void Parser::parse_poc(ByteReader &r, std::vector<ProgressionChange> &out)
     const uint32_t csiz = static_cast<uint32_t>(cs_.siz.components.size());
     const bool wide = csiz >= 257;
     const size_t entry = wide ? 9 : 7;
-    J2KC_CHECK_DATA(r.remaining() > 0 && r.remaining() % entry == 0,
-                    "Lpoc %zu is not 2 + a multiple of %zu", r.remaining() + 2, entry);
+    J2KC_CHECK_DATA(r.remaining() > 0 && r.remaining() % entry == 0, "Lpoc %zu is not 2 + a multiple of %zu",
+                    r.remaining() + 2, entry);
     while (r.remaining()) {
         ProgressionChange p;
         p.resolution_start = r.u8();
@@ -476,11 +460,9 @@ void Parser::parse_poc(ByteReader &r, std::vector<ProgressionChange> &out)
         p.progression = r.u8();
         J2KC_CHECK_DATA(p.progression <= 4, "POC progression order %u (0..4)", p.progression);
         J2KC_CHECK_DATA(p.resolution_start < p.resolution_end && p.resolution_end <= 33,
-                        "POC resolutions %u..%u (need RSpoc < REpoc <= 33)", p.resolution_start,
-                        p.resolution_end);
-        J2KC_CHECK_DATA(p.component_start < csiz && p.component_start < ce,
-                        "POC components %u..%u with Csiz %u", unsigned{p.component_start}, ce,
-                        csiz);
+                        "POC resolutions %u..%u (need RSpoc < REpoc <= 33)", p.resolution_start, p.resolution_end);
+        J2KC_CHECK_DATA(p.component_start < csiz && p.component_start < ce, "POC components %u..%u with Csiz %u",
+                        unsigned{p.component_start}, ce, csiz);
         J2KC_CHECK_DATA(p.layer_end >= 1, "POC ends at layer 0");
         if (ce > csiz) {
             if (ce != 256 && ce != 16384) warn("POC CEpoc %u > Csiz %u: clamped", ce, csiz);
@@ -501,8 +483,7 @@ void Parser::parse_tlm(ByteReader &r)
     const unsigned st = (s >> 4) & 3, sp = (s >> 6) & 1;
     J2KC_CHECK_DATA(st != 3, "Stlm 0x%02X: ST = 3 is reserved", s);
     const size_t entry = st + (sp ? 4 : 2);
-    J2KC_CHECK_DATA(r.remaining() % entry == 0, "%zu entry bytes are no multiple of %zu",
-                    r.remaining(), entry);
+    J2KC_CHECK_DATA(r.remaining() % entry == 0, "%zu entry bytes are no multiple of %zu", r.remaining(), entry);
     seg.implicit_tile = st == 0;
     seg.entries.resize(r.remaining() / entry);
     for (auto &e : seg.entries) {
@@ -518,8 +499,8 @@ void Parser::parse_cap(ByteReader &r)
     const uint32_t pcap = r.u32();
     unsigned bits = 0;
     for (uint32_t v = pcap; v; v &= v - 1) ++bits;
-    J2KC_CHECK_DATA(r.remaining() == 2u * bits, "Lcap %zu, Pcap 0x%08X needs %u", r.remaining() + 6,
-                    pcap, 6 + 2 * bits);
+    J2KC_CHECK_DATA(r.remaining() == 2u * bits, "Lcap %zu, Pcap 0x%08X needs %u", r.remaining() + 6, pcap,
+                    6 + 2 * bits);
     // A.5.2 (as amended by Part 15): one Ccap^i per bit set in Pcap, from
     // the most significant (Part 1) down.
     cs_.ccap.clear();
@@ -538,8 +519,7 @@ void Parser::parse_cap(ByteReader &r)
 void Parser::parse_crg(ByteReader &r)
 {
     const size_t csiz = cs_.siz.components.size();
-    J2KC_CHECK_DATA(r.remaining() == 4 * csiz, "Lcrg %zu, Csiz %zu needs %zu", r.remaining() + 2,
-                    csiz, 2 + 4 * csiz);
+    J2KC_CHECK_DATA(r.remaining() == 4 * csiz, "Lcrg %zu, Csiz %zu needs %zu", r.remaining() + 2, csiz, 2 + 4 * csiz);
     cs_.crg.clear();
     for (size_t c = 0; c < csiz; ++c) {
         const uint16_t x = r.u16();
@@ -557,8 +537,8 @@ void Parser::parse_com(ByteReader &r)
     r.skip(r.remaining());
 }
 
-bool Parser::parse_common_segment(uint16_t marker, ByteReader &body, HeaderParameters &hp,
-                                  bool &has_cod, bool &has_qcd, bool in_tile)
+bool Parser::parse_common_segment(uint16_t marker, ByteReader &body, HeaderParameters &hp, bool &has_cod, bool &has_qcd,
+                                  bool in_tile)
 {
     const char *where = in_tile ? "tile-part header" : "main header";
     switch (marker) {
@@ -590,28 +570,22 @@ bool Parser::parse_common_segment(uint16_t marker, ByteReader &body, HeaderParam
         hp.roi_shift[c] = shift;
         return true;
     }
-    case kPOC:
-        parse_poc(body, hp.poc);
-        return true;
-    case kCOM:
-        parse_com(body);
-        return true;
-    default:
-        return false;
+    case kPOC: parse_poc(body, hp.poc); return true;
+    case kCOM: parse_com(body); return true;
+    default: return false;
     }
 }
 
 void Parser::parse_main_header(ByteReader &r)
 {
     // A.4.1: SIZ immediately follows SOC.
-    J2KC_CHECK_DATA(r.remaining() >= 4 && r.peek_u16() == kSIZ,
-                    "SIZ must follow SOC at offset 2");
+    J2KC_CHECK_DATA(r.remaining() >= 4 && r.peek_u16() == kSIZ, "SIZ must follow SOC at offset 2");
     for (bool first = true;; first = false) {
         const size_t at = r.position();
         J2KC_CHECK_DATA(r.remaining() >= 2, "main header truncated at offset %zu (no SOT)", at);
         const uint16_t m = r.peek_u16();
-        J2KC_CHECK_DATA(m >= 0xFF01, "expected a marker at offset %zu in the main header, found %s",
-                        at, hex16(m).c_str());
+        J2KC_CHECK_DATA(m >= 0xFF01, "expected a marker at offset %zu in the main header, found %s", at,
+                        hex16(m).c_str());
         if (m == kSOT) break;
         if (is_bare_reserved(m)) {
             warn("reserved marker %s at offset %zu skipped", hex16(m).c_str(), at);
@@ -623,13 +597,12 @@ void Parser::parse_main_header(ByteReader &r)
         J2KC_CHECK_DATA(r.remaining() >= 4, "main header truncated at offset %zu", at);
         r.skip(2);
         const uint16_t len = r.u16();
-        J2KC_CHECK_DATA(len >= 2, "%s marker segment at offset %zu: length %u < 2",
-                        display_name(m).c_str(), at, unsigned{len});
+        J2KC_CHECK_DATA(len >= 2, "%s marker segment at offset %zu: length %u < 2", display_name(m).c_str(), at,
+                        unsigned{len});
         J2KC_CHECK_DATA(len - 2u <= r.remaining(),
                         "%s marker segment at offset %zu: length %u runs past the end (%zu bytes "
                         "left)",
-                        display_name(m).c_str(), at,
-                        unsigned{len}, r.remaining());
+                        display_name(m).c_str(), at, unsigned{len}, r.remaining());
         ByteReader body(r.current(), len - 2u);
         r.skip(len - 2u);
         in_segment(m, at, [&] {
@@ -646,8 +619,7 @@ void Parser::parse_main_header(ByteReader &r)
             case kPLM:
             case kPPM: {
                 J2KC_CHECK_DATA(body.remaining() >= 1, "no Z index");
-                ZSegment z{body.u8(), std::vector<uint8_t>(body.current(),
-                                                           body.current() + body.remaining())};
+                ZSegment z{body.u8(), std::vector<uint8_t>(body.current(), body.current() + body.remaining())};
                 (m == kPLM ? plm_ : ppm_).push_back(std::move(z));
                 return;
             }
@@ -655,9 +627,8 @@ void Parser::parse_main_header(ByteReader &r)
             case kPRF:
             case kCPF: return;  // profile descriptions (newer editions): nothing to decode
             default:
-                warn("%s marker segment (%u bytes) at offset %zu skipped in the main header",
-                     display_name(m).c_str(), unsigned{len},
-                     at);
+                warn("%s marker segment (%u bytes) at offset %zu skipped in the main header", display_name(m).c_str(),
+                     unsigned{len}, at);
             }
         });
     }
@@ -729,16 +700,14 @@ void Parser::check_pair(int levels, const Quantization &q, uint32_t component, c
         return;
     }
     const size_t need = 3 * size_t(levels) + 1;
-    J2KC_CHECK_DATA(q.steps.size() >= need,
-                    "%s%s: quantisation has %zu steps, component %u with %d levels needs %zu",
+    J2KC_CHECK_DATA(q.steps.size() >= need, "%s%s: quantisation has %zu steps, component %u with %d levels needs %zu",
                     where, ti.c_str(), q.steps.size(), component, levels, need);
     if (exact && q.steps.size() > need)
-        warn("%s%s: quantisation has %zu steps, component %u needs only %zu", where, ti.c_str(),
-             q.steps.size(), component, need);
+        warn("%s%s: quantisation has %zu steps, component %u needs only %zu", where, ti.c_str(), q.steps.size(),
+             component, need);
 }
 
-void Parser::check_quantization(const HeaderParameters *tile, const char *where,
-                                uint32_t tile_index)
+void Parser::check_quantization(const HeaderParameters *tile, const char *where, uint32_t tile_index)
 {
     // Every component's step list must cover its sub-bands (A.6.4, A.6.5).
     // Checking Csiz components per tile could cost 16384 x 65535 on a hostile
@@ -805,8 +774,7 @@ void Parser::check_quantization(const HeaderParameters *tile, const char *where,
             if (covered < levels) check_pair(levels, m.qcc.at(c), c, where, tile, tile_index, false);
             break;
         }
-        if (union_size(m.qcc) < csiz)
-            check_pair(levels, *m.qcd, first_default(m.qcc), where, tile, tile_index, false);
+        if (union_size(m.qcc) < csiz) check_pair(levels, *m.qcd, first_default(m.qcc), where, tile, tile_index, false);
         return;
     }
     // Steps from the tile QCD, levels from the main COC/COD: the deepest main COC decides.
@@ -816,8 +784,7 @@ void Parser::check_quantization(const HeaderParameters *tile, const char *where,
         break;
     }
     if (union_size(m.coc) < csiz)
-        check_pair(m.cod->component.levels, *tile->qcd, first_default(m.coc), where, tile,
-                   tile_index, false);
+        check_pair(m.cod->component.levels, *tile->qcd, first_default(m.coc), where, tile, tile_index, false);
 }
 
 bool Parser::parse_tile_part(ByteReader &r)
@@ -837,17 +804,16 @@ bool Parser::parse_tile_part(ByteReader &r)
     tp.psot = r.u32();
     tp.part = r.u8();
     tp.parts = r.u8();
-    J2KC_CHECK_DATA(tp.tile < num_tiles_, "SOT at offset %zu: tile %u, but there are %u tiles",
-                    sot_at, unsigned{tp.tile}, num_tiles_);
-    J2KC_CHECK_DATA(tp.psot == 0 || tp.psot >= 14,
-                    "SOT at offset %zu: Psot %u is shorter than SOT + SOD (14)", sot_at, tp.psot);
+    J2KC_CHECK_DATA(tp.tile < num_tiles_, "SOT at offset %zu: tile %u, but there are %u tiles", sot_at,
+                    unsigned{tp.tile}, num_tiles_);
+    J2KC_CHECK_DATA(tp.psot == 0 || tp.psot >= 14, "SOT at offset %zu: Psot %u is shorter than SOT + SOD (14)", sot_at,
+                    tp.psot);
     J2KC_CHECK_DATA(tp.part != 255, "SOT at offset %zu: TPsot 255", sot_at);
 
     const int32_t existing = slot_[tp.tile];
     const uint8_t seen = existing >= 0 ? cs_.tiles[existing].tile_parts_seen : 0;
     // A.4.2: a tile's tile-parts appear in TPsot order (other tiles may interleave).
-    J2KC_CHECK_DATA(tp.part == seen,
-                    "SOT at offset %zu: tile %u tile-part %u out of order (expected %u)", sot_at,
+    J2KC_CHECK_DATA(tp.part == seen, "SOT at offset %zu: tile %u tile-part %u out of order (expected %u)", sot_at,
                     unsigned{tp.tile}, unsigned{tp.part}, unsigned{seen});
 
     size_t end = size_;
@@ -866,16 +832,15 @@ bool Parser::parse_tile_part(ByteReader &r)
         const size_t at = r.position();
         if (end - at < 2) {
             if (may_be_cut) {
-                damaged("codestream ends in the header of tile %u tile-part %u: tile-part dropped",
-                        unsigned{tp.tile}, unsigned{tp.part});
+                damaged("codestream ends in the header of tile %u tile-part %u: tile-part dropped", unsigned{tp.tile},
+                        unsigned{tp.part});
                 cs_.truncated = true;
                 return false;
             }
             fail(J2KC_ERR_INVALID_DATA, "tile-part header at offset %zu runs past Psot", at);
         }
         const uint16_t m = r.peek_u16();
-        J2KC_CHECK_DATA(m >= 0xFF01,
-                        "expected a marker at offset %zu in a tile-part header, found %s", at,
+        J2KC_CHECK_DATA(m >= 0xFF01, "expected a marker at offset %zu in a tile-part header, found %s", at,
                         hex16(m).c_str());
         if (m == kSOD) {
             r.skip(2);
@@ -892,20 +857,21 @@ bool Parser::parse_tile_part(ByteReader &r)
         uint16_t len = 0;
         if (end - at >= 4) {
             len = static_cast<uint16_t>(r.data()[at + 2] << 8 | r.data()[at + 3]);
-            J2KC_CHECK_DATA(len >= 2, "%s marker segment at offset %zu: length %u < 2",
-                            display_name(m).c_str(), at, unsigned{len});
+            J2KC_CHECK_DATA(len >= 2, "%s marker segment at offset %zu: length %u < 2", display_name(m).c_str(), at,
+                            unsigned{len});
             seg_end = at + 2 + len;
         }
         if (end - at < 4 || seg_end > end) {
             if (may_be_cut) {  // then end is the end of the data: truncation
-                damaged("codestream ends in the header of tile %u tile-part %u: tile-part dropped",
-                        unsigned{tp.tile}, unsigned{tp.part});
+                damaged("codestream ends in the header of tile %u tile-part %u: tile-part dropped", unsigned{tp.tile},
+                        unsigned{tp.part});
                 cs_.truncated = true;
                 return false;
             }
-            fail(J2KC_ERR_INVALID_DATA, "%s marker segment at offset %zu: length %u runs past the "
-                                   "tile-part's end",
-                            display_name(m).c_str(), at, unsigned{len});
+            fail(J2KC_ERR_INVALID_DATA,
+                 "%s marker segment at offset %zu: length %u runs past the "
+                 "tile-part's end",
+                 display_name(m).c_str(), at, unsigned{len});
         }
         r.skip(4);
         ByteReader body(r.current(), len - 2u);
@@ -913,8 +879,8 @@ bool Parser::parse_tile_part(ByteReader &r)
         in_segment(m, at, [&] {
             if (parse_common_segment(m, body, th.params, th.has_cod, th.has_qcd, true)) {
                 if (tp.part > 0 && m != kPOC && m != kCOM)
-                    warn("%s in tile-part %u of tile %u (allowed only in the first)",
-                         marker_name(m), unsigned{tp.part}, unsigned{tp.tile});
+                    warn("%s in tile-part %u of tile %u (allowed only in the first)", marker_name(m), unsigned{tp.part},
+                         unsigned{tp.tile});
                 return;
             }
             J2KC_CHECK_SUPPORTED(!is_part2_marker(m), "Part 2 marker segments are not supported");
@@ -922,14 +888,11 @@ bool Parser::parse_tile_part(ByteReader &r)
             case kPPT:
             case kPLT: {
                 J2KC_CHECK_DATA(body.remaining() >= 1, "no Z index");
-                ZSegment z{body.u8(), std::vector<uint8_t>(body.current(),
-                                                           body.current() + body.remaining())};
+                ZSegment z{body.u8(), std::vector<uint8_t>(body.current(), body.current() + body.remaining())};
                 (m == kPPT ? th.ppt : th.plt).push_back(std::move(z));
                 return;
             }
-            default:
-                warn("%s marker segment at offset %zu skipped in a tile-part header",
-                     display_name(m).c_str(), at);
+            default: warn("%s marker segment at offset %zu skipped in a tile-part header", display_name(m).c_str(), at);
             }
         });
     }
@@ -937,17 +900,15 @@ bool Parser::parse_tile_part(ByteReader &r)
     // The tile-part is accepted: merge its header into the tile.
     tp.data_offset = r.position();
     size_t data_end = end;
-    if (tp.psot == 0 && data_end - tp.data_offset >= 2 && data_[data_end - 2] == 0xFF &&
-        data_[data_end - 1] == 0xD9) {
+    if (tp.psot == 0 && data_end - tp.data_offset >= 2 && data_[data_end - 2] == 0xFF && data_[data_end - 1] == 0xD9) {
         data_end -= 2;  // Psot 0: the data runs up to the EOC
         cs_.has_eoc = true;
     }
     tp.data_length = data_end - tp.data_offset;
     tp.truncated = past_end;
     if (past_end) {
-        damaged("tile %u tile-part %u: Psot %u runs %llu bytes past the end; kept what is there",
-                unsigned{tp.tile}, unsigned{tp.part}, tp.psot,
-                static_cast<unsigned long long>(uint64_t{tp.psot} - (size_ - sot_at)));
+        damaged("tile %u tile-part %u: Psot %u runs %llu bytes past the end; kept what is there", unsigned{tp.tile},
+                unsigned{tp.part}, tp.psot, static_cast<unsigned long long>(uint64_t{tp.psot} - (size_ - sot_at)));
         cs_.truncated = true;
     }
     if (existing < 0) {
@@ -979,8 +940,7 @@ bool Parser::parse_tile_part(ByteReader &r)
         try {
             decode_packet_lengths(bytes.data(), bytes.size(), tile.packet_lengths);
         } catch (const Error &e) {
-            fail(e.status(), "PLT of tile %u tile-part %u: %s", unsigned{tp.tile},
-                 unsigned{tp.part}, e.what());
+            fail(e.status(), "PLT of tile %u tile-part %u: %s", unsigned{tp.tile}, unsigned{tp.part}, e.what());
         }
         any_plt_ = true;
     }
@@ -988,11 +948,10 @@ bool Parser::parse_tile_part(ByteReader &r)
     tile.truncated = past_end;
     if (tp.parts) {
         if (tile.tile_parts_declared && tile.tile_parts_declared != tp.parts)
-            damaged("tile %u: TNsot changes from %u to %u", unsigned{tp.tile},
-                    unsigned{tile.tile_parts_declared}, unsigned{tp.parts});
-        if (tp.part >= tp.parts)
-            damaged("tile %u: TPsot %u >= TNsot %u", unsigned{tp.tile}, unsigned{tp.part},
+            damaged("tile %u: TNsot changes from %u to %u", unsigned{tp.tile}, unsigned{tile.tile_parts_declared},
                     unsigned{tp.parts});
+        if (tp.part >= tp.parts)
+            damaged("tile %u: TPsot %u >= TNsot %u", unsigned{tp.tile}, unsigned{tp.part}, unsigned{tp.parts});
         tile.tile_parts_declared = tp.parts;
     }
     cs_.tile_parts.push_back(tp);
@@ -1034,12 +993,10 @@ void Parser::finish()
         if (dup) warn("repeated Zppm index");
         ByteReader pr(all.data(), all.size());
         for (const TilePartInfo &tp : cs_.tile_parts) {
-            J2KC_CHECK_DATA(pr.remaining() >= 4,
-                            "PPM holds packet headers for fewer tile-parts than the %zu present",
+            J2KC_CHECK_DATA(pr.remaining() >= 4, "PPM holds packet headers for fewer tile-parts than the %zu present",
                             cs_.tile_parts.size());
             const uint32_t n = pr.u32();
-            J2KC_CHECK_DATA(n <= pr.remaining(),
-                            "PPM: Nppm %u for tile %u tile-part %u runs past the PPM data", n,
+            J2KC_CHECK_DATA(n <= pr.remaining(), "PPM: Nppm %u for tile %u tile-part %u runs past the PPM data", n,
                             unsigned{tp.tile}, unsigned{tp.part});
             Tile &tile = cs_.tiles[slot_[tp.tile]];
             tile.packed_headers.insert(tile.packed_headers.end(), pr.current(), pr.current() + n);
@@ -1066,8 +1023,7 @@ void Parser::finish()
                 const uint8_t n = pr.u8();
                 J2KC_CHECK_DATA(n <= pr.remaining(), "PLM: Nplm %u runs past the PLM data", n);
                 try {
-                    decode_packet_lengths(pr.current(), n,
-                                          cs_.tiles[slot_[tp.tile]].packet_lengths);
+                    decode_packet_lengths(pr.current(), n, cs_.tiles[slot_[tp.tile]].packet_lengths);
                 } catch (const Error &e) {
                     fail(e.status(), "PLM: %s", e.what());
                 }
@@ -1078,8 +1034,7 @@ void Parser::finish()
 
     // TLM (A.7.1): informational; ST = 0 numbers the tiles by entry.
     if (!tlm_.empty()) {
-        std::stable_sort(tlm_.begin(), tlm_.end(),
-                         [](const TlmSegment &a, const TlmSegment &b) { return a.z < b.z; });
+        std::stable_sort(tlm_.begin(), tlm_.end(), [](const TlmSegment &a, const TlmSegment &b) { return a.z < b.z; });
         for (const TlmSegment &seg : tlm_) {
             for (TilePartLength e : seg.entries) {
                 if (seg.implicit_tile) e.tile = static_cast<uint16_t>(cs_.tlm.size());
@@ -1091,8 +1046,7 @@ void Parser::finish()
         if (bad) warn("TLM names tiles beyond the %u of the image", num_tiles_);
     }
 
-    std::sort(cs_.tiles.begin(), cs_.tiles.end(),
-              [](const Tile &a, const Tile &b) { return a.index < b.index; });
+    std::sort(cs_.tiles.begin(), cs_.tiles.end(), [](const Tile &a, const Tile &b) { return a.index < b.index; });
     // A.4.2: every tile has at least one tile-part. Absent ones decode as
     // zero coefficients (the image's mean), which only a damaged stream needs.
     if (cs_.tiles.size() < num_tiles_ && !cs_.truncated)
@@ -1102,8 +1056,7 @@ void Parser::finish()
             damaged("tile %u: %u of %u tile-parts present", t.index, unsigned{t.tile_parts_seen},
                     unsigned{t.tile_parts_declared});
         const HeaderParameters &h = t.header;
-        if (h.cod || h.qcd || !h.coc.empty() || !h.qcc.empty())
-            check_quantization(&h, "header", t.index);
+        if (h.cod || h.qcd || !h.coc.empty() || !h.qcc.empty()) check_quantization(&h, "header", t.index);
         if (h.cod || !h.coc.empty() || !h.roi_shift.empty())
             check_ccap15(h, ("tile " + std::to_string(t.index) + " header").c_str());
     }
@@ -1112,8 +1065,7 @@ void Parser::finish()
 Codestream Parser::run()
 {
     ByteReader r(data_, size_);
-    J2KC_CHECK_DATA(size_ >= 2 && r.u16() == kSOC,
-                    "no SOC marker at offset 0: not a JPEG 2000 codestream");
+    J2KC_CHECK_DATA(size_ >= 2 && r.u16() == kSOC, "no SOC marker at offset 0: not a JPEG 2000 codestream");
     parse_main_header(r);
     slot_.assign(num_tiles_, -1);
 
@@ -1151,8 +1103,7 @@ Codestream parse_codestream(const uint8_t *data, size_t size, const ParseLimits 
 std::vector<MarkerSegment> list_marker_segments(const uint8_t *data, size_t size)
 {
     std::vector<MarkerSegment> out;
-    J2KC_CHECK_DATA(data && size >= 2 && data[0] == 0xFF && data[1] == 0x4F,
-                    "no SOC marker at offset 0");
+    J2KC_CHECK_DATA(data && size >= 2 && data[0] == 0xFF && data[1] == 0x4F, "no SOC marker at offset 0");
     out.push_back({kSOC, 0, 0, -1});
     size_t pos = 2;
     auto u16_at = [&](size_t p) { return static_cast<uint16_t>(data[p] << 8 | data[p + 1]); };
@@ -1160,8 +1111,7 @@ std::vector<MarkerSegment> list_marker_segments(const uint8_t *data, size_t size
     size_t tile_part_end = size;
     while (size - pos >= 2) {
         const uint16_t m = u16_at(pos);
-        J2KC_CHECK_DATA(m >= 0xFF01, "expected a marker at offset %zu, found %s", pos,
-                        hex16(m).c_str());
+        J2KC_CHECK_DATA(m >= 0xFF01, "expected a marker at offset %zu, found %s", pos, hex16(m).c_str());
         if (m == kEOC) {
             out.push_back({m, pos, 0, -1});
             break;
@@ -1169,8 +1119,7 @@ std::vector<MarkerSegment> list_marker_segments(const uint8_t *data, size_t size
         if (m == kSOD) {
             J2KC_CHECK_DATA(tile >= 0, "SOD at offset %zu outside a tile-part header", pos);
             // Psot must lie beyond the header, or the walk would go backwards.
-            J2KC_CHECK_DATA(tile_part_end >= pos + 2,
-                            "SOD at offset %zu lies beyond its tile-part's Psot", pos);
+            J2KC_CHECK_DATA(tile_part_end >= pos + 2, "SOD at offset %zu lies beyond its tile-part's Psot", pos);
             out.push_back({m, pos, 0, tile});
             pos = tile_part_end;
             tile = -1;
@@ -1183,8 +1132,7 @@ std::vector<MarkerSegment> list_marker_segments(const uint8_t *data, size_t size
         }
         if (size - pos < 4) break;
         const uint16_t len = u16_at(pos + 2);
-        J2KC_CHECK_DATA(len >= 2, "%s at offset %zu: length %u < 2", marker_name(m), pos,
-                        unsigned{len});
+        J2KC_CHECK_DATA(len >= 2, "%s at offset %zu: length %u < 2", marker_name(m), pos, unsigned{len});
         if (m == kSOT) {
             J2KC_CHECK_DATA(tile < 0, "SOT at offset %zu inside a tile-part header", pos);
             if (size - pos < 12) break;
@@ -1192,8 +1140,7 @@ std::vector<MarkerSegment> list_marker_segments(const uint8_t *data, size_t size
             const uint32_t psot = uint32_t{u16_at(pos + 6)} << 16 | u16_at(pos + 8);
             J2KC_CHECK_DATA(psot == 0 || psot >= 14, "SOT at offset %zu: Psot %u < 14", pos, psot);
             tile_part_end = psot == 0 || psot > size - pos ? size : pos + psot;
-            if (psot == 0 && size - pos >= 2 + 12 && u16_at(size - 2) == kEOC)
-                tile_part_end = size - 2;
+            if (psot == 0 && size - pos >= 2 + 12 && u16_at(size - 2) == kEOC) tile_part_end = size - 2;
         }
         out.push_back({m, pos, len, tile});
         if (len > size - pos - 2) break;

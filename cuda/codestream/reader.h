@@ -17,10 +17,10 @@ namespace j2kc {
 
 /** Resource limits applied while parsing (exceeding one fails with J2KC_ERR_LIMIT). */
 struct ParseLimits {
-    uint64_t max_pixels = 1ull << 31;      ///< (Xsiz - XOsiz) * (Ysiz - YOsiz)
-    uint32_t max_components = 16384;       ///< Csiz
-    uint32_t max_tiles = 65535;            ///< tiles in the SIZ grid
-    uint64_t max_memory = 16ull << 30;     ///< 4 bytes per decoded sample, all components
+    uint64_t max_pixels = 1ull << 31;   ///< (Xsiz - XOsiz) * (Ysiz - YOsiz)
+    uint32_t max_components = 16384;    ///< Csiz
+    uint32_t max_tiles = 65535;         ///< tiles in the SIZ grid
+    uint64_t max_memory = 16ull << 30;  ///< 4 bytes per decoded sample, all components
     /// Tiles x Csiz. The parser's own work follows the header bytes, so it
     /// sets no bound; the decoder, whose work is per tile-component
     /// (partitions, packet walks), sets kDecoderMaxTileComponents: a stream of
@@ -51,10 +51,10 @@ Codestream parse_codestream(const uint8_t *data, size_t size, const ParseLimits 
 
 /** One marker (segment) found by list_marker_segments. */
 struct MarkerSegment {
-    uint16_t marker = 0;     ///< e.g. kCOD
-    uint64_t offset = 0;     ///< of the marker's first byte (0xFF)
-    uint32_t length = 0;     ///< the Lxxx field (excludes the marker), 0 for SOC/SOD/EOC/0xFF3x
-    int32_t tile = -1;       ///< Isot of the tile-part whose header holds it, -1 in the main header
+    uint16_t marker = 0;  ///< e.g. kCOD
+    uint64_t offset = 0;  ///< of the marker's first byte (0xFF)
+    uint32_t length = 0;  ///< the Lxxx field (excludes the marker), 0 for SOC/SOD/EOC/0xFF3x
+    int32_t tile = -1;    ///< Isot of the tile-part whose header holds it, -1 in the main header
 };
 
 /**

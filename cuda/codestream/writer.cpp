@@ -33,8 +33,8 @@ void end_segment(ByteWriter &w, size_t length_at)
 
 void write_component_index(ByteWriter &w, uint16_t component, uint32_t num_components)
 {
-    J2KC_CHECK_ARG(num_components >= 1 && num_components <= 16384 && component < num_components,
-                   "component %u of %u", unsigned{component}, num_components);
+    J2KC_CHECK_ARG(num_components >= 1 && num_components <= 16384 && component < num_components, "component %u of %u",
+                   unsigned{component}, num_components);
     if (num_components < 257)
         w.u8(static_cast<uint8_t>(component));
     else
@@ -44,9 +44,8 @@ void write_component_index(ByteWriter &w, uint16_t component, uint32_t num_compo
 void write_spco(ByteWriter &w, const ComponentCoding &c)
 {
     J2KC_CHECK_ARG(c.levels <= kMaxLevels, "%u decomposition levels", c.levels);
-    J2KC_CHECK_ARG(c.cblk_width_log2 >= 2 && c.cblk_height_log2 >= 2 &&
-                       c.cblk_width_log2 + c.cblk_height_log2 <= 12 && c.cblk_width_log2 <= 10 &&
-                       c.cblk_height_log2 <= 10,
+    J2KC_CHECK_ARG(c.cblk_width_log2 >= 2 && c.cblk_height_log2 >= 2 && c.cblk_width_log2 + c.cblk_height_log2 <= 12 &&
+                       c.cblk_width_log2 <= 10 && c.cblk_height_log2 <= 10,
                    "code-block 2^%u x 2^%u", c.cblk_width_log2, c.cblk_height_log2);
     w.u8(c.levels);
     w.u8(static_cast<uint8_t>(c.cblk_width_log2 - 2));
@@ -65,17 +64,15 @@ void write_spco(ByteWriter &w, const ComponentCoding &c)
 
 void write_quant_body(ByteWriter &w, const Quantization &q)
 {
-    J2KC_CHECK_ARG(q.style <= Quantization::kScalarExpounded, "quantisation style %d",
-                   int{q.style});
+    J2KC_CHECK_ARG(q.style <= Quantization::kScalarExpounded, "quantisation style %d", int{q.style});
     J2KC_CHECK_ARG(q.guard_bits <= 7, "%u guard bits (0..7)", q.guard_bits);
-    J2KC_CHECK_ARG(!q.steps.empty() && q.steps.size() <= 3 * kMaxLevels + 1,
-                   "%zu quantisation steps", q.steps.size());
+    J2KC_CHECK_ARG(!q.steps.empty() && q.steps.size() <= 3 * kMaxLevels + 1, "%zu quantisation steps", q.steps.size());
     w.u8(static_cast<uint8_t>(q.guard_bits << 5 | q.style));
     const size_t n = q.style == Quantization::kScalarDerived ? 1 : q.steps.size();
     for (size_t i = 0; i < n; ++i) {
         const QuantStep &s = q.steps[i];
-        J2KC_CHECK_ARG(s.exponent <= 31 && s.mantissa <= 2047, "step %zu: exponent %u mantissa %u",
-                       i, s.exponent, unsigned{s.mantissa});
+        J2KC_CHECK_ARG(s.exponent <= 31 && s.mantissa <= 2047, "step %zu: exponent %u mantissa %u", i, s.exponent,
+                       unsigned{s.mantissa});
         if (q.style == Quantization::kNone)
             w.u8(static_cast<uint8_t>(s.exponent << 3));
         else
@@ -85,8 +82,8 @@ void write_quant_body(ByteWriter &w, const Quantization &q)
 
 /** PLT/PPT-style split: Z byte, then payload bytes up to the segment limit. */
 template <typename Chunker>
-void write_split(ByteWriter &w, uint16_t marker, unsigned &z, Chunker &&next_chunk_size,
-                 const uint8_t *payload, size_t size)
+void write_split(ByteWriter &w, uint16_t marker, unsigned &z, Chunker &&next_chunk_size, const uint8_t *payload,
+                 size_t size)
 {
     size_t pos = 0;
     do {
@@ -110,16 +107,13 @@ void write_siz(ByteWriter &w, const ImageSize &s)
 {
     const size_t csiz = s.components.size();
     J2KC_CHECK_ARG(csiz >= 1 && csiz <= 16384, "%zu components", csiz);
-    J2KC_CHECK_ARG(s.width > s.x0 && s.height > s.y0 && s.tile_width && s.tile_height &&
-                       s.tile_x0 <= s.x0 && s.tile_y0 <= s.y0 &&
-                       uint64_t{s.tile_x0} + s.tile_width > s.x0 &&
+    J2KC_CHECK_ARG(s.width > s.x0 && s.height > s.y0 && s.tile_width && s.tile_height && s.tile_x0 <= s.x0 &&
+                       s.tile_y0 <= s.y0 && uint64_t{s.tile_x0} + s.tile_width > s.x0 &&
                        uint64_t{s.tile_y0} + s.tile_height > s.y0,
                    "inconsistent image/tile geometry");
     const size_t at = begin_segment(w, kSIZ);
     w.u16(s.rsiz);
-    for (uint32_t v : {s.width, s.height, s.x0, s.y0, s.tile_width, s.tile_height, s.tile_x0,
-                       s.tile_y0})
-        w.u32(v);
+    for (uint32_t v : {s.width, s.height, s.x0, s.y0, s.tile_width, s.tile_height, s.tile_x0, s.tile_y0}) w.u32(v);
     w.u16(static_cast<uint16_t>(csiz));
     for (const ComponentSize &c : s.components) {
         J2KC_CHECK_ARG(c.precision >= 1 && c.precision <= 38 && c.dx >= 1 && c.dy >= 1,
@@ -135,8 +129,7 @@ void write_cap(ByteWriter &w, uint32_t pcap, const std::vector<uint16_t> &ccap)
 {
     size_t bits = 0;
     for (uint32_t v = pcap; v; v &= v - 1) ++bits;
-    J2KC_CHECK_ARG(ccap.size() == bits, "Pcap 0x%08X needs %zu Ccap words, %zu given", pcap, bits,
-                   ccap.size());
+    J2KC_CHECK_ARG(ccap.size() == bits, "Pcap 0x%08X needs %zu Ccap words, %zu given", pcap, bits, ccap.size());
     const size_t at = begin_segment(w, kCAP);
     w.u32(pcap);
     for (uint16_t c : ccap) w.u16(c);
@@ -145,12 +138,10 @@ void write_cap(ByteWriter &w, uint32_t pcap, const std::vector<uint16_t> &ccap)
 
 void write_cod(ByteWriter &w, const CodingStyle &cod)
 {
-    J2KC_CHECK_ARG(cod.progression <= 4 && cod.layers >= 1 && cod.mct <= 1,
-                   "progression %u, %u layers, MCT %u", cod.progression, unsigned{cod.layers},
-                   cod.mct);
+    J2KC_CHECK_ARG(cod.progression <= 4 && cod.layers >= 1 && cod.mct <= 1, "progression %u, %u layers, MCT %u",
+                   cod.progression, unsigned{cod.layers}, cod.mct);
     const size_t at = begin_segment(w, kCOD);
-    w.u8(static_cast<uint8_t>((cod.component.precincts_defined ? 1 : 0) | (cod.sop ? 2 : 0) |
-                              (cod.eph ? 4 : 0)));
+    w.u8(static_cast<uint8_t>((cod.component.precincts_defined ? 1 : 0) | (cod.sop ? 2 : 0) | (cod.eph ? 4 : 0)));
     w.u8(cod.progression);
     w.u16(cod.layers);
     w.u8(cod.mct);
@@ -158,8 +149,7 @@ void write_cod(ByteWriter &w, const CodingStyle &cod)
     end_segment(w, at);
 }
 
-void write_coc(ByteWriter &w, uint16_t component, const ComponentCoding &coding,
-               uint32_t num_components)
+void write_coc(ByteWriter &w, uint16_t component, const ComponentCoding &coding, uint32_t num_components)
 {
     const size_t at = begin_segment(w, kCOC);
     write_component_index(w, component, num_components);
@@ -192,23 +182,19 @@ void write_rgn(ByteWriter &w, uint16_t component, uint8_t shift, uint32_t num_co
     end_segment(w, at);
 }
 
-void write_poc(ByteWriter &w, const std::vector<ProgressionChange> &entries,
-               uint32_t num_components)
+void write_poc(ByteWriter &w, const std::vector<ProgressionChange> &entries, uint32_t num_components)
 {
     J2KC_CHECK_ARG(!entries.empty(), "POC without entries");
-    J2KC_CHECK_ARG(num_components >= 1 && num_components <= 16384, "%u components",
-                   num_components);
+    J2KC_CHECK_ARG(num_components >= 1 && num_components <= 16384, "%u components", num_components);
     const bool wide = num_components >= 257;
     const uint32_t top = wide ? 16384 : 256;
     const size_t at = begin_segment(w, kPOC);
     for (const ProgressionChange &p : entries) {
-        J2KC_CHECK_ARG(p.progression <= 4 && p.resolution_start < p.resolution_end &&
-                           p.resolution_end <= 33 && p.component_start < p.component_end &&
-                           p.component_end <= top && p.layer_end >= 1 &&
+        J2KC_CHECK_ARG(p.progression <= 4 && p.resolution_start < p.resolution_end && p.resolution_end <= 33 &&
+                           p.component_start < p.component_end && p.component_end <= top && p.layer_end >= 1 &&
                            p.component_start < num_components,
-                       "POC entry r %u..%u c %u..%u l ..%u p %u", p.resolution_start,
-                       p.resolution_end, unsigned{p.component_start}, unsigned{p.component_end},
-                       unsigned{p.layer_end}, p.progression);
+                       "POC entry r %u..%u c %u..%u l ..%u p %u", p.resolution_start, p.resolution_end,
+                       unsigned{p.component_start}, unsigned{p.component_end}, unsigned{p.layer_end}, p.progression);
         const uint32_t ce = p.component_end == top ? 0 : p.component_end;
         w.u8(p.resolution_start);
         w.uint_n(p.component_start, wide ? 2 : 1);
@@ -233,8 +219,7 @@ void write_crg(ByteWriter &w, const std::vector<std::pair<uint16_t, uint16_t>> &
 
 size_t tlm_bytes(size_t entries, int st, int sp)
 {
-    const size_t segments = std::max<size_t>(1, (entries + kTlmEntriesPerSegment - 1) /
-                                                    kTlmEntriesPerSegment);
+    const size_t segments = std::max<size_t>(1, (entries + kTlmEntriesPerSegment - 1) / kTlmEntriesPerSegment);
     return segments * 6 + entries * tlm_entry_bytes(st, sp);
 }
 
@@ -254,8 +239,7 @@ size_t write_tlm(ByteWriter &w, const std::vector<TilePartLength> &entries, int 
     J2KC_CHECK_ARG(st != 1 || max_tile < 256, "TLM ST 1 cannot name tile %u", max_tile);
     J2KC_CHECK_ARG(sp == 1 || max_len <= 65535, "TLM SP 0 cannot hold length %u", max_len);
     const size_t segments = (entries.size() + kTlmEntriesPerSegment - 1) / kTlmEntriesPerSegment;
-    J2KC_CHECK_ARG(segments <= 256, "%zu TLM entries need more than 256 segments",
-                   entries.size());
+    J2KC_CHECK_ARG(segments <= 256, "%zu TLM entries need more than 256 segments", entries.size());
     const size_t start = w.size();
     size_t i = 0;
     for (size_t z = 0; z < std::max<size_t>(segments, 1); ++z) {
@@ -333,8 +317,7 @@ unsigned write_ppt(ByteWriter &w, const std::vector<uint8_t> &packet_headers, un
 {
     unsigned z = first_z;
     write_split(
-        w, kPPT, z,
-        [&](size_t pos, size_t room) { return std::min(room, packet_headers.size() - pos); },
+        w, kPPT, z, [&](size_t pos, size_t room) { return std::min(room, packet_headers.size() - pos); },
         packet_headers.data(), packet_headers.size());
     return z;
 }
@@ -363,8 +346,7 @@ size_t write_sot(ByteWriter &w, uint16_t tile, uint8_t part, uint8_t parts, uint
 
 void patch_sot_psot(ByteWriter &w, size_t sot_offset, uint32_t psot)
 {
-    J2KC_CHECK_ARG(sot_offset + 12 <= w.size() && w.buffer()[sot_offset] == 0xFF &&
-                       w.buffer()[sot_offset + 1] == 0x90,
+    J2KC_CHECK_ARG(sot_offset + 12 <= w.size() && w.buffer()[sot_offset] == 0xFF && w.buffer()[sot_offset + 1] == 0x90,
                    "no SOT at offset %zu", sot_offset);
     J2KC_CHECK_ARG(psot == 0 || psot >= 14, "Psot %u < 14", psot);
     w.patch_u32(sot_offset + 6, psot);

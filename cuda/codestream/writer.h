@@ -26,8 +26,7 @@ void write_cap(ByteWriter &w, uint32_t pcap, const std::vector<uint16_t> &ccap);
 /** @brief COD (A.6.1); precinct bytes written when cod.component.precincts_defined. */
 void write_cod(ByteWriter &w, const CodingStyle &cod);
 /** @brief COC (A.6.2); component index in 1 byte when num_components < 257, else 2. */
-void write_coc(ByteWriter &w, uint16_t component, const ComponentCoding &coding,
-               uint32_t num_components);
+void write_coc(ByteWriter &w, uint16_t component, const ComponentCoding &coding, uint32_t num_components);
 /** @brief QCD (A.6.4): all of q.steps (just steps[0] for derived quantisation). */
 void write_qcd(ByteWriter &w, const Quantization &q);
 /** @brief QCC (A.6.5). */
@@ -35,8 +34,7 @@ void write_qcc(ByteWriter &w, uint16_t component, const Quantization &q, uint32_
 /** @brief RGN (A.6.3), implicit ROI style (Srgn 0). */
 void write_rgn(ByteWriter &w, uint16_t component, uint8_t shift, uint32_t num_components);
 /** @brief POC (A.6.6); component_end == 256 (or 16384 when wide) is written as 0. */
-void write_poc(ByteWriter &w, const std::vector<ProgressionChange> &entries,
-               uint32_t num_components);
+void write_poc(ByteWriter &w, const std::vector<ProgressionChange> &entries, uint32_t num_components);
 /** @brief CRG (A.9.1): one (Xcrg, Ycrg) pair per component. */
 void write_crg(ByteWriter &w, const std::vector<std::pair<uint16_t, uint16_t>> &offsets);
 
@@ -52,8 +50,7 @@ constexpr size_t kTlmEntriesPerSegment = 255;
  * from the entries when -1 (st 1 if every tile < 256, else 2; sp 1 if any
  * length > 65535). st 0 requires entry i to be tile i. Returns the bytes written.
  */
-size_t write_tlm(ByteWriter &w, const std::vector<TilePartLength> &entries, int st = -1,
-                 int sp = -1);
+size_t write_tlm(ByteWriter &w, const std::vector<TilePartLength> &entries, int st = -1, int sp = -1);
 /** @brief Bytes write_tlm will take for n entries with explicit st/sp (to reserve space). */
 size_t tlm_bytes(size_t entries, int st, int sp);
 
@@ -62,8 +59,7 @@ void write_plt(ByteWriter &w, const std::vector<uint32_t> &packet_lengths);
 /** @brief PPM (A.7.4): Nppm + Ippm per tile-part (codestream order), split at Lppm 65535. */
 void write_ppm(ByteWriter &w, const std::vector<std::vector<uint8_t>> &tile_part_headers);
 /** @brief PPT (A.7.5) for one tile-part, split at Lppt 65535, Zppt from first_z; returns next Z. */
-unsigned write_ppt(ByteWriter &w, const std::vector<uint8_t> &packet_headers,
-                   unsigned first_z = 0);
+unsigned write_ppt(ByteWriter &w, const std::vector<uint8_t> &packet_headers, unsigned first_z = 0);
 /** @brief COM (A.9.2), Rcom 1 (Latin text). */
 void write_com(ByteWriter &w, const std::string &text);
 

@@ -145,8 +145,8 @@ void inverse_gpu(const T *const *planes, const size_t *strides, const SampleForm
 
 }  // namespace
 
-void color_forward_gpu(const j2kc_component *c, uint32_t count, bool mct, int32_t *const *planes,
-                       const size_t *strides, void *stream)
+void color_forward_gpu(const j2kc_component *c, uint32_t count, bool mct, int32_t *const *planes, const size_t *strides,
+                       void *stream)
 {
     forward_gpu(c, count, mct, planes, strides, stream);
 }

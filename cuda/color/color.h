@@ -63,11 +63,11 @@ void color_forward_ref(const j2kc_component *components, uint32_t count, bool mc
  * @brief Decoder: int32 planes (formats `source`) -> inverse RCT (if mct) ->
  * level shift, clip, pack into `out` (out[i].width x out[i].height samples).
  */
-void color_inverse_ref(const int32_t *const *planes, const size_t *strides, const SampleFormat *source,
-                       uint32_t count, bool mct, const j2kc_component *out);
+void color_inverse_ref(const int32_t *const *planes, const size_t *strides, const SampleFormat *source, uint32_t count,
+                       bool mct, const j2kc_component *out);
 /** @brief Decoder: float planes -> inverse ICT (if mct) -> round, shift, clip, pack. */
-void color_inverse_ref(const float *const *planes, const size_t *strides, const SampleFormat *source,
-                       uint32_t count, bool mct, const j2kc_component *out);
+void color_inverse_ref(const float *const *planes, const size_t *strides, const SampleFormat *source, uint32_t count,
+                       bool mct, const j2kc_component *out);
 
 /* ---- CUDA (color.cu): same contracts, device data, asynchronous on `stream` ---- */
 
@@ -76,9 +76,9 @@ void color_forward_gpu(const j2kc_component *components, uint32_t count, bool mc
                        const size_t *strides, void *stream);
 void color_forward_gpu(const j2kc_component *components, uint32_t count, bool mct, float *const *planes,
                        const size_t *strides, void *stream);
-void color_inverse_gpu(const int32_t *const *planes, const size_t *strides, const SampleFormat *source,
-                       uint32_t count, bool mct, const j2kc_component *out, void *stream);
-void color_inverse_gpu(const float *const *planes, const size_t *strides, const SampleFormat *source,
-                       uint32_t count, bool mct, const j2kc_component *out, void *stream);
+void color_inverse_gpu(const int32_t *const *planes, const size_t *strides, const SampleFormat *source, uint32_t count,
+                       bool mct, const j2kc_component *out, void *stream);
+void color_inverse_gpu(const float *const *planes, const size_t *strides, const SampleFormat *source, uint32_t count,
+                       bool mct, const j2kc_component *out, void *stream);
 
 }  // namespace j2kc

@@ -15,8 +15,7 @@ void check_component_layout(const j2kc_component &c)
                    "component: %u bytes per sample (1, 2 or 4)", c.bytes_per_sample);
     J2KC_CHECK_ARG(c.precision >= 1 && c.precision <= 32, "component: precision %u (1..32)", c.precision);
     J2KC_CHECK_ARG(uint32_t{c.precision} + c.shift <= 8u * c.bytes_per_sample,
-                   "component: %u bits at shift %u do not fit %u bytes", c.precision, c.shift,
-                   c.bytes_per_sample);
+                   "component: %u bits at shift %u do not fit %u bytes", c.precision, c.shift, c.bytes_per_sample);
     J2KC_CHECK_ARG(c.width <= 1 || c.sample_stride >= c.bytes_per_sample, "component: sample stride %u < %u bytes",
                    c.sample_stride, c.bytes_per_sample);
     J2KC_CHECK_ARG(uint64_t{c.width} * c.height == 0 || c.data != 0, "component: no data");
@@ -40,9 +39,15 @@ void check_format(SampleFormat f)
 template <class T>
 T to_plane(int32_t v);
 template <>
-int32_t to_plane<int32_t>(int32_t v) { return v; }
+int32_t to_plane<int32_t>(int32_t v)
+{
+    return v;
+}
 template <>
-float to_plane<float>(int32_t v) { return static_cast<float>(v); }
+float to_plane<float>(int32_t v)
+{
+    return static_cast<float>(v);
+}
 
 int32_t to_int(int32_t v) { return v; }
 int32_t to_int(float v) { return float_to_sample(v); }
@@ -75,8 +80,10 @@ void mct_planes(T *const planes[3], size_t stride, uint32_t w, uint32_t h, bool 
     for (uint32_t y = 0; y < h; ++y)
         for (uint32_t x = 0; x < w; ++x) {
             const size_t i = y * stride + x;
-            if (fwd) mct_forward(planes[0][i], planes[1][i], planes[2][i]);
-            else mct_inverse(planes[0][i], planes[1][i], planes[2][i]);
+            if (fwd)
+                mct_forward(planes[0][i], planes[1][i], planes[2][i]);
+            else
+                mct_inverse(planes[0][i], planes[1][i], planes[2][i]);
         }
 }
 
@@ -135,10 +142,22 @@ void pack_component(const float *plane, size_t stride, SampleFormat source, cons
     pack(plane, stride, source, out);
 }
 
-void rct_forward(int32_t *const planes[3], size_t stride, uint32_t w, uint32_t h) { mct_planes(planes, stride, w, h, true); }
-void rct_inverse(int32_t *const planes[3], size_t stride, uint32_t w, uint32_t h) { mct_planes(planes, stride, w, h, false); }
-void ict_forward(float *const planes[3], size_t stride, uint32_t w, uint32_t h) { mct_planes(planes, stride, w, h, true); }
-void ict_inverse(float *const planes[3], size_t stride, uint32_t w, uint32_t h) { mct_planes(planes, stride, w, h, false); }
+void rct_forward(int32_t *const planes[3], size_t stride, uint32_t w, uint32_t h)
+{
+    mct_planes(planes, stride, w, h, true);
+}
+void rct_inverse(int32_t *const planes[3], size_t stride, uint32_t w, uint32_t h)
+{
+    mct_planes(planes, stride, w, h, false);
+}
+void ict_forward(float *const planes[3], size_t stride, uint32_t w, uint32_t h)
+{
+    mct_planes(planes, stride, w, h, true);
+}
+void ict_inverse(float *const planes[3], size_t stride, uint32_t w, uint32_t h)
+{
+    mct_planes(planes, stride, w, h, false);
+}
 
 void color_forward_ref(const j2kc_component *c, uint32_t count, bool mct, int32_t *const *planes, const size_t *strides)
 {

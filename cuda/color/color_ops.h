@@ -101,8 +101,8 @@ J2KC_HD int32_t unpack_sample(const j2kc_component &c, uint32_t x, uint32_t y)
     const int64_t half = int64_t{1} << (c.precision - 1);
     // Both cases are "field - 2^(P-1)" read in offset binary; for signed data
     // the field is two's complement, so flip the sign bit first.
-    const int64_t offset_binary = c.is_signed ? static_cast<int64_t>(field ^ static_cast<uint64_t>(half))
-                                              : static_cast<int64_t>(field);
+    const int64_t offset_binary =
+        c.is_signed ? static_cast<int64_t>(field ^ static_cast<uint64_t>(half)) : static_cast<int64_t>(field);
     return static_cast<int32_t>(offset_binary - half);
 }
 
@@ -120,8 +120,10 @@ J2KC_HD void pack_sample(int32_t v, SampleFormat src, const j2kc_component &out,
     int64_t u = int64_t{v} + half;
     const int64_t top = static_cast<int64_t>(precision_mask(src.precision));
     u = u < 0 ? 0 : (u > top ? top : u);
-    if (out.precision >= src.precision) u <<= (out.precision - src.precision);
-    else u >>= (src.precision - out.precision);
+    if (out.precision >= src.precision)
+        u <<= (out.precision - src.precision);
+    else
+        u >>= (src.precision - out.precision);
     uint64_t field = static_cast<uint64_t>(u);
     if (out.is_signed) field ^= uint64_t{1} << (out.precision - 1);  // offset binary -> two's complement
     const uint32_t word = static_cast<uint32_t>((field & precision_mask(out.precision)) << out.shift);
@@ -159,10 +161,8 @@ J2KC_HD void rct_inverse_sample(int32_t y, int32_t u, int32_t v, int32_t &r, int
 J2KC_HD void ict_forward_sample(float r, float g, float b, float &y, float &cb, float &cr)
 {
     y = color_fadd(color_fadd(color_fmul(0.299001724f, r), color_fmul(0.58700031f, g)), color_fmul(0.113997981f, b));
-    cb = color_fadd(color_fsub(color_fmul(-0.16873686f, r), color_fmul(0.331264287f, g)),
-                    color_fmul(0.500001132f, b));
-    cr = color_fsub(color_fsub(color_fmul(0.499998778f, r), color_fmul(0.41868782f, g)),
-                    color_fmul(0.0813109726f, b));
+    cb = color_fadd(color_fsub(color_fmul(-0.16873686f, r), color_fmul(0.331264287f, g)), color_fmul(0.500001132f, b));
+    cr = color_fsub(color_fsub(color_fmul(0.499998778f, r), color_fmul(0.41868782f, g)), color_fmul(0.0813109726f, b));
 }
 J2KC_HD void ict_inverse_sample(float y, float cb, float cr, float &r, float &g, float &b)
 {

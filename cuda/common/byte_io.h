@@ -26,17 +26,25 @@ public:
 
     void need(size_t n) const
     {
-        J2KC_CHECK_DATA(n <= remaining(), "truncated data: need %zu bytes at offset %zu, have %zu",
-                        n, pos_, remaining());
+        J2KC_CHECK_DATA(n <= remaining(), "truncated data: need %zu bytes at offset %zu, have %zu", n, pos_,
+                        remaining());
     }
     void seek(size_t pos)
     {
         J2KC_CHECK_DATA(pos <= size_, "seek past end (%zu > %zu)", pos, size_);
         pos_ = pos;
     }
-    void skip(size_t n) { need(n); pos_ += n; }
+    void skip(size_t n)
+    {
+        need(n);
+        pos_ += n;
+    }
 
-    uint8_t u8() { need(1); return data_[pos_++]; }
+    uint8_t u8()
+    {
+        need(1);
+        return data_[pos_++];
+    }
     uint16_t u16()
     {
         need(2);
@@ -47,12 +55,16 @@ public:
     uint32_t u32()
     {
         need(4);
-        uint32_t v = uint32_t{data_[pos_]} << 24 | uint32_t{data_[pos_ + 1]} << 16 |
-                     uint32_t{data_[pos_ + 2]} << 8 | data_[pos_ + 3];
+        uint32_t v = uint32_t{data_[pos_]} << 24 | uint32_t{data_[pos_ + 1]} << 16 | uint32_t{data_[pos_ + 2]} << 8 |
+                     data_[pos_ + 3];
         pos_ += 4;
         return v;
     }
-    uint64_t u64() { uint64_t hi = u32(); return hi << 32 | u32(); }
+    uint64_t u64()
+    {
+        uint64_t hi = u32();
+        return hi << 32 | u32();
+    }
     /** Unsigned big-endian integer of n bytes (0..8). */
     uint64_t uint_n(unsigned n)
     {
@@ -75,8 +87,16 @@ private:
 class ByteWriter {
 public:
     void u8(uint8_t v) { buf_.push_back(v); }
-    void u16(uint16_t v) { u8(static_cast<uint8_t>(v >> 8)); u8(static_cast<uint8_t>(v)); }
-    void u32(uint32_t v) { u16(static_cast<uint16_t>(v >> 16)); u16(static_cast<uint16_t>(v)); }
+    void u16(uint16_t v)
+    {
+        u8(static_cast<uint8_t>(v >> 8));
+        u8(static_cast<uint8_t>(v));
+    }
+    void u32(uint32_t v)
+    {
+        u16(static_cast<uint16_t>(v >> 16));
+        u16(static_cast<uint16_t>(v));
+    }
     void uint_n(uint64_t v, unsigned n)
     {
         for (unsigned i = n; i-- > 0;) u8(static_cast<uint8_t>(v >> (8 * i)));

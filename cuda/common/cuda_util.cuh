@@ -90,7 +90,10 @@ public:
         return ptr_;
     }
     template <typename T>
-    T *as() const { return static_cast<T *>(ptr_); }
+    T *as() const
+    {
+        return static_cast<T *>(ptr_);
+    }
     size_t size() const { return size_; }
 
 private:
@@ -190,7 +193,8 @@ private:
                 d.status = cudaGetDriverEntryPointByVersion("cuCtxPopCurrent", &pop, 12000, cudaEnableDefault, &q2);
 #else
             d.status = cudaGetDriverEntryPoint("cuCtxPushCurrent", &push, cudaEnableDefault, &q1);
-            if (d.status == cudaSuccess) d.status = cudaGetDriverEntryPoint("cuCtxPopCurrent", &pop, cudaEnableDefault, &q2);
+            if (d.status == cudaSuccess)
+                d.status = cudaGetDriverEntryPoint("cuCtxPopCurrent", &pop, cudaEnableDefault, &q2);
 #endif
             if (d.status == cudaSuccess && (q1 != cudaDriverEntryPointSuccess || q2 != cudaDriverEntryPointSuccess))
                 d.status = cudaErrorSymbolNotFound;

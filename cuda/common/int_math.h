@@ -19,14 +19,14 @@ J2KC_HD uint32_t ceil_div_pow2(uint32_t a, uint32_t s)
     return static_cast<uint32_t>((static_cast<uint64_t>(a) + ((uint64_t{1} << s) - 1)) >> s);
 }
 /** floor(a / 2^s) */
-J2KC_HD uint32_t floor_div_pow2(uint32_t a, uint32_t s)
-{
-    return s >= 32 ? 0 : a >> s;
-}
+J2KC_HD uint32_t floor_div_pow2(uint32_t a, uint32_t s) { return s >= 32 ? 0 : a >> s; }
 J2KC_HD int floor_log2(uint32_t v)
 {
     int r = -1;
-    while (v) { v >>= 1; ++r; }
+    while (v) {
+        v >>= 1;
+        ++r;
+    }
     return r;
 }
 

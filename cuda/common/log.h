@@ -19,7 +19,8 @@ struct Logger {
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
 #endif
-    void log(int level, const char *format, ...) const
+    void
+    log(int level, const char *format, ...) const
     {
         if (!fn) return;
         char message[1024];

@@ -29,8 +29,8 @@ template <typename T>
 size_t scan_exclusive_sum_temp_bytes(uint32_t n)
 {
     size_t bytes = 0;
-    check_cuda(cub::DeviceScan::ExclusiveSum(nullptr, bytes, static_cast<const T *>(nullptr),
-                                             static_cast<T *>(nullptr), static_cast<int>(n)),
+    check_cuda(cub::DeviceScan::ExclusiveSum(nullptr, bytes, static_cast<const T *>(nullptr), static_cast<T *>(nullptr),
+                                             static_cast<int>(n)),
                "cub::DeviceScan::ExclusiveSum (size query)");
     return bytes;
 }

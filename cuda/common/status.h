@@ -16,8 +16,7 @@ namespace j2kc {
 
 class Error : public std::runtime_error {
 public:
-    Error(j2kc_status status, const std::string &message)
-        : std::runtime_error(message), status_(status) {}
+    Error(j2kc_status status, const std::string &message) : std::runtime_error(message), status_(status) {}
     j2kc_status status() const { return status_; }
 
 private:
@@ -29,7 +28,8 @@ private:
 #if defined(__GNUC__)
 __attribute__((format(printf, 2, 3)))
 #endif
-inline void fail(j2kc_status status, const char *format, ...)
+inline void
+fail(j2kc_status status, const char *format, ...)
 {
     char message[512];
     va_list args;
@@ -42,14 +42,22 @@ inline void fail(j2kc_status status, const char *format, ...)
 }  // namespace j2kc
 
 /** Fails with INVALID_DATA: the codestream broke a rule of the standard. */
-#define J2KC_CHECK_DATA(cond, ...) \
-    do { if (!(cond)) ::j2kc::fail(J2KC_ERR_INVALID_DATA, __VA_ARGS__); } while (0)
+#define J2KC_CHECK_DATA(cond, ...)                                     \
+    do {                                                               \
+        if (!(cond)) ::j2kc::fail(J2KC_ERR_INVALID_DATA, __VA_ARGS__); \
+    } while (0)
 /** Fails with INVALID_ARG: the caller asked for something impossible. */
-#define J2KC_CHECK_ARG(cond, ...) \
-    do { if (!(cond)) ::j2kc::fail(J2KC_ERR_INVALID_ARG, __VA_ARGS__); } while (0)
+#define J2KC_CHECK_ARG(cond, ...)                                     \
+    do {                                                              \
+        if (!(cond)) ::j2kc::fail(J2KC_ERR_INVALID_ARG, __VA_ARGS__); \
+    } while (0)
 /** Fails with UNSUPPORTED: legal, but not handled by this build. */
-#define J2KC_CHECK_SUPPORTED(cond, ...) \
-    do { if (!(cond)) ::j2kc::fail(J2KC_ERR_UNSUPPORTED, __VA_ARGS__); } while (0)
+#define J2KC_CHECK_SUPPORTED(cond, ...)                               \
+    do {                                                              \
+        if (!(cond)) ::j2kc::fail(J2KC_ERR_UNSUPPORTED, __VA_ARGS__); \
+    } while (0)
 /** Fails with LIMIT: a configured resource limit would be exceeded. */
-#define J2KC_CHECK_LIMIT(cond, ...) \
-    do { if (!(cond)) ::j2kc::fail(J2KC_ERR_LIMIT, __VA_ARGS__); } while (0)
+#define J2KC_CHECK_LIMIT(cond, ...)                             \
+    do {                                                        \
+        if (!(cond)) ::j2kc::fail(J2KC_ERR_LIMIT, __VA_ARGS__); \
+    } while (0)

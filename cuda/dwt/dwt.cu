@@ -55,8 +55,7 @@ __device__ __forceinline__ float scale_fwd(float v, const DwtRun &r, bool high)
 
 /** One lifting step along columns: rows y = first + 2j of a w x h region. */
 template <class T, int Kind>
-__global__ void dwt_lift_columns_kernel(T *data, size_t stride, uint32_t w, uint32_t h, uint32_t first,
-                                        float c)
+__global__ void dwt_lift_columns_kernel(T *data, size_t stride, uint32_t w, uint32_t h, uint32_t first, float c)
 {
     const uint32_t x = blockIdx.x * blockDim.x + threadIdx.x;
     if (x >= w) return;
@@ -141,8 +140,8 @@ struct ForwardRowSteps<float> {
  * src rows interleaved -> dst rows low|high.
  */
 template <class T>
-__global__ void dwt_rows_kernel(const T *src, size_t src_stride, T *dst, size_t dst_stride, uint32_t w,
-                                uint32_t h, uint32_t x0)
+__global__ void dwt_rows_kernel(const T *src, size_t src_stride, T *dst, size_t dst_stride, uint32_t w, uint32_t h,
+                                uint32_t x0)
 {
     extern __shared__ __align__(16) unsigned char smem_raw[];
     T *s = reinterpret_cast<T *>(smem_raw);
@@ -188,8 +187,10 @@ void lift_rows(T *data, size_t stride, uint32_t w, uint32_t h, uint32_t first, f
 template <class T, int Kind>
 void lift_axis(T *data, size_t stride, uint32_t w, uint32_t h, int axis, uint32_t first, float c, cudaStream_t st)
 {
-    if (axis == 1) lift_columns<T, Kind>(data, stride, w, h, first, c, st);
-    else lift_rows<T, Kind>(data, stride, w, h, first, c, st);
+    if (axis == 1)
+        lift_columns<T, Kind>(data, stride, w, h, first, c, st);
+    else
+        lift_rows<T, Kind>(data, stride, w, h, first, c, st);
 }
 
 /** All forward lifting steps along one axis, as separate global passes. */
@@ -215,8 +216,7 @@ void split(const T *src, size_t ss, T *dst, size_t ds, uint32_t w, uint32_t h, i
 
 /** Runs a shared-memory forward row transform when the row fits; false otherwise. */
 template <class T>
-bool rows_in_shared(const T *src, size_t ss, T *dst, size_t ds, uint32_t w, uint32_t h, uint32_t x0,
-                    cudaStream_t st)
+bool rows_in_shared(const T *src, size_t ss, T *dst, size_t ds, uint32_t w, uint32_t h, uint32_t x0, cudaStream_t st)
 {
     int device = 0, optin = 0;
     check_cuda(cudaGetDevice(&device), "DWT: cudaGetDevice");
@@ -310,8 +310,8 @@ void dwt53_forward_gpu(int32_t *data, size_t stride, const Rect &rect, int level
 {
     forward_gpu<int32_t>(data, stride, rect, levels, scratch, stream);
 }
-void dwt53_inverse_gpu(int32_t *data, size_t stride, const Rect &rect, int levels, int levels_to_skip,
-                       void *scratch, void *stream)
+void dwt53_inverse_gpu(int32_t *data, size_t stride, const Rect &rect, int levels, int levels_to_skip, void *scratch,
+                       void *stream)
 {
     inverse_gpu<int32_t>(data, stride, rect, levels, levels_to_skip, scratch, stream);
 }
@@ -319,8 +319,8 @@ void dwt97_forward_gpu(float *data, size_t stride, const Rect &rect, int levels,
 {
     forward_gpu<float>(data, stride, rect, levels, scratch, stream);
 }
-void dwt97_inverse_gpu(float *data, size_t stride, const Rect &rect, int levels, int levels_to_skip,
-                       void *scratch, void *stream)
+void dwt97_inverse_gpu(float *data, size_t stride, const Rect &rect, int levels, int levels_to_skip, void *scratch,
+                       void *stream)
 {
     inverse_gpu<float>(data, stride, rect, levels, levels_to_skip, scratch, stream);
 }

@@ -39,15 +39,13 @@ void dwt53_forward(int32_t *data, size_t stride, const Rect &rect, int levels);
  * resolution levels - levels_to_skip (rect dwt_resolution_rect(rect, levels,
  * levels - levels_to_skip)) reconstructed at the top-left of data.
  */
-void dwt53_inverse(int32_t *data, size_t stride, const Rect &rect, int levels,
-                   int levels_to_skip = 0);
+void dwt53_inverse(int32_t *data, size_t stride, const Rect &rect, int levels, int levels_to_skip = 0);
 
 /** @brief Forward 9/7 (float, F-8 lifting, low *1/K, high *K), in place. */
 void dwt97_forward(float *data, size_t stride, const Rect &rect, int levels);
 
 /** @brief Inverse 9/7 (F-7), same conventions as dwt53_inverse. */
-void dwt97_inverse(float *data, size_t stride, const Rect &rect, int levels,
-                   int levels_to_skip = 0);
+void dwt97_inverse(float *data, size_t stride, const Rect &rect, int levels, int levels_to_skip = 0);
 
 /* ---- CUDA (dwt.cu) ---------------------------------------------------- */
 
@@ -71,13 +69,11 @@ size_t dwt_gpu_inverse_scratch_bytes(const Rect &rect);
  * the stream; results equal the CPU reference bit for bit. Errors from the
  * CUDA runtime throw j2kc::Error(J2KC_ERR_CUDA).
  */
-void dwt53_forward_gpu(int32_t *data, size_t stride, const Rect &rect, int levels, void *scratch,
+void dwt53_forward_gpu(int32_t *data, size_t stride, const Rect &rect, int levels, void *scratch, void *stream);
+void dwt53_inverse_gpu(int32_t *data, size_t stride, const Rect &rect, int levels, int levels_to_skip, void *scratch,
                        void *stream);
-void dwt53_inverse_gpu(int32_t *data, size_t stride, const Rect &rect, int levels,
-                       int levels_to_skip, void *scratch, void *stream);
-void dwt97_forward_gpu(float *data, size_t stride, const Rect &rect, int levels, void *scratch,
+void dwt97_forward_gpu(float *data, size_t stride, const Rect &rect, int levels, void *scratch, void *stream);
+void dwt97_inverse_gpu(float *data, size_t stride, const Rect &rect, int levels, int levels_to_skip, void *scratch,
                        void *stream);
-void dwt97_inverse_gpu(float *data, size_t stride, const Rect &rect, int levels,
-                       int levels_to_skip, void *scratch, void *stream);
 
 }  // namespace j2kc

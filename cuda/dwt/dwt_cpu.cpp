@@ -107,20 +107,17 @@ constexpr uint32_t kLanes = 16;
 
 /** Forward 1-D over `lanes` adjacent columns (lanes = 1: one row): gather, lift, scatter split. */
 template <class F, uint32_t lanes>
-void run_forward(typename F::T *base, size_t step, uint32_t i0, uint32_t n,
-                 std::vector<typename F::T> &a)
+void run_forward(typename F::T *base, size_t step, uint32_t i0, uint32_t n, std::vector<typename F::T> &a)
 {
     const DwtRun r = dwt_run(i0, n);
-    for (uint32_t k = 0; k < n; ++k)
-        std::copy_n(base + k * step, lanes, a.data() + size_t{k} * lanes);
+    for (uint32_t k = 0; k < n; ++k) std::copy_n(base + k * step, lanes, a.data() + size_t{k} * lanes);
     F::template forward<lanes>(a.data(), r);
     for (uint32_t k = 0; k < n; ++k)
         std::copy_n(a.data() + size_t{k} * lanes, lanes, base + dwt_split_pos(r, k) * step);
 }
 
 template <class F, uint32_t lanes>
-void run_inverse(typename F::T *base, size_t step, uint32_t i0, uint32_t n,
-                 std::vector<typename F::T> &a)
+void run_inverse(typename F::T *base, size_t step, uint32_t i0, uint32_t n, std::vector<typename F::T> &a)
 {
     const DwtRun r = dwt_run(i0, n);
     for (uint32_t p = 0; p < n; ++p)

@@ -64,25 +64,13 @@ J2KC_HD float lift97_inv(float x, float left, float right, float c)
 /* 5/3 reversible steps; >> on int32 is an arithmetic shift (floor) on every
  * compiler we build with, which is the floor of F-5 and F-6. */
 /** F-6 first step: odd sample minus floor of half its even neighbours. */
-J2KC_HD int32_t lift53_predict_fwd(int32_t x, int32_t left, int32_t right)
-{
-    return x - ((left + right) >> 1);
-}
+J2KC_HD int32_t lift53_predict_fwd(int32_t x, int32_t left, int32_t right) { return x - ((left + right) >> 1); }
 /** F-6 second step: even sample plus floor((left + right + 2) / 4). */
-J2KC_HD int32_t lift53_update_fwd(int32_t x, int32_t left, int32_t right)
-{
-    return x + ((left + right + 2) >> 2);
-}
+J2KC_HD int32_t lift53_update_fwd(int32_t x, int32_t left, int32_t right) { return x + ((left + right + 2) >> 2); }
 /** F-5 first step (inverse of the update). */
-J2KC_HD int32_t lift53_update_inv(int32_t x, int32_t left, int32_t right)
-{
-    return x - ((left + right + 2) >> 2);
-}
+J2KC_HD int32_t lift53_update_inv(int32_t x, int32_t left, int32_t right) { return x - ((left + right + 2) >> 2); }
 /** F-5 second step (inverse of the predict). */
-J2KC_HD int32_t lift53_predict_inv(int32_t x, int32_t left, int32_t right)
-{
-    return x + ((left + right) >> 1);
-}
+J2KC_HD int32_t lift53_predict_inv(int32_t x, int32_t left, int32_t right) { return x + ((left + right) >> 1); }
 
 /**
  * One 1-D run of n samples whose first sample has coordinate i0 (F.3.1):
@@ -112,10 +100,7 @@ J2KC_HD uint32_t dwt_left(uint32_t k) { return k == 0 ? 1u : k - 1; }
 J2KC_HD uint32_t dwt_right(uint32_t k, uint32_t n) { return k + 1 >= n ? n - 2 : k + 1; }
 
 /** De-interleaved position of offset k: low-pass samples first, then high-pass. */
-J2KC_HD uint32_t dwt_split_pos(const DwtRun &r, uint32_t k)
-{
-    return dwt_is_high(r, k) ? r.nl + (k >> 1) : (k >> 1);
-}
+J2KC_HD uint32_t dwt_split_pos(const DwtRun &r, uint32_t k) { return dwt_is_high(r, k) ? r.nl + (k >> 1) : (k >> 1); }
 /** The inverse of dwt_split_pos: interleaved offset of de-interleaved position p. */
 J2KC_HD uint32_t dwt_merge_offset(const DwtRun &r, uint32_t p)
 {

@@ -22,8 +22,8 @@ int64_t ceil_shift(int64_t v, uint32_t s)
 
 Rect resolution_rect(const Rect &tc, uint32_t levels_above)
 {
-    return {ceil_div_pow2(tc.x0, levels_above), ceil_div_pow2(tc.y0, levels_above),
-            ceil_div_pow2(tc.x1, levels_above), ceil_div_pow2(tc.y1, levels_above)};
+    return {ceil_div_pow2(tc.x0, levels_above), ceil_div_pow2(tc.y0, levels_above), ceil_div_pow2(tc.x1, levels_above),
+            ceil_div_pow2(tc.y1, levels_above)};
 }
 
 /** Number of cells of a 2^s grid anchored at 0 that [a, b) touches. */
@@ -45,18 +45,15 @@ Rect intersect(const Rect &a, const Rect &b)
 Rect grid_cell(uint32_t i, uint32_t j, uint32_t sx, uint32_t sy)
 {
     auto clamp32 = [](uint64_t v) { return static_cast<uint32_t>(std::min<uint64_t>(v, UINT32_MAX)); };
-    return {clamp32(uint64_t{i} << sx), clamp32(uint64_t{j} << sy),
-            clamp32(uint64_t{i + 1} << sx), clamp32(uint64_t{j + 1} << sy)};
+    return {clamp32(uint64_t{i} << sx), clamp32(uint64_t{j} << sy), clamp32(uint64_t{i + 1} << sx),
+            clamp32(uint64_t{j + 1} << sy)};
 }
 
 void check_coding(const ComponentCoding &c, uint16_t component)
 {
-    J2KC_CHECK_DATA(c.levels <= kMaxLevels, "component %u: %u decomposition levels (max 32)",
-                    component, c.levels);
-    J2KC_CHECK_DATA(c.cblk_width_log2 >= 2 && c.cblk_height_log2 >= 2 &&
-                        c.cblk_width_log2 + c.cblk_height_log2 <= 12,
-                    "component %u: bad code-block size 2^%u x 2^%u", component,
-                    c.cblk_width_log2, c.cblk_height_log2);
+    J2KC_CHECK_DATA(c.levels <= kMaxLevels, "component %u: %u decomposition levels (max 32)", component, c.levels);
+    J2KC_CHECK_DATA(c.cblk_width_log2 >= 2 && c.cblk_height_log2 >= 2 && c.cblk_width_log2 + c.cblk_height_log2 <= 12,
+                    "component %u: bad code-block size 2^%u x 2^%u", component, c.cblk_width_log2, c.cblk_height_log2);
     for (int r = 0; r <= c.levels; ++r) {
         J2KC_CHECK_DATA(c.precinct_width_log2[r] <= 15 && c.precinct_height_log2[r] <= 15,
                         "component %u: bad precinct size at resolution %d", component, r);
@@ -65,8 +62,8 @@ void check_coding(const ComponentCoding &c, uint16_t component)
     }
 }
 
-void build_resolution(TileComponent &tc, const ComponentCoding &coding, uint16_t component,
-                      uint8_t r, std::vector<CodeBlock> &cblks)
+void build_resolution(TileComponent &tc, const ComponentCoding &coding, uint16_t component, uint8_t r,
+                      std::vector<CodeBlock> &cblks)
 {
     Resolution &res = tc.resolutions[r];
     const uint32_t levels = tc.levels;
@@ -125,9 +122,8 @@ void build_resolution(TileComponent &tc, const ComponentCoding &coding, uint16_t
                 for (uint32_t j = 0; j < pb.cblks_y; ++j) {
                     for (uint32_t i = 0; i < pb.cblks_x; ++i) {
                         CodeBlock cb;
-                        cb.rect = intersect(grid_cell(cx0 + i, cy0 + j, res.cblk_width_log2,
-                                                      res.cblk_height_log2),
-                                            pb.rect);
+                        cb.rect =
+                            intersect(grid_cell(cx0 + i, cy0 + j, res.cblk_width_log2, res.cblk_height_log2), pb.rect);
                         cb.component = component;
                         cb.resolution = r;
                         cb.band = b;
@@ -178,8 +174,7 @@ Rect tile_rect(const ImageSize &siz, uint32_t index)
 
 Rect tile_component_rect(const Rect &tile, const ComponentSize &c)
 {
-    return {ceil_div(tile.x0, c.dx), ceil_div(tile.y0, c.dy), ceil_div(tile.x1, c.dx),
-            ceil_div(tile.y1, c.dy)};
+    return {ceil_div(tile.x0, c.dx), ceil_div(tile.y0, c.dy), ceil_div(tile.x1, c.dx), ceil_div(tile.y1, c.dy)};
 }
 
 Rect band_rect(const Rect &tc, BandOrientation orientation, uint32_t nb)
@@ -206,8 +201,7 @@ PartitionCount count_partition(const ImageSize &siz, const Codestream &cs, const
         for (uint32_t r = 0; r <= coding.levels; ++r) {
             const Rect rr = resolution_rect(tc, coding.levels - r);
             const uint32_t ppx = coding.precinct_width_log2[r], ppy = coding.precinct_height_log2[r];
-            const uint64_t precincts =
-                uint64_t{grid_cells(rr.x0, rr.x1, ppx)} * grid_cells(rr.y0, rr.y1, ppy);
+            const uint64_t precincts = uint64_t{grid_cells(rr.x0, rr.x1, ppx)} * grid_cells(rr.y0, rr.y1, ppy);
             count.precincts += precincts;
             const uint32_t bpx = r == 0 ? ppx : ppx - 1, bpy = r == 0 ? ppy : ppy - 1;
             const uint32_t xcb = std::min<uint32_t>(coding.cblk_width_log2, bpx);
@@ -217,8 +211,8 @@ PartitionCount count_partition(const ImageSize &siz, const Codestream &cs, const
                 const Rect b = band_rect(tc, static_cast<BandOrientation>(o), nb);
                 // Code-blocks never straddle precincts, so at most one extra
                 // row/column of partial blocks per precinct boundary.
-                count.code_blocks += uint64_t{grid_cells(b.x0, b.x1, xcb)} * grid_cells(b.y0, b.y1, ycb) +
-                                     (b.empty() ? 0 : precincts);
+                count.code_blocks +=
+                    uint64_t{grid_cells(b.x0, b.x1, xcb)} * grid_cells(b.y0, b.y1, ycb) + (b.empty() ? 0 : precincts);
             }
         }
     }
@@ -227,8 +221,7 @@ PartitionCount count_partition(const ImageSize &siz, const Codestream &cs, const
 
 TileLayout build_partition(const ImageSize &siz, const Codestream &cs, const Tile &tile)
 {
-    return build(siz, tile.index,
-                 [&](uint16_t c) -> const ComponentCoding & { return cs.component_coding(tile, c); });
+    return build(siz, tile.index, [&](uint16_t c) -> const ComponentCoding & { return cs.component_coding(tile, c); });
 }
 
 namespace {
@@ -290,11 +283,10 @@ std::shared_ptr<const TileLayout> shared_partition(const ImageSize &siz, const C
     return layout;
 }
 
-TileLayout build_partition(const ImageSize &siz, uint32_t tile_index,
-                           const std::vector<ComponentCoding> &coding)
+TileLayout build_partition(const ImageSize &siz, uint32_t tile_index, const std::vector<ComponentCoding> &coding)
 {
-    J2KC_CHECK_ARG(coding.size() == siz.components.size(), "coding for %zu of %zu components",
-                   coding.size(), siz.components.size());
+    J2KC_CHECK_ARG(coding.size() == siz.components.size(), "coding for %zu of %zu components", coding.size(),
+                   siz.components.size());
     return build(siz, tile_index, [&](uint16_t c) -> const ComponentCoding & { return coding[c]; });
 }
 

@@ -30,23 +30,23 @@ enum BandOrientation : uint8_t { kLL = 0, kHL = 1, kLH = 2, kHH = 3 };
 
 /** One code-block, referenced from its precinct; all of a tile in one table. */
 struct CodeBlock {
-    Rect rect;                  ///< in sub-band coordinates
+    Rect rect;  ///< in sub-band coordinates
     uint16_t component = 0;
     uint8_t resolution = 0;
-    uint8_t band = 0;           ///< index into Resolution::bands
-    uint32_t precinct = 0;      ///< index into Resolution::precincts
+    uint8_t band = 0;       ///< index into Resolution::bands
+    uint32_t precinct = 0;  ///< index into Resolution::precincts
 };
 
 /** The code-blocks of one sub-band inside one precinct. */
 struct PrecinctBand {
-    Rect rect;                  ///< sub-band coordinates, clipped to the band
+    Rect rect;  ///< sub-band coordinates, clipped to the band
     uint32_t cblks_x = 0, cblks_y = 0;
-    uint32_t first_cblk = 0;    ///< index of the first (raster order) in TileLayout::code_blocks
+    uint32_t first_cblk = 0;  ///< index of the first (raster order) in TileLayout::code_blocks
     uint32_t num_cblks() const { return cblks_x * cblks_y; }
 };
 
 struct Precinct {
-    Rect rect;                  ///< resolution coordinates, clipped to the resolution
+    Rect rect;                        ///< resolution coordinates, clipped to the resolution
     std::vector<PrecinctBand> bands;  ///< parallel to Resolution::bands
 };
 
@@ -58,19 +58,19 @@ struct Band {
 };
 
 struct Resolution {
-    uint8_t level = 0;          ///< r, 0 = lowest
-    Rect rect;                  ///< resolution coordinates
+    uint8_t level = 0;                                            ///< r, 0 = lowest
+    Rect rect;                                                    ///< resolution coordinates
     uint8_t precinct_width_log2 = 15, precinct_height_log2 = 15;  ///< PPx, PPy
     uint8_t cblk_width_log2 = 6, cblk_height_log2 = 6;            ///< xcb', ycb'
     uint32_t precincts_x = 0, precincts_y = 0;
     uint32_t precinct_x_start = 0, precinct_y_start = 0;  ///< floor(trx0 / 2^PPx)
-    std::vector<Band> bands;    ///< LL at r = 0; HL, LH, HH above
-    std::vector<Precinct> precincts;  ///< raster order
+    std::vector<Band> bands;                              ///< LL at r = 0; HL, LH, HH above
+    std::vector<Precinct> precincts;                      ///< raster order
     uint32_t num_precincts() const { return precincts_x * precincts_y; }
 };
 
 struct TileComponent {
-    Rect rect;                  ///< tcx0.. on the component grid
+    Rect rect;  ///< tcx0.. on the component grid
     uint8_t dx = 1, dy = 1;
     uint8_t levels = 0;
     std::vector<Resolution> resolutions;  ///< levels + 1 entries
@@ -78,7 +78,7 @@ struct TileComponent {
 
 struct TileLayout {
     uint32_t index = 0;
-    Rect rect;                  ///< tx0.. on the reference grid
+    Rect rect;  ///< tx0.. on the reference grid
     std::vector<TileComponent> components;
     std::vector<CodeBlock> code_blocks;
 };
@@ -116,7 +116,6 @@ TileLayout build_partition(const ImageSize &siz, const Codestream &cs, const Til
 std::shared_ptr<const TileLayout> shared_partition(const ImageSize &siz, const Codestream &cs, const Tile &tile);
 
 /** Same, from explicit per-component coding (the encoder's side). */
-TileLayout build_partition(const ImageSize &siz, uint32_t tile_index,
-                           const std::vector<ComponentCoding> &coding);
+TileLayout build_partition(const ImageSize &siz, uint32_t tile_index, const std::vector<ComponentCoding> &coding);
 
 }  // namespace j2kc

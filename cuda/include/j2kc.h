@@ -26,43 +26,40 @@ extern "C" {
 unsigned j2kc_version(void);
 
 typedef enum j2kc_status {
-    J2KC_OK               =  0,
-    J2KC_ERR_NOMEM        = -1,  /**< host or device allocation failed */
-    J2KC_ERR_INVALID_ARG  = -2,  /**< a caller-side mistake: bad option, NULL, size */
-    J2KC_ERR_INVALID_DATA = -3,  /**< malformed or truncated codestream */
-    J2KC_ERR_UNSUPPORTED  = -4,  /**< legal input this build cannot handle */
-    J2KC_ERR_CUDA         = -5,  /**< a CUDA runtime call failed */
-    J2KC_ERR_NO_DEVICE    = -6,  /**< the CUDA backend was asked for, no usable GPU */
-    J2KC_ERR_LIMIT        = -7,  /**< a configured resource limit would be exceeded */
-    J2KC_ERR_AGAIN        = -8,  /**< nothing ready yet: submit more input */
-    J2KC_ERR_EOF          = -9,  /**< drained: no more output will come */
-    J2KC_ERR_INTERNAL     = -10  /**< a bug: please report it */
+    J2KC_OK = 0,
+    J2KC_ERR_NOMEM = -1,        /**< host or device allocation failed */
+    J2KC_ERR_INVALID_ARG = -2,  /**< a caller-side mistake: bad option, NULL, size */
+    J2KC_ERR_INVALID_DATA = -3, /**< malformed or truncated codestream */
+    J2KC_ERR_UNSUPPORTED = -4,  /**< legal input this build cannot handle */
+    J2KC_ERR_CUDA = -5,         /**< a CUDA runtime call failed */
+    J2KC_ERR_NO_DEVICE = -6,    /**< the CUDA backend was asked for, no usable GPU */
+    J2KC_ERR_LIMIT = -7,        /**< a configured resource limit would be exceeded */
+    J2KC_ERR_AGAIN = -8,        /**< nothing ready yet: submit more input */
+    J2KC_ERR_EOF = -9,          /**< drained: no more output will come */
+    J2KC_ERR_INTERNAL = -10     /**< a bug: please report it */
 } j2kc_status;
 
 /** @brief A short English name for a status, never NULL. */
 const char *j2kc_status_string(int status);
 
 typedef enum j2kc_backend {
-    J2KC_BACKEND_AUTO = 0,  /**< CUDA when a device is usable, else CPU */
+    J2KC_BACKEND_AUTO = 0, /**< CUDA when a device is usable, else CPU */
     J2KC_BACKEND_CUDA = 1,
-    J2KC_BACKEND_CPU  = 2   /**< the reference path: same bytes, same pixels */
+    J2KC_BACKEND_CPU = 2 /**< the reference path: same bytes, same pixels */
 } j2kc_backend;
 
 /* Log levels use FFmpeg's numbers so that the wrapper passes them through. */
 typedef enum j2kc_log_level {
-    J2KC_LOG_ERROR   = 16,
+    J2KC_LOG_ERROR = 16,
     J2KC_LOG_WARNING = 24,
-    J2KC_LOG_INFO    = 32,
+    J2KC_LOG_INFO = 32,
     J2KC_LOG_VERBOSE = 40,
-    J2KC_LOG_DEBUG   = 48
+    J2KC_LOG_DEBUG = 48
 } j2kc_log_level;
 
 typedef void (*j2kc_log_fn)(void *opaque, int level, const char *message);
 
-typedef enum j2kc_memory {
-    J2KC_MEMORY_HOST = 0,
-    J2KC_MEMORY_CUDA = 1
-} j2kc_memory;
+typedef enum j2kc_memory { J2KC_MEMORY_HOST = 0, J2KC_MEMORY_CUDA = 1 } j2kc_memory;
 
 /**
  * One image component as it lies in memory. Planar and packed layouts are
@@ -73,23 +70,23 @@ typedef enum j2kc_memory {
  * bytes_per_sample 2, sample_stride 6, shift 4.
  */
 typedef struct j2kc_component {
-    uint64_t  data;             /**< host pointer or CUDA device pointer */
-    ptrdiff_t row_stride;       /**< bytes from one row to the next */
-    uint32_t  sample_stride;    /**< bytes from one sample to the next in a row */
-    uint8_t   bytes_per_sample; /**< 1, 2 or 4 */
-    uint8_t   shift;            /**< value bits start this many bits up */
-    uint8_t   precision;        /**< 1..16 (decoder output may hold up to 38) */
-    uint8_t   is_signed;
-    uint8_t   dx, dy;           /**< subsampling on the reference grid, 1..255 */
-    uint32_t  width, height;    /**< component size in samples */
+    uint64_t data;            /**< host pointer or CUDA device pointer */
+    ptrdiff_t row_stride;     /**< bytes from one row to the next */
+    uint32_t sample_stride;   /**< bytes from one sample to the next in a row */
+    uint8_t bytes_per_sample; /**< 1, 2 or 4 */
+    uint8_t shift;            /**< value bits start this many bits up */
+    uint8_t precision;        /**< 1..16 (decoder output may hold up to 38) */
+    uint8_t is_signed;
+    uint8_t dx, dy;         /**< subsampling on the reference grid, 1..255 */
+    uint32_t width, height; /**< component size in samples */
 } j2kc_component;
 
 typedef struct j2kc_image {
-    size_t          struct_size;
-    j2kc_memory     memory;         /**< where every component's data lies */
-    uint32_t        width, height;  /**< reference-grid size */
-    uint32_t        num_components;
-    j2kc_component *components;     /**< num_components entries, owned by the caller */
+    size_t struct_size;
+    j2kc_memory memory;     /**< where every component's data lies */
+    uint32_t width, height; /**< reference-grid size */
+    uint32_t num_components;
+    j2kc_component *components; /**< num_components entries, owned by the caller */
 } j2kc_image;
 
 /** @brief Fills the component sizes from width/height and dx/dy (ceil division). */
@@ -104,30 +101,30 @@ void j2kc_image_fill_sizes(j2kc_image *image);
  * 15444-1 I.5.3.3 and 15444-2 M.11.7.2), and DCI X'Y'Z'.
  */
 typedef enum j2kc_color_space {
-    J2KC_COLOR_UNKNOWN = 0,  /**< not declared, or a space with no entry here (see enumerated_cs) */
-    J2KC_COLOR_SRGB    = 1,  /**< EnumCS 16: IEC 61966-2-1 */
-    J2KC_COLOR_GRAY    = 2,  /**< EnumCS 17: greyscale with the sRGB transfer */
-    J2KC_COLOR_SYCC    = 3,  /**< EnumCS 18: IEC 61966-2-1 Amd 1, full-range BT.601 YCbCr of sRGB */
-    J2KC_COLOR_XYZ     = 4,  /**< DCI X'Y'Z' (Rsiz 3/4 or told by the container) */
-    J2KC_COLOR_ESRGB   = 5,  /**< EnumCS 20: e-sRGB (JPX) */
-    J2KC_COLOR_ROMM    = 6,  /**< EnumCS 21: ROMM-RGB (JPX) */
-    J2KC_COLOR_ESYCC   = 7,  /**< EnumCS 24: e-sYCC (JPX) */
-    J2KC_COLOR_YPBPR_1125_60 = 8,  /**< EnumCS 22: BT.709 YPbPr (JPX) */
-    J2KC_COLOR_YPBPR_1250_50 = 9,  /**< EnumCS 23: BT.601 625-line YPbPr (JPX) */
-    J2KC_COLOR_CIELAB  = 10, /**< EnumCS 14: CIE L*a*b* (JPX) */
-    J2KC_COLOR_CMYK    = 11  /**< EnumCS 12 (JPX) */
+    J2KC_COLOR_UNKNOWN = 0,       /**< not declared, or a space with no entry here (see enumerated_cs) */
+    J2KC_COLOR_SRGB = 1,          /**< EnumCS 16: IEC 61966-2-1 */
+    J2KC_COLOR_GRAY = 2,          /**< EnumCS 17: greyscale with the sRGB transfer */
+    J2KC_COLOR_SYCC = 3,          /**< EnumCS 18: IEC 61966-2-1 Amd 1, full-range BT.601 YCbCr of sRGB */
+    J2KC_COLOR_XYZ = 4,           /**< DCI X'Y'Z' (Rsiz 3/4 or told by the container) */
+    J2KC_COLOR_ESRGB = 5,         /**< EnumCS 20: e-sRGB (JPX) */
+    J2KC_COLOR_ROMM = 6,          /**< EnumCS 21: ROMM-RGB (JPX) */
+    J2KC_COLOR_ESYCC = 7,         /**< EnumCS 24: e-sYCC (JPX) */
+    J2KC_COLOR_YPBPR_1125_60 = 8, /**< EnumCS 22: BT.709 YPbPr (JPX) */
+    J2KC_COLOR_YPBPR_1250_50 = 9, /**< EnumCS 23: BT.601 625-line YPbPr (JPX) */
+    J2KC_COLOR_CIELAB = 10,       /**< EnumCS 14: CIE L*a*b* (JPX) */
+    J2KC_COLOR_CMYK = 11          /**< EnumCS 12 (JPX) */
 } j2kc_color_space;
 
 typedef enum j2kc_container {
-    J2KC_CONTAINER_CODESTREAM = 0,  /**< raw codestream (.j2c/.j2k) */
-    J2KC_CONTAINER_JP2        = 1   /**< JP2 file (.jp2) */
+    J2KC_CONTAINER_CODESTREAM = 0, /**< raw codestream (.j2c/.j2k) */
+    J2KC_CONTAINER_JP2 = 1         /**< JP2 file (.jp2) */
 } j2kc_container;
 
 typedef enum j2kc_profile {
-    J2KC_PROFILE_NONE      = 0,
-    J2KC_PROFILE_DCI_2K    = 1,
-    J2KC_PROFILE_DCI_4K    = 2,
-    J2KC_PROFILE_IMF       = 3,  /**< 2K/4K/8K chosen by size; lossy or reversible */
+    J2KC_PROFILE_NONE = 0,
+    J2KC_PROFILE_DCI_2K = 1,
+    J2KC_PROFILE_DCI_4K = 2,
+    J2KC_PROFILE_IMF = 3, /**< 2K/4K/8K chosen by size; lossy or reversible */
     J2KC_PROFILE_BROADCAST = 4
 } j2kc_profile;
 
@@ -140,55 +137,55 @@ typedef enum j2kc_progression {
 } j2kc_progression;
 
 typedef enum j2kc_tile_parts {
-    J2KC_TILE_PARTS_NONE       = 0,  /**< one tile-part per tile */
-    J2KC_TILE_PARTS_RESOLUTION = 1,  /**< a new tile-part at each resolution */
-    J2KC_TILE_PARTS_COMPONENT  = 2,  /**< a new tile-part at each component */
-    J2KC_TILE_PARTS_DCI_4K     = 3   /**< component x {r < NL, r = NL}, for DCI 4K */
+    J2KC_TILE_PARTS_NONE = 0,       /**< one tile-part per tile */
+    J2KC_TILE_PARTS_RESOLUTION = 1, /**< a new tile-part at each resolution */
+    J2KC_TILE_PARTS_COMPONENT = 2,  /**< a new tile-part at each component */
+    J2KC_TILE_PARTS_DCI_4K = 3      /**< component x {r < NL, r = NL}, for DCI 4K */
 } j2kc_tile_parts;
 
 #define J2KC_MAX_LAYERS 64
 
 /** Code-block coder of the encoder (j2kc_encoder_config::block_coder). */
 typedef enum j2kc_block_coder {
-    J2KC_BLOCK_CODER_PART1 = 0,  /**< EBCOT with the MQ coder (ISO/IEC 15444-1 Annex D) */
-    J2KC_BLOCK_CODER_HT    = 1   /**< HTJ2K block coder (ISO/IEC 15444-15) */
+    J2KC_BLOCK_CODER_PART1 = 0, /**< EBCOT with the MQ coder (ISO/IEC 15444-1 Annex D) */
+    J2KC_BLOCK_CODER_HT = 1     /**< HTJ2K block coder (ISO/IEC 15444-15) */
 } j2kc_block_coder;
 
 typedef struct j2kc_encoder_config {
-    size_t      struct_size;
+    size_t struct_size;
     j2kc_backend backend;
-    int         device;          /**< CUDA device ordinal when no context is lent */
-    void       *cuda_context;    /**< CUcontext lent by the caller, or NULL */
-    void       *cuda_stream;     /**< CUstream lent by the caller, or NULL */
+    int device;         /**< CUDA device ordinal when no context is lent */
+    void *cuda_context; /**< CUcontext lent by the caller, or NULL */
+    void *cuda_stream;  /**< CUstream lent by the caller, or NULL */
     j2kc_log_fn log;
-    void       *log_opaque;
-    int         threads;         /**< CPU worker threads, 0 = number of cores */
+    void *log_opaque;
+    int threads; /**< CPU worker threads, 0 = number of cores */
 
     j2kc_profile profile;
-    int         lossless;        /**< 1: 5/3 + RCT, every pass kept */
-    int         levels;          /**< decomposition levels 0..32, -1 = profile default */
-    int         cblk_width_log2; /**< 2..10, with width + height <= 12 in log2 */
-    int         cblk_height_log2;
-    int         precinct_width_log2;   /**< 0 = default: 2^8 (2^7 at r = 0) on images above 256, else maximal; 15 = maximal */
-    int         precinct_height_log2;
-    int         precinct_r0_width_log2;  /**< r = 0 precinct; 0 = same as the others */
-    int         precinct_r0_height_log2;
+    int lossless;        /**< 1: 5/3 + RCT, every pass kept */
+    int levels;          /**< decomposition levels 0..32, -1 = profile default */
+    int cblk_width_log2; /**< 2..10, with width + height <= 12 in log2 */
+    int cblk_height_log2;
+    int precinct_width_log2; /**< 0 = default: 2^8 (2^7 at r = 0) on images above 256, else maximal; 15 = maximal */
+    int precinct_height_log2;
+    int precinct_r0_width_log2; /**< r = 0 precinct; 0 = same as the others */
+    int precinct_r0_height_log2;
     j2kc_progression progression;
-    int         layers;          /**< quality layers, 1..J2KC_MAX_LAYERS */
-    uint32_t    tile_width, tile_height; /**< 0 = one tile covering the image */
+    int layers;                       /**< quality layers, 1..J2KC_MAX_LAYERS */
+    uint32_t tile_width, tile_height; /**< 0 = one tile covering the image */
     j2kc_tile_parts tile_parts;
-    int         tlm, plt, sop, eph;
-    int         mct;             /**< -1 auto (on for 3+ components of equal size) */
-    int         guard_bits;      /**< -1 = profile default */
-    uint64_t    frame_bytes;     /**< byte budget for the whole codestream, 0 = none */
-    uint64_t    component_bytes; /**< byte budget for each component, 0 = none */
-    int         frame_rate_num;  /**< for profiles' rate caps; 0 = 24/1 */
-    int         frame_rate_den;
-    double      quality;         /**< without a budget: base step scale, 1.0 = visually lossless */
-    int         imf_main_level;  /**< 0 = derived from size and frame rate */
-    int         imf_sub_level;   /**< 0 = derived */
-    int         broadcast_level; /**< 0 = derived */
-    const char *comment;         /**< COM marker text, NULL = none */
+    int tlm, plt, sop, eph;
+    int mct;                  /**< -1 auto (on for 3+ components of equal size) */
+    int guard_bits;           /**< -1 = profile default */
+    uint64_t frame_bytes;     /**< byte budget for the whole codestream, 0 = none */
+    uint64_t component_bytes; /**< byte budget for each component, 0 = none */
+    int frame_rate_num;       /**< for profiles' rate caps; 0 = 24/1 */
+    int frame_rate_den;
+    double quality;      /**< without a budget: base step scale, 1.0 = visually lossless */
+    int imf_main_level;  /**< 0 = derived from size and frame rate */
+    int imf_sub_level;   /**< 0 = derived */
+    int broadcast_level; /**< 0 = derived */
+    const char *comment; /**< COM marker text, NULL = none */
     /**
      * CUDA backend: frames in flight at once (each holds its own GPU
      * buffers), 0 = default (10, 16 for frames of at most 2048 x 1080 x 3
@@ -198,7 +195,7 @@ typedef struct j2kc_encoder_config {
      * work queued later on cuda_stream waits until the frame has been read;
      * without a lent stream, submit returns once the frame has been read.
      */
-    int         frames_in_flight;
+    int frames_in_flight;
     /**
      * Output file format: J2KC_CONTAINER_CODESTREAM (a raw codestream, the
      * default) or J2KC_CONTAINER_JP2 (ISO/IEC 15444-1 Annex I), whose colr
@@ -212,8 +209,8 @@ typedef struct j2kc_encoder_config {
      * refused for JP2 output unless an ICC profile is given.
      */
     j2kc_color_space color_space;
-    const uint8_t *icc_profile;  /**< JP2 colr method 2 (restricted ICC), copied at create; NULL = none */
-    size_t      icc_profile_size;
+    const uint8_t *icc_profile; /**< JP2 colr method 2 (restricted ICC), copied at create; NULL = none */
+    size_t icc_profile_size;
     /**
      * Code-block coder, a j2kc_block_coder: J2KC_BLOCK_CODER_PART1 (the
      * default, EBCOT of ISO/IEC 15444-1) or J2KC_BLOCK_CODER_HT (the HTJ2K
@@ -228,7 +225,7 @@ typedef struct j2kc_encoder_config {
      * With J2KC_CONTAINER_JP2 an HT codestream is wrapped as a JPH file
      * (ISO/IEC 15444-15 Annex D: JP2's boxes under the brand 'jph ').
      */
-    int         block_coder;
+    int block_coder;
 } j2kc_encoder_config;
 
 typedef struct j2kc_encoder j2kc_encoder;
@@ -241,8 +238,7 @@ void j2kc_encoder_config_default(j2kc_encoder_config *config);
  * precision, signedness and subsampling; data pointers are ignored).
  * Pools are sized once here, so later frames allocate nothing.
  */
-int j2kc_encoder_create(j2kc_encoder **encoder, const j2kc_encoder_config *config,
-                        const j2kc_image *shape);
+int j2kc_encoder_create(j2kc_encoder **encoder, const j2kc_encoder_config *config, const j2kc_image *shape);
 
 /** @brief Frees the encoder and sets *encoder to NULL; NULL is fine. */
 void j2kc_encoder_free(j2kc_encoder **encoder);
@@ -259,9 +255,9 @@ j2kc_backend j2kc_encoder_backend(const j2kc_encoder *encoder);
 int j2kc_encoder_submit(j2kc_encoder *encoder, const j2kc_image *image, int64_t tag);
 
 typedef struct j2kc_packet {
-    const uint8_t *data;  /**< owned by the encoder, valid until the next receive */
-    size_t         size;
-    int64_t        tag;   /**< as given to submit */
+    const uint8_t *data; /**< owned by the encoder, valid until the next receive */
+    size_t size;
+    int64_t tag; /**< as given to submit */
 } j2kc_packet;
 
 /**
@@ -285,89 +281,87 @@ int j2kc_encoder_stage_times(const j2kc_encoder *encoder, j2kc_stage_times *time
 /* ------------------------------------------------------------------------ */
 
 typedef struct j2kc_decoder_config {
-    size_t       struct_size;
+    size_t struct_size;
     j2kc_backend backend;
-    int          device;
-    void        *cuda_context;
-    void        *cuda_stream;
-    j2kc_log_fn  log;
-    void        *log_opaque;
-    int          threads;         /**< Tier-1 worker threads, 0 = number of cores */
-    int          reduce;          /**< discard this many top resolution levels */
-    int          layers;          /**< decode the first N quality layers, 0 = all */
+    int device;
+    void *cuda_context;
+    void *cuda_stream;
+    j2kc_log_fn log;
+    void *log_opaque;
+    int threads; /**< Tier-1 worker threads, 0 = number of cores */
+    int reduce;  /**< discard this many top resolution levels */
+    int layers;  /**< decode the first N quality layers, 0 = all */
     /* Limits, checked before anything is allocated. 0 = the default shown. */
-    uint64_t     max_pixels;      /**< reference-grid area, default 2^31 */
-    uint32_t     max_components;  /**< default 16384 */
-    uint32_t     max_tiles;       /**< default 65535 */
-    uint64_t     max_memory;      /**< bytes of working memory, default 16 GiB */
-    int          frames_in_flight; /**< frames j2kc_decoder_submit queues before receive, 0 = 8 (CUDA), 3 (CPU) */
-    uint64_t     max_tile_components; /**< limit on tiles x components (decode time), default 2^20 */
+    uint64_t max_pixels;          /**< reference-grid area, default 2^31 */
+    uint32_t max_components;      /**< default 16384 */
+    uint32_t max_tiles;           /**< default 65535 */
+    uint64_t max_memory;          /**< bytes of working memory, default 16 GiB */
+    int frames_in_flight;         /**< frames j2kc_decoder_submit queues before receive, 0 = 8 (CUDA), 3 (CPU) */
+    uint64_t max_tile_components; /**< limit on tiles x components (decode time), default 2^20 */
     /**
      * Where the CUDA backend runs Tier-1 (code-block decoding): -1 auto (the
      * GPU; j2kc_decoder_config_default sets it), 0 the CPU worker threads
      * (zero-initialised configs keep this), 1 the GPU. Either way the pixels
      * are the same; the CPU backend ignores it.
      */
-    int          tier1_on_gpu;
+    int tier1_on_gpu;
     /**
      * 0 (default): damaged codestreams decode as far as they go, with a
      * warning (truncated tile-parts, corrupt code-blocks, missing markers),
      * as players want. 1: any such damage fails the frame with
      * J2KC_ERR_INVALID_DATA, as archive checks want.
      */
-    int          strict;
+    int strict;
 } j2kc_decoder_config;
 
 typedef struct j2kc_decoder j2kc_decoder;
 
 void j2kc_decoder_config_default(j2kc_decoder_config *config);
-int  j2kc_decoder_create(j2kc_decoder **decoder, const j2kc_decoder_config *config);
+int j2kc_decoder_create(j2kc_decoder **decoder, const j2kc_decoder_config *config);
 void j2kc_decoder_free(j2kc_decoder **decoder);
 j2kc_backend j2kc_decoder_backend(const j2kc_decoder *decoder);
-
 
 #define J2KC_MAX_INFO_COMPONENTS 16384
 
 typedef struct j2kc_component_info {
-    uint32_t width, height;  /**< after reduce */
-    uint8_t  precision;      /**< 1..38 */
-    uint8_t  is_signed;
-    uint8_t  dx, dy;
+    uint32_t width, height; /**< after reduce */
+    uint8_t precision;      /**< 1..38 */
+    uint8_t is_signed;
+    uint8_t dx, dy;
 } j2kc_component_info;
 
 typedef struct j2kc_stream_info {
-    size_t           struct_size;
-    uint32_t         width, height;     /**< image size after reduce */
-    uint32_t         num_components;
-    uint16_t         rsiz;              /**< SIZ capabilities (profile) */
-    uint8_t          levels;            /**< decomposition levels of the first tile-component */
-    uint8_t          reversible;        /**< 5/3 filter on every component */
-    uint8_t          mct;
-    uint8_t          is_jp2;
-    uint16_t         layers;
-    uint32_t         num_tiles;
+    size_t struct_size;
+    uint32_t width, height; /**< image size after reduce */
+    uint32_t num_components;
+    uint16_t rsiz;      /**< SIZ capabilities (profile) */
+    uint8_t levels;     /**< decomposition levels of the first tile-component */
+    uint8_t reversible; /**< 5/3 filter on every component */
+    uint8_t mct;
+    uint8_t is_jp2;
+    uint16_t layers;
+    uint32_t num_tiles;
     j2kc_color_space color_space;
-    j2kc_component_info *components;    /**< caller's array, or NULL */
-    uint32_t         components_capacity;
+    j2kc_component_info *components; /**< caller's array, or NULL */
+    uint32_t components_capacity;
     /**
      * JP2/JPX colr of the colour specification the file says to use: its
      * EnumCS (0 when there is none, or the space is an ICC profile), and the
      * ICC profile's bytes (NULL when none). icc_profile points into the data
      * given to j2kc_decoder_parse and lives as long as those bytes.
      */
-    uint32_t         enumerated_cs;
-    const uint8_t   *icc_profile;
-    size_t           icc_profile_size;
+    uint32_t enumerated_cs;
+    const uint8_t *icc_profile;
+    size_t icc_profile_size;
     /** Channels the JP2 cdef box marks as opacity (0 without cdef). */
-    uint32_t         num_alpha_channels;
+    uint32_t num_alpha_channels;
 } j2kc_stream_info;
 
 /**
  * @brief Reads the headers of a raw codestream or JP2 file and describes the
  * image the decoder would produce with its current reduce setting.
  */
-int j2kc_decoder_parse(j2kc_decoder *decoder, const uint8_t *data, size_t size,
-                       j2kc_stream_info *info);
+int j2kc_decoder_parse(j2kc_decoder *decoder, const uint8_t *data, size_t size, j2kc_stream_info *info);
 
 /**
  * @brief Decodes one codestream into the caller's planes. The output image
@@ -375,8 +369,7 @@ int j2kc_decoder_parse(j2kc_decoder *decoder, const uint8_t *data, size_t size,
  * sizes j2kc_decoder_parse reported; precision and shift of each output
  * component say how samples are scaled and packed.
  */
-int j2kc_decode(j2kc_decoder *decoder, const uint8_t *data, size_t size,
-                const j2kc_image *output);
+int j2kc_decode(j2kc_decoder *decoder, const uint8_t *data, size_t size, const j2kc_image *output);
 
 /*
  * Asynchronous decoding, in the style of the encoder's submit/receive: up to

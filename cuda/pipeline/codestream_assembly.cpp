@@ -31,8 +31,7 @@ bool same_quantization(const Quantization &a, const Quantization &b)
 {
     if (a.style != b.style || a.guard_bits != b.guard_bits || a.steps.size() != b.steps.size()) return false;
     for (size_t i = 0; i < a.steps.size(); ++i)
-        if (a.steps[i].exponent != b.steps[i].exponent || a.steps[i].mantissa != b.steps[i].mantissa)
-            return false;
+        if (a.steps[i].exponent != b.steps[i].exponent || a.steps[i].mantissa != b.steps[i].mantissa) return false;
     return true;
 }
 
@@ -93,8 +92,7 @@ std::vector<TilePartSpan> split_tile_parts(const EncoderPlan &plan, const std::v
         if (span.component != packets[p].id.component) span.component = -1;
     }
     if (spans.empty()) spans.push_back({0, 0, -1});  // a tile with no packets still gets a tile-part
-    J2KC_CHECK_ARG(spans.size() <= 255, "%zu tile-parts in one tile (at most 255): choose fewer splits",
-                   spans.size());
+    J2KC_CHECK_ARG(spans.size() <= 255, "%zu tile-parts in one tile (at most 255): choose fewer splits", spans.size());
     return spans;
 }
 
@@ -118,8 +116,7 @@ CodestreamSizes measure_codestream(const EncoderPlan &plan, const std::vector<En
     for (const EncodedTilePackets &tile : tiles) {
         for (const TilePartSpan &span : split_tile_parts(plan, tile.packets)) {
             ++tile_parts;
-            const uint64_t bytes = 14 + span_bytes(tile.packets, span) +
-                                   (plan.plt ? plt_bytes(tile.packets, span) : 0);
+            const uint64_t bytes = 14 + span_bytes(tile.packets, span) + (plan.plt ? plt_bytes(tile.packets, span) : 0);
             sizes.total += bytes;
             if (span.component >= 0) sizes.component[span.component] += bytes;
         }
@@ -136,8 +133,8 @@ std::vector<uint8_t> assemble_codestream(const EncoderPlan &plan, const std::vec
     for (uint32_t t = 0; t < tiles.size(); ++t) {
         spans.push_back(split_tile_parts(plan, tiles[t].packets));
         for (const TilePartSpan &span : spans.back()) {
-            const uint64_t bytes = 14 + span_bytes(tiles[t].packets, span) +
-                                   (plan.plt ? plt_bytes(tiles[t].packets, span) : 0);
+            const uint64_t bytes =
+                14 + span_bytes(tiles[t].packets, span) + (plan.plt ? plt_bytes(tiles[t].packets, span) : 0);
             J2KC_CHECK_ARG(bytes <= UINT32_MAX, "tile-part of %llu bytes (Psot is 32-bit)",
                            static_cast<unsigned long long>(bytes));
             tlm.push_back({static_cast<uint16_t>(t), static_cast<uint32_t>(bytes)});

@@ -46,9 +46,9 @@ ParsedStream parse_stream(const uint8_t *data, size_t size, const j2kc_decoder_c
     // tile (tiles are decoded one at a time), before any tile is built.
     for_each_tile(s, [&](const Tile &tile) {
         const uint64_t need = tile_working_memory(s.cs, tile);
-        J2KC_CHECK_LIMIT(need <= limits.max_memory,
-                         "tile %u needs %llu bytes of working memory, the limit is %llu", tile.index,
-                         static_cast<unsigned long long>(need), static_cast<unsigned long long>(limits.max_memory));
+        J2KC_CHECK_LIMIT(need <= limits.max_memory, "tile %u needs %llu bytes of working memory, the limit is %llu",
+                         tile.index, static_cast<unsigned long long>(need),
+                         static_cast<unsigned long long>(limits.max_memory));
     });
     s.reduce = static_cast<uint32_t>(std::max(0, config.reduce));
     s.max_layers = static_cast<uint32_t>(std::max(0, config.layers));
@@ -100,8 +100,8 @@ void describe_stream(const ParsedStream &s, j2kc_stream_info &info)
 {
     const ImageSize &siz = s.cs.siz;
     const CodingStyle &cod = *s.cs.main.cod;
-    J2KC_CHECK_SUPPORTED(s.reduce <= cod.component.levels,
-                         "reduce %u exceeds the %u decomposition levels", s.reduce, cod.component.levels);
+    J2KC_CHECK_SUPPORTED(s.reduce <= cod.component.levels, "reduce %u exceeds the %u decomposition levels", s.reduce,
+                         cod.component.levels);
     info.width = reduced_origin(siz.width, 1, s.reduce) - reduced_origin(siz.x0, 1, s.reduce);
     info.height = reduced_origin(siz.height, 1, s.reduce) - reduced_origin(siz.y0, 1, s.reduce);
     info.num_components = static_cast<uint32_t>(siz.components.size());
@@ -193,8 +193,8 @@ OutputPlacement check_output(const ParsedStream &s, const j2kc_image &out)
         const uint32_t oy = reduced_origin(siz.y0, k.dy, s.reduce);
         const uint32_t w = reduced_origin(siz.width, k.dx, s.reduce) - ox;
         const uint32_t h = reduced_origin(siz.height, k.dy, s.reduce) - oy;
-        J2KC_CHECK_ARG(o.width == w && o.height == h, "output component %u is %ux%u, the stream's %ux%u", c,
-                       o.width, o.height, w, h);
+        J2KC_CHECK_ARG(o.width == w && o.height == h, "output component %u is %ux%u, the stream's %ux%u", c, o.width,
+                       o.height, w, h);
         J2KC_CHECK_ARG(o.data != 0, "output component %u has no data", c);
         // Ssiz allows 38 bits; the sample stages hold 32 (legal input, so UNSUPPORTED, not ARG).
         J2KC_CHECK_SUPPORTED(k.precision <= 32, "component %u has %u-bit samples, at most 32 are decoded", c,
@@ -233,8 +233,7 @@ public:
     CpuDecoder(const j2kc_decoder_config &config, const Logger &log)
         : config_(config), log_(log), pool_(config.threads > 0 ? unsigned(config.threads) : 0u),
           depth_(decoder_queue_depth(config, kCpuDecoderDepth))
-    {
-    }
+    {}
 
     j2kc_backend backend() const override { return J2KC_BACKEND_CPU; }
 

@@ -129,9 +129,9 @@ struct Slot {
     CudaStream lanes[kLanes];
     CudaEvent fork, lower_done[kLanes], upper_done[kLanes];
     Event start, uploaded, reconstructed;
-    Event tier1_start;    ///< the batch with this slot's frame starts (GPU Tier-1)
-    Event tier1_done;     ///< GPU Tier-1 finished (right after `uploaded` with CPU Tier-1)
-    PinnedBuffer pinned;  ///< Tier-1 output of every tile, tile after tile, component after component
+    Event tier1_start;          ///< the batch with this slot's frame starts (GPU Tier-1)
+    Event tier1_done;           ///< GPU Tier-1 finished (right after `uploaded` with CPU Tier-1)
+    PinnedBuffer pinned;        ///< Tier-1 output of every tile, tile after tile, component after component
     DeviceBuffer coefficients;  ///< Tier-1 output, dequantised and inverse transformed in place
     DeviceBuffer scratch;
     // GPU Tier-1: the gathered inputs (host, then pinned as jobs | segments |
@@ -164,7 +164,8 @@ constexpr size_t kTier1BatchStreams = 2;
 class CudaDecoder final : public Decoder {
 public:
     CudaDecoder(const j2kc_decoder_config &config, const Logger &log)
-        : config_(config), log_(log), depth_(decoder_queue_depth(config, kCudaDecoderDepth)), gpu_tier1_(config.tier1_on_gpu != 0),
+        : config_(config), log_(log), depth_(decoder_queue_depth(config, kCudaDecoderDepth)),
+          gpu_tier1_(config.tier1_on_gpu != 0),
           workers_(config.threads > 0 ? unsigned(config.threads) : std::max(1u, std::thread::hardware_concurrency())),
           queue_(depth_), frames_(depth_)
     {
@@ -279,8 +280,7 @@ private:
     struct BatchStream {
         BatchStream(const StreamPriorities &priority, CudaDecoder *owner)
             : stream(cudaStreamNonBlocking, priority.least), owner(owner)
-        {
-        }
+        {}
         CudaStream stream;
         DeviceBuffer scratch;
         CudaDecoder *owner;  ///< whom batch_ran tells
@@ -301,7 +301,7 @@ private:
         std::atomic<size_t> remaining{0};  ///< code-blocks handed out or not, not yet finished
         std::atomic<bool> cancelled{false};
         std::atomic<bool> failed{false};
-        std::exception_ptr error;          ///< first error; written once, before `failed`
+        std::exception_ptr error;  ///< first error; written once, before `failed`
         std::mutex error_mutex;
 
         ParsedStream stream;
@@ -316,15 +316,15 @@ private:
             size_t stride = 0;
         };
         std::vector<std::vector<Samples>> reconstructed;
-        std::vector<size_t> block_start;          ///< first flat code-block index of each tile, then the total
-                                                  ///< (all zero with GPU Tier-1: the workers decode no block)
-        std::vector<size_t> job_start;            ///< GPU Tier-1: first job of each tile, then the total
+        std::vector<size_t> block_start;                   ///< first flat code-block index of each tile, then the total
+                                                           ///< (all zero with GPU Tier-1: the workers decode no block)
+        std::vector<size_t> job_start;                     ///< GPU Tier-1: first job of each tile, then the total
         std::unique_ptr<std::atomic<uint32_t>[]> corrupt;  ///< per tile
         size_t samples = 0;
         std::vector<std::string> warnings;
         double tier2_ms = 0;
         std::atomic<int64_t> tier1_ns{0};
-        size_t batch_frames = 1;  ///< frames of its GPU Tier-1 batch, which share the batch's time
+        size_t batch_frames = 1;             ///< frames of its GPU Tier-1 batch, which share the batch's time
         size_t next_host_rank = 0;           ///< GPU Tier-1: first host rank not yet handed out (mutex)
         std::atomic<uint32_t> host_left{0};  ///< GPU Tier-1: host ranks not yet decoded
         std::atomic<int> tier1_parts{1};     ///< GPU Tier-1: its batch, and its host ranks if any, not yet queued
@@ -340,12 +340,12 @@ private:
     struct Task {
         Frame *frame = nullptr;
         bool tier2 = false;
-        size_t begin = 0, end = 0;       ///< flat code-block range
-        const CopyBand *band = nullptr;  ///< else a band of the host copy in progress
-        std::vector<Frame *> batch;      ///< else frames whose GPU Tier-1 to launch together,
+        size_t begin = 0, end = 0;            ///< flat code-block range
+        const CopyBand *band = nullptr;       ///< else a band of the host copy in progress
+        std::vector<Frame *> batch;           ///< else frames whose GPU Tier-1 to launch together,
         BatchStream *batch_stream = nullptr;  ///< on this stream
-        bool host_rank = false;          ///< else rank `begin` of the frame's host ranks (GPU Tier-1)
-        bool tier2_runs = false;         ///< else Tier-2 runs of the frame that shares them (SharedRuns)
+        bool host_rank = false;               ///< else rank `begin` of the frame's host ranks (GPU Tier-1)
+        bool tier2_runs = false;              ///< else Tier-2 runs of the frame that shares them (SharedRuns)
     };
 
     /**
@@ -437,8 +437,7 @@ private:
         void run_all(size_t end)
         {
             publish(end);
-            while (help()) {
-            }
+            while (help()) {}
         }
 
     private:
@@ -799,8 +798,8 @@ private:
         const size_t jobs_bytes = table.jobs.size() * sizeof(T1DecodeJob);
         slot.order.resize(table.jobs.size());
         tier1_decode_order(table.jobs.data(), static_cast<uint32_t>(table.jobs.size()), slot.order.data());
-        slot.host_ranks = tier1_decode_host_ranks(table.jobs.data(), slot.order.data(),
-                                                  static_cast<uint32_t>(table.jobs.size()));
+        slot.host_ranks =
+            tier1_decode_host_ranks(table.jobs.data(), slot.order.data(), static_cast<uint32_t>(table.jobs.size()));
         slot.t1_segments_at = align(jobs_bytes);
         slot.t1_order_at = align(slot.t1_segments_at + table.segments.size() * sizeof(CodewordSegment));
         slot.t1_bytes_at = align(slot.t1_order_at + slot.order.size() * sizeof(uint32_t));
@@ -936,15 +935,14 @@ private:
             try {
                 for (size_t i = begin; i < end && !frame.failed.load(); ++i) {
                     while (i >= frame.block_start[t + 1]) ++t;
-                    if (!decode_code_block(s.cs, *frame.tiles[t], options, frame.slot->blocks[t], i - frame.block_start[t],
-                                           frame.planes[t], scratch_[worker]))
+                    if (!decode_code_block(s.cs, *frame.tiles[t], options, frame.slot->blocks[t],
+                                           i - frame.block_start[t], frame.planes[t], scratch_[worker]))
                         frame.corrupt[t].fetch_add(1, std::memory_order_relaxed);
                 }
             } catch (...) {
                 frame.fail_with(std::current_exception());
             }
-            frame.tier1_ns.fetch_add(
-                std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count());
+            frame.tier1_ns.fetch_add(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count());
         }
         const size_t count = end - begin;
         if (frame.remaining.fetch_sub(count) == count) finish_frame(frame);
@@ -973,9 +971,9 @@ private:
         auto *coefficients = static_cast<int32_t *>(slot.coefficients.reserve(std::max<size_t>(frame.samples, 1) * 4));
         check_cuda(cudaEventRecord(slot.start.get(), st), "cudaEventRecord");
         if (frame.samples)
-            check_cuda(cudaMemcpyAsync(coefficients, slot.pinned.as<int32_t>(), frame.samples * 4,
-                                       cudaMemcpyHostToDevice, st),
-                       "coefficient upload");
+            check_cuda(
+                cudaMemcpyAsync(coefficients, slot.pinned.as<int32_t>(), frame.samples * 4, cudaMemcpyHostToDevice, st),
+                "coefficient upload");
         check_cuda(cudaEventRecord(slot.uploaded.get(), st), "cudaEventRecord");
         check_cuda(cudaEventRecord(slot.tier1_done.get(), st), "cudaEventRecord");
     }
@@ -991,9 +989,9 @@ private:
         auto *input = slot.t1_input.reserve(std::max<size_t>(slot.t1_input_bytes, 16));
         check_cuda(cudaEventRecord(slot.start.get(), t1), "cudaEventRecord");
         if (slot.t1_input_bytes)
-            check_cuda(cudaMemcpyAsync(input, slot.t1_pinned.as<uint8_t>(), slot.t1_input_bytes,
-                                       cudaMemcpyHostToDevice, t1),
-                       "code-block upload");
+            check_cuda(
+                cudaMemcpyAsync(input, slot.t1_pinned.as<uint8_t>(), slot.t1_input_bytes, cudaMemcpyHostToDevice, t1),
+                "code-block upload");
         check_cuda(cudaEventRecord(slot.uploaded.get(), t1), "cudaEventRecord");
     }
 
@@ -1216,8 +1214,8 @@ private:
                 std::vector<int32_t *> ptrs;
                 for (uint32_t c = first; c < first + count; ++c) {
                     const ComponentPlane &p = tile.components[c];
-                    outs.push_back(
-                        tile_view(device_image.components[c], p.out_rect, placement.origin_x[c], placement.origin_y[c]));
+                    outs.push_back(tile_view(device_image.components[c], p.out_rect, placement.origin_x[c],
+                                             placement.origin_y[c]));
                     strides.push_back(frame.reconstructed[t][c].stride);
                     formats.push_back({p.precision, p.is_signed});
                     ptrs.push_back(frame.reconstructed[t][c].data);
@@ -1262,9 +1260,8 @@ private:
         gpu_->out.sync();
         // Download: GPU time from the end of the pack, plus (staged) the wall
         // time from the first piece down to the last byte in the caller's planes.
-        const double download_ms =
-            pieces ? elapsed_ms(gpu_->packed, mirror.piece_event(0)) + ms_since(first_piece)
-                   : elapsed_ms(gpu_->packed, gpu_->downloaded);
+        const double download_ms = pieces ? elapsed_ms(gpu_->packed, mirror.piece_event(0)) + ms_since(first_piece)
+                                          : elapsed_ms(gpu_->packed, gpu_->downloaded);
 
         std::lock_guard<std::mutex> lock(mutex_);
         times_.upload += elapsed_ms(slot.start, slot.uploaded);
@@ -1308,8 +1305,8 @@ private:
     std::vector<std::unique_ptr<Frame>> frames_;
 
     mutable std::mutex mutex_;
-    std::condition_variable work_;  ///< workers: new work (a frame, code-blocks, a band, a batch stream free)
-    std::condition_variable copied_;  ///< write_output: the bands taken are all copied
+    std::condition_variable work_;       ///< workers: new work (a frame, code-blocks, a band, a batch stream free)
+    std::condition_variable copied_;     ///< write_output: the bands taken are all copied
     std::condition_variable runs_done_;  ///< share_runs: the workers given runs are all back
     SharedRuns shared_runs_;
     // The host copy in progress (BandCopy), under mutex_: bands [0, published)

@@ -37,8 +37,7 @@ class PaletteRoutingDecoder final : public Decoder {
 public:
     PaletteRoutingDecoder(std::unique_ptr<Decoder> gpu, const j2kc_decoder_config &config, const Logger &log)
         : gpu_(std::move(gpu)), config_(config), log_(log)
-    {
-    }
+    {}
 
     j2kc_backend backend() const override { return J2KC_BACKEND_CUDA; }
 
@@ -130,8 +129,7 @@ private:
             }
             bytes.assign(end > begin ? end - begin : 0, 0);
             components.assign(device.components, device.components + device.num_components);
-            for (j2kc_component &k : components)
-                k.data = reinterpret_cast<uint64_t>(bytes.data()) + (k.data - begin);
+            for (j2kc_component &k : components) k.data = reinterpret_cast<uint64_t>(bytes.data()) + (k.data - begin);
             image.components = components.data();
             image.memory = J2KC_MEMORY_HOST;
         }

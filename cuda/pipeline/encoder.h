@@ -27,7 +27,6 @@ public:
 };
 
 /** Chooses the backend (AUTO: CUDA when a device is usable) and builds the encoder. */
-std::unique_ptr<Encoder> create_encoder(const j2kc_encoder_config &config, const j2kc_image &shape,
-                                        const Logger &log);
+std::unique_ptr<Encoder> create_encoder(const j2kc_encoder_config &config, const j2kc_image &shape, const Logger &log);
 
 }  // namespace j2kc

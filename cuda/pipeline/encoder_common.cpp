@@ -28,12 +28,11 @@ void check_frame(const EncoderPlan &plan, const j2kc_image &image, bool need_dat
     for (uint32_t c = 0; c < image.num_components; ++c) {
         const j2kc_component &k = image.components[c];
         const ComponentSize &s = siz.components[c];
-        J2KC_CHECK_ARG(k.precision == s.precision && (k.is_signed != 0) == s.is_signed && k.dx == s.dx &&
-                           k.dy == s.dy,
+        J2KC_CHECK_ARG(k.precision == s.precision && (k.is_signed != 0) == s.is_signed && k.dx == s.dx && k.dy == s.dy,
                        "component %u changed format since the encoder was opened", c);
         J2KC_CHECK_ARG(k.width == (siz.width + s.dx - 1) / s.dx && k.height == (siz.height + s.dy - 1) / s.dy,
-                       "component %u is %ux%u, expected %ux%u", c, k.width, k.height,
-                       (siz.width + s.dx - 1) / s.dx, (siz.height + s.dy - 1) / s.dy);
+                       "component %u is %ux%u, expected %ux%u", c, k.width, k.height, (siz.width + s.dx - 1) / s.dx,
+                       (siz.height + s.dy - 1) / s.dy);
         J2KC_CHECK_ARG(!need_data || k.data != 0, "component %u has no data", c);
         J2KC_CHECK_ARG(k.bytes_per_sample == 1 || k.bytes_per_sample == 2 || k.bytes_per_sample == 4,
                        "component %u: %u bytes per sample", c, k.bytes_per_sample);
@@ -81,8 +80,7 @@ double mct_energy(const EncoderPlan &plan, uint16_t component)
 {
     if (!plan.cod.mct || component > 2) return 1.0;
     static const double rct[3] = {3.0, 0.6875, 0.6875};  // (1,1,1), (-1/4,3/4,-1/4), (3/4,-1/4,-1/4)
-    static const double ict[3] = {3.0, 0.344136 * 0.344136 + 1.772 * 1.772,
-                                  1.402 * 1.402 + 0.714136 * 0.714136};
+    static const double ict[3] = {3.0, 0.344136 * 0.344136 + 1.772 * 1.772, 1.402 * 1.402 + 0.714136 * 0.714136};
     return plan.reversible() ? rct[component] : ict[component];
 }
 
@@ -119,10 +117,9 @@ RateSetup make_rate_setup(const EncoderPlan &plan, const std::vector<const TileL
     r.params.num_components = ncomp;
     r.params.num_layers = layers;
     if (plan.frame_bytes) {
-        J2KC_CHECK_ARG(plan.frame_bytes > r.fixed_bytes,
-                       "a budget of %llu bytes cannot even hold the %llu bytes of markers",
-                       static_cast<unsigned long long>(plan.frame_bytes),
-                       static_cast<unsigned long long>(r.fixed_bytes));
+        J2KC_CHECK_ARG(
+            plan.frame_bytes > r.fixed_bytes, "a budget of %llu bytes cannot even hold the %llu bytes of markers",
+            static_cast<unsigned long long>(plan.frame_bytes), static_cast<unsigned long long>(r.fixed_bytes));
         r.params.budget = plan.frame_bytes - r.fixed_bytes;
     }
     if (plan.component_bytes) {
@@ -226,8 +223,7 @@ PcrdSizes FrameBlocks::exact_size(const uint16_t *passes, std::vector<EncodedTil
         const uint32_t first = tile_first_block[t];
         layer_passes.assign(n * layers, 0);
         for (size_t i = 0; i < n; ++i)
-            for (uint32_t l = 0; l < layers; ++l)
-                layer_passes[l * n + i] = passes[(first + i) * layers + l];
+            for (uint32_t l = 0; l < layers; ++l) layer_passes[l * n + i] = passes[(first + i) * layers + l];
         const CodeBlockPasses *cblks = this->passes.data() + first;
         if (!ht_blocks.empty()) {
             choose_ht_sets(ht_blocks.data() + first, n, layer_passes, chosen, chosen_end);

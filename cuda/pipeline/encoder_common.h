@@ -29,7 +29,7 @@ bool timing_requested();
 void log_stage_times(const Logger &log, const j2kc_stage_times &t);
 
 struct BlockPlacement {
-    uint32_t x = 0, y = 0;      ///< top-left sample in the tile-component plane
+    uint32_t x = 0, y = 0;  ///< top-left sample in the tile-component plane
     Tier1EncodeParams params;
 };
 BlockPlacement place_block(const EncoderPlan &plan, const TileLayout &layout, const CodeBlock &cb);
@@ -45,8 +45,8 @@ double block_weight(const EncoderPlan &plan, const TileLayout &layout, const Cod
 struct RateSetup {
     PcrdParams params;
     PacketEncodeParams packet_params;
-    uint64_t fixed_bytes = 0;                       ///< main header, EOC, SOT/SOD of every tile-part
-    std::vector<uint64_t> component_fixed;          ///< SOT/SOD bytes of each component's own tile-parts
+    uint64_t fixed_bytes = 0;                              ///< main header, EOC, SOT/SOD of every tile-part
+    std::vector<uint64_t> component_fixed;                 ///< SOT/SOD bytes of each component's own tile-parts
     std::vector<std::vector<uint32_t>> tile_part_packets;  ///< per tile: packets of each tile-part
     size_t tile_parts = 0;
 };
@@ -59,13 +59,13 @@ RateSetup make_rate_setup(const EncoderPlan &plan, const std::vector<const TileL
 struct FrameBlocks {
     const EncoderPlan *plan = nullptr;
     std::vector<const TileLayout *> layouts;
-    std::vector<uint32_t> tile_first_block;   ///< per tile, its first frame block index
+    std::vector<uint32_t> tile_first_block;  ///< per tile, its first frame block index
     std::vector<uint32_t> pass_offset, pass_end;
     std::vector<uint64_t> pass_distortion;
     std::vector<uint8_t> pass_terminated;
     std::vector<double> weight;
     std::vector<uint16_t> component;
-    std::vector<CodeBlockPasses> passes;      ///< per frame block, pointing into the arrays above
+    std::vector<CodeBlockPasses> passes;  ///< per frame block, pointing into the arrays above
     /** Per frame block when HT blocks offer coding sets (EncoderPlan::ht_coding_sets): the
      *  passes above are truncation points, and Tier-2 writes the chosen set of each. */
     std::vector<const EncodedCodeBlock *> ht_blocks;

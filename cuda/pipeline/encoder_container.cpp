@@ -21,8 +21,7 @@ class Jp2Encoder final : public Encoder {
 public:
     Jp2Encoder(std::unique_ptr<Encoder> codestreams, std::vector<uint8_t> header)
         : codestreams_(std::move(codestreams)), header_(std::move(header))
-    {
-    }
+    {}
 
     j2kc_backend backend() const override { return codestreams_->backend(); }
     bool submit(const j2kc_image &image, int64_t tag) override { return codestreams_->submit(image, tag); }
@@ -69,8 +68,10 @@ std::vector<uint8_t> container_header(const j2kc_encoder_config &config, const j
     if (container != J2KC_CONTAINER_JP2) return {};
     const int colour = enum_value(config.color_space);
     const bool named = colour >= J2KC_COLOR_UNKNOWN && colour <= J2KC_COLOR_CMYK;
-    J2KC_CHECK_ARG(named || config.icc_profile, "colour space %d is none of j2kc.h's: JP2 can say it only through an "
-                   "ICC profile", colour);
+    J2KC_CHECK_ARG(named || config.icc_profile,
+                   "colour space %d is none of j2kc.h's: JP2 can say it only through an "
+                   "ICC profile",
+                   colour);
     J2KC_CHECK_ARG(shape.components && shape.num_components >= 1 && shape.num_components <= 16384,
                    "image for JP2: %u components", shape.num_components);
     ImageSize siz;

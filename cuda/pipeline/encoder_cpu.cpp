@@ -74,9 +74,9 @@ private:
         t0 = Clock::now();
         pool_.parallel_for(n, [&](size_t c, unsigned) {
             tw.indices[c].assign(floats_[c].size(), 0);
-            const QuantizeParams q = make_quantize_params(plan_.quant[c], Wavelet::kIrreversible97,
-                                                          plan_.siz.components[c].precision,
-                                                          tw.layout.components[c].rect, plan_.levels());
+            const QuantizeParams q =
+                make_quantize_params(plan_.quant[c], Wavelet::kIrreversible97, plan_.siz.components[c].precision,
+                                     tw.layout.components[c].rect, plan_.levels());
             quantize_ref(floats_[c].data(), strides[c], tw.indices[c].data(), strides[c], q);
         });
         times_.quant += ms_since(t0);
@@ -93,8 +93,7 @@ std::unique_ptr<Encoder> create_cpu_encoder(const j2kc_encoder_config &config, c
     return std::make_unique<CpuEncoder>(config, shape, log);
 }
 
-std::unique_ptr<Encoder> create_encoder(const j2kc_encoder_config &config, const j2kc_image &shape,
-                                        const Logger &log)
+std::unique_ptr<Encoder> create_encoder(const j2kc_encoder_config &config, const j2kc_image &shape, const Logger &log)
 {
     std::vector<uint8_t> header = container_header(config, shape);
     std::unique_ptr<Encoder> codestreams;

@@ -75,10 +75,9 @@ __global__ void encoder_gather_results_kernel(const GpuCodeBlockJob *jobs, const
 constexpr uint32_t kCompactWarps = 8;
 
 /** Packs each block's passes from its reserved slots into the contiguous table PCRD-opt reads. */
-__global__ void encoder_compact_passes_kernel(const GpuCodeBlockJob *jobs, const uint32_t *pass_offset,
-                                              uint32_t n, const uint32_t *end_in, const uint64_t *dist_in,
-                                              const uint8_t *term_in, uint32_t *end_out, uint64_t *dist_out,
-                                              uint8_t *term_out)
+__global__ void encoder_compact_passes_kernel(const GpuCodeBlockJob *jobs, const uint32_t *pass_offset, uint32_t n,
+                                              const uint32_t *end_in, const uint64_t *dist_in, const uint8_t *term_in,
+                                              uint32_t *end_out, uint64_t *dist_out, uint8_t *term_out)
 {
     const uint32_t b = blockIdx.x * kCompactWarps + threadIdx.x / 32;
     if (b >= n) return;
@@ -209,7 +208,7 @@ private:
     /** Everything one frame in flight needs, on the device and in pinned host memory. */
     struct Slot {
         // Streams and events are destroyed in the context that made them: see ~CudaEncoder.
-        CudaStream urgent, bulk;  ///< high priority: upload, colour, rate control, Tier-2; low: DWT to Tier-1
+        CudaStream urgent, bulk;    ///< high priority: upload, colour, rate control, Tier-2; low: DWT to Tier-1
         CudaEvent ready, consumed;  ///< frame produced (caller's stream); frame read (urgent stream)
         CudaEvent marks[kNumMarks];
         DeviceBuffer frame, planes, indices, dwt_scratch;
@@ -218,8 +217,8 @@ private:
         DeviceBuffer status_word, scan_temp, out;
         /** HT coding sets (EncoderPlan::ht_coding_sets): each block's sets, and the tables Tier-2
          *  reads of the chosen ones (ht_choose_sets_gpu). */
-        DeviceBuffer ht_model, ht_top_plane, ht_sets, set_passes, set_byte_offset, set_pass_offset, set_pass_end, set_pass_term,
-            set_num_passes, set_zero_bitplanes;
+        DeviceBuffer ht_model, ht_top_plane, ht_sets, set_passes, set_byte_offset, set_pass_offset, set_pass_end,
+            set_pass_term, set_num_passes, set_zero_bitplanes;
         HtChosenSetTables chosen{};
         PinnedBuffer staging, host_small, host_out;
         PcrdCuda pcrd;
@@ -373,8 +372,8 @@ private:
             slots().push_back(make_slot());
         }
         if (slots().size() < want)
-            log_.log(J2KC_LOG_VERBOSE, "device memory holds %zu of %u frames in flight (%zu MiB each)",
-                     slots().size(), want, per_slot >> 20);
+            log_.log(J2KC_LOG_VERBOSE, "device memory holds %zu of %u frames in flight (%zu MiB each)", slots().size(),
+                     want, per_slot >> 20);
     }
 
     std::unique_ptr<Slot> make_slot()
@@ -487,11 +486,11 @@ private:
             for (uint32_t c = 0; c < n; ++c) s.views[c] = tile_view(s.device_components[c], tp.rects[c], 0, 0);
             void *const *planes = s.tile_planes.data() + t * n;
             if (plan_.reversible())
-                color_forward_gpu(s.views.data(), n, mct, reinterpret_cast<int32_t *const *>(planes),
-                                  tp.strides.data(), in);
+                color_forward_gpu(s.views.data(), n, mct, reinterpret_cast<int32_t *const *>(planes), tp.strides.data(),
+                                  in);
             else
-                color_forward_gpu(s.views.data(), n, mct, reinterpret_cast<float *const *>(planes),
-                                  tp.strides.data(), in);
+                color_forward_gpu(s.views.data(), n, mct, reinterpret_cast<float *const *>(planes), tp.strides.data(),
+                                  in);
         }
         s.consumed.record(in);
         check_cuda(cudaStreamWaitEvent(mn, s.consumed.get(), 0), "cudaStreamWaitEvent");
@@ -507,8 +506,8 @@ private:
                 if (plan_.reversible())
                     dwt53_forward_gpu(indices + tp.offsets[c], tp.strides[c], tp.rects[c], plan_.levels(), scratch, mn);
                 else
-                    dwt97_forward_gpu(s.planes.as<float>() + tp.offsets[c], tp.strides[c], tp.rects[c],
-                                      plan_.levels(), scratch, mn);
+                    dwt97_forward_gpu(s.planes.as<float>() + tp.offsets[c], tp.strides[c], tp.rects[c], plan_.levels(),
+                                      scratch, mn);
             }
         }
         mark(s, kMarkDwt, mn);
@@ -527,9 +526,8 @@ private:
         if (plan_.ht)
             ht_encode_gpu(s.jobs.as<GpuCodeBlockJob>(), blocks_,
                           plan_.ht_coding_sets() ? s.ht_sets.as<htenc::HtCodingSets>() : nullptr,
-                          s.ht_top_plane.as<uint32_t>(), s.arena.as<uint8_t>(),
-                          s.results.as<GpuCodeBlockResult>(), s.sparse_end.as<uint32_t>(),
-                          s.sparse_dist.as<uint64_t>(), s.sparse_term.as<uint8_t>(), mn);
+                          s.ht_top_plane.as<uint32_t>(), s.arena.as<uint8_t>(), s.results.as<GpuCodeBlockResult>(),
+                          s.sparse_end.as<uint32_t>(), s.sparse_dist.as<uint64_t>(), s.sparse_term.as<uint8_t>(), mn);
         else
             tier1_encode_gpu(s.jobs.as<GpuCodeBlockJob>(), blocks_, s.arena.as<uint8_t>(),
                              s.results.as<GpuCodeBlockResult>(), s.sparse_end.as<uint32_t>(),
@@ -577,7 +575,8 @@ private:
             // planes need not be mapped); interleaved components share one range.
             s.spans.clear();
             for (uint32_t c = 0; c < n; ++c)
-                s.spans.push_back({image.components[c].data, image.components[c].data + component_span(image.components[c])});
+                s.spans.push_back(
+                    {image.components[c].data, image.components[c].data + component_span(image.components[c])});
             std::sort(s.spans.begin(), s.spans.end());
             uint64_t from = s.spans[0].first, to = s.spans[0].second;
             for (size_t i = 1; i <= s.spans.size(); ++i) {
@@ -629,9 +628,9 @@ private:
         s.set_pass_term.reserve(n * htenc::kHtSetPasses);
         s.set_num_passes.reserve(n * 4);
         s.set_zero_bitplanes.reserve(n);
-        s.chosen = HtChosenSetTables{s.set_passes.as<uint16_t>(),     s.set_byte_offset.as<uint64_t>(),
-                                     s.set_pass_offset.as<uint32_t>(), s.set_pass_end.as<uint32_t>(),
-                                     s.set_pass_term.as<uint8_t>(),   s.set_num_passes.as<uint32_t>(),
+        s.chosen = HtChosenSetTables{s.set_passes.as<uint16_t>(),       s.set_byte_offset.as<uint64_t>(),
+                                     s.set_pass_offset.as<uint32_t>(),  s.set_pass_end.as<uint32_t>(),
+                                     s.set_pass_term.as<uint8_t>(),     s.set_num_passes.as<uint32_t>(),
                                      s.set_zero_bitplanes.as<uint8_t>()};
         s.t2_blocks.byte_offset = s.chosen.byte_offset;
         s.t2_blocks.pass_offset = s.chosen.pass_offset;
@@ -757,10 +756,10 @@ private:
             t0 = Clock::now();
         }
         // Without a measure, the chosen sets' tables are made here; after one they are its.
-        const uint16_t *passes = measured && plan_.ht_coding_sets() ? s.chosen.passes
-                                                                     : tier2_passes(s, s.pcrd.device_passes(), ur);
-        s.size = s.tier2.write(passes, s.t2_blocks, s.out.as<uint8_t>(), out_capacity_,
-                               s.host_out.as<uint8_t>(), out_capacity_, ur, /*reuse_measure=*/measured);
+        const uint16_t *passes =
+            measured && plan_.ht_coding_sets() ? s.chosen.passes : tier2_passes(s, s.pcrd.device_passes(), ur);
+        s.size = s.tier2.write(passes, s.t2_blocks, s.out.as<uint8_t>(), out_capacity_, s.host_out.as<uint8_t>(),
+                               out_capacity_, ur, /*reuse_measure=*/measured);
         if (timing()) s.times.tier2 = ms_since(t0);  // the codestream's download included
         s.times.total = ms_since(s.submitted);
     }

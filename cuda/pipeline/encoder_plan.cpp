@@ -54,22 +54,21 @@ int default_levels(const j2kc_image &shape, uint32_t tile_w, uint32_t tile_h)
     uint32_t smallest = UINT32_MAX;
     for (uint32_t c = 0; c < shape.num_components; ++c) {
         const j2kc_component &k = shape.components[c];
-        smallest = std::min({smallest, ceil_div(std::min(tile_w, shape.width), k.dx),
-                             ceil_div(std::min(tile_h, shape.height), k.dy)});
+        smallest = std::min(
+            {smallest, ceil_div(std::min(tile_w, shape.width), k.dx), ceil_div(std::min(tile_h, shape.height), k.dy)});
     }
     return std::min(5, std::max(0, floor_log2(smallest)));
 }
 
-void apply_dci(EncoderPlan &plan, const j2kc_encoder_config &cfg, const j2kc_image &shape,
-               const Rate &rate)
+void apply_dci(EncoderPlan &plan, const j2kc_encoder_config &cfg, const j2kc_image &shape, const Rate &rate)
 {
     const bool k4 = plan.profile == J2KC_PROFILE_DCI_4K;
     const char *name = k4 ? "dci_4k" : "dci_2k";
     require(shape.num_components == 3, name, "needs 3 components (X'Y'Z')");
-    require(all_components(shape, [](const j2kc_component &c) {
-                return c.precision == 12 && !c.is_signed && c.dx == 1 && c.dy == 1;
-            }),
-            name, "needs 12-bit unsigned 4:4:4 samples (xyz12)");
+    require(
+        all_components(
+            shape, [](const j2kc_component &c) { return c.precision == 12 && !c.is_signed && c.dx == 1 && c.dy == 1; }),
+        name, "needs 12-bit unsigned 4:4:4 samples (xyz12)");
     require(shape.width <= (k4 ? 4096u : 2048u) && shape.height <= (k4 ? 2160u : 1080u), name,
             k4 ? "image larger than 4096x2160" : "image larger than 2048x1080");
     require(cfg.tile_width == 0 && cfg.tile_height == 0, name, "one tile only");
@@ -95,8 +94,7 @@ void apply_dci(EncoderPlan &plan, const j2kc_encoder_config &cfg, const j2kc_ima
     if (k4) {
         // The two-entry POC of DCI 4K (Amd 1): the embedded 2K image first.
         plan.poc.push_back({0, 0, 1, static_cast<uint8_t>(levels), 3, J2KC_PROG_CPRL});
-        plan.poc.push_back({static_cast<uint8_t>(levels), 0, 1, static_cast<uint8_t>(levels + 1), 3,
-                            J2KC_PROG_CPRL});
+        plan.poc.push_back({static_cast<uint8_t>(levels), 0, 1, static_cast<uint8_t>(levels + 1), 3, J2KC_PROG_CPRL});
     }
     const uint64_t frame_cap = dci_frame_cap(rate.num, rate.den);
     const uint64_t comp_cap = dci_component_cap(rate.num, rate.den);
@@ -113,19 +111,19 @@ int imf_main_level(double msamples)
     return 11;
 }
 
-void apply_imf(EncoderPlan &plan, const j2kc_encoder_config &cfg, const j2kc_image &shape,
-               const Rate &rate)
+void apply_imf(EncoderPlan &plan, const j2kc_encoder_config &cfg, const j2kc_image &shape, const Rate &rate)
 {
     const char *name = "imf";
     require(shape.num_components <= 3, name, "allows at most 3 components");
-    require(all_components(shape, [](const j2kc_component &c) {
-                return c.precision >= 8 && c.precision <= 16 && !c.is_signed && c.dy == 1;
-            }),
+    require(all_components(shape,
+                           [](const j2kc_component &c) {
+                               return c.precision >= 8 && c.precision <= 16 && !c.is_signed && c.dy == 1;
+                           }),
             name, "needs 8 to 16-bit unsigned samples, no vertical subsampling");
     require(shape.components[0].dx == 1, name, "first component must not be subsampled");
     if (shape.num_components == 3)
-        require(shape.components[1].dx == shape.components[2].dx && shape.components[1].dx <= 2,
-                name, "allows 4:4:4 or 4:2:2 only");
+        require(shape.components[1].dx == shape.components[2].dx && shape.components[1].dx <= 2, name,
+                "allows 4:4:4 or 4:2:2 only");
     require(cfg.tile_width == 0 && cfg.tile_height == 0, name, "single tile only in this encoder");
     require(cfg.layers <= 1, name, "allows one quality layer");
     const int family = shape.width <= 2048 && shape.height <= 1556   ? 0
@@ -134,16 +132,15 @@ void apply_imf(EncoderPlan &plan, const j2kc_encoder_config &cfg, const j2kc_ima
                                                                      : -1;
     require(family >= 0, name, "image larger than 8192x6224");
     const bool reversible = cfg.lossless != 0;
-    const int max_levels = reversible ? std::min(5 + family, floor_log2(shape.width / 1024 ? shape.width / 1024 : 1) + 4)
-                                      : 5 + family;
+    const int max_levels =
+        reversible ? std::min(5 + family, floor_log2(shape.width / 1024 ? shape.width / 1024 : 1) + 4) : 5 + family;
     const int levels = cfg.levels < 0 ? max_levels : cfg.levels;
     require(levels >= 1 && levels <= max_levels, name, "decomposition levels out of the profile's range");
 
     double samples = 0;
     for (uint32_t c = 0; c < shape.num_components; ++c)
         samples += double(ceil_div(shape.width, shape.components[c].dx)) * shape.height;
-    const int main_level = cfg.imf_main_level > 0 ? cfg.imf_main_level
-                                                  : imf_main_level(samples * rate.fps() / 1e6);
+    const int main_level = cfg.imf_main_level > 0 ? cfg.imf_main_level : imf_main_level(samples * rate.fps() / 1e6);
     int sub_level = 0;
     if (!reversible) {
         const int max_sub = std::max(main_level - 2, 1);
@@ -201,8 +198,9 @@ void apply_imf_ht(EncoderPlan &plan, const j2kc_encoder_config &cfg, const j2kc_
     const uint32_t side = std::max(shape.width, shape.height);
     require(side <= 8192, name, "image larger than 8192 on a side");
     const int max_levels = side <= 2048 ? 5 : side <= 4096 ? 6 : 7;
-    const int levels = cfg.levels < 0 ? std::min(max_levels, std::max(1, default_levels(shape, shape.width, shape.height)))
-                                      : cfg.levels;
+    const int levels = cfg.levels < 0
+                           ? std::min(max_levels, std::max(1, default_levels(shape, shape.width, shape.height)))
+                           : cfg.levels;
     require(levels >= 1 && levels <= max_levels, name, "decomposition levels out of the profile's range");
     require(cfg.cblk_width_log2 >= 5 && cfg.cblk_width_log2 <= 7 && cfg.cblk_height_log2 >= 5 &&
                 cfg.cblk_height_log2 <= 6 && cfg.cblk_width_log2 + cfg.cblk_height_log2 <= 12,
@@ -219,17 +217,14 @@ void apply_imf_ht(EncoderPlan &plan, const j2kc_encoder_config &cfg, const j2kc_
     plan.cod.layers = 1;
 }
 
-void apply_broadcast(EncoderPlan &plan, const j2kc_encoder_config &cfg, const j2kc_image &shape,
-                     const Rate &rate)
+void apply_broadcast(EncoderPlan &plan, const j2kc_encoder_config &cfg, const j2kc_image &shape, const Rate &rate)
 {
     const char *name = "broadcast";
     require(shape.num_components <= 4, name, "allows at most 4 components");
-    require(all_components(shape, [](const j2kc_component &c) {
-                return c.precision >= 8 && c.precision <= 12 && !c.is_signed;
-            }),
+    require(all_components(
+                shape, [](const j2kc_component &c) { return c.precision >= 8 && c.precision <= 12 && !c.is_signed; }),
             name, "needs 8 to 12-bit unsigned samples");
-    require(shape.components[0].dx == 1 && shape.components[0].dy == 1, name,
-            "first component must not be subsampled");
+    require(shape.components[0].dx == 1 && shape.components[0].dy == 1, name, "first component must not be subsampled");
     require(cfg.tile_width == 0 && cfg.tile_height == 0, name, "single tile only in this encoder");
     require(cfg.layers <= 1, name, "allows one quality layer");
     const int levels = cfg.levels < 0 ? 5 : cfg.levels;
@@ -239,8 +234,8 @@ void apply_broadcast(EncoderPlan &plan, const j2kc_encoder_config &cfg, const j2
     static const double msps[] = {65, 130, 195, 260, 520, 1200, 2400, 4800, 9600, 19200, 38400};
     double samples = 0;
     for (uint32_t c = 0; c < shape.num_components; ++c)
-        samples += double(ceil_div(shape.width, shape.components[c].dx)) *
-                   ceil_div(shape.height, shape.components[c].dy);
+        samples +=
+            double(ceil_div(shape.width, shape.components[c].dx)) * ceil_div(shape.height, shape.components[c].dy);
     const double rate_msps = samples * rate.fps() / 1e6;
     const double rate_mbps = plan.frame_bytes ? double(plan.frame_bytes) * 8 * rate.fps() / 1e6 : 0;
     int level = cfg.broadcast_level;
@@ -278,17 +273,16 @@ void apply_generic(EncoderPlan &plan, const j2kc_encoder_config &cfg, const j2kc
     const int levels = cfg.levels < 0 ? default_levels(shape, tw, th) : cfg.levels;
     J2KC_CHECK_ARG(levels >= 0 && levels <= kMaxLevels, "levels must be 0..32, not %d", levels);
     c.levels = static_cast<uint8_t>(levels);
-    J2KC_CHECK_ARG(cfg.cblk_width_log2 >= 2 && cfg.cblk_height_log2 >= 2 &&
-                       cfg.cblk_width_log2 <= 10 && cfg.cblk_height_log2 <= 10 &&
-                       cfg.cblk_width_log2 + cfg.cblk_height_log2 <= 12,
-                   "code-block size 2^%d x 2^%d: each side 4..1024, area at most 4096",
-                   cfg.cblk_width_log2, cfg.cblk_height_log2);
+    J2KC_CHECK_ARG(cfg.cblk_width_log2 >= 2 && cfg.cblk_height_log2 >= 2 && cfg.cblk_width_log2 <= 10 &&
+                       cfg.cblk_height_log2 <= 10 && cfg.cblk_width_log2 + cfg.cblk_height_log2 <= 12,
+                   "code-block size 2^%d x 2^%d: each side 4..1024, area at most 4096", cfg.cblk_width_log2,
+                   cfg.cblk_height_log2);
     c.cblk_width_log2 = static_cast<uint8_t>(cfg.cblk_width_log2);
     c.cblk_height_log2 = static_cast<uint8_t>(cfg.cblk_height_log2);
     c.cblk_style = 0;
     c.wavelet = cfg.lossless ? Wavelet::kReversible53 : Wavelet::kIrreversible97;
-    if (cfg.precinct_width_log2 > 0 || cfg.precinct_height_log2 > 0 ||
-        cfg.precinct_r0_width_log2 > 0 || cfg.precinct_r0_height_log2 > 0) {
+    if (cfg.precinct_width_log2 > 0 || cfg.precinct_height_log2 > 0 || cfg.precinct_r0_width_log2 > 0 ||
+        cfg.precinct_r0_height_log2 > 0) {
         const int pw = cfg.precinct_width_log2 > 0 ? cfg.precinct_width_log2 : 15;
         const int ph = cfg.precinct_height_log2 > 0 ? cfg.precinct_height_log2 : 15;
         const int pw0 = cfg.precinct_r0_width_log2 > 0 ? cfg.precinct_r0_width_log2 : pw;
@@ -319,8 +313,7 @@ void apply_generic(EncoderPlan &plan, const j2kc_encoder_config &cfg, const j2kc
     J2KC_CHECK_ARG(cfg.progression >= J2KC_PROG_LRCP && cfg.progression <= J2KC_PROG_CPRL,
                    "unknown progression order %d", int(cfg.progression));
     plan.cod.progression = static_cast<uint8_t>(cfg.progression);
-    J2KC_CHECK_ARG(cfg.layers >= 1 && cfg.layers <= J2KC_MAX_LAYERS, "layers must be 1..%d",
-                   J2KC_MAX_LAYERS);
+    J2KC_CHECK_ARG(cfg.layers >= 1 && cfg.layers <= J2KC_MAX_LAYERS, "layers must be 1..%d", J2KC_MAX_LAYERS);
     plan.cod.layers = static_cast<uint16_t>(cfg.layers);
     plan.cod.sop = cfg.sop != 0;
     plan.cod.eph = cfg.eph != 0;
@@ -341,22 +334,18 @@ void apply_generic(EncoderPlan &plan, const j2kc_encoder_config &cfg, const j2kc
 void check_shape(const j2kc_image &s)
 {
     J2KC_CHECK_ARG(s.width >= 1 && s.height >= 1, "image size %ux%u", s.width, s.height);
-    J2KC_CHECK_ARG(s.num_components >= 1 && s.num_components <= 16384 && s.components,
-                   "%u components (1..16384)", s.num_components);
+    J2KC_CHECK_ARG(s.num_components >= 1 && s.num_components <= 16384 && s.components, "%u components (1..16384)",
+                   s.num_components);
     for (uint32_t c = 0; c < s.num_components; ++c) {
         const j2kc_component &k = s.components[c];
-        J2KC_CHECK_ARG(k.precision >= 1 && k.precision <= 16, "component %u: precision %u (1..16)", c,
-                       k.precision);
+        J2KC_CHECK_ARG(k.precision >= 1 && k.precision <= 16, "component %u: precision %u (1..16)", c, k.precision);
         J2KC_CHECK_ARG(k.dx >= 1 && k.dy >= 1, "component %u: subsampling %ux%u", c, k.dx, k.dy);
     }
 }
 
 }  // namespace
 
-uint64_t dci_frame_cap(int fps_num, int fps_den)
-{
-    return 250ull * 125000ull * uint64_t(fps_den) / uint64_t(fps_num);
-}
+uint64_t dci_frame_cap(int fps_num, int fps_den) { return 250ull * 125000ull * uint64_t(fps_den) / uint64_t(fps_num); }
 
 uint64_t dci_component_cap(int fps_num, int fps_den)
 {
@@ -453,9 +442,8 @@ EncoderPlan plan_encoder(const j2kc_encoder_config &cfg, const j2kc_image &shape
     check_shape(shape);
     EncoderPlan plan;
     plan.profile = cfg.profile;
-    const Rate rate = cfg.frame_rate_num > 0 && cfg.frame_rate_den > 0
-                          ? Rate{cfg.frame_rate_num, cfg.frame_rate_den}
-                          : Rate{};
+    const Rate rate =
+        cfg.frame_rate_num > 0 && cfg.frame_rate_den > 0 ? Rate{cfg.frame_rate_num, cfg.frame_rate_den} : Rate{};
 
     ImageSize &siz = plan.siz;
     siz.width = shape.width;
@@ -474,8 +462,9 @@ EncoderPlan plan_encoder(const j2kc_encoder_config &cfg, const j2kc_image &shape
     J2KC_CHECK_ARG(cfg.block_coder == J2KC_BLOCK_CODER_PART1 || cfg.block_coder == J2KC_BLOCK_CODER_HT,
                    "unknown block coder %d", cfg.block_coder);
     const bool ht = cfg.block_coder == J2KC_BLOCK_CODER_HT;
-    J2KC_CHECK_SUPPORTED(!ht || cfg.profile == J2KC_PROFILE_NONE || cfg.profile == J2KC_PROFILE_IMF,
-                         "the HT block coder is offered with the generic and IMF profiles only, not with DCI or broadcast");
+    J2KC_CHECK_SUPPORTED(
+        !ht || cfg.profile == J2KC_PROFILE_NONE || cfg.profile == J2KC_PROFILE_IMF,
+        "the HT block coder is offered with the generic and IMF profiles only, not with DCI or broadcast");
     switch (cfg.profile) {
     case J2KC_PROFILE_NONE: apply_generic(plan, cfg, shape); break;
     case J2KC_PROFILE_IMF:
@@ -495,24 +484,22 @@ EncoderPlan plan_encoder(const j2kc_encoder_config &cfg, const j2kc_image &shape
                    "lossless coding keeps every pass: drop the byte budget or lossless");
 
     // MCT on the first three components needs them the same size (Annex G).
-    const bool mct_possible = shape.num_components >= 3 &&
-                              shape.components[0].dx == shape.components[1].dx &&
+    const bool mct_possible = shape.num_components >= 3 && shape.components[0].dx == shape.components[1].dx &&
                               shape.components[0].dx == shape.components[2].dx &&
                               shape.components[0].dy == shape.components[1].dy &&
                               shape.components[0].dy == shape.components[2].dy;
     if (plan.profile == J2KC_PROFILE_NONE || plan.profile == J2KC_PROFILE_IMF ||
         plan.profile == J2KC_PROFILE_BROADCAST) {
-        J2KC_CHECK_ARG(cfg.mct <= 0 || mct_possible,
-                       "MCT needs three components of equal subsampling");
+        J2KC_CHECK_ARG(cfg.mct <= 0 || mct_possible, "MCT needs three components of equal subsampling");
         plan.cod.mct = static_cast<uint8_t>(cfg.mct < 0 ? mct_possible : cfg.mct != 0);
     }
 
     const int default_guard = plan.profile == J2KC_PROFILE_DCI_2K ? 1 : 2;
     const int guard = cfg.guard_bits < 0 ? default_guard : cfg.guard_bits;
     J2KC_CHECK_ARG(guard >= 0 && guard <= 7, "guard bits must be 0..7");
-    J2KC_CHECK_ARG(!(plan.profile == J2KC_PROFILE_DCI_2K || plan.profile == J2KC_PROFILE_DCI_4K) ||
-                       guard == default_guard,
-                   "DCI needs %d guard bit(s)", default_guard);
+    J2KC_CHECK_ARG(
+        !(plan.profile == J2KC_PROFILE_DCI_2K || plan.profile == J2KC_PROFILE_DCI_4K) || guard == default_guard,
+        "DCI needs %d guard bit(s)", default_guard);
 
     // Without a budget the step itself sets the quality (in sample units).
     // With one, PCRD-opt does the truncation and the step follows the
@@ -521,7 +508,8 @@ EncoderPlan plan_encoder(const j2kc_encoder_config &cfg, const j2kc_image &shape
     const bool budget = plan.has_budget();
     double samples = 0;
     for (uint32_t c = 0; c < shape.num_components; ++c)
-        samples += double(ceil_div(shape.width, shape.components[c].dx)) * ceil_div(shape.height, shape.components[c].dy);
+        samples +=
+            double(ceil_div(shape.width, shape.components[c].dx)) * ceil_div(shape.height, shape.components[c].dy);
     const double bits_per_sample = budget ? double(plan.budget_bytes()) * 8 / samples : 0;
     const int max_bitplanes =
         ht && plan.profile == J2KC_PROFILE_IMF ? kImfHtMaxMagnitudeBound : int(kTier1MaxBitplanes) - 1;
@@ -540,7 +528,8 @@ EncoderPlan plan_encoder(const j2kc_encoder_config &cfg, const j2kc_image &shape
     if (ht) {
         J2KC_CHECK_ARG(plan.profile != J2KC_PROFILE_IMF || ht_magnitude_bound(plan) <= kImfHtMaxMagnitudeBound,
                        "profile imf (HT): magnitude bound B = %d exceeds 21; a larger quality (coarser steps) "
-                       "lowers it", ht_magnitude_bound(plan));
+                       "lowers it",
+                       ht_magnitude_bound(plan));
         apply_ht(plan);
     }
     return plan;

@@ -20,19 +20,19 @@ namespace j2kc {
 struct EncoderPlan {
     j2kc_profile profile = J2KC_PROFILE_NONE;
     ImageSize siz;
-    CodingStyle cod;                      ///< cod.component is every component's coding
-    std::vector<Quantization> quant;      ///< per component (QCD = quant[0], QCC where different)
-    std::vector<ProgressionChange> poc;   ///< main-header POC, empty for none
+    CodingStyle cod;                     ///< cod.component is every component's coding
+    std::vector<Quantization> quant;     ///< per component (QCD = quant[0], QCC where different)
+    std::vector<ProgressionChange> poc;  ///< main-header POC, empty for none
     bool lossless = false;
     j2kc_tile_parts tile_parts = J2KC_TILE_PARTS_NONE;
     bool tlm = false;
     bool plt = false;
-    uint64_t frame_bytes = 0;             ///< whole codestream cap, 0 = none
-    uint64_t component_bytes = 0;         ///< each component's tile-parts (with SOT/SOD), 0 = none
+    uint64_t frame_bytes = 0;      ///< whole codestream cap, 0 = none
+    uint64_t component_bytes = 0;  ///< each component's tile-parts (with SOT/SOD), 0 = none
     std::string comment;
-    bool ht = false;                      ///< HTJ2K block coder (code-block style 0x40)
-    uint32_t cap = 0;                     ///< Pcap of the CAP marker, 0 = no CAP
-    std::vector<uint16_t> ccap;           ///< one Ccap word per bit of cap
+    bool ht = false;             ///< HTJ2K block coder (code-block style 0x40)
+    uint32_t cap = 0;            ///< Pcap of the CAP marker, 0 = no CAP
+    std::vector<uint16_t> ccap;  ///< one Ccap word per bit of cap
 
     uint8_t levels() const { return cod.component.levels; }
     bool reversible() const { return cod.component.wavelet == Wavelet::kReversible53; }

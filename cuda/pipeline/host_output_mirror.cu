@@ -57,8 +57,7 @@ void HostOutputMirror::prepare(const j2kc_image &host, unsigned threads)
         const size_t bytes = grp.end - grp.begin;
         grp.device = static_cast<uint8_t *>(buffers_[g].reserve(std::max<size_t>(bytes, 1)));
         for (uint32_t c : grp.members)
-            device_components_[c].data =
-                reinterpret_cast<uint64_t>(grp.device) + (host.components[c].data - grp.begin);
+            device_components_[c].data = reinterpret_cast<uint64_t>(grp.device) + (host.components[c].data - grp.begin);
         grp.staged = bytes && !page_locked(grp.begin, grp.end);
         if (grp.staged) {
             grp.staged_at = staged_bytes;
@@ -68,8 +67,8 @@ void HostOutputMirror::prepare(const j2kc_image &host, unsigned threads)
     if (!staged_bytes) return;
     auto *staging = static_cast<uint8_t *>(staging_.reserve(staged_bytes));
     // Bands: about four a thread, within [64 KiB, 4 MiB]; pieces: about 8 a frame.
-    const size_t band = std::clamp<size_t>(staged_bytes / (4 * size_t{std::max(threads, 1u)}), size_t{64} << 10,
-                                           size_t{4} << 20);
+    const size_t band =
+        std::clamp<size_t>(staged_bytes / (4 * size_t{std::max(threads, 1u)}), size_t{64} << 10, size_t{4} << 20);
     const size_t piece = std::max(band, staged_bytes / 8);
     size_t in_piece = 0;
     for (Group &grp : groups_) {
@@ -100,8 +99,8 @@ void HostOutputMirror::prepare(const j2kc_image &host, unsigned threads)
                     copies_.push_back({stage + copy_from * unit_bytes, grp.device + copy_from * grp.pitch,
                                        grp.row_bytes, grp.pitch, grp.row_bytes, u1 - copy_from});
                 else
-                    copies_.push_back({stage + copy_from, grp.device + copy_from, u1 - copy_from, u1 - copy_from,
-                                       u1 - copy_from, 1});
+                    copies_.push_back(
+                        {stage + copy_from, grp.device + copy_from, u1 - copy_from, u1 - copy_from, u1 - copy_from, 1});
                 copy_from = u1;
             }
             if (close_piece) {

@@ -91,10 +91,9 @@ template <class T>
 class LevelChain {
 public:
     LevelChain(const ComponentPlane &p, int32_t *plane, void *out, void *upper, void *lower)
-        : p_(p), plane_(plane), top_(top_resolution(p)), out_(static_cast<T *>(out)),
-          upper_(static_cast<T *>(upper)), lower_(static_cast<T *>(lower))
-    {
-    }
+        : p_(p), plane_(plane), top_(top_resolution(p)), out_(static_cast<T *>(out)), upper_(static_cast<T *>(upper)),
+          lower_(static_cast<T *>(lower))
+    {}
 
     /** Queues the levels that make resolutions first..last on `st`. */
     void run(int first, int last, cudaStream_t st) const
@@ -135,8 +134,10 @@ private:
 void run_levels(const ComponentPlane &p, int32_t *plane, void *out, void *upper, void *lower, int first, int last,
                 cudaStream_t st)
 {
-    if (p.wavelet == Wavelet::kReversible53) LevelChain<int32_t>(p, plane, out, upper, lower).run(first, last, st);
-    else LevelChain<float>(p, plane, out, upper, lower).run(first, last, st);
+    if (p.wavelet == Wavelet::kReversible53)
+        LevelChain<int32_t>(p, plane, out, upper, lower).run(first, last, st);
+    else
+        LevelChain<float>(p, plane, out, upper, lower).run(first, last, st);
 }
 
 }  // namespace
@@ -168,8 +169,10 @@ void reconstruct_upper_gpu(const ComponentPlane &p, int32_t *plane, void *out, v
     if (p.out_rect.empty()) return;
     const auto st = static_cast<cudaStream_t>(stream);
     if (reconstructs_in_place(p)) {
-        if (p.wavelet == Wavelet::kReversible53) dequantize_gpu(plane, p.stride, plane, p.stride, p.dequant, st);
-        else dequantize_gpu(plane, p.stride, reinterpret_cast<float *>(plane), p.stride, p.dequant, st);
+        if (p.wavelet == Wavelet::kReversible53)
+            dequantize_gpu(plane, p.stride, plane, p.stride, p.dequant, st);
+        else
+            dequantize_gpu(plane, p.stride, reinterpret_cast<float *>(plane), p.stride, p.dequant, st);
         return;
     }
     const int top = top_resolution(p);

@@ -29,12 +29,11 @@ bool tile_uses_mct(const TileCoefficients &tile, uint32_t n)
 {
     if (!tile.mct || n < 3) return false;
     const auto &k = tile.components;
-    J2KC_CHECK_DATA(k[0].wavelet == k[1].wavelet && k[0].wavelet == k[2].wavelet &&
-                        k[0].out_rect.width() == k[1].out_rect.width() &&
-                        k[0].out_rect.width() == k[2].out_rect.width() &&
-                        k[0].out_rect.height() == k[1].out_rect.height() &&
-                        k[0].out_rect.height() == k[2].out_rect.height(),
-                    "MCT over components of different filters or sizes");
+    J2KC_CHECK_DATA(
+        k[0].wavelet == k[1].wavelet && k[0].wavelet == k[2].wavelet &&
+            k[0].out_rect.width() == k[1].out_rect.width() && k[0].out_rect.width() == k[2].out_rect.width() &&
+            k[0].out_rect.height() == k[1].out_rect.height() && k[0].out_rect.height() == k[2].out_rect.height(),
+        "MCT over components of different filters or sizes");
     return true;
 }
 

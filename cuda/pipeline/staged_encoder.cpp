@@ -105,7 +105,8 @@ void StagedEncoder::log_kept_passes(const FrameBlocks &frame, const PcrdResult &
 {
     uint64_t kept = 0;
     const uint32_t layers = selection.num_layers;
-    for (uint32_t b = 0; layers && b < selection.num_blocks; ++b) kept += selection.passes[size_t{b} * layers + layers - 1];
+    for (uint32_t b = 0; layers && b < selection.num_blocks; ++b)
+        kept += selection.passes[size_t{b} * layers + layers - 1];
     log_.log(J2KC_LOG_VERBOSE, "rate control: %u code-blocks, %u coding passes coded, %llu kept, %llu bytes",
              frame.pcrd.num_blocks, frame.pcrd.num_passes, static_cast<unsigned long long>(kept),
              static_cast<unsigned long long>(selection.exact.total));

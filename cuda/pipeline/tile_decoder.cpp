@@ -19,8 +19,8 @@
 namespace j2kc {
 namespace {
 
-void prepare_planes(const Codestream &cs, const Tile &tile, const TileLayout &layout,
-                    const TileDecodeOptions &options, TileCoefficients &out)
+void prepare_planes(const Codestream &cs, const Tile &tile, const TileLayout &layout, const TileDecodeOptions &options,
+                    TileCoefficients &out)
 {
     const CodingStyle &cod = cs.coding_style(tile);
     out.components.resize(layout.components.size());
@@ -31,8 +31,8 @@ void prepare_planes(const Codestream &cs, const Tile &tile, const TileLayout &la
         const Quantization &quant = cs.quantization(tile, c);
         const ComponentSize &size = cs.siz.components[c];
         J2KC_CHECK_SUPPORTED(options.reduce <= tc.levels,
-                             "reduce %u exceeds the %u decomposition levels of tile %u component %u",
-                             options.reduce, tc.levels, tile.index, c);
+                             "reduce %u exceeds the %u decomposition levels of tile %u component %u", options.reduce,
+                             tc.levels, tile.index, c);
         ComponentPlane &plane = out.components[c];
         plane.tc_rect = tc.rect;
         plane.levels = tc.levels;
@@ -118,7 +118,8 @@ bool decode_code_block(const Codestream &cs, const Tile &tile, const TileDecodeO
     code_block_origin(tc, cb, x, y);
     int32_t *block = plane.data + size_t{y} * plane.stride + x;
     const auto clear = [&] {
-        for (uint32_t r = 0; r < cb.rect.height(); ++r) std::fill_n(block + size_t{r} * plane.stride, cb.rect.width(), 0);
+        for (uint32_t r = 0; r < cb.rect.height(); ++r)
+            std::fill_n(block + size_t{r} * plane.stride, cb.rect.width(), 0);
     };
     if (!cw.included || cw.num_passes == 0) {
         clear();
@@ -222,11 +223,10 @@ void append_tier1_jobs(const Codestream &cs, const Tile &tile, const TileDecodeO
             const Tier1DecodeParams params = code_block_params(cs, tile, tc, cb, cw);
             J2KC_CHECK_ARG(cb.rect.width() <= kTier1MaxSide && cb.rect.height() <= kTier1MaxSide &&
                                uint64_t{cb.rect.width()} * cb.rect.height() <= kTier1MaxSamples,
-                           "code-block %ux%u exceeds 1024 per side or 4096 samples", cb.rect.width(),
-                           cb.rect.height());
+                           "code-block %ux%u exceeds 1024 per side or 4096 samples", cb.rect.width(), cb.rect.height());
             const uint32_t planes = uint32_t{params.num_bitplanes} + params.roi_shift;
-            J2KC_CHECK_SUPPORTED(cb.rect.empty() || planes <= kTier1MaxBitplanes, "%u bit-planes exceed %u",
-                                 planes, kTier1MaxBitplanes);
+            J2KC_CHECK_SUPPORTED(cb.rect.empty() || planes <= kTier1MaxBitplanes, "%u bit-planes exceed %u", planes,
+                                 kTier1MaxBitplanes);
             if (params.style & cblk_style::kHighThroughput) ++table.ht_jobs;
             job.orientation = static_cast<uint8_t>(params.orientation);
             job.style = params.style;
@@ -252,8 +252,7 @@ void append_tier1_jobs(const Codestream &cs, const Tile &tile, const TileDecodeO
             job.style = cblk_style::kHighThroughput;
             ++table.ht_jobs;
         }
-        table.max_scratch_words =
-            std::max(table.max_scratch_words, t1_decode_job_scratch_words(job.width, job.height));
+        table.max_scratch_words = std::max(table.max_scratch_words, t1_decode_job_scratch_words(job.width, job.height));
         table.jobs.push_back(job);
     }
 }
@@ -275,7 +274,8 @@ void Tier1JobTable::copy_bytes(uint8_t *out, ParallelRunner *pool) const
     for (size_t r = 0; r < byte_runs.size(); ++r) run_start[r + 1] = run_start[r] + byte_runs[r].length;
     pool->parallel_for(pieces, [&](size_t k, unsigned) {
         const size_t begin = num_bytes / pieces * k, end = k + 1 == pieces ? num_bytes : num_bytes / pieces * (k + 1);
-        size_t r = static_cast<size_t>(std::upper_bound(run_start.begin(), run_start.end(), begin) - run_start.begin()) - 1;
+        size_t r =
+            static_cast<size_t>(std::upper_bound(run_start.begin(), run_start.end(), begin) - run_start.begin()) - 1;
         for (size_t at = begin; at < end; ++r) {
             const size_t from = at - run_start[r], length = std::min(end, run_start[r + 1]) - at;
             std::memcpy(out + at, byte_runs[r].data + from, length);

@@ -33,7 +33,7 @@ struct TileDecodeOptions {
 /** What Tier-2 found for one tile: the partition and each code-block's codewords. */
 struct TileBlocks {
     std::shared_ptr<const TileLayout> layout;  ///< shared with other frames of the same geometry
-    TileCodewords codewords;  ///< per code-block of layout; chunks point into Tile::data
+    TileCodewords codewords;                   ///< per code-block of layout; chunks point into Tile::data
 };
 
 /** One worker's Tier-1 state, reused from block to block so that no code-block allocates. */

@@ -59,8 +59,8 @@ __global__ void quant_dequantize97_kernel(const int32_t *in, size_t is, float *o
     }
 }
 
-__global__ void quant_dequantize53_kernel(const int32_t *in, size_t is, int32_t *out, size_t os, uint32_t w,
-                                          uint32_t h, uint32_t roi_shift)
+__global__ void quant_dequantize53_kernel(const int32_t *in, size_t is, int32_t *out, size_t os, uint32_t w, uint32_t h,
+                                          uint32_t roi_shift)
 {
     const uint32_t x = blockIdx.x * blockDim.x + threadIdx.x;
     if (x >= w) return;
@@ -99,7 +99,7 @@ void dequantize_gpu(const int32_t *in, size_t is, int32_t *out, size_t os, const
     const uint32_t w = p.layout.width[p.top], h = p.layout.height[p.top];
     if (uint64_t{w} * h == 0) return;
     quant_dequantize53_kernel<<<grid_for(w, h), kBlock, 0, static_cast<cudaStream_t>(stream)>>>(in, is, out, os, w, h,
-                                                                                              p.roi_shift);
+                                                                                                p.roi_shift);
     check_cuda(cudaGetLastError(), "quant: dequantize kernel");
 }
 

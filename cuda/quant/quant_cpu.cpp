@@ -30,12 +30,12 @@ std::vector<double> synthesis_taps(Wavelet w, bool high)
     if (w == Wavelet::kIrreversible97) {
         const double K = 1.230174104914001;
         for (int k = 0; k < n; ++k) x[k] *= (k % 2 == 0) ? K : 1.0 / K;
-        step(0, 0.443506852043971);    // delta
-        step(1, 0.882911075530934);    // gamma
-        step(0, -0.052980118572961);   // beta
-        step(1, -1.586134342059924);   // alpha
+        step(0, 0.443506852043971);   // delta
+        step(1, 0.882911075530934);   // gamma
+        step(0, -0.052980118572961);  // beta
+        step(1, -1.586134342059924);  // alpha
     } else {
-        step(0, 0.25);   // F-5 without its rounding
+        step(0, 0.25);  // F-5 without its rounding
         step(1, -0.5);
     }
     auto first = std::find_if(x.begin(), x.end(), [](double v) { return v != 0.0; });

@@ -53,9 +53,9 @@ struct QuantizeParams {
 /** Decoder parameters for one tile-component plane. */
 struct DequantizeParams {
     DwtLayout layout;
-    uint32_t top = 0;                  ///< highest resolution present (levels - reduce)
-    float half_step[kMaxBands];        ///< (float)(Delta_b / 2); unused for 5/3
-    uint32_t roi_shift = 0;            ///< RGN SPrgn, 0 = none
+    uint32_t top = 0;            ///< highest resolution present (levels - reduce)
+    float half_step[kMaxBands];  ///< (float)(Delta_b / 2); unused for 5/3
+    uint32_t roi_shift = 0;      ///< RGN SPrgn, 0 = none
 };
 
 J2KC_HD float quant_fmul(float a, float b)
@@ -71,8 +71,10 @@ J2KC_HD int32_t quantize_97(float x, float inv_step, int32_t max_magnitude)
 {
     const float m = quant_fmul(x < 0.0f ? -x : x, inv_step);
     int32_t q;
-    if (m < static_cast<float>(max_magnitude)) q = static_cast<int32_t>(m);  // m >= 0: truncation = floor
-    else q = (m == m) ? max_magnitude : 0;
+    if (m < static_cast<float>(max_magnitude))
+        q = static_cast<int32_t>(m);  // m >= 0: truncation = floor
+    else
+        q = (m == m) ? max_magnitude : 0;
     return x < 0.0f ? -q : q;
 }
 

@@ -32,7 +32,7 @@ constexpr uint32_t kErrOffsets = 1, kErrTooManyPasses = 2, kErrLengths = 4, kErr
 
 /** Search state living on the device between launches. */
 struct DeviceState {
-    PcrdWindow win[kPcrdMaxGroups + 1];  ///< groups, then the frame window
+    PcrdWindow win[kPcrdMaxGroups + 1];            ///< groups, then the frame window
     unsigned long long base_bits[kPcrdMaxGroups];  ///< header bits of committed layers
     unsigned long long body[kPcrdMaxGroups];       ///< bytes after the last layer
     unsigned int group_blocks[kPcrdMaxGroups];     ///< code-blocks of each group
@@ -95,9 +95,8 @@ __global__ void rate_hull_kernel(Args a)
         return;
     }
     atomicAdd(&a.state->group_blocks[block_group(a, b)], 1u);
-    a.hull_count[b] = pcrd_build_hull(a.pass_end + first, a.pass_distortion + first, last - first,
-                                      a.weight[b], a.hull_pass + first, a.hull_key + first,
-                                      a.hull_dist + first);
+    a.hull_count[b] = pcrd_build_hull(a.pass_end + first, a.pass_distortion + first, last - first, a.weight[b],
+                                      a.hull_pass + first, a.hull_key + first, a.hull_dist + first);
 }
 
 /** Windows for a layer: capped groups and (if limited) the frame start open. */
@@ -117,8 +116,7 @@ __global__ void rate_layer_start_kernel(Args a, Budgets budgets, uint32_t layer)
 }
 
 /** Threshold of group g, probe i: its own window (phase 1) or the frame's floored by it. */
-__device__ uint32_t probe_threshold(const DeviceState *s, uint32_t groups, int phase, uint32_t g,
-                                    uint32_t i)
+__device__ uint32_t probe_threshold(const DeviceState *s, uint32_t groups, int phase, uint32_t g, uint32_t i)
 {
     if (phase == 1) return pcrd_window_probe(s->win[g], i);
     return max(pcrd_window_probe(s->win[groups], i), s->win[g].hi);
@@ -152,8 +150,7 @@ __global__ void __launch_bounds__(kProbeThreads) rate_probe_kernel(Args a, int p
     const uint32_t warps = gridDim.x * (blockDim.x / 32);
     uint32_t cur = ~0u;
     unsigned long long acc_body = 0, acc_bits = 0;
-    for (uint32_t b = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32; b < a.num_blocks;
-         b += warps) {
+    for (uint32_t b = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32; b < a.num_blocks; b += warps) {
         const uint32_t g = block_group(a, b);  // uniform over the warp
         if (g != cur) {
             if (cur != ~0u) {
@@ -165,9 +162,8 @@ __global__ void __launch_bounds__(kProbeThreads) rate_probe_kernel(Args a, int p
         }
         const uint32_t off = a.pass_offset[b];
         const uint32_t prev = layer ? a.passes[size_t{b} * a.num_layers + layer - 1] : 0u;
-        const PcrdPick k = pcrd_pick(a.pass_end + off, a.hull_pass + off, a.hull_key + off,
-                                     a.hull_count[b], a.pass_offset[b + 1] - off, prev,
-                                     sh_t[g][lane], a.model);
+        const PcrdPick k = pcrd_pick(a.pass_end + off, a.hull_pass + off, a.hull_key + off, a.hull_count[b],
+                                     a.pass_offset[b + 1] - off, prev, sh_t[g][lane], a.model);
         acc_body += k.bytes;
         acc_bits += k.bits;
     }
@@ -188,8 +184,7 @@ __global__ void __launch_bounds__(kProbeThreads) rate_probe_kernel(Args a, int p
  * Level 2: one warp per group, lane = probe. Sums the rows of partials,
  * compares with the budget(s) and narrows the window.
  */
-__global__ void rate_update_kernel(Args a, int phase, Budgets budgets, uint32_t rows,
-                                   uint32_t layer)
+__global__ void rate_update_kernel(Args a, int phase, Budgets budgets, uint32_t rows, uint32_t layer)
 {
     __shared__ unsigned long long sh_size[kPcrdMaxGroups][kPcrdProbes];
     DeviceState *s = a.state;
@@ -242,8 +237,8 @@ __global__ void __launch_bounds__(kCommitThreads) rate_commit_kernel(Args a, uin
         const uint32_t n = a.pass_offset[b + 1] - off;
         const size_t row = size_t{b} * a.num_layers;
         const uint32_t prev = layer ? a.passes[row + layer - 1] : 0u;
-        const PcrdPick k = pcrd_pick(a.pass_end + off, a.hull_pass + off, a.hull_key + off,
-                                     a.hull_count[b], n, prev, t, a.model);
+        const PcrdPick k =
+            pcrd_pick(a.pass_end + off, a.hull_pass + off, a.hull_key + off, a.hull_count[b], n, prev, t, a.model);
         a.passes[row + layer] = static_cast<uint16_t>(k.passes);
         atomicAdd(&sh_bits[g], static_cast<unsigned long long>(k.bits));
         if (last) {
@@ -260,8 +255,7 @@ __global__ void __launch_bounds__(kCommitThreads) rate_commit_kernel(Args a, uin
     if (threadIdx.x == 0 && last) atomicAdd(&s->not_all, sh_not_all);
     if (blockIdx.x == 0 && threadIdx.x <= G) {
         const uint32_t g = threadIdx.x;
-        a.thresholds[size_t{layer} * (G + 1) + g] =
-            g == G ? s->win[G].hi : max(s->win[G].hi, s->win[g].hi);
+        a.thresholds[size_t{layer} * (G + 1) + g] = g == G ? s->win[G].hi : max(s->win[G].hi, s->win[g].hi);
     }
 }
 
@@ -270,8 +264,7 @@ struct FillLimits {
 };
 
 /** Slack filling: each block's next hull segment within its group's limit, appended. */
-__global__ void rate_candidates_kernel(Args a, FillLimits limits, PcrdCandidate *out,
-                                       uint32_t *count)
+__global__ void rate_candidates_kernel(Args a, FillLimits limits, PcrdCandidate *out, uint32_t *count)
 {
     const uint32_t b = blockIdx.x * blockDim.x + threadIdx.x;
     if (b >= a.num_blocks) return;
@@ -280,9 +273,8 @@ __global__ void rate_candidates_kernel(Args a, FillLimits limits, PcrdCandidate 
     const size_t row = size_t{b} * L;
     const uint32_t g = block_group(a, b);
     PcrdCandidate c;
-    if (pcrd_next_segment(a.pass_end + off, a.hull_pass + off, a.hull_key + off, a.hull_count[b],
-                          a.passes[row + L - 1], L > 1 ? a.passes[row + L - 2] : 0u, a.model, b, g,
-                          c) &&
+    if (pcrd_next_segment(a.pass_end + off, a.hull_pass + off, a.hull_key + off, a.hull_count[b], a.passes[row + L - 1],
+                          L > 1 ? a.passes[row + L - 2] : 0u, a.model, b, g, c) &&
         c.bytes <= limits.group[g])
         out[atomicAdd(count, 1u)] = c;  // the host orders them
 }
@@ -325,8 +317,7 @@ struct PcrdCuda::Impl {
         if (max_rows == 0) {
             int device = 0, sms = 0;
             check_cuda(cudaGetDevice(&device), "cudaGetDevice");
-            check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device),
-                       "cudaDeviceGetAttribute");
+            check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
             max_rows = static_cast<uint32_t>(std::max(1, sms * 2));
         }
         hull_pass.reserve(passes_n);
@@ -342,35 +333,30 @@ struct PcrdCuda::Impl {
         candidate_count.reserve(1);
     }
 
-    std::vector<PcrdCandidate> find_candidates(const Args &a, const std::vector<uint64_t> &limit,
-                                               cudaStream_t stream)
+    std::vector<PcrdCandidate> find_candidates(const Args &a, const std::vector<uint64_t> &limit, cudaStream_t stream)
     {
         FillLimits fl{};
         for (size_t g = 0; g < limit.size() && g < kPcrdMaxGroups; ++g) fl.group[g] = limit[g];
-        check_cuda(cudaMemsetAsync(candidate_count.get(), 0, sizeof(uint32_t), stream),
-                   "cudaMemsetAsync");
+        check_cuda(cudaMemsetAsync(candidate_count.get(), 0, sizeof(uint32_t), stream), "cudaMemsetAsync");
         if (a.num_blocks)
-            rate_candidates_kernel<<<ceil_div(a.num_blocks, kCommitThreads), kCommitThreads, 0,
-                                     stream>>>(a, fl, candidates.get(), candidate_count.get());
+            rate_candidates_kernel<<<ceil_div(a.num_blocks, kCommitThreads), kCommitThreads, 0, stream>>>(
+                a, fl, candidates.get(), candidate_count.get());
         check_cuda(cudaGetLastError(), "rate_candidates_kernel");
         uint32_t n = 0;
-        check_cuda(cudaMemcpyAsync(&n, candidate_count.get(), sizeof(n), cudaMemcpyDeviceToHost,
-                                   stream),
+        check_cuda(cudaMemcpyAsync(&n, candidate_count.get(), sizeof(n), cudaMemcpyDeviceToHost, stream),
                    "cudaMemcpyAsync");
         check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
         std::vector<PcrdCandidate> out(std::min(n, a.num_blocks));
         if (!out.empty()) {
-            check_cuda(cudaMemcpyAsync(out.data(), candidates.get(),
-                                       out.size() * sizeof(PcrdCandidate), cudaMemcpyDeviceToHost,
-                                       stream),
+            check_cuda(cudaMemcpyAsync(out.data(), candidates.get(), out.size() * sizeof(PcrdCandidate),
+                                       cudaMemcpyDeviceToHost, stream),
                        "cudaMemcpyAsync");
             check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
         }
         return out;
     }
 
-    void apply(const Args &a, const std::vector<PcrdCandidate> &list, bool undo,
-               cudaStream_t stream)
+    void apply(const Args &a, const std::vector<PcrdCandidate> &list, bool undo, cudaStream_t stream)
     {
         if (list.empty()) return;
         // The candidates buffer is free once its list has been read back.
@@ -378,8 +364,7 @@ struct PcrdCuda::Impl {
                                    cudaMemcpyHostToDevice, stream),
                    "cudaMemcpyAsync");
         const uint32_t n = static_cast<uint32_t>(list.size());
-        rate_apply_kernel<<<ceil_div(n, kCommitThreads), kCommitThreads, 0, stream>>>(
-            a, candidates.get(), n, undo);
+        rate_apply_kernel<<<ceil_div(n, kCommitThreads), kCommitThreads, 0, stream>>>(a, candidates.get(), n, undo);
         check_cuda(cudaGetLastError(), "rate_apply_kernel");
         // The host list may go away after the return.
         check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
@@ -415,8 +400,7 @@ struct PcrdCuda::Impl {
     void start(const Args &a, cudaStream_t stream)
     {
         check_cuda(cudaMemsetAsync(a.state, 0, sizeof(DeviceState), stream), "cudaMemsetAsync");
-        if (a.num_blocks)
-            rate_hull_kernel<<<ceil_div(a.num_blocks, kHullThreads), kHullThreads, 0, stream>>>(a);
+        if (a.num_blocks) rate_hull_kernel<<<ceil_div(a.num_blocks, kHullThreads), kHullThreads, 0, stream>>>(a);
         check_cuda(cudaGetLastError(), "rate_hull_kernel");
     }
 
@@ -428,12 +412,10 @@ struct PcrdCuda::Impl {
         J2KC_CHECK_ARG(!(error & kErrComponent), "pcrd: a block's component is out of range");
     }
 
-    detail::PcrdRoundOutcome search(const Args &a, const detail::PcrdRoundBudgets &budgets,
-                                    cudaStream_t stream)
+    detail::PcrdRoundOutcome search(const Args &a, const detail::PcrdRoundBudgets &budgets, cudaStream_t stream)
     {
         const uint32_t G = a.groups, L = a.num_layers;
-        const uint32_t rows =
-            std::max(1u, std::min(max_rows, ceil_div(a.num_blocks, kProbeThreads / 32)));
+        const uint32_t rows = std::max(1u, std::min(max_rows, ceil_div(a.num_blocks, kProbeThreads / 32)));
         Budgets kb{};
         bool any_group = false;
         for (uint32_t g = 0; g < G; ++g) {
@@ -451,17 +433,16 @@ struct PcrdCuda::Impl {
                     rate_update_kernel<<<1, G * 32, 0, stream>>>(a, phase, kb, rows, l);
                 }
             }
-            rate_commit_kernel<<<std::max(1u, ceil_div(a.num_blocks, kCommitThreads)),
-                                 kCommitThreads, 0, stream>>>(a, l);
+            rate_commit_kernel<<<std::max(1u, ceil_div(a.num_blocks, kCommitThreads)), kCommitThreads, 0, stream>>>(a,
+                                                                                                                    l);
         }
         check_cuda(cudaGetLastError(), "pcrd kernels");
         DeviceState host{};
         std::vector<uint32_t> thr(size_t{L} * (G + 1));
-        check_cuda(cudaMemcpyAsync(&host, a.state, sizeof(host), cudaMemcpyDeviceToHost, stream),
-                   "cudaMemcpyAsync");
-        check_cuda(cudaMemcpyAsync(thr.data(), a.thresholds, thr.size() * sizeof(uint32_t),
-                                   cudaMemcpyDeviceToHost, stream),
-                   "cudaMemcpyAsync");
+        check_cuda(cudaMemcpyAsync(&host, a.state, sizeof(host), cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync");
+        check_cuda(
+            cudaMemcpyAsync(thr.data(), a.thresholds, thr.size() * sizeof(uint32_t), cudaMemcpyDeviceToHost, stream),
+            "cudaMemcpyAsync");
         check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
         throw_error(host.error);
         detail::PcrdRoundOutcome out;
@@ -469,8 +450,7 @@ struct PcrdCuda::Impl {
         out.group_thresholds.resize(size_t{L} * G);
         for (uint32_t l = 0; l < L; ++l) {
             out.layer_thresholds[l] = thr[size_t{l} * (G + 1) + G];
-            for (uint32_t g = 0; g < G; ++g)
-                out.group_thresholds[size_t{l} * G + g] = thr[size_t{l} * (G + 1) + g];
+            for (uint32_t g = 0; g < G; ++g) out.group_thresholds[size_t{l} * G + g] = thr[size_t{l} * (G + 1) + g];
         }
         out.group_body.assign(host.body, host.body + G);
         out.group_bits.assign(host.base_bits, host.base_bits + G);
@@ -491,17 +471,14 @@ const uint16_t *PcrdCuda::device_passes() const { return impl_->last_passes; }
 
 static void check_device_blocks(const PcrdBlocks &blocks)
 {
-    J2KC_CHECK_ARG(blocks.pass_offset != nullptr &&
-                       (blocks.num_blocks == 0 || blocks.weight != nullptr),
+    J2KC_CHECK_ARG(blocks.pass_offset != nullptr && (blocks.num_blocks == 0 || blocks.weight != nullptr),
                    "pcrd: missing block arrays");
-    J2KC_CHECK_ARG(blocks.num_passes == 0 ||
-                       (blocks.pass_end != nullptr && blocks.pass_distortion != nullptr),
+    J2KC_CHECK_ARG(blocks.num_passes == 0 || (blocks.pass_end != nullptr && blocks.pass_distortion != nullptr),
                    "pcrd: missing pass arrays");
 }
 
-PcrdResult PcrdCuda::select(const PcrdBlocks &blocks, const PcrdParams &params,
-                            const PcrdExactSizeFn &exact_size_fn, void *stream_ptr,
-                            bool copy_passes)
+PcrdResult PcrdCuda::select(const PcrdBlocks &blocks, const PcrdParams &params, const PcrdExactSizeFn &exact_size_fn,
+                            void *stream_ptr, bool copy_passes)
 {
     check_device_blocks(blocks);
     const detail::PcrdPlan plan = detail::pcrd_plan(params, blocks.num_blocks, blocks.num_passes);
@@ -511,20 +488,14 @@ PcrdResult PcrdCuda::select(const PcrdBlocks &blocks, const PcrdParams &params,
     const Args a = impl_->args(blocks, params, plan.groups);
     impl_->start(a, stream);
     PcrdResult result = detail::pcrd_run_rounds(
-        params, plan, blocks.num_blocks,
-        [&](const detail::PcrdRoundBudgets &b) { return impl_->search(a, b, stream); },
+        params, plan, blocks.num_blocks, [&](const detail::PcrdRoundBudgets &b) { return impl_->search(a, b, stream); },
         [&]() -> const uint16_t * { return impl_->passes.get(); }, exact_size_fn,
         detail::PcrdFillFns{
-            [&](const std::vector<uint64_t> &limit) {
-                return impl_->find_candidates(a, limit, stream);
-            },
-            [&](const std::vector<PcrdCandidate> &list, bool undo) {
-                impl_->apply(a, list, undo, stream);
-            }});
+            [&](const std::vector<uint64_t> &limit) { return impl_->find_candidates(a, limit, stream); },
+            [&](const std::vector<PcrdCandidate> &list, bool undo) { impl_->apply(a, list, undo, stream); }});
     if (copy_passes) {
         result.passes.resize(size_t{blocks.num_blocks} * params.num_layers);
-        check_cuda(cudaMemcpyAsync(result.passes.data(), impl_->passes.get(),
-                                   result.passes.size() * sizeof(uint16_t),
+        check_cuda(cudaMemcpyAsync(result.passes.data(), impl_->passes.get(), result.passes.size() * sizeof(uint16_t),
                                    cudaMemcpyDeviceToHost, stream),
                    "cudaMemcpyAsync");
         check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
@@ -532,9 +503,8 @@ PcrdResult PcrdCuda::select(const PcrdBlocks &blocks, const PcrdParams &params,
     return result;
 }
 
-void PcrdCuda::hull(const PcrdBlocks &blocks, std::vector<uint16_t> &hull_pass,
-                    std::vector<uint32_t> &hull_key, std::vector<uint32_t> &hull_count,
-                    void *stream_ptr)
+void PcrdCuda::hull(const PcrdBlocks &blocks, std::vector<uint16_t> &hull_pass, std::vector<uint32_t> &hull_key,
+                    std::vector<uint32_t> &hull_count, void *stream_ptr)
 {
     check_device_blocks(blocks);
     cudaStream_t stream = static_cast<cudaStream_t>(stream_ptr);
@@ -551,16 +521,12 @@ void PcrdCuda::hull(const PcrdBlocks &blocks, std::vector<uint16_t> &hull_pass,
     hull_pass.resize(blocks.num_passes);
     hull_key.resize(blocks.num_passes);
     hull_count.resize(blocks.num_blocks);
-    check_cuda(cudaMemcpyAsync(&host, a.state, sizeof(host), cudaMemcpyDeviceToHost, stream),
+    check_cuda(cudaMemcpyAsync(&host, a.state, sizeof(host), cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync");
+    check_cuda(cudaMemcpyAsync(hull_pass.data(), a.hull_pass, hull_pass.size() * 2, cudaMemcpyDeviceToHost, stream),
                "cudaMemcpyAsync");
-    check_cuda(cudaMemcpyAsync(hull_pass.data(), a.hull_pass, hull_pass.size() * 2,
-                               cudaMemcpyDeviceToHost, stream),
+    check_cuda(cudaMemcpyAsync(hull_key.data(), a.hull_key, hull_key.size() * 4, cudaMemcpyDeviceToHost, stream),
                "cudaMemcpyAsync");
-    check_cuda(cudaMemcpyAsync(hull_key.data(), a.hull_key, hull_key.size() * 4,
-                               cudaMemcpyDeviceToHost, stream),
-               "cudaMemcpyAsync");
-    check_cuda(cudaMemcpyAsync(hull_count.data(), a.hull_count, hull_count.size() * 4,
-                               cudaMemcpyDeviceToHost, stream),
+    check_cuda(cudaMemcpyAsync(hull_count.data(), a.hull_count, hull_count.size() * 4, cudaMemcpyDeviceToHost, stream),
                "cudaMemcpyAsync");
     check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
     Impl::throw_error(host.error);

@@ -54,7 +54,7 @@ constexpr uint64_t kPcrdUnlimited = 0;
  */
 struct PcrdBlocks {
     uint32_t num_blocks = 0;
-    uint32_t num_passes = 0;                  ///< == pass_offset[num_blocks]
+    uint32_t num_passes = 0;  ///< == pass_offset[num_blocks]
     /** num_blocks + 1 entries: block b owns passes [pass_offset[b], pass_offset[b+1]). */
     const uint32_t *pass_offset = nullptr;
     /** Per pass: cumulative code-block bytes after the pass (non-decreasing in a block). */
@@ -112,8 +112,8 @@ struct PcrdParams {
 
 /** @brief Exact sizes from Tier-2 for a selection. */
 struct PcrdSizes {
-    uint64_t total = 0;                 ///< compared with PcrdParams::budget
-    std::vector<uint64_t> component;    ///< empty, or num_components sizes compared with the caps
+    uint64_t total = 0;               ///< compared with PcrdParams::budget
+    std::vector<uint64_t> component;  ///< empty, or num_components sizes compared with the caps
 };
 
 /**
@@ -127,24 +127,24 @@ using PcrdExactSizeFn = std::function<PcrdSizes(const uint16_t *passes)>;
 struct PcrdResult {
     uint32_t num_blocks = 0;
     uint32_t num_layers = 0;
-    uint32_t groups = 1;                ///< num_components, or 1 when > kPcrdMaxGroups without caps
+    uint32_t groups = 1;  ///< num_components, or 1 when > kPcrdMaxGroups without caps
     /** [block * num_layers + layer]: passes included up to that layer, non-decreasing in layer. */
     std::vector<uint16_t> passes;
-    std::vector<uint32_t> layer_thresholds;  ///< [layer]: frame threshold key
-    std::vector<uint32_t> group_thresholds;  ///< [layer * groups + g]: key each group used
-    uint64_t body_bytes = 0;                 ///< code-block bytes of all layers
-    uint64_t estimated_bytes = 0;            ///< body_bytes + estimated headers
+    std::vector<uint32_t> layer_thresholds;       ///< [layer]: frame threshold key
+    std::vector<uint32_t> group_thresholds;       ///< [layer * groups + g]: key each group used
+    uint64_t body_bytes = 0;                      ///< code-block bytes of all layers
+    uint64_t estimated_bytes = 0;                 ///< body_bytes + estimated headers
     std::vector<uint64_t> group_estimated_bytes;  ///< per group, the same
-    bool all_included = false;               ///< every pass of every block is in
-    PcrdSizes exact;                         ///< last exact sizes (when an exact function was given)
-    uint32_t rounds = 0;                     ///< searches run (1 without exact function)
-    uint64_t search_budget = 0;              ///< frame budget of the chosen search (after corrections)
+    bool all_included = false;                    ///< every pass of every block is in
+    PcrdSizes exact;                              ///< last exact sizes (when an exact function was given)
+    uint32_t rounds = 0;                          ///< searches run (1 without exact function)
+    uint64_t search_budget = 0;                   ///< frame budget of the chosen search (after corrections)
     /**
      * Hull segments added below the thresholds by slack filling (last layer
      * only): the layer thresholds then no longer describe the last layer alone.
      */
     uint32_t fill_segments = 0;
-    uint32_t fill_measures = 0;              ///< exact sizings the filling asked for (beyond rounds)
+    uint32_t fill_measures = 0;  ///< exact sizings the filling asked for (beyond rounds)
 };
 
 /**
@@ -153,8 +153,7 @@ struct PcrdResult {
  * (1-based), hull_key = its slope key (strictly decreasing), hull_count[b] =
  * number of hull points. Throws INVALID_ARG on malformed blocks.
  */
-void pcrd_hull_ref(const PcrdBlocks &blocks, uint16_t *hull_pass, uint32_t *hull_key,
-                   uint32_t *hull_count);
+void pcrd_hull_ref(const PcrdBlocks &blocks, uint16_t *hull_pass, uint32_t *hull_key, uint32_t *hull_count);
 
 /**
  * @brief PCRD-opt on the CPU. Without exact_size_fn: one search against the
@@ -202,17 +201,15 @@ public:
      * next call.
      */
     PcrdResult select(const PcrdBlocks &blocks, const PcrdParams &params,
-                      const PcrdExactSizeFn &exact_size_fn = nullptr, void *stream = nullptr,
-                      bool copy_passes = true);
+                      const PcrdExactSizeFn &exact_size_fn = nullptr, void *stream = nullptr, bool copy_passes = true);
 
     /** @brief Device passes table [block * num_layers + layer] of the last select(). */
     const uint16_t *device_passes() const;
 
     /** @brief Hull on the device, copied back (for tests), same layout as pcrd_hull_ref();
      *  the entries past each block's hull points are zero. */
-    void hull(const PcrdBlocks &blocks, std::vector<uint16_t> &hull_pass,
-              std::vector<uint32_t> &hull_key, std::vector<uint32_t> &hull_count,
-              void *stream = nullptr);
+    void hull(const PcrdBlocks &blocks, std::vector<uint16_t> &hull_pass, std::vector<uint32_t> &hull_key,
+              std::vector<uint32_t> &hull_count, void *stream = nullptr);
 
 private:
     struct Impl;

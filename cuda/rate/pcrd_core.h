@@ -52,9 +52,8 @@ J2KC_HD uint32_t pcrd_slope_key(uint64_t dd, uint32_t dr, double weight)
  * decrease. hull_dist is workspace (cumulative distortion of each hull point).
  * @return number of hull points written.
  */
-J2KC_HD uint32_t pcrd_build_hull(const uint32_t *end, const uint64_t *dist, uint32_t n,
-                                 double weight, uint16_t *hull_pass, uint32_t *hull_key,
-                                 uint64_t *hull_dist)
+J2KC_HD uint32_t pcrd_build_hull(const uint32_t *end, const uint64_t *dist, uint32_t n, double weight,
+                                 uint16_t *hull_pass, uint32_t *hull_key, uint64_t *hull_dist)
 {
     uint32_t count = 0;
     uint64_t d = 0;
@@ -85,15 +84,17 @@ J2KC_HD uint32_t pcrd_build_hull(const uint32_t *end, const uint64_t *dist, uint
  * @brief Passes a code-block keeps at threshold t: every pass for
  * t == kPcrdKeyAll, else the passes of its last hull point with key >= t.
  */
-J2KC_HD uint32_t pcrd_select_passes(const uint16_t *hull_pass, const uint32_t *hull_key,
-                                    uint32_t hull_count, uint32_t num_passes, uint32_t t)
+J2KC_HD uint32_t pcrd_select_passes(const uint16_t *hull_pass, const uint32_t *hull_key, uint32_t hull_count,
+                                    uint32_t num_passes, uint32_t t)
 {
     if (t == kPcrdKeyAll) return num_passes;
     uint32_t lo = 0, hi = hull_count;  // keys descend: count the keys >= t
     while (lo < hi) {
         const uint32_t mid = (lo + hi) >> 1;
-        if (hull_key[mid] >= t) lo = mid + 1;
-        else hi = mid;
+        if (hull_key[mid] >= t)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
     return lo ? hull_pass[lo - 1] : 0u;
 }
@@ -101,7 +102,10 @@ J2KC_HD uint32_t pcrd_select_passes(const uint16_t *hull_pass, const uint32_t *h
 J2KC_HD uint32_t pcrd_bit_width(uint32_t v)
 {
     uint32_t w = 0;
-    while (v) { v >>= 1; ++w; }
+    while (v) {
+        v >>= 1;
+        ++w;
+    }
     return w;
 }
 
@@ -112,8 +116,7 @@ J2KC_HD uint32_t pcrd_pass_code_bits(uint32_t passes)
 }
 
 /** @brief Estimated packet-header bits of one code-block in one layer. */
-J2KC_HD uint32_t pcrd_header_bits(const PcrdHeaderModel &m, uint32_t new_passes,
-                                  uint32_t new_bytes, bool first)
+J2KC_HD uint32_t pcrd_header_bits(const PcrdHeaderModel &m, uint32_t new_passes, uint32_t new_bytes, bool first)
 {
     if (new_passes == 0) return m.empty_bits;
     uint32_t bits = (first ? m.first_bits : m.later_bits) + m.pass_bits * new_passes;
@@ -137,8 +140,7 @@ struct PcrdPick {
  * never fewer than `prev` (the passes of the layer below), so truncation
  * points do not decrease over layers. end/hull_* point at the block's own.
  */
-J2KC_HD PcrdPick pcrd_pick_at(const uint32_t *end, uint32_t selected, uint32_t prev,
-                              const PcrdHeaderModel &model)
+J2KC_HD PcrdPick pcrd_pick_at(const uint32_t *end, uint32_t selected, uint32_t prev, const PcrdHeaderModel &model)
 {
     const uint32_t p = selected < prev ? prev : selected;
     const uint32_t bytes = p ? end[p - 1] : 0u;
@@ -150,8 +152,7 @@ J2KC_HD PcrdPick pcrd_pick(const uint32_t *end, const uint16_t *hull_pass, const
                            uint32_t hull_count, uint32_t num_passes, uint32_t prev, uint32_t t,
                            const PcrdHeaderModel &model)
 {
-    return pcrd_pick_at(end, pcrd_select_passes(hull_pass, hull_key, hull_count, num_passes, t),
-                        prev, model);
+    return pcrd_pick_at(end, pcrd_select_passes(hull_pass, hull_key, hull_count, num_passes, t), prev, model);
 }
 
 /**
@@ -160,13 +161,13 @@ J2KC_HD PcrdPick pcrd_pick(const uint32_t *end, const uint16_t *hull_pass, const
  * order, ties by increasing block index (see pcrd_candidate_before()).
  */
 struct PcrdCandidate {
-    uint32_t key;     ///< slope key of the segment (the key of its end hull point)
+    uint32_t key;  ///< slope key of the segment (the key of its end hull point)
     uint32_t block;
-    uint32_t group;   ///< size group (component) of the block
-    uint16_t from;    ///< passes of the block in the last layer now
-    uint16_t to;      ///< passes after the segment
-    uint32_t bytes;   ///< code-block bytes the segment adds
-    uint32_t bits;    ///< estimated packet-header bits it adds
+    uint32_t group;  ///< size group (component) of the block
+    uint16_t from;   ///< passes of the block in the last layer now
+    uint16_t to;     ///< passes after the segment
+    uint32_t bytes;  ///< code-block bytes the segment adds
+    uint32_t bits;   ///< estimated packet-header bits it adds
 };
 
 /**
@@ -174,10 +175,9 @@ struct PcrdCandidate {
  * passes (and the layer below it `prev`): the first hull point with more
  * passes than cur. False when the block has none left.
  */
-J2KC_HD bool pcrd_next_segment(const uint32_t *end, const uint16_t *hull_pass,
-                               const uint32_t *hull_key, uint32_t hull_count, uint32_t cur,
-                               uint32_t prev, const PcrdHeaderModel &model, uint32_t block,
-                               uint32_t group, PcrdCandidate &out)
+J2KC_HD bool pcrd_next_segment(const uint32_t *end, const uint16_t *hull_pass, const uint32_t *hull_key,
+                               uint32_t hull_count, uint32_t cur, uint32_t prev, const PcrdHeaderModel &model,
+                               uint32_t block, uint32_t group, PcrdCandidate &out)
 {
     uint32_t h = 0;
     while (h < hull_count && hull_pass[h] <= cur) ++h;
@@ -186,8 +186,7 @@ J2KC_HD bool pcrd_next_segment(const uint32_t *end, const uint16_t *hull_pass,
     const uint32_t cur_bytes = cur ? end[cur - 1] : 0u;
     const uint32_t prev_bytes = prev ? end[prev - 1] : 0u;
     const uint32_t old_bits = pcrd_header_bits(model, cur - prev, cur_bytes - prev_bytes, prev == 0);
-    const uint32_t new_bits =
-        pcrd_header_bits(model, to - prev, end[to - 1] - prev_bytes, prev == 0);
+    const uint32_t new_bits = pcrd_header_bits(model, to - prev, end[to - 1] - prev_bytes, prev == 0);
     out.key = hull_key[h];
     out.block = block;
     out.group = group;
@@ -212,8 +211,7 @@ J2KC_HD uint64_t pcrd_group_size(uint64_t body, uint64_t bits) { return body + (
  * each of them costs every block at least empty_bits, so a layer that fits
  * with this reserve leaves the layers above a feasible (empty) choice.
  */
-J2KC_HD uint64_t pcrd_reserve_bits(const PcrdHeaderModel &m, uint32_t blocks_in_group,
-                                   uint32_t layers_above)
+J2KC_HD uint64_t pcrd_reserve_bits(const PcrdHeaderModel &m, uint32_t blocks_in_group, uint32_t layers_above)
 {
     return uint64_t{blocks_in_group} * layers_above * m.empty_bits;
 }
@@ -231,15 +229,9 @@ struct PcrdWindow {
     uint32_t hi;
 };
 
-J2KC_HD PcrdWindow pcrd_window_start(bool limited)
-{
-    return PcrdWindow{-1, limited ? kPcrdKeyNone : kPcrdKeyAll};
-}
+J2KC_HD PcrdWindow pcrd_window_start(bool limited) { return PcrdWindow{-1, limited ? kPcrdKeyNone : kPcrdKeyAll}; }
 
-J2KC_HD bool pcrd_window_converged(const PcrdWindow &w)
-{
-    return static_cast<int64_t>(w.hi) - w.lo <= 1;
-}
+J2KC_HD bool pcrd_window_converged(const PcrdWindow &w) { return static_cast<int64_t>(w.hi) - w.lo <= 1; }
 
 J2KC_HD uint32_t pcrd_window_probe(const PcrdWindow &w, uint32_t i)
 {

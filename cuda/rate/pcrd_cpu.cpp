@@ -24,19 +24,15 @@ void check_blocks(const PcrdBlocks &blocks)
 {
     J2KC_CHECK_ARG(blocks.pass_offset != nullptr && (blocks.num_blocks == 0 || blocks.weight),
                    "pcrd: missing block arrays");
-    J2KC_CHECK_ARG(blocks.num_passes == 0 ||
-                       (blocks.pass_end != nullptr && blocks.pass_distortion != nullptr),
+    J2KC_CHECK_ARG(blocks.num_passes == 0 || (blocks.pass_end != nullptr && blocks.pass_distortion != nullptr),
                    "pcrd: missing pass arrays");
-    J2KC_CHECK_ARG(blocks.pass_offset[0] == 0 &&
-                       blocks.pass_offset[blocks.num_blocks] == blocks.num_passes,
+    J2KC_CHECK_ARG(blocks.pass_offset[0] == 0 && blocks.pass_offset[blocks.num_blocks] == blocks.num_passes,
                    "pcrd: pass offsets do not span the %u passes", blocks.num_passes);
     for (uint32_t b = 0; b < blocks.num_blocks; ++b) {
         const uint32_t first = blocks.pass_offset[b], last = blocks.pass_offset[b + 1];
-        J2KC_CHECK_ARG(first <= last && last - first <= 65535, "pcrd: block %u has bad pass range",
-                       b);
+        J2KC_CHECK_ARG(first <= last && last - first <= 65535, "pcrd: block %u has bad pass range", b);
         for (uint32_t p = first + 1; p < last; ++p)
-            J2KC_CHECK_ARG(blocks.pass_end[p] >= blocks.pass_end[p - 1],
-                           "pcrd: block %u pass lengths decrease", b);
+            J2KC_CHECK_ARG(blocks.pass_end[p] >= blocks.pass_end[p - 1], "pcrd: block %u pass lengths decrease", b);
     }
 }
 
@@ -76,10 +72,9 @@ public:
             const uint32_t off = blocks_.pass_offset[b];
             const size_t row = size_t{b} * L;
             PcrdCandidate c;
-            if (pcrd_next_segment(blocks_.pass_end + off, hull_pass_.data() + off,
-                                  hull_key_.data() + off, hull_count_[b], passes_[row + L - 1],
-                                  L > 1 ? passes_[row + L - 2] : 0u, params_.header, b,
-                                  group_[b], c) &&
+            if (pcrd_next_segment(blocks_.pass_end + off, hull_pass_.data() + off, hull_key_.data() + off,
+                                  hull_count_[b], passes_[row + L - 1], L > 1 ? passes_[row + L - 2] : 0u,
+                                  params_.header, b, group_[b], c) &&
                 c.bytes <= limit[group_[b]])
                 out.push_back(c);
         }
@@ -89,8 +84,7 @@ public:
     void apply(const std::vector<PcrdCandidate> &list, bool undo)
     {
         const uint32_t L = params_.num_layers;
-        for (const PcrdCandidate &c : list)
-            passes_[size_t{c.block} * L + L - 1] = undo ? c.from : c.to;
+        for (const PcrdCandidate &c : list) passes_[size_t{c.block} * L + L - 1] = undo ? c.from : c.to;
     }
 
     detail::PcrdRoundOutcome run(const detail::PcrdRoundBudgets &budgets)
@@ -104,27 +98,22 @@ public:
         for (uint32_t l = 0; l < L; ++l) {
             std::array<uint64_t, kPcrdMaxGroups> base{};
             for (uint32_t g = 0; g < G; ++g)
-                base[g] = base_bits_[g] +
-                          pcrd_reserve_bits(params_.header, group_blocks_[g], L - 1 - l);
+                base[g] = base_bits_[g] + pcrd_reserve_bits(params_.header, group_blocks_[g], L - 1 - l);
             // Phase 1: each capped component alone.
             std::array<PcrdWindow, kPcrdMaxGroups> win{};
-            for (uint32_t g = 0; g < G; ++g)
-                win[g] = pcrd_window_start(budgets.group[g] != kPcrdNoLimit);
+            for (uint32_t g = 0; g < G; ++g) win[g] = pcrd_window_start(budgets.group[g] != kPcrdNoLimit);
             for (int it = 0;; ++it) {
                 bool open = false;
                 for (uint32_t g = 0; g < G; ++g) open |= !pcrd_window_converged(win[g]);
                 if (!open) break;
                 check_iterations(it);
                 for (uint32_t g = 0; g < G; ++g)
-                    for (uint32_t i = 0; i < kPcrdProbes; ++i)
-                        thresholds_[g][i] = pcrd_window_probe(win[g], i);
+                    for (uint32_t i = 0; i < kPcrdProbes; ++i) thresholds_[g][i] = pcrd_window_probe(win[g], i);
                 evaluate(l);
                 for (uint32_t g = 0; g < G; ++g) {
                     uint32_t mask = 0;
                     for (uint32_t i = 0; i < kPcrdProbes; ++i)
-                        if (pcrd_group_size(body_[g][i], bits_[g][i] + base[g]) <=
-                            budgets.group[g])
-                            mask |= 1u << i;
+                        if (pcrd_group_size(body_[g][i], bits_[g][i] + base[g]) <= budgets.group[g]) mask |= 1u << i;
                     pcrd_window_update(win[g], mask);
                 }
             }
@@ -139,15 +128,13 @@ public:
                 uint32_t mask = 0;
                 for (uint32_t i = 0; i < kPcrdProbes; ++i) {
                     uint64_t total = 0;
-                    for (uint32_t g = 0; g < G; ++g)
-                        total += pcrd_group_size(body_[g][i], bits_[g][i] + base[g]);
+                    for (uint32_t g = 0; g < G; ++g) total += pcrd_group_size(body_[g][i], bits_[g][i] + base[g]);
                     if (total <= budgets.layer[l]) mask |= 1u << i;
                 }
                 pcrd_window_update(frame, mask);
             }
             out.layer_thresholds[l] = frame.hi;
-            for (uint32_t g = 0; g < G; ++g)
-                out.group_thresholds[size_t{l} * G + g] = std::max(frame.hi, win[g].hi);
+            for (uint32_t g = 0; g < G; ++g) out.group_thresholds[size_t{l} * G + g] = std::max(frame.hi, win[g].hi);
             commit(l, out.group_thresholds.data() + size_t{l} * G, out);
         }
         out.group_bits.assign(base_bits_.begin(), base_bits_.begin() + G);
@@ -160,8 +147,8 @@ private:
         const uint32_t off = blocks_.pass_offset[b];
         const uint32_t n = blocks_.pass_offset[b + 1] - off;
         const uint32_t prev = l ? passes_[size_t{b} * params_.num_layers + l - 1] : 0;
-        return pcrd_pick(blocks_.pass_end + off, hull_pass_.data() + off, hull_key_.data() + off,
-                         hull_count_[b], n, prev, t, params_.header);
+        return pcrd_pick(blocks_.pass_end + off, hull_pass_.data() + off, hull_key_.data() + off, hull_count_[b], n,
+                         prev, t, params_.header);
     }
 
     // Level-1 and level-2 sums of the search (pcrd.h) collapse into one loop here. A
@@ -182,8 +169,8 @@ private:
             for (uint32_t i = 0; i < kPcrdProbes; ++i) {
                 const uint32_t t = thresholds_[g][i];
                 if (i == 0 || t != last_t) {
-                    uint32_t p = pcrd_select_passes(hull_pass_.data() + off,
-                                                    hull_key_.data() + off, hull_count_[b], n, t);
+                    uint32_t p =
+                        pcrd_select_passes(hull_pass_.data() + off, hull_key_.data() + off, hull_count_[b], n, t);
                     p = std::max(p, prev);
                     if (p != last_p) k = pcrd_pick_at(end, p, prev, params_.header);
                     last_p = p;
@@ -230,33 +217,28 @@ private:
 
 }  // namespace
 
-void pcrd_hull_ref(const PcrdBlocks &blocks, uint16_t *hull_pass, uint32_t *hull_key,
-                   uint32_t *hull_count)
+void pcrd_hull_ref(const PcrdBlocks &blocks, uint16_t *hull_pass, uint32_t *hull_key, uint32_t *hull_count)
 {
     check_blocks(blocks);
     std::vector<uint64_t> hull_dist(blocks.num_passes);
     for (uint32_t b = 0; b < blocks.num_blocks; ++b) {
         const uint32_t off = blocks.pass_offset[b];
-        hull_count[b] = pcrd_build_hull(blocks.pass_end + off, blocks.pass_distortion + off,
-                                        blocks.pass_offset[b + 1] - off, blocks.weight[b],
-                                        hull_pass + off, hull_key + off, hull_dist.data() + off);
+        hull_count[b] =
+            pcrd_build_hull(blocks.pass_end + off, blocks.pass_distortion + off, blocks.pass_offset[b + 1] - off,
+                            blocks.weight[b], hull_pass + off, hull_key + off, hull_dist.data() + off);
     }
 }
 
-PcrdResult pcrd_select_ref(const PcrdBlocks &blocks, const PcrdParams &params,
-                           const PcrdExactSizeFn &exact_size_fn)
+PcrdResult pcrd_select_ref(const PcrdBlocks &blocks, const PcrdParams &params, const PcrdExactSizeFn &exact_size_fn)
 {
     const detail::PcrdPlan plan = detail::pcrd_plan(params, blocks.num_blocks, blocks.num_passes);
     RefSearch search(blocks, params, plan);
     PcrdResult result = detail::pcrd_run_rounds(
-        params, plan, blocks.num_blocks,
-        [&](const detail::PcrdRoundBudgets &b) { return search.run(b); },
+        params, plan, blocks.num_blocks, [&](const detail::PcrdRoundBudgets &b) { return search.run(b); },
         [&]() { return search.passes(); }, exact_size_fn,
-        detail::PcrdFillFns{
-            [&](const std::vector<uint64_t> &limit) { return search.candidates(limit); },
-            [&](const std::vector<PcrdCandidate> &list, bool undo) { search.apply(list, undo); }});
-    result.passes.assign(search.passes(), search.passes() + size_t{blocks.num_blocks} *
-                                                               params.num_layers);
+        detail::PcrdFillFns{[&](const std::vector<uint64_t> &limit) { return search.candidates(limit); },
+                            [&](const std::vector<PcrdCandidate> &list, bool undo) { search.apply(list, undo); }});
+    result.passes.assign(search.passes(), search.passes() + size_t{blocks.num_blocks} * params.num_layers);
     return result;
 }
 

@@ -37,7 +37,10 @@ uint64_t trim_cost(const PcrdCandidate &c) { return c.bytes + (uint64_t{c.bits} 
 struct Overshoot {
     uint64_t frame = 0;
     std::vector<uint64_t> group;
-    bool any() const { return frame || std::any_of(group.begin(), group.end(), [](uint64_t g) { return g > 0; }); }
+    bool any() const
+    {
+        return frame || std::any_of(group.begin(), group.end(), [](uint64_t g) { return g > 0; });
+    }
 };
 
 Overshoot overshoot(const PcrdSizes &s, uint64_t budget, const std::vector<uint64_t> &caps, bool any_cap)
@@ -64,14 +67,11 @@ Overshoot overshoot(const PcrdSizes &s, uint64_t budget, const std::vector<uint6
  * with the same J2KC_HD code, and the exact sizes are byte-identical, so
  * both take the same segments.
  */
-void slack_fill(const PcrdPlan &plan, uint64_t budget, const std::vector<uint64_t> &caps,
-                const PcrdFillFns &fns, const PcrdPassesFn &passes, const PcrdExactSizeFn &exact,
-                PcrdResult &result)
+void slack_fill(const PcrdPlan &plan, uint64_t budget, const std::vector<uint64_t> &caps, const PcrdFillFns &fns,
+                const PcrdPassesFn &passes, const PcrdExactSizeFn &exact, PcrdResult &result)
 {
     const uint32_t G = plan.groups;
-    auto before = [](const PcrdCandidate &a, const PcrdCandidate &b) {
-        return pcrd_candidate_before(a, b);
-    };
+    auto before = [](const PcrdCandidate &a, const PcrdCandidate &b) { return pcrd_candidate_before(a, b); };
     for (uint32_t round = 0; round < kFillRounds; ++round) {
         const PcrdSizes &now = result.exact;
         const uint64_t frame_slack = budget == kPcrdNoLimit ? kPcrdNoLimit : budget - now.total;
@@ -152,39 +152,36 @@ PcrdPlan pcrd_plan(const PcrdParams &params, uint32_t num_blocks, uint32_t num_p
 {
     (void)num_blocks;
     (void)num_passes;
-    J2KC_CHECK_ARG(params.num_components >= 1 && params.num_components <= 16384,
-                   "pcrd: %u components", params.num_components);
-    J2KC_CHECK_ARG(params.num_layers >= 1 && params.num_layers <= 65535, "pcrd: %u layers",
-                   params.num_layers);
-    J2KC_CHECK_ARG(params.component_budgets.empty() ||
-                       params.component_budgets.size() == params.num_components,
-                   "pcrd: %zu component budgets for %u components",
-                   params.component_budgets.size(), params.num_components);
+    J2KC_CHECK_ARG(params.num_components >= 1 && params.num_components <= 16384, "pcrd: %u components",
+                   params.num_components);
+    J2KC_CHECK_ARG(params.num_layers >= 1 && params.num_layers <= 65535, "pcrd: %u layers", params.num_layers);
+    J2KC_CHECK_ARG(params.component_budgets.empty() || params.component_budgets.size() == params.num_components,
+                   "pcrd: %zu component budgets for %u components", params.component_budgets.size(),
+                   params.num_components);
     J2KC_CHECK_ARG(params.layer_budgets.empty() || params.layer_budgets.size() == params.num_layers,
-                   "pcrd: %zu layer budgets for %u layers", params.layer_budgets.size(),
-                   params.num_layers);
+                   "pcrd: %zu layer budgets for %u layers", params.layer_budgets.size(), params.num_layers);
     const PcrdHeaderModel &m = params.header;
-    J2KC_CHECK_ARG(m.first_bits <= 4096 && m.later_bits <= 4096 && m.pass_bits <= 4096 &&
-                       m.empty_bits <= 4096 && m.pass_code <= 1 && m.length_bits <= 1,
+    J2KC_CHECK_ARG(m.first_bits <= 4096 && m.later_bits <= 4096 && m.pass_bits <= 4096 && m.empty_bits <= 4096 &&
+                       m.pass_code <= 1 && m.length_bits <= 1,
                    "pcrd: header model out of range");
     // The cheapest contribution (one pass, up to 7 bytes) must cost no less than none.
-    J2KC_CHECK_ARG(uint64_t{std::min(m.first_bits, m.later_bits)} + m.pass_bits + m.pass_code +
-                           3 * m.length_bits >= m.empty_bits,
-                   "pcrd: header model would shrink when passes are added");
+    J2KC_CHECK_ARG(
+        uint64_t{std::min(m.first_bits, m.later_bits)} + m.pass_bits + m.pass_code + 3 * m.length_bits >= m.empty_bits,
+        "pcrd: header model would shrink when passes are added");
     PcrdPlan plan;
     for (uint64_t cap : params.component_budgets) plan.any_cap |= cap != kPcrdUnlimited;
     if (params.num_components <= kPcrdMaxGroups) {
         plan.groups = params.num_components;
     } else {
-        J2KC_CHECK_SUPPORTED(!plan.any_cap, "pcrd: per-component caps with %u > %u components",
-                             params.num_components, kPcrdMaxGroups);
+        J2KC_CHECK_SUPPORTED(!plan.any_cap, "pcrd: per-component caps with %u > %u components", params.num_components,
+                             kPcrdMaxGroups);
         plan.groups = 1;
     }
     return plan;
 }
 
-PcrdRoundBudgets pcrd_round_budgets(const PcrdParams &params, const PcrdPlan &plan,
-                                    uint64_t frame, const std::vector<uint64_t> &group)
+PcrdRoundBudgets pcrd_round_budgets(const PcrdParams &params, const PcrdPlan &plan, uint64_t frame,
+                                    const std::vector<uint64_t> &group)
 {
     PcrdRoundBudgets b;
     b.frame = frame;
@@ -205,8 +202,8 @@ PcrdRoundBudgets pcrd_round_budgets(const PcrdParams &params, const PcrdPlan &pl
 }
 
 PcrdResult pcrd_run_rounds(const PcrdParams &params, const PcrdPlan &plan, uint32_t num_blocks,
-                           const PcrdSearchFn &search, const PcrdPassesFn &passes,
-                           const PcrdExactSizeFn &exact, const PcrdFillFns &fill_fns)
+                           const PcrdSearchFn &search, const PcrdPassesFn &passes, const PcrdExactSizeFn &exact,
+                           const PcrdFillFns &fill_fns)
 {
     const uint32_t G = plan.groups;
     const uint64_t budget = limit_of(params.budget);
@@ -244,8 +241,7 @@ PcrdResult pcrd_run_rounds(const PcrdParams &params, const PcrdPlan &plan, uint3
                          (unsigned long long)result.estimated_bytes, (unsigned long long)budget);
         for (uint32_t g = 0; g < G; ++g)
             J2KC_CHECK_LIMIT(result.group_estimated_bytes[g] <= caps[g],
-                             "pcrd: component %u cannot meet its cap of %llu bytes", g,
-                             (unsigned long long)caps[g]);
+                             "pcrd: component %u cannot meet its cap of %llu bytes", g, (unsigned long long)caps[g]);
         return result;
     }
 
@@ -269,8 +265,8 @@ PcrdResult pcrd_run_rounds(const PcrdParams &params, const PcrdPlan &plan, uint3
         PcrdRoundOutcome o = search(pcrd_round_budgets(params, plan, frame, cur_caps));
         PcrdSizes s = exact(passes());
         J2KC_CHECK_ARG(!plan.any_cap || s.component.size() == params.num_components,
-                       "pcrd: exact size gave %zu component sizes, caps need %u",
-                       s.component.size(), params.num_components);
+                       "pcrd: exact size gave %zu component sizes, caps need %u", s.component.size(),
+                       params.num_components);
         const uint64_t over = (budget != kPcrdNoLimit && s.total > budget) ? s.total - budget : 0;
         std::vector<uint64_t> over_g(G, 0);
         bool fits = over == 0;
@@ -288,8 +284,7 @@ PcrdResult pcrd_run_rounds(const PcrdParams &params, const PcrdPlan &plan, uint3
             const uint32_t L = params.num_layers;
             bool frame_binds = false;
             for (uint32_t g = 0; g < G; ++g)
-                frame_binds |= o.group_thresholds[size_t{L - 1} * G + g] ==
-                               o.layer_thresholds[L - 1];
+                frame_binds |= o.group_thresholds[size_t{L - 1} * G + g] == o.layer_thresholds[L - 1];
             const bool gained = !have_best || total > best.sizes.total;
             if (gained) {
                 best = Round{frame, cur_caps, std::move(o), std::move(s), round};
@@ -307,8 +302,7 @@ PcrdResult pcrd_run_rounds(const PcrdParams &params, const PcrdPlan &plan, uint3
             frame = fit_frame + (over_frame - fit_frame) / 2;
             if (last_round) break;
         } else {
-            J2KC_CHECK_LIMIT(!last_round, "pcrd: no selection met the exact size in %u rounds",
-                             kMaxRounds);
+            J2KC_CHECK_LIMIT(!last_round, "pcrd: no selection met the exact size in %u rounds", kMaxRounds);
             // Lower what overshot: by the overshoot and a margin that grows
             // geometrically (0.2% of the budget, then 0.8%, 3%, ..., all of it
             // by round 5), so the loop ends.
@@ -333,8 +327,7 @@ PcrdResult pcrd_run_rounds(const PcrdParams &params, const PcrdPlan &plan, uint3
     }
     fill(best.outcome, best.frame);
     result.exact = best.sizes;
-    if (fill_fns.candidates && fill_fns.apply && !result.all_included &&
-        (budget != kPcrdNoLimit || plan.any_cap))
+    if (fill_fns.candidates && fill_fns.apply && !result.all_included && (budget != kPcrdNoLimit || plan.any_cap))
         slack_fill(plan, budget, caps, fill_fns, passes, exact, result);
     return result;
 }

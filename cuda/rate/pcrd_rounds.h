@@ -44,21 +44,17 @@ struct PcrdPlan {
 PcrdPlan pcrd_plan(const PcrdParams &params, uint32_t num_blocks, uint32_t num_passes);
 
 /** @brief Group of a component (components are groups unless there are too many). */
-inline uint32_t pcrd_group_of(uint32_t component, uint32_t groups)
-{
-    return groups == 1 ? 0u : component;
-}
+inline uint32_t pcrd_group_of(uint32_t component, uint32_t groups) { return groups == 1 ? 0u : component; }
 
 /** @brief Round budgets for a frame budget and group caps (kPcrdNoLimit = none). */
-PcrdRoundBudgets pcrd_round_budgets(const PcrdParams &params, const PcrdPlan &plan,
-                                    uint64_t frame, const std::vector<uint64_t> &group);
+PcrdRoundBudgets pcrd_round_budgets(const PcrdParams &params, const PcrdPlan &plan, uint64_t frame,
+                                    const std::vector<uint64_t> &group);
 
 using PcrdSearchFn = std::function<PcrdRoundOutcome(const PcrdRoundBudgets &)>;
 using PcrdPassesFn = std::function<const uint16_t *()>;
 
 /** Candidates never take more body bytes than limit[group] (one limit per group). */
-using PcrdCandidatesFn =
-    std::function<std::vector<PcrdCandidate>(const std::vector<uint64_t> &limit)>;
+using PcrdCandidatesFn = std::function<std::vector<PcrdCandidate>(const std::vector<uint64_t> &limit)>;
 /** Sets the last layer's passes of each listed block to its `to` (or, if undo, its `from`). */
 using PcrdApplyFn = std::function<void(const std::vector<PcrdCandidate> &list, bool undo)>;
 
@@ -72,9 +68,8 @@ struct PcrdFillFns {
  * @brief Runs search rounds until the selection fits (see pcrd_select_ref()).
  * Fills everything in the result but passes.
  */
-PcrdResult pcrd_run_rounds(const PcrdParams &params, const PcrdPlan &plan,
-                           uint32_t num_blocks, const PcrdSearchFn &search,
-                           const PcrdPassesFn &passes, const PcrdExactSizeFn &exact,
+PcrdResult pcrd_run_rounds(const PcrdParams &params, const PcrdPlan &plan, uint32_t num_blocks,
+                           const PcrdSearchFn &search, const PcrdPassesFn &passes, const PcrdExactSizeFn &exact,
                            const PcrdFillFns &fill = {});
 
 }  // namespace detail

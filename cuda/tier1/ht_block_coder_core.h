@@ -38,9 +38,9 @@ constexpr uint32_t kMaxBitplanes = kCodeBlockMaxBitplanes;
 J2KC_HT_INLINE uint32_t mel_exponent(uint32_t k)
 {
     // 0,0,0,1,1,1,2,2,2,3,3,4,5 packed 3 bits per state.
-    constexpr uint64_t packed = (0ull << 0) | (0ull << 3) | (0ull << 6) | (1ull << 9) | (1ull << 12) |
-                                (1ull << 15) | (2ull << 18) | (2ull << 21) | (2ull << 24) | (3ull << 27) |
-                                (3ull << 30) | (4ull << 33) | (5ull << 36);
+    constexpr uint64_t packed = (0ull << 0) | (0ull << 3) | (0ull << 6) | (1ull << 9) | (1ull << 12) | (1ull << 15) |
+                                (2ull << 18) | (2ull << 21) | (2ull << 24) | (3ull << 27) | (3ull << 30) |
+                                (4ull << 33) | (5ull << 36);
     return static_cast<uint32_t>(packed >> (3 * k)) & 7u;
 }
 

@@ -282,11 +282,11 @@ J2KC_HT_INLINE void u_residual_pair(BackwardLsb &vlc, uint32_t pa, uint32_t pb, 
 /** What ht_decode_block found wrong (the values are then meaningless). */
 enum HtStatus : uint32_t {
     kHtOk = 0,
-    kHtBadSegments = 1,  ///< the passes' segments do not form an HT set (cleanup not ending a segment, ...)
-    kHtNoPlane = 2,      ///< P + P0 leaves no plane for the cleanup pass (Kmax exceeded)
-    kHtShortCleanup = 3, ///< cleanup segment shorter than 2 bytes
-    kHtBadScup = 4,      ///< Scup outside 2..min(Lcup, 4079)
-    kHtBadExponent = 5,  ///< an exponent bound U_q or a magnitude beyond the block's planes
+    kHtBadSegments = 1,   ///< the passes' segments do not form an HT set (cleanup not ending a segment, ...)
+    kHtNoPlane = 2,       ///< P + P0 leaves no plane for the cleanup pass (Kmax exceeded)
+    kHtShortCleanup = 3,  ///< cleanup segment shorter than 2 bytes
+    kHtBadScup = 4,       ///< Scup outside 2..min(Lcup, 4079)
+    kHtBadExponent = 5,   ///< an exponent bound U_q or a magnitude beyond the block's planes
 };
 
 J2KC_HT_INLINE const char *ht_status_text(uint32_t s)
@@ -384,8 +384,8 @@ J2KC_HT_INLINE uint32_t quad_record(uint32_t rho, uint32_t e_bl, uint32_t e_br)
  * record (rho and the exponents of its bottom samples). Returns false when a
  * magnitude does not fit the block's planes.
  */
-J2KC_HT_INLINE bool decode_quad_magsgn(const CleanupFrame &f, ForwardLsb &ms, const QuadSig &q, uint32_t U,
-                                       uint32_t qx, uint32_t qy, uint32_t &record)
+J2KC_HT_INLINE bool decode_quad_magsgn(const CleanupFrame &f, ForwardLsb &ms, const QuadSig &q, uint32_t U, uint32_t qx,
+                                       uint32_t qy, uint32_t &record)
 {
     uint32_t e_bl = 0, e_br = 0;
     const uint32_t x0 = 2 * qx, y0 = 2 * qy;
@@ -671,8 +671,8 @@ struct HtSet {
  * cleanup is pass 3 * P0): its segments and plane, or why they do not form
  * one (kHtNoPlane, kHtBadSegments).
  */
-J2KC_HT_FN uint32_t locate_ht_set(const CodewordSegment *segments, size_t num_segments, uint64_t total,
-                                  uint32_t planes, uint32_t zero_bitplanes, HtSet &set)
+J2KC_HT_FN uint32_t locate_ht_set(const CodewordSegment *segments, size_t num_segments, uint64_t total, uint32_t planes,
+                                  uint32_t zero_bitplanes, HtSet &set)
 {
     const uint64_t cleanup = 3 * ((total - 1) / 3);
     set.z = static_cast<uint32_t>(total - cleanup);  // 1..3
@@ -743,8 +743,8 @@ J2KC_HT_FN void decode_refinement(const HtSet &set, uint32_t *values, size_t vst
  * Returns kHtOk or why the block is corrupt.
  */
 J2KC_HT_BLOCK_FN uint32_t ht_decode_block(const uint8_t *data, const CodewordSegment *segments, size_t num_segments,
-                                    uint32_t width, uint32_t height, uint32_t planes, uint32_t zero_bitplanes,
-                                    bool causal, uint32_t *values, size_t vstride, uint32_t *scratch)
+                                          uint32_t width, uint32_t height, uint32_t planes, uint32_t zero_bitplanes,
+                                          bool causal, uint32_t *values, size_t vstride, uint32_t *scratch)
 {
     const uint64_t total = ht_total_passes(segments, num_segments);
     if (total == 0 || width == 0 || height == 0) {

@@ -32,8 +32,8 @@ namespace j2kc {
  * samples. Thread-safe (scratch is thread-local). INVALID_ARG for a block
  * outside those limits.
  */
-void encode_ht_code_block(const int32_t *coeffs, size_t stride, uint32_t width, uint32_t height,
-                          uint8_t num_bitplanes, bool sets, uint32_t top_plane, EncodedCodeBlock &out);
+void encode_ht_code_block(const int32_t *coeffs, size_t stride, uint32_t width, uint32_t height, uint8_t num_bitplanes,
+                          bool sets, uint32_t top_plane, EncodedCodeBlock &out);
 
 /**
  * @brief Encodes every job on `stream` (a cudaStream_t, or nullptr) with the
@@ -46,9 +46,8 @@ void encode_ht_code_block(const int32_t *coeffs, size_t stride, uint32_t width, 
  * bytes, and ht_gpu_max_passes pass entries. Throws J2KC_ERR_CUDA if the
  * launch fails.
  */
-void ht_encode_gpu(const GpuCodeBlockJob *jobs, uint32_t num_jobs, htenc::HtCodingSets *sets,
-                   const uint32_t *top_plane, uint8_t *out_bytes,
-                   GpuCodeBlockResult *results, uint32_t *pass_end, uint64_t *pass_distortion,
+void ht_encode_gpu(const GpuCodeBlockJob *jobs, uint32_t num_jobs, htenc::HtCodingSets *sets, const uint32_t *top_plane,
+                   uint8_t *out_bytes, GpuCodeBlockResult *results, uint32_t *pass_end, uint64_t *pass_distortion,
                    uint8_t *pass_terminated, void *stream);
 
 /**

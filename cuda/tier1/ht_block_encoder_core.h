@@ -354,8 +354,8 @@ J2KC_HD void ht_terminate_mel_vlc(HtMelEncoder &mel, HtVlcWriter &vlc)
     if ((mel_mask | vlc_mask) == 0) return;
     const uint32_t vlc_byte = static_cast<uint32_t>(vlc.tmp);
     const uint32_t fused = mel_byte | vlc_byte;
-    const bool shareable = ((fused ^ mel_byte) & mel_mask) == 0 && ((fused ^ vlc_byte) & vlc_mask) == 0 &&
-                           fused != 0xFFu && vlc.pos > 1;
+    const bool shareable =
+        ((fused ^ mel_byte) & mel_mask) == 0 && ((fused ^ vlc_byte) & vlc_mask) == 0 && fused != 0xFFu && vlc.pos > 1;
     mel.append(shareable ? fused : mel_byte);
     if (shareable) return;
     vlc.append(vlc_byte);
@@ -399,9 +399,9 @@ struct HtEncodeScratch {
 };
 
 struct HtEncodeResult {
-    uint32_t bytes = 0;          ///< cleanup segment length (0: no significant sample at p)
-    uint64_t distortion = 0;     ///< decrease of squared error, 1/4 index^2 units (tier1.h)
-    uint32_t data_bitplanes = 0; ///< planes the largest magnitude needs
+    uint32_t bytes = 0;           ///< cleanup segment length (0: no significant sample at p)
+    uint64_t distortion = 0;      ///< decrease of squared error, 1/4 index^2 units (tier1.h)
+    uint32_t data_bitplanes = 0;  ///< planes the largest magnitude needs
 };
 
 J2KC_HD uint32_t ht_quads_across(uint32_t width) { return (width + 1) / 2; }
@@ -429,8 +429,8 @@ J2KC_HD uint32_t ht_segment_bound(uint32_t width, uint32_t height, uint32_t plan
 }
 
 /** Reads the quad at (x, y): samples outside the block are insignificant. */
-J2KC_HD void ht_load_quad(const int32_t *coeffs, size_t stride, uint32_t width, uint32_t height, uint32_t x,
-                          uint32_t y, uint32_t p, HtQuad &q, uint64_t &distortion, uint32_t &or_magnitude)
+J2KC_HD void ht_load_quad(const int32_t *coeffs, size_t stride, uint32_t width, uint32_t height, uint32_t x, uint32_t y,
+                          uint32_t p, HtQuad &q, uint64_t &distortion, uint32_t &or_magnitude)
 {
     q.rho = 0;
     q.e_max = 0;
@@ -452,15 +452,16 @@ J2KC_HD void ht_load_quad(const int32_t *coeffs, size_t stride, uint32_t width, 
         // Mid-point reconstruction of the bits above p: error (2 l - 2^p) / 2.
         const uint64_t low = magnitude & ((1u << p) - 1u);
         const uint64_t before = 4 * uint64_t{magnitude} * magnitude;
-        const uint64_t half = (uint64_t{1} << p) > 2 * low ? (uint64_t{1} << p) - 2 * low : 2 * low - (uint64_t{1} << p);
+        const uint64_t half =
+            (uint64_t{1} << p) > 2 * low ? (uint64_t{1} << p) - 2 * low : 2 * low - (uint64_t{1} << p);
         const uint64_t gain = before - half * half;
         distortion = distortion > ~uint64_t{0} - gain ? ~uint64_t{0} : distortion + gain;
     }
 }
 
 /** Codes one quad's CxtVLC codeword, its MEL symbol and its MagSgn bits; returns u_q. */
-J2KC_HD uint32_t ht_code_quad(const HtQuad &q, uint32_t table, uint32_t context, uint32_t kappa,
-                              HtVlcWriter &vlc, HtMelEncoder &mel, HtMagSgnWriter &ms)
+J2KC_HD uint32_t ht_code_quad(const HtQuad &q, uint32_t table, uint32_t context, uint32_t kappa, HtVlcWriter &vlc,
+                              HtMelEncoder &mel, HtMagSgnWriter &ms)
 {
     const uint32_t u_bound = q.e_max > kappa ? q.e_max : kappa;
     const uint32_t u = u_bound - kappa;
@@ -691,9 +692,9 @@ J2KC_HD uint32_t ht_sigprop_members(uint32_t width, uint32_t height, uint32_t x0
  * significance. The refinement segment is out[0, sigprop_bytes) followed by
  * the MagRef bytes in reverse; the caller copies them.
  */
-J2KC_HD uint32_t ht_encode_refinement(const int32_t *coeffs, size_t stride, uint32_t width, uint32_t height,
-                                      uint32_t p, uint8_t *out, uint32_t capacity, uint8_t *magref,
-                                      uint32_t magref_capacity, uint8_t *sig, HtRefinementResult &result)
+J2KC_HD uint32_t ht_encode_refinement(const int32_t *coeffs, size_t stride, uint32_t width, uint32_t height, uint32_t p,
+                                      uint8_t *out, uint32_t capacity, uint8_t *magref, uint32_t magref_capacity,
+                                      uint8_t *sig, HtRefinementResult &result)
 {
     result = HtRefinementResult{};
     const uint32_t q = p - 1;  // the refined plane
@@ -733,8 +734,7 @@ J2KC_HD uint32_t ht_encode_refinement(const int32_t *coeffs, size_t stride, uint
                 }
             for (uint32_t c = 0; c < cols; ++c)
                 for (uint32_t r = 0; r < rows; ++r)
-                    if (fresh & (1u << (c * 4 + r)))
-                        sp.put(coeffs[size_t{y0 + r} * stride + x0 + c] < 0 ? 1u : 0u, 1);
+                    if (fresh & (1u << (c * 4 + r))) sp.put(coeffs[size_t{y0 + r} * stride + x0 + c] < 0 ? 1u : 0u, 1);
         }
     }
     sp.terminate_sigprop();

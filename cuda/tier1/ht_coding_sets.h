@@ -51,10 +51,10 @@ constexpr uint32_t kHtMaxPoints = kHtMaxSets * kHtSetPasses;
 
 /** A block's coded sets, back to back in its data, coarsest first. */
 struct HtCodingSets {
-    uint32_t start[kHtMaxSets];                 ///< where set s begins in the block's data
-    uint32_t end[kHtMaxSets][kHtSetPasses];     ///< its pass ends, counted from its start
-    uint8_t zero_bitplanes[kHtMaxSets];         ///< P when set s is the one written
-    uint8_t num_passes[kHtMaxSets];             ///< 1 (cleanup at plane 0) or 3
+    uint32_t start[kHtMaxSets];              ///< where set s begins in the block's data
+    uint32_t end[kHtMaxSets][kHtSetPasses];  ///< its pass ends, counted from its start
+    uint8_t zero_bitplanes[kHtMaxSets];      ///< P when set s is the one written
+    uint8_t num_passes[kHtMaxSets];          ///< 1 (cleanup at plane 0) or 3
     uint8_t num_sets;
     uint8_t num_points;
     /** Truncation point k: set * 4 + passes kept. */
@@ -63,9 +63,9 @@ struct HtCodingSets {
 
 /** What Tier-2 writes of a block for a selection of truncation points. */
 struct HtChosenSet {
-    uint32_t passes = 0;                  ///< 0: the block is left out
-    uint32_t start = 0;                   ///< where the set begins in the block's data
-    uint32_t end[kHtSetPasses] = {};      ///< its pass ends, from start
+    uint32_t passes = 0;              ///< 0: the block is left out
+    uint32_t start = 0;               ///< where the set begins in the block's data
+    uint32_t end[kHtSetPasses] = {};  ///< its pass ends, from start
     /** P; a block left out keeps its coarsest set's (Mb when all zero), which
      *  still counts in its precinct's zero bit-plane tag tree. */
     uint8_t zero_bitplanes = 0;
@@ -97,8 +97,7 @@ constexpr uint32_t kHtBlockModelBits = 24;
  * MagSgn bits and a sign, the quad kHtQuadModelBits more, the block
  * kHtBlockModelBits.
  */
-J2KC_HD void ht_add_cleanup_model(const int32_t *coeffs, size_t stride, uint32_t width, uint32_t height,
-                                  uint64_t *bits)
+J2KC_HD void ht_add_cleanup_model(const int32_t *coeffs, size_t stride, uint32_t width, uint32_t height, uint64_t *bits)
 {
     uint32_t block_top = 0;
     for (uint32_t y = 0; y < height; y += 2)

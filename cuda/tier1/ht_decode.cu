@@ -124,8 +124,7 @@ struct MagSgnRing {
     uint32_t next = 0;    ///< the next byte of the stream
     uint32_t last = 0;    ///< the byte read last, which decides the next one's stuffing
 
-    __device__ __forceinline__ void fill(uint32_t *ring, const uint8_t *d, uint32_t pcup, uint32_t need,
-                                         uint32_t lane)
+    __device__ __forceinline__ void fill(uint32_t *ring, const uint8_t *d, uint32_t pcup, uint32_t need, uint32_t lane)
     {
 #pragma unroll 1
         while (filled < need) {
@@ -251,9 +250,9 @@ struct HtJob {
     uint32_t j = 0;
     bool take = false;  ///< an HT job at this position
     T1DecodeJob job{};
-    uint8_t checked = kT1JobOk;  ///< t1_decode_job_verdict's status
-    bool decode = false;         ///< the verdict lets it decode
-    uint32_t status = ht::kHtOk; ///< the HT set and the cleanup segment's split
+    uint8_t checked = kT1JobOk;   ///< t1_decode_job_verdict's status
+    bool decode = false;          ///< the verdict lets it decode
+    uint32_t status = ht::kHtOk;  ///< the HT set and the cleanup segment's split
     ht::HtSet set{};
     uint32_t pcup = 0;
     const uint8_t *dcup = nullptr;
@@ -313,8 +312,8 @@ __device__ void finish_job(const HtJob &h, uint32_t *quads, uint32_t *ring, uint
         uint32_t *values = reinterpret_cast<uint32_t *>(out + job.out_offset);
         uint32_t status = h.status;
         if (status == ht::kHtOk) {
-            const ht::CleanupFrame f = ht::cleanup_frame(values, job.out_stride, job.width, job.height, planes,
-                                                         h.set.pc);
+            const ht::CleanupFrame f =
+                ht::cleanup_frame(values, job.out_stride, job.width, job.height, planes, h.set.pc);
             status = magsgn_warp(f, h.dcup, h.pcup, quads, ring, lane);
             __syncwarp();  // every lane's samples, for the refinement passes
             if (status == ht::kHtOk && lane == 0)

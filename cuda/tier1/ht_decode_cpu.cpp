@@ -14,9 +14,8 @@
 
 namespace j2kc {
 
-void Tier1Decoder::decode_ht(const uint8_t *data, const CodewordSegment *segments, size_t num_segments,
-                             uint32_t width, uint32_t height, const Tier1DecodeParams &params, int32_t *out,
-                             size_t out_stride)
+void Tier1Decoder::decode_ht(const uint8_t *data, const CodewordSegment *segments, size_t num_segments, uint32_t width,
+                             uint32_t height, const Tier1DecodeParams &params, int32_t *out, size_t out_stride)
 {
     if (width == 0 || height == 0) return;
     const uint32_t planes = uint32_t{params.num_bitplanes} + params.roi_shift;
@@ -32,10 +31,9 @@ void Tier1Decoder::decode_ht(const uint8_t *data, const CodewordSegment *segment
     if (flags_.size() < words) flags_.resize(words);
     const size_t samples = size_t{width} * height;
     if (values_.size() < samples) values_.resize(samples);
-    const uint32_t status = ht::ht_decode_block(data, segments, num_segments, width, height, planes,
-                                                params.zero_bitplanes,
-                                                (params.style & cblk_style::kVerticallyCausal) != 0,
-                                                values_.data(), width, flags_.data());
+    const uint32_t status =
+        ht::ht_decode_block(data, segments, num_segments, width, height, planes, params.zero_bitplanes,
+                            (params.style & cblk_style::kVerticallyCausal) != 0, values_.data(), width, flags_.data());
     J2KC_CHECK_DATA(status == ht::kHtOk, "HT code-block: %s", ht::ht_status_text(status));
     for (uint32_t y = 0; y < height; ++y) {
         int32_t *row = out + y * out_stride;

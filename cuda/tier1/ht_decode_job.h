@@ -48,8 +48,7 @@ J2KC_HT_FN uint8_t t1_decode_job_ht(const T1DecodeJob &job, const uint8_t *bytes
     uint32_t *values = reinterpret_cast<uint32_t *>(out + job.out_offset);
     const uint32_t status = ht::ht_decode_block(bytes + job.data_offset, segments + job.segment_offset,
                                                 job.num_segments, width, height, planes, job.zero_bitplanes,
-                                                (job.style & kT1JobStyleCausal) != 0, values, job.out_stride,
-                                                scratch);
+                                                (job.style & kT1JobStyleCausal) != 0, values, job.out_stride, scratch);
     if (status != ht::kHtOk) {
         t1_decode_job_clear(job, out);
         return kT1JobCorrupt;

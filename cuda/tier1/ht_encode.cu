@@ -20,8 +20,8 @@ constexpr uint32_t kThreadsPerCta = 64;
 
 __global__ void __launch_bounds__(kThreadsPerCta)
     ht_encode_kernel(const GpuCodeBlockJob *__restrict__ jobs, uint32_t num_jobs, htenc::HtCodingSets *sets,
-                     const uint32_t *top_plane, uint8_t *out_bytes, GpuCodeBlockResult *__restrict__ results, uint32_t *pass_end, uint64_t *pass_distortion,
-                     uint8_t *pass_terminated)
+                     const uint32_t *top_plane, uint8_t *out_bytes, GpuCodeBlockResult *__restrict__ results,
+                     uint32_t *pass_end, uint64_t *pass_distortion, uint8_t *pass_terminated)
 {
     const uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
     if (j >= num_jobs) return;
@@ -32,14 +32,14 @@ __global__ void __launch_bounds__(kThreadsPerCta)
 
 /** A job's modelled cleanup costs into the frame's (integer sums: any order gives the CPU's). */
 __global__ void ht_cleanup_model_kernel(const GpuCodeBlockJob *__restrict__ jobs, uint32_t num_jobs,
-                                           unsigned long long *model)
+                                        unsigned long long *model)
 {
     const uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
     if (j >= num_jobs) return;
     const GpuCodeBlockJob job = jobs[j];
     uint64_t local[htenc::kHtPlaneBins] = {};
     htenc::ht_add_cleanup_model(reinterpret_cast<const int32_t *>(static_cast<uintptr_t>(job.coeffs)), job.stride,
-                                   job.width, job.height, local);
+                                job.width, job.height, local);
     for (uint32_t b = 0; b < htenc::kHtPlaneBins; ++b)
         if (local[b]) atomicAdd(model + b, static_cast<unsigned long long>(local[b]));
 }
@@ -70,9 +70,8 @@ __global__ void ht_choose_sets_kernel(const GpuCodeBlockJob *__restrict__ jobs,
 
 }  // namespace
 
-void ht_encode_gpu(const GpuCodeBlockJob *jobs, uint32_t num_jobs, htenc::HtCodingSets *sets,
-                   const uint32_t *top_plane, uint8_t *out_bytes,
-                   GpuCodeBlockResult *results, uint32_t *pass_end, uint64_t *pass_distortion,
+void ht_encode_gpu(const GpuCodeBlockJob *jobs, uint32_t num_jobs, htenc::HtCodingSets *sets, const uint32_t *top_plane,
+                   uint8_t *out_bytes, GpuCodeBlockResult *results, uint32_t *pass_end, uint64_t *pass_distortion,
                    uint8_t *pass_terminated, void *stream)
 {
     if (num_jobs == 0) return;

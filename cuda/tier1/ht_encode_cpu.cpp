@@ -13,14 +13,12 @@
 
 namespace j2kc {
 
-void encode_ht_code_block(const int32_t *coeffs, size_t stride, uint32_t width, uint32_t height,
-                          uint8_t num_bitplanes, bool sets, uint32_t top_plane,
-                          EncodedCodeBlock &out)
+void encode_ht_code_block(const int32_t *coeffs, size_t stride, uint32_t width, uint32_t height, uint8_t num_bitplanes,
+                          bool sets, uint32_t top_plane, EncodedCodeBlock &out)
 {
     J2KC_CHECK_ARG(width <= kTier1MaxSide && height <= kTier1MaxSide && uint64_t{width} * height <= kTier1MaxSamples,
                    "code-block %ux%u exceeds 1024 per side or 4096 samples", width, height);
-    J2KC_CHECK_ARG(num_bitplanes <= kTier1MaxBitplanes, "%u bit-planes exceed %u", num_bitplanes,
-                   kTier1MaxBitplanes);
+    J2KC_CHECK_ARG(num_bitplanes <= kTier1MaxBitplanes, "%u bit-planes exceed %u", num_bitplanes, kTier1MaxBitplanes);
     out.data.clear();
     out.passes.clear();
     out.zero_bitplanes = num_bitplanes;
@@ -47,10 +45,9 @@ void encode_ht_code_block(const int32_t *coeffs, size_t stride, uint32_t width, 
     uint64_t distortion[htenc::kHtMaxPoints] = {};
     uint8_t terminated[htenc::kHtMaxPoints] = {};
     const GpuCodeBlockResult r =
-        htenc::ht_encode_job(job, sets ? &out.ht_sets : nullptr, top_plane, bytes.data(), end, distortion,
-                             terminated);
-    J2KC_CHECK_ARG(r.status != kGpuTier1DataTooDeep, "coefficient needs %u bit-planes, band has %u",
-                   r.data_bitplanes, num_bitplanes);
+        htenc::ht_encode_job(job, sets ? &out.ht_sets : nullptr, top_plane, bytes.data(), end, distortion, terminated);
+    J2KC_CHECK_ARG(r.status != kGpuTier1DataTooDeep, "coefficient needs %u bit-planes, band has %u", r.data_bitplanes,
+                   num_bitplanes);
     J2KC_CHECK_ARG(r.status == kGpuTier1Ok, "HT block encoder status %u", r.status);
     out.zero_bitplanes = r.zero_bitplanes;
     out.passes.resize(r.num_passes);
@@ -69,9 +66,6 @@ size_t ht_gpu_capacity_bound(uint32_t width, uint32_t height, uint8_t num_bitpla
 
 uint32_t ht_gpu_max_passes(bool sets) { return htenc::ht_job_max_passes(sets); }
 
-size_t ht_gpu_scratch_bound(uint32_t width, uint32_t height)
-{
-    return htenc::ht_scratch_layout(width, height).total;
-}
+size_t ht_gpu_scratch_bound(uint32_t width, uint32_t height) { return htenc::ht_scratch_layout(width, height).total; }
 
 }  // namespace j2kc

@@ -74,9 +74,9 @@ J2KC_HD uint8_t ht_job_status(uint32_t status)
 struct HtJobContext {
     const int32_t *coeffs;
     HtEncodeScratch scratch;
-    uint8_t *magref;   ///< MagRef bytes as coded (reversed into place after SigProp)
+    uint8_t *magref;  ///< MagRef bytes as coded (reversed into place after SigProp)
     uint8_t *sig;
-    uint8_t *out;      ///< the job's region past the dummy byte
+    uint8_t *out;  ///< the job's region past the dummy byte
     uint32_t capacity;
 };
 
@@ -86,8 +86,8 @@ struct HtJobContext {
  * `passes` = 0 when no sample is significant at p (nothing is kept).
  */
 J2KC_HD uint32_t ht_encode_set(const GpuCodeBlockJob &job, const HtJobContext &c, uint32_t p, uint32_t at,
-                               uint32_t (&end)[kHtSetPasses], uint64_t (&distortion)[kHtSetPasses],
-                               uint32_t &passes, uint32_t &data_bitplanes)
+                               uint32_t (&end)[kHtSetPasses], uint64_t (&distortion)[kHtSetPasses], uint32_t &passes,
+                               uint32_t &data_bitplanes)
 {
     HtEncodeResult r;
     uint8_t *const out = c.out + at;

@@ -36,18 +36,16 @@ struct MqQeRow {
 
 /** Table C.2, the 47 probability states of the MQ coder. */
 constexpr MqQeRow kMqQeTable[47] = {
-    {0x5601, 1, 1, 1},   {0x3401, 2, 6, 0},   {0x1801, 3, 9, 0},   {0x0AC1, 4, 12, 0},
-    {0x0521, 5, 29, 0},  {0x0221, 38, 33, 0}, {0x5601, 7, 6, 1},   {0x5401, 8, 14, 0},
-    {0x4801, 9, 14, 0},  {0x3801, 10, 14, 0}, {0x3001, 11, 17, 0}, {0x2401, 12, 18, 0},
-    {0x1C01, 13, 20, 0}, {0x1601, 29, 21, 0}, {0x5601, 15, 14, 1}, {0x5401, 16, 14, 0},
-    {0x5101, 17, 15, 0}, {0x4801, 18, 16, 0}, {0x3801, 19, 17, 0}, {0x3401, 20, 18, 0},
-    {0x3001, 21, 19, 0}, {0x2801, 22, 19, 0}, {0x2401, 23, 20, 0}, {0x2201, 24, 21, 0},
-    {0x1C01, 25, 22, 0}, {0x1801, 26, 23, 0}, {0x1601, 27, 24, 0}, {0x1401, 28, 25, 0},
-    {0x1201, 29, 26, 0}, {0x1101, 30, 27, 0}, {0x0AC1, 31, 28, 0}, {0x09C1, 32, 29, 0},
-    {0x08A1, 33, 30, 0}, {0x0521, 34, 31, 0}, {0x0441, 35, 32, 0}, {0x02A1, 36, 33, 0},
-    {0x0221, 37, 34, 0}, {0x0141, 38, 35, 0}, {0x0111, 39, 36, 0}, {0x0085, 40, 37, 0},
-    {0x0049, 41, 38, 0}, {0x0025, 42, 39, 0}, {0x0015, 43, 40, 0}, {0x0009, 44, 41, 0},
-    {0x0005, 45, 42, 0}, {0x0001, 45, 43, 0}, {0x5601, 46, 46, 0},
+    {0x5601, 1, 1, 1},   {0x3401, 2, 6, 0},   {0x1801, 3, 9, 0},   {0x0AC1, 4, 12, 0},  {0x0521, 5, 29, 0},
+    {0x0221, 38, 33, 0}, {0x5601, 7, 6, 1},   {0x5401, 8, 14, 0},  {0x4801, 9, 14, 0},  {0x3801, 10, 14, 0},
+    {0x3001, 11, 17, 0}, {0x2401, 12, 18, 0}, {0x1C01, 13, 20, 0}, {0x1601, 29, 21, 0}, {0x5601, 15, 14, 1},
+    {0x5401, 16, 14, 0}, {0x5101, 17, 15, 0}, {0x4801, 18, 16, 0}, {0x3801, 19, 17, 0}, {0x3401, 20, 18, 0},
+    {0x3001, 21, 19, 0}, {0x2801, 22, 19, 0}, {0x2401, 23, 20, 0}, {0x2201, 24, 21, 0}, {0x1C01, 25, 22, 0},
+    {0x1801, 26, 23, 0}, {0x1601, 27, 24, 0}, {0x1401, 28, 25, 0}, {0x1201, 29, 26, 0}, {0x1101, 30, 27, 0},
+    {0x0AC1, 31, 28, 0}, {0x09C1, 32, 29, 0}, {0x08A1, 33, 30, 0}, {0x0521, 34, 31, 0}, {0x0441, 35, 32, 0},
+    {0x02A1, 36, 33, 0}, {0x0221, 37, 34, 0}, {0x0141, 38, 35, 0}, {0x0111, 39, 36, 0}, {0x0085, 40, 37, 0},
+    {0x0049, 41, 38, 0}, {0x0025, 42, 39, 0}, {0x0015, 43, 40, 0}, {0x0009, 44, 41, 0}, {0x0005, 45, 42, 0},
+    {0x0001, 45, 43, 0}, {0x5601, 46, 46, 0},
 };
 
 /**
@@ -100,10 +98,7 @@ J2KC_HD const MqTransition &mq_transition(uint32_t s)
 }
 
 /** Context byte for Table C.2 index `index` and MPS `mps`. */
-J2KC_HD constexpr uint8_t mq_context(uint32_t index, uint32_t mps)
-{
-    return static_cast<uint8_t>((index << 1) | mps);
-}
+J2KC_HD constexpr uint8_t mq_context(uint32_t index, uint32_t mps) { return static_cast<uint8_t>((index << 1) | mps); }
 
 /**
  * The interval step of ENCODE (C.2.2) on A and C: CODEMPS (C.2.4) when `mps`
@@ -189,9 +184,9 @@ struct MqEncoder {
     uint32_t a;
     uint32_t c;
     int32_t ct;
-    uint32_t b;       ///< the value of byte B (C.2.1), buf[pos]
-    int32_t pos;      ///< offset of B; starts one before the segment
-    int32_t start;    ///< offset of the segment's first byte (BPST)
+    uint32_t b;     ///< the value of byte B (C.2.1), buf[pos]
+    int32_t pos;    ///< offset of B; starts one before the segment
+    int32_t start;  ///< offset of the segment's first byte (BPST)
     uint8_t *buf;
 
     /** INITENC (C.2.8) for a segment starting at buffer[seg_start]. */
@@ -299,8 +294,7 @@ struct MqEncoder {
  * it, it would reach C + A. So j + 1 is exact. The result may still end in
  * 0xFF; dropping that byte is equivalent (the decoder's fill is 0xFF).
  */
-J2KC_MQ_HD uint32_t mq_truncation_length(const MqPassSnapshot &snap, const uint8_t *seg,
-                                         uint32_t seg_length)
+J2KC_MQ_HD uint32_t mq_truncation_length(const MqPassSnapshot &snap, const uint8_t *seg, uint32_t seg_length)
 {
     uint8_t u[8];
     u[0] = snap.b;
@@ -344,10 +338,10 @@ J2KC_MQ_HD uint32_t segment_truncation_point(uint32_t needed, const uint8_t *seg
  * carries 7 bits with a zero MSB, as the MQ coder's bit stuffing does.
  */
 struct RawEncoder {
-    uint32_t c;      ///< bits of the byte being filled
-    int32_t ct;      ///< free bit positions left in it
-    int32_t cap;     ///< 8, or 7 after a 0xFF
-    uint8_t *bp;     ///< where the byte being filled goes
+    uint32_t c;   ///< bits of the byte being filled
+    int32_t ct;   ///< free bit positions left in it
+    int32_t cap;  ///< 8, or 7 after a 0xFF
+    uint8_t *bp;  ///< where the byte being filled goes
     uint8_t *start;
 
     /** The segment starts at dst; the previous byte is never 0xFF (both
@@ -370,10 +364,7 @@ struct RawEncoder {
     }
 
     /** Bytes a decoder needs to read every bit put so far. */
-    J2KC_MQ_HD uint32_t bytes_needed() const
-    {
-        return static_cast<uint32_t>(bp - start) + (ct != cap ? 1u : 0u);
-    }
+    J2KC_MQ_HD uint32_t bytes_needed() const { return static_cast<uint32_t>(bp - start) + (ct != cap ? 1u : 0u); }
 
     /**
      * Terminates the raw segment: a partial byte is padded with 0, 1, 0, ...
@@ -491,8 +482,10 @@ struct MqDecoder {
         while (n > ct) {
             c <<= ct;
             n -= ct;
-            if constexpr (kFlat) byte_in_flat();
-            else byte_in();
+            if constexpr (kFlat)
+                byte_in_flat();
+            else
+                byte_in();
         }
         c <<= n;
         ct -= n;
@@ -578,8 +571,8 @@ struct MqDecoder {
 
 /** Raw (bypass) bit reader of D.6, with the same end-of-data convention. */
 struct RawDecoder {
-    uint32_t c;   ///< current byte
-    int32_t ct;   ///< bits of it left
+    uint32_t c;  ///< current byte
+    int32_t ct;  ///< bits of it left
     const uint8_t *bp;
     const uint8_t *end;
 

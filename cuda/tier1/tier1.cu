@@ -52,8 +52,8 @@ constexpr uint32_t kCodeThreadsPerCta = 32;
 /** One thread per job over the serial coder (tier1_encoder_core.h). */
 __global__ void __launch_bounds__(kThreadsPerCta)
     tier1_encode_kernel(const GpuCodeBlockJob *__restrict__ jobs, uint32_t num_jobs, uint8_t *out_bytes,
-                        GpuCodeBlockResult *__restrict__ results, uint32_t *pass_end,
-                        uint64_t *pass_distortion, uint8_t *pass_terminated)
+                        GpuCodeBlockResult *__restrict__ results, uint32_t *pass_end, uint64_t *pass_distortion,
+                        uint8_t *pass_terminated)
 {
     const uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
     if (j >= num_jobs) return;
@@ -66,8 +66,8 @@ __global__ void __launch_bounds__(kThreadsPerCta)
  *  return leaves no lane waiting at a __syncwarp. */
 __global__ void __launch_bounds__(kWarpsPerCta * 32, kMinCtasPerSm)
     tier1_encode_warp_kernel(const GpuCodeBlockJob *__restrict__ jobs, uint32_t num_jobs, uint8_t *out_bytes,
-                             GpuCodeBlockResult *__restrict__ results, uint32_t *pass_end,
-                             uint64_t *pass_distortion, uint8_t *pass_terminated)
+                             GpuCodeBlockResult *__restrict__ results, uint32_t *pass_end, uint64_t *pass_distortion,
+                             uint8_t *pass_terminated)
 {
     __shared__ t1core::T1WarpShared shared[kWarpsPerCta];
     const uint32_t warp = threadIdx.x >> 5;
@@ -84,8 +84,7 @@ __global__ void __launch_bounds__(kWarpsPerCta * 32, kMinCtasPerSm)
 template <uint32_t kMinCtas>
 __global__ void __launch_bounds__(kWarpsPerCta * 32, kMinCtas)
     tier1_model_kernel(const GpuCodeBlockJob *__restrict__ jobs, uint32_t num_jobs,
-                       GpuCodeBlockResult *__restrict__ results, uint64_t *pass_distortion,
-                       uint8_t *pass_terminated)
+                       GpuCodeBlockResult *__restrict__ results, uint64_t *pass_distortion, uint8_t *pass_terminated)
 {
     __shared__ t1core::T1WarpShared shared[kWarpsPerCta];
     const uint32_t warp = threadIdx.x >> 5;
@@ -127,14 +126,14 @@ void tier1_encode_gpu_phase(int phase, const GpuCodeBlockJob *jobs, uint32_t num
     const cudaStream_t s = static_cast<cudaStream_t>(stream);
     if (phase == 1) {
         const uint32_t ctas = (num_jobs + kWarpsPerCta - 1) / kWarpsPerCta;
-        tier1_model_kernel<kModelMinCtasPerSm><<<ctas, kWarpsPerCta * 32, 0, s>>>(jobs, num_jobs, results,
-                                                                                  pass_distortion, pass_terminated);
+        tier1_model_kernel<kModelMinCtasPerSm>
+            <<<ctas, kWarpsPerCta * 32, 0, s>>>(jobs, num_jobs, results, pass_distortion, pass_terminated);
         check_cuda(cudaGetLastError(), "tier1 model kernel launch");
     } else if (phase == 3) {
         // Phase 1 with fewer CTAs per SM and more registers (a tuning probe).
         const uint32_t ctas = (num_jobs + kWarpsPerCta - 1) / kWarpsPerCta;
-        tier1_model_kernel<6><<<ctas, kWarpsPerCta * 32, 0, s>>>(jobs, num_jobs, results, pass_distortion,
-                                                                 pass_terminated);
+        tier1_model_kernel<6>
+            <<<ctas, kWarpsPerCta * 32, 0, s>>>(jobs, num_jobs, results, pass_distortion, pass_terminated);
         check_cuda(cudaGetLastError(), "tier1 model kernel launch");
     } else {
         const uint32_t ctas = (num_jobs + kCodeThreadsPerCta - 1) / kCodeThreadsPerCta;
@@ -143,9 +142,9 @@ void tier1_encode_gpu_phase(int phase, const GpuCodeBlockJob *jobs, uint32_t num
     }
 }
 
-void tier1_encode_gpu(const GpuCodeBlockJob *jobs, uint32_t num_jobs, uint8_t *out_bytes,
-                      GpuCodeBlockResult *results, uint32_t *pass_end, uint64_t *pass_distortion,
-                      uint8_t *pass_terminated, void *stream, GpuTier1Kernel kernel)
+void tier1_encode_gpu(const GpuCodeBlockJob *jobs, uint32_t num_jobs, uint8_t *out_bytes, GpuCodeBlockResult *results,
+                      uint32_t *pass_end, uint64_t *pass_distortion, uint8_t *pass_terminated, void *stream,
+                      GpuTier1Kernel kernel)
 {
     if (num_jobs == 0) return;
     const cudaStream_t s = static_cast<cudaStream_t>(stream);
@@ -159,7 +158,7 @@ void tier1_encode_gpu(const GpuCodeBlockJob *jobs, uint32_t num_jobs, uint8_t *o
     if (kernel == GpuTier1Kernel::kThreadPerBlock) {
         const uint32_t ctas = (num_jobs + kThreadsPerCta - 1) / kThreadsPerCta;
         tier1_encode_kernel<<<ctas, kThreadsPerCta, 0, s>>>(jobs, num_jobs, out_bytes, results, pass_end,
-                                                             pass_distortion, pass_terminated);
+                                                            pass_distortion, pass_terminated);
     } else {
         const uint32_t ctas = (num_jobs + kWarpsPerCta - 1) / kWarpsPerCta;
         tier1_encode_warp_kernel<<<ctas, kWarpsPerCta * 32, 0, s>>>(jobs, num_jobs, out_bytes, results, pass_end,
@@ -183,9 +182,6 @@ size_t tier1_gpu_scratch_bound(uint32_t width, uint32_t height, uint8_t num_bitp
     return t1core::t1_scratch_layout(width, height, num_bitplanes).total;
 }
 
-uint32_t tier1_gpu_max_passes(uint8_t num_bitplanes)
-{
-    return num_bitplanes == 0 ? 0u : 3u * num_bitplanes - 2u;
-}
+uint32_t tier1_gpu_max_passes(uint8_t num_bitplanes) { return num_bitplanes == 0 ? 0u : 3u * num_bitplanes - 2u; }
 
 }  // namespace j2kc

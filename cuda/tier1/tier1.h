@@ -59,9 +59,9 @@ struct PassInfo {
 };
 
 struct EncodedCodeBlock {
-    std::vector<uint8_t> data;      ///< all codeword segments, back to back
-    uint8_t zero_bitplanes = 0;     ///< P: missing MSB planes below num_bitplanes
-    std::vector<PassInfo> passes;   ///< coding order; empty when the block is all zero
+    std::vector<uint8_t> data;     ///< all codeword segments, back to back
+    uint8_t zero_bitplanes = 0;    ///< P: missing MSB planes below num_bitplanes
+    std::vector<PassInfo> passes;  ///< coding order; empty when the block is all zero
     /** HT blocks coded for rate control: the sets `data` holds and the one
      *  each pass (a truncation point) means (ht_coding_sets.h); else none. */
     htenc::HtCodingSets ht_sets{};
@@ -69,8 +69,8 @@ struct EncodedCodeBlock {
 
 struct Tier1EncodeParams {
     BandOrientation orientation = kLL;
-    uint8_t style = 0;              ///< cblk_style bits (kHighThroughput is rejected)
-    uint8_t num_bitplanes = 0;      ///< Mb of the band (with ROI: Mb + s), at most 30
+    uint8_t style = 0;          ///< cblk_style bits (kHighThroughput is rejected)
+    uint8_t num_bitplanes = 0;  ///< Mb of the band (with ROI: Mb + s), at most 30
 };
 
 /**
@@ -85,13 +85,12 @@ struct Tier1EncodeParams {
 void encode_code_block(const int32_t *coeffs, size_t stride, uint32_t width, uint32_t height,
                        const Tier1EncodeParams &params, EncodedCodeBlock &out);
 
-
 struct Tier1DecodeParams {
     BandOrientation orientation = kLL;
-    uint8_t style = 0;              ///< with kHighThroughput: an HT block (ISO/IEC 15444-15)
-    uint8_t num_bitplanes = 0;      ///< Mb of the band
-    uint8_t zero_bitplanes = 0;     ///< P from the packet header
-    uint8_t roi_shift = 0;          ///< s of RGN (max-shift), 0 without ROI
+    uint8_t style = 0;           ///< with kHighThroughput: an HT block (ISO/IEC 15444-15)
+    uint8_t num_bitplanes = 0;   ///< Mb of the band
+    uint8_t zero_bitplanes = 0;  ///< P from the packet header
+    uint8_t roi_shift = 0;       ///< s of RGN (max-shift), 0 without ROI
 };
 
 /**
@@ -130,9 +129,8 @@ struct Tier1DecodeParams {
  */
 class Tier1Decoder {
 public:
-    void decode(const uint8_t *data, const CodewordSegment *segments, size_t num_segments,
-                uint32_t width, uint32_t height, const Tier1DecodeParams &params, int32_t *out,
-                size_t out_stride);
+    void decode(const uint8_t *data, const CodewordSegment *segments, size_t num_segments, uint32_t width,
+                uint32_t height, const Tier1DecodeParams &params, int32_t *out, size_t out_stride);
 
 private:
     void decode_ht(const uint8_t *data, const CodewordSegment *segments, size_t num_segments, uint32_t width,
@@ -153,8 +151,8 @@ struct T1DecodeJob;
  * tables. The CUDA decoder's workers run it on the blocks a GPU launch would
  * wait for longest (tier1_decode_cuda.h's tier1_decode_host_ranks).
  */
-uint8_t t1_decode_job_cpu(const T1DecodeJob &job, const uint8_t *bytes, const CodewordSegment *segments,
-                          int32_t *out, Tier1Decoder &decoder);
+uint8_t t1_decode_job_cpu(const T1DecodeJob &job, const uint8_t *bytes, const CodewordSegment *segments, int32_t *out,
+                          Tier1Decoder &decoder);
 
 /** Largest code-block the coder accepts, and its most bit-planes (code_block_limits.h). */
 constexpr uint32_t kTier1MaxSide = kCodeBlockMaxSide;

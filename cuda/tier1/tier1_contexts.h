@@ -19,9 +19,9 @@
 
 namespace j2kc {
 
-constexpr int kT1CtxZc = 0;    ///< 0..8
-constexpr int kT1CtxSc = 9;    ///< 9..13
-constexpr int kT1CtxMr = 14;   ///< 14..16
+constexpr int kT1CtxZc = 0;   ///< 0..8
+constexpr int kT1CtxSc = 9;   ///< 9..13
+constexpr int kT1CtxMr = 14;  ///< 14..16
 constexpr int kT1CtxRl = 17;
 constexpr int kT1CtxUni = 18;
 constexpr int kT1NumContexts = 19;
@@ -47,7 +47,7 @@ constexpr uint16_t kSigN = 1u << 0;
 constexpr uint16_t kSigS = 1u << 1;
 constexpr uint16_t kSigW = 1u << 2;
 constexpr uint16_t kSigE = 1u << 3;
-constexpr uint16_t kNegN = 1u << 4;   ///< north neighbour negative (with kSigN)
+constexpr uint16_t kNegN = 1u << 4;  ///< north neighbour negative (with kSigN)
 constexpr uint16_t kNegS = 1u << 5;
 constexpr uint16_t kNegW = 1u << 6;
 constexpr uint16_t kNegE = 1u << 7;
@@ -55,11 +55,11 @@ constexpr uint16_t kSigNW = 1u << 8;
 constexpr uint16_t kSigNE = 1u << 9;
 constexpr uint16_t kSigSW = 1u << 10;
 constexpr uint16_t kSigSE = 1u << 11;
-constexpr uint16_t kSig = 1u << 12;      ///< the sample itself is significant
-constexpr uint16_t kVisit = 1u << 13;    ///< coded in this bit-plane's significance pass
-constexpr uint16_t kRefined = 1u << 14;  ///< magnitude refinement coded before
-constexpr uint16_t kNeg = 1u << 15;      ///< the sample's own sign
-constexpr uint16_t kNeighbours = 0x0F0F; ///< all eight neighbour significances
+constexpr uint16_t kSig = 1u << 12;       ///< the sample itself is significant
+constexpr uint16_t kVisit = 1u << 13;     ///< coded in this bit-plane's significance pass
+constexpr uint16_t kRefined = 1u << 14;   ///< magnitude refinement coded before
+constexpr uint16_t kNeg = 1u << 15;       ///< the sample's own sign
+constexpr uint16_t kNeighbours = 0x0F0F;  ///< all eight neighbour significances
 }  // namespace t1_flag
 
 /** Table D.1 from the neighbour counts: h (0..2), v (0..2), d (0..4). */
@@ -86,10 +86,7 @@ J2KC_HD constexpr uint8_t t1_zc_label(uint32_t orientation, uint32_t h, uint32_t
 }
 
 /** 8-bit zero-coding index of a flag word: N, S, W, E, NW, NE, SW, SE. */
-J2KC_HD constexpr uint32_t t1_zc_index(uint32_t flags)
-{
-    return (flags & 0x0Fu) | ((flags >> 4) & 0xF0u);
-}
+J2KC_HD constexpr uint32_t t1_zc_index(uint32_t flags) { return (flags & 0x0Fu) | ((flags >> 4) & 0xF0u); }
 
 struct T1ZcTable {
     uint8_t t[4][256];

@@ -43,8 +43,7 @@ static_assert(t1core::kMaxSide == kTier1MaxSide && t1core::kMaxSamples == kTier1
 
 void check_geometry(uint32_t width, uint32_t height)
 {
-    J2KC_CHECK_ARG(width <= kTier1MaxSide && height <= kTier1MaxSide &&
-                       uint64_t{width} * height <= kTier1MaxSamples,
+    J2KC_CHECK_ARG(width <= kTier1MaxSide && height <= kTier1MaxSide && uint64_t{width} * height <= kTier1MaxSamples,
                    "code-block %ux%u exceeds 1024 per side or 4096 samples", width, height);
 }
 
@@ -72,10 +71,9 @@ void encode_code_block(const int32_t *coeffs, size_t stride, uint32_t width, uin
                        const Tier1EncodeParams &params, EncodedCodeBlock &out)
 {
     check_geometry(width, height);
-    J2KC_CHECK_ARG(params.num_bitplanes <= kTier1MaxBitplanes, "%u bit-planes exceed %u",
-                   params.num_bitplanes, kTier1MaxBitplanes);
-    J2KC_CHECK_SUPPORTED(!(params.style & cblk_style::kHighThroughput),
-                         "HT code-blocks are not supported");
+    J2KC_CHECK_ARG(params.num_bitplanes <= kTier1MaxBitplanes, "%u bit-planes exceed %u", params.num_bitplanes,
+                   kTier1MaxBitplanes);
+    J2KC_CHECK_SUPPORTED(!(params.style & cblk_style::kHighThroughput), "HT code-blocks are not supported");
     out.data.clear();
     out.passes.clear();
     out.zero_bitplanes = params.num_bitplanes;
@@ -93,8 +91,8 @@ void encode_code_block(const int32_t *coeffs, size_t stride, uint32_t width, uin
     res.pass_end = at_least(scratch.pass_end, t1core::kMaxPasses);
     res.pass_distortion = at_least(scratch.pass_distortion, t1core::kMaxPasses);
     res.pass_terminated = at_least(scratch.pass_terminated, t1core::kMaxPasses);
-    const uint32_t status = t1core::t1_encode_block(coeffs, stride, width, height, params.orientation,
-                                                    params.style, params.num_bitplanes, ws, res);
+    const uint32_t status = t1core::t1_encode_block(coeffs, stride, width, height, params.orientation, params.style,
+                                                    params.num_bitplanes, ws, res);
     J2KC_CHECK_ARG(status != t1core::kT1EncodeDataTooDeep, "coefficient needs %u bit-planes, band has %u",
                    res.data_bitplanes, params.num_bitplanes);
     J2KC_CHECK_ARG(status == t1core::kT1EncodeOk, "Tier-1 encoder status %u", status);
@@ -108,9 +106,8 @@ void encode_code_block(const int32_t *coeffs, size_t stride, uint32_t width, uin
     out.data.assign(res.buf + 1, res.buf + 1 + res.bytes);
 }
 
-void Tier1Decoder::decode(const uint8_t *data, const CodewordSegment *segments, size_t num_segments,
-                          uint32_t width, uint32_t height, const Tier1DecodeParams &params,
-                          int32_t *out, size_t out_stride)
+void Tier1Decoder::decode(const uint8_t *data, const CodewordSegment *segments, size_t num_segments, uint32_t width,
+                          uint32_t height, const Tier1DecodeParams &params, int32_t *out, size_t out_stride)
 {
     check_geometry(width, height);
     if (params.style & cblk_style::kHighThroughput) {
@@ -122,10 +119,8 @@ void Tier1Decoder::decode(const uint8_t *data, const CodewordSegment *segments, 
     uint64_t total_passes = 0;
     for (size_t k = 0; k < num_segments; ++k) total_passes += segments[k].passes;
     if (total_passes > 0) {
-        J2KC_CHECK_SUPPORTED(planes <= kTier1MaxBitplanes, "%u bit-planes exceed %u", planes,
-                             kTier1MaxBitplanes);
-        J2KC_CHECK_DATA(params.zero_bitplanes < planes, "%u missing bit-planes of %u",
-                        params.zero_bitplanes, planes);
+        J2KC_CHECK_SUPPORTED(planes <= kTier1MaxBitplanes, "%u bit-planes exceed %u", planes, kTier1MaxBitplanes);
+        J2KC_CHECK_DATA(params.zero_bitplanes < planes, "%u missing bit-planes of %u", params.zero_bitplanes, planes);
     }
 
     t1dec::BlockDec b;
@@ -146,16 +141,15 @@ void Tier1Decoder::decode(const uint8_t *data, const CodewordSegment *segments, 
     const int nbp = static_cast<int>(planes) - params.zero_bitplanes;
     uint32_t bad_pass = 0;
     const uint32_t status = t1dec::t1_decode_block(b, data, segments, num_segments, params.style, nbp, bad_pass);
-    J2KC_CHECK_DATA(status != t1dec::kDecodeMixedSegment,
-                    "codeword segment mixes raw and arithmetic passes (pass %u)", bad_pass);
-    J2KC_CHECK_DATA(status != t1dec::kDecodePastTermination, "codeword segment runs past terminated pass %u",
+    J2KC_CHECK_DATA(status != t1dec::kDecodeMixedSegment, "codeword segment mixes raw and arithmetic passes (pass %u)",
                     bad_pass);
+    J2KC_CHECK_DATA(status != t1dec::kDecodePastTermination, "codeword segment runs past terminated pass %u", bad_pass);
 
     b.write_output(out, out_stride);
 }
 
-uint8_t t1_decode_job_cpu(const T1DecodeJob &job, const uint8_t *bytes, const CodewordSegment *segments,
-                          int32_t *out, Tier1Decoder &decoder)
+uint8_t t1_decode_job_cpu(const T1DecodeJob &job, const uint8_t *bytes, const CodewordSegment *segments, int32_t *out,
+                          Tier1Decoder &decoder)
 {
     bool decode = false;
     const uint8_t checked = t1_decode_job_check(job, segments, out, (job.style & 0x40) == 0, decode);
@@ -167,8 +161,8 @@ uint8_t t1_decode_job_cpu(const T1DecodeJob &job, const uint8_t *bytes, const Co
     params.zero_bitplanes = job.zero_bitplanes;
     params.roi_shift = job.roi_shift;
     try {
-        decoder.decode(bytes + job.data_offset, segments + job.segment_offset, job.num_segments, job.width,
-                       job.height, params, out + job.out_offset, job.out_stride);
+        decoder.decode(bytes + job.data_offset, segments + job.segment_offset, job.num_segments, job.width, job.height,
+                       params, out + job.out_offset, job.out_stride);
     } catch (const Error &) {
         // Whatever Tier1Decoder refuses, t1_decode_job refuses as corrupt
         // (its checks above took the rest): a zero block.

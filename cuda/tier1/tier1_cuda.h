@@ -55,16 +55,16 @@ namespace j2kc {
 
 /** One code-block to encode (device memory). */
 struct GpuCodeBlockJob {
-    uint64_t coeffs;         ///< device pointer to the block's first index (int32, two's complement)
-    uint64_t scratch;        ///< device pointer: tier1_gpu_scratch_bound(width, height) bytes, 16-aligned
-    uint64_t out_offset;     ///< the job's region in the output arena (first byte: the coder's dummy)
-    uint32_t out_capacity;   ///< bytes of that region
-    uint32_t pass_offset;    ///< first entry of the job's passes in the pass arrays
-    uint32_t stride;         ///< elements per row
+    uint64_t coeffs;        ///< device pointer to the block's first index (int32, two's complement)
+    uint64_t scratch;       ///< device pointer: tier1_gpu_scratch_bound(width, height) bytes, 16-aligned
+    uint64_t out_offset;    ///< the job's region in the output arena (first byte: the coder's dummy)
+    uint32_t out_capacity;  ///< bytes of that region
+    uint32_t pass_offset;   ///< first entry of the job's passes in the pass arrays
+    uint32_t stride;        ///< elements per row
     uint16_t width, height;
-    uint8_t orientation;     ///< BandOrientation: 0 LL, 1 HL, 2 LH, 3 HH
-    uint8_t style;           ///< cblk_style bits
-    uint8_t num_bitplanes;   ///< Mb of the band (with ROI: Mb + s), at most 30
+    uint8_t orientation;    ///< BandOrientation: 0 LL, 1 HL, 2 LH, 3 HH
+    uint8_t style;          ///< cblk_style bits
+    uint8_t num_bitplanes;  ///< Mb of the band (with ROI: Mb + s), at most 30
     uint8_t reserved = 0;
 };
 
@@ -80,11 +80,11 @@ enum GpuTier1Status : uint8_t {
 
 /** What the kernel reports per job (device memory). */
 struct GpuCodeBlockResult {
-    uint32_t num_passes;      ///< 3 * planes - 2, 0 for an all-zero block
-    uint32_t bytes;           ///< codeword bytes, at out_bytes + out_offset + 1
-    uint8_t zero_bitplanes;   ///< P: missing MSB planes below num_bitplanes
-    uint8_t status;           ///< GpuTier1Status
-    uint8_t data_bitplanes;   ///< planes the data needs (explains kGpuTier1DataTooDeep)
+    uint32_t num_passes;     ///< 3 * planes - 2, 0 for an all-zero block
+    uint32_t bytes;          ///< codeword bytes, at out_bytes + out_offset + 1
+    uint8_t zero_bitplanes;  ///< P: missing MSB planes below num_bitplanes
+    uint8_t status;          ///< GpuTier1Status
+    uint8_t data_bitplanes;  ///< planes the data needs (explains kGpuTier1DataTooDeep)
     uint8_t reserved;
 };
 
@@ -100,9 +100,8 @@ enum class GpuTier1Kernel : uint8_t {
  * legacy default stream); asynchronous: results are ready when the stream
  * is. Throws J2KC_ERR_CUDA if the launch fails.
  */
-void tier1_encode_gpu(const GpuCodeBlockJob *jobs, uint32_t num_jobs, uint8_t *out_bytes,
-                      GpuCodeBlockResult *results, uint32_t *pass_end, uint64_t *pass_distortion,
-                      uint8_t *pass_terminated, void *stream,
+void tier1_encode_gpu(const GpuCodeBlockJob *jobs, uint32_t num_jobs, uint8_t *out_bytes, GpuCodeBlockResult *results,
+                      uint32_t *pass_end, uint64_t *pass_distortion, uint8_t *pass_terminated, void *stream,
                       GpuTier1Kernel kernel = GpuTier1Kernel::kTwoPhase);
 
 /**

@@ -63,8 +63,8 @@ constexpr uint32_t kHostMinBytes = 256;
 /// Threads a CTA of tier1_place_host_blocks_kernel: a 32x32 block's rows in a few steps.
 constexpr uint32_t kPlaceThreads = 256;
 
-__global__ void tier1_decode_kernel(const __grid_constant__ T1DecodeBatch batch, uint32_t positions,
-                                    uint32_t *scratch, size_t scratch_words, uint32_t lanes)
+__global__ void tier1_decode_kernel(const __grid_constant__ T1DecodeBatch batch, uint32_t positions, uint32_t *scratch,
+                                    size_t scratch_words, uint32_t lanes)
 {
     t1gpu::for_each_decode_job(batch, positions, scratch, scratch_words, lanes,
                                [&](const T1DecodeTable &t, uint32_t j, const T1DecodeJob &job, uint32_t *mine) {
@@ -151,8 +151,7 @@ uint32_t tier1_decode_gpu_threads(uint32_t num_jobs, uint32_t lanes)
 }
 
 T1DecodeBatch tier1_decode_single(const T1DecodeJob *jobs, uint32_t num_jobs, const uint8_t *bytes,
-                                  const CodewordSegment *segments, int32_t *out, uint8_t *status,
-                                  const uint32_t *order)
+                                  const CodewordSegment *segments, int32_t *out, uint8_t *status, const uint32_t *order)
 {
     T1DecodeBatch batch;
     batch.tables[0] = {jobs, bytes, segments, order, out, status, num_jobs};
@@ -171,7 +170,8 @@ uint32_t tier1_decode_batch_positions(const T1DecodeBatch &batch)
         longest = std::max<uint64_t>(longest, table.num_jobs - table.first_rank);
     }
     const uint64_t positions = longest * batch.num_tables;
-    J2KC_CHECK_LIMIT(positions <= UINT32_MAX, "%llu Tier-1 jobs in a batch", static_cast<unsigned long long>(positions));
+    J2KC_CHECK_LIMIT(positions <= UINT32_MAX, "%llu Tier-1 jobs in a batch",
+                     static_cast<unsigned long long>(positions));
     return static_cast<uint32_t>(positions);
 }
 
@@ -184,13 +184,13 @@ void tier1_decode_gpu_batch(const T1DecodeBatch &batch, uint32_t *scratch, size_
     const uint32_t warps = decode_warps(positions, lanes);
     static_assert(kThreadsPerCta == kWarpSize, "a CTA is one warp");
     tier1_decode_kernel<<<warps, kThreadsPerCta, 0, static_cast<cudaStream_t>(stream)>>>(batch, positions, scratch,
-                                                                                           scratch_words, lanes);
+                                                                                         scratch_words, lanes);
     check_cuda(cudaGetLastError(), "tier1 decode kernel launch");
 }
 
-void tier1_decode_gpu(const T1DecodeJob *jobs, uint32_t num_jobs, const uint8_t *bytes,
-                      const CodewordSegment *segments, int32_t *out, uint32_t *scratch, size_t scratch_words,
-                      uint8_t *status, void *stream, uint32_t lanes, const uint32_t *order)
+void tier1_decode_gpu(const T1DecodeJob *jobs, uint32_t num_jobs, const uint8_t *bytes, const CodewordSegment *segments,
+                      int32_t *out, uint32_t *scratch, size_t scratch_words, uint8_t *status, void *stream,
+                      uint32_t lanes, const uint32_t *order)
 {
     tier1_decode_gpu_batch(tier1_decode_single(jobs, num_jobs, bytes, segments, out, status, order), scratch,
                            scratch_words, stream, lanes);

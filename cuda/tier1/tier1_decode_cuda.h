@@ -85,9 +85,9 @@ uint32_t tier1_decode_batch_positions(const T1DecodeBatch &batch);
  * indices, the order threads take them in (indices >= num_jobs are skipped);
  * statuses stay indexed by job.
  */
-void tier1_decode_gpu(const T1DecodeJob *jobs, uint32_t num_jobs, const uint8_t *bytes,
-                      const CodewordSegment *segments, int32_t *out, uint32_t *scratch, size_t scratch_words,
-                      uint8_t *status, void *stream, uint32_t lanes = 0, const uint32_t *order = nullptr);
+void tier1_decode_gpu(const T1DecodeJob *jobs, uint32_t num_jobs, const uint8_t *bytes, const CodewordSegment *segments,
+                      int32_t *out, uint32_t *scratch, size_t scratch_words, uint8_t *status, void *stream,
+                      uint32_t lanes = 0, const uint32_t *order = nullptr);
 
 /**
  * @brief The same for every table of a batch in one launch (asynchronous):

@@ -29,9 +29,8 @@ constexpr uint32_t kWarpSize = 32;
  * where they lie, not copied per thread.
  */
 template <class Decode>
-__device__ __forceinline__ void for_each_decode_job(const T1DecodeBatch &batch, uint32_t positions,
-                                                    uint32_t *scratch, size_t scratch_words, uint32_t lanes,
-                                                    Decode decode)
+__device__ __forceinline__ void for_each_decode_job(const T1DecodeBatch &batch, uint32_t positions, uint32_t *scratch,
+                                                    size_t scratch_words, uint32_t lanes, Decode decode)
 {
     const uint32_t lane = threadIdx.x % kWarpSize;
     if (lane >= lanes) return;

@@ -130,7 +130,7 @@ struct BlockDec {
     uint32_t *flags;   ///< (stripes + 2) * fs words, zero border around
     uint32_t *values;  ///< stripes * 4 rows of width, raster order, rows vstride apart
     uint32_t width, height, stripes, fs;
-    size_t vstride;    ///< elements between rows of `values` (the width on the host)
+    size_t vstride;  ///< elements between rows of `values` (the width on the host)
     uint32_t orientation;
     bool vc;
     uint8_t cx[kT1NumContexts];
@@ -168,10 +168,9 @@ J2KC_T1D_INLINE uint32_t pi_rows(uint32_t w) { return w >> 28; }
  *  with at least one significant neighbour. */
 J2KC_T1D_INLINE uint32_t spp_rows(uint32_t w)
 {
-    const uint32_t n = static_cast<uint32_t>((w & 0x1EFu) != 0) |
-                       (static_cast<uint32_t>(((w >> 3) & 0x1EFu) != 0) << 1) |
-                       (static_cast<uint32_t>(((w >> 6) & 0x1EFu) != 0) << 2) |
-                       (static_cast<uint32_t>(((w >> 9) & 0x1EFu) != 0) << 3);
+    const uint32_t n =
+        static_cast<uint32_t>((w & 0x1EFu) != 0) | (static_cast<uint32_t>(((w >> 3) & 0x1EFu) != 0) << 1) |
+        (static_cast<uint32_t>(((w >> 6) & 0x1EFu) != 0) << 2) | (static_cast<uint32_t>(((w >> 9) & 0x1EFu) != 0) << 3);
     return n & ~sig_rows(w);
 }
 
@@ -254,7 +253,10 @@ struct RlOp {
  *  visited by the significance pass. */
 template <uint32_t Rows>
 struct CupOp {
-    J2KC_T1D_INLINE static uint32_t scalar(uint32_t w) { return (~(sig_rows(w) | pi_rows(w)) & ((1u << Rows) - 1u)) != 0; }
+    J2KC_T1D_INLINE static uint32_t scalar(uint32_t w)
+    {
+        return (~(sig_rows(w) | pi_rows(w)) & ((1u << Rows) - 1u)) != 0;
+    }
 #if J2KC_T1D_SSE2
     static __m128i vec(__m128i x)
     {
@@ -317,8 +319,7 @@ struct PassDec {
             const uint32_t we = f[-1], ea = f[1];
             const uint32_t idx = ((w0 >> (3 * R + 1)) & 1u) | (((w0 >> (3 * R + 7)) & 1u) << 1) |
                                  (((w0 >> (3 * R + 3)) & 1u) << 2) | (((w0 >> (3 * R + 5)) & 1u) << 3) |
-                                 (((w0 >> chi_shift(R - 1)) & 1u) << 4) |
-                                 (((w0 >> chi_shift(R + 1)) & 1u) << 5) |
+                                 (((w0 >> chi_shift(R - 1)) & 1u) << 4) | (((w0 >> chi_shift(R + 1)) & 1u) << 5) |
                                  (((we >> chi_shift(R)) & 1u) << 6) | (((ea >> chi_shift(R)) & 1u) << 7);
             const uint32_t e = sc_entry(idx);
             neg = mq.decode_even(cx[e & 0x1Fu]) ^ (e >> 7);
@@ -347,8 +348,10 @@ struct PassDec {
         if ((w0 & sig_bit(R)) || !((w0 >> (3 * R)) & 0x1EFu)) return;
         // Contexts with significant neighbours are far from skewed.
         uint32_t b;
-        if constexpr (kRaw) b = raw.get();
-        else b = mq.decode_even(cx[zc[(w0 >> (3 * R)) & 0x1FFu]]);
+        if constexpr (kRaw)
+            b = raw.get();
+        else
+            b = mq.decode_even(cx[zc[(w0 >> (3 * R)) & 0x1FFu]]);
         w0 |= pi_bit(R);
         if (b) becomes_significant<R>(f, w0, v);
     }
@@ -364,8 +367,10 @@ struct PassDec {
         const uint32_t nb = static_cast<uint32_t>(((w0 >> (3 * R)) & 0x1EFu) != 0);
         const uint32_t ctx = kT1CtxMr + ((mu << 1) | (nb & ~mu));
         uint32_t b;
-        if constexpr (kRaw) b = raw.get();
-        else b = mq.decode_even(cx[ctx]);
+        if constexpr (kRaw)
+            b = raw.get();
+        else
+            b = mq.decode_even(cx[ctx]);
         w0 |= mu_bit(R);
         v[R * vs] += (b << (p + 1)) - (1u << p);  // +-2^p, the mid-point kept
     }
@@ -542,8 +547,8 @@ J2KC_HD constexpr size_t flag_words(uint32_t width, uint32_t height)
  *  INVALID_DATA cases; the block's values are then meaningless). */
 enum DecodeStatus : uint32_t {
     kDecodeOk = 0,
-    kDecodeMixedSegment = 1,   ///< a segment mixes raw and arithmetic passes
-    kDecodePastTermination = 2 ///< a segment runs past a terminating pass
+    kDecodeMixedSegment = 1,    ///< a segment mixes raw and arithmetic passes
+    kDecodePastTermination = 2  ///< a segment runs past a terminating pass
 };
 
 /**
@@ -609,10 +614,16 @@ J2KC_T1D_FN uint32_t t1_decode_block(BlockDec &b, const uint8_t *data, const Cod
                               [&](uint32_t type, int p, bool raw) {
                                   switch (type) {
                                   case 0:
-                                      if (raw) pass_spp<true>(b, p); else pass_spp<false>(b, p);
+                                      if (raw)
+                                          pass_spp<true>(b, p);
+                                      else
+                                          pass_spp<false>(b, p);
                                       break;
                                   case 1:
-                                      if (raw) pass_mrp<true>(b, p); else pass_mrp<false>(b, p);
+                                      if (raw)
+                                          pass_mrp<true>(b, p);
+                                      else
+                                          pass_mrp<false>(b, p);
                                       break;
                                   default: pass_cup(b, p, segmentation); break;
                                   }

@@ -76,8 +76,7 @@ struct Pass {
     J2KC_T1D_INLINE Pass(BlockDec &b, int plane, bool is_raw)
         : mq(b.mq), raw(b.raw), cx(b.cx), zc(t1dec::zc_table(b.orientation)), fs(b.fs), vs(b.vstride), vc(b.vc),
           bypass(is_raw), p(plane)
-    {
-    }
+    {}
     J2KC_T1D_INLINE void finish(BlockDec &b)
     {
         b.mq = mq;
@@ -221,7 +220,7 @@ J2KC_T1D_FN void cleanup_pass(BlockDec &b, int p, bool segmentation_symbols)
                 // Run-length mode: four insignificant samples with no
                 // significant neighbour (hence none visited).
                 if (!r.bit(kT1CtxRl)) continue;
-J2KC_DEVICE_NO_UNROLL
+                J2KC_DEVICE_NO_UNROLL
                 for (int k = 0; k < 2; ++k) row = (row << 1) | static_cast<int>(r.bit(kT1CtxUni));
                 known = true;
             }
@@ -237,7 +236,7 @@ J2KC_DEVICE_NO_UNROLL
         }
     }
     if (segmentation_symbols) {  // D.5: four decisions in the uniform context
-J2KC_DEVICE_NO_UNROLL
+        J2KC_DEVICE_NO_UNROLL
         for (int k = 0; k < 4; ++k) r.bit(kT1CtxUni);
     }
     r.finish(b);
@@ -255,9 +254,12 @@ J2KC_T1D_FN uint32_t decode_block(BlockDec &b, const uint8_t *data, const Codewo
     const bool segmentation = (style & 0x20) != 0;  // cblk_style::kSegmentationSymbols
     return t1dec::t1_decode_segments(b, data, segments, num_segments, style, nbp, bad_pass,
                                      [&](uint32_t type, int p, bool raw) {
-                                         if (type == 0) significance_pass(b, p, raw);
-                                         else if (type == 1) refinement_pass(b, p, raw);
-                                         else cleanup_pass(b, p, segmentation);
+                                         if (type == 0)
+                                             significance_pass(b, p, raw);
+                                         else if (type == 1)
+                                             refinement_pass(b, p, raw);
+                                         else
+                                             cleanup_pass(b, p, segmentation);
                                      });
 }
 

@@ -63,10 +63,9 @@ J2KC_HD bool t1_job_begin(const GpuCodeBlockJob &job, GpuCodeBlockResult &res)
 /** The coder scratch regions of a job's scratch for layout `l`. */
 J2KC_HD T1EncodeScratch t1_job_scratch(uint8_t *scratch, const T1ScratchLayout &l)
 {
-    return T1EncodeScratch{reinterpret_cast<uint16_t *>(scratch + l.flags),
-                           reinterpret_cast<uint32_t *>(scratch + l.values),
-                           reinterpret_cast<MqPassSnapshot *>(scratch + l.snapshots),
-                           reinterpret_cast<uint32_t *>(scratch + l.raw_ends)};
+    return T1EncodeScratch{
+        reinterpret_cast<uint16_t *>(scratch + l.flags), reinterpret_cast<uint32_t *>(scratch + l.values),
+        reinterpret_cast<MqPassSnapshot *>(scratch + l.snapshots), reinterpret_cast<uint32_t *>(scratch + l.raw_ends)};
 }
 
 /** The job's windows of the batch's output arrays (null arrays stay null). */
@@ -108,8 +107,8 @@ J2KC_HD GpuCodeBlockResult t1_encode_job(const GpuCodeBlockJob &job, uint8_t *ou
                                               t1_scratch_layout(job.width, job.height));
     T1EncodeOutput out = t1_job_output(job, out_bytes, pass_end, pass_distortion, pass_terminated);
     const uint32_t status =
-        t1_encode_block(reinterpret_cast<const int32_t *>(static_cast<uintptr_t>(job.coeffs)), job.stride,
-                        job.width, job.height, job.orientation, job.style, job.num_bitplanes, ws, out);
+        t1_encode_block(reinterpret_cast<const int32_t *>(static_cast<uintptr_t>(job.coeffs)), job.stride, job.width,
+                        job.height, job.orientation, job.style, job.num_bitplanes, ws, out);
     t1_job_finish(res, status, out);
     return res;
 }
@@ -119,8 +118,7 @@ J2KC_HD GpuCodeBlockResult t1_encode_job(const GpuCodeBlockJob &job, uint8_t *ou
  * calls it with the same job; the result is valid in lane 0.
  */
 J2KC_HD GpuCodeBlockResult t1_warp_encode_job(T1WarpShared &sh, const GpuCodeBlockJob &job, uint8_t *out_bytes,
-                                              uint32_t *pass_end, uint64_t *pass_distortion,
-                                              uint8_t *pass_terminated)
+                                              uint32_t *pass_end, uint64_t *pass_distortion, uint8_t *pass_terminated)
 {
     GpuCodeBlockResult res;
     if (!t1_job_begin(job, res)) return res;
@@ -130,8 +128,8 @@ J2KC_HD GpuCodeBlockResult t1_warp_encode_job(T1WarpShared &sh, const GpuCodeBlo
     // Column words and magnitudes (t1_stripes(h) * w and 4x that entries)
     // fit in the flag and value regions of the scratch layout.
     const uint32_t status = t1_warp_encode_block(
-        sh, reinterpret_cast<const int32_t *>(static_cast<uintptr_t>(job.coeffs)), job.stride, job.width,
-        job.height, job.orientation, job.style, job.num_bitplanes, ws.flags, ws.values, ws, out);
+        sh, reinterpret_cast<const int32_t *>(static_cast<uintptr_t>(job.coeffs)), job.stride, job.width, job.height,
+        job.orientation, job.style, job.num_bitplanes, ws.flags, ws.values, ws, out);
     t1_job_finish(res, status, out);
     return res;
 }
@@ -175,10 +173,10 @@ J2KC_HD GpuCodeBlockResult t1_model_job(T1WarpShared &sh, const GpuCodeBlockJob 
     const T1TwoPhaseJobView v = t1_two_phase_view(job);
     // Phase 1 writes no codeword bytes and no pass ends.
     T1EncodeOutput out = t1_job_output(job, nullptr, nullptr, pass_distortion, pass_terminated);
-    const uint32_t status = t1w_model_block(sh, reinterpret_cast<const int32_t *>(static_cast<uintptr_t>(job.coeffs)),
-                                            job.stride, job.width, job.height, job.orientation, job.style,
-                                            job.num_bitplanes, v.words, v.mags, v.decisions, v.decision_cap,
-                                            v.pass_dec_end, out);
+    const uint32_t status =
+        t1w_model_block(sh, reinterpret_cast<const int32_t *>(static_cast<uintptr_t>(job.coeffs)), job.stride,
+                        job.width, job.height, job.orientation, job.style, job.num_bitplanes, v.words, v.mags,
+                        v.decisions, v.decision_cap, v.pass_dec_end, out);
     t1_job_finish(res, status, out);  // out.bytes is 0: phase 2 sets the bytes
     return res;
 }
@@ -195,8 +193,8 @@ J2KC_HD void t1_code_job(const GpuCodeBlockJob &job, GpuCodeBlockResult &res, ui
     const T1TwoPhaseJobView v = t1_two_phase_view(job);
     T1EncodeOutput out = t1_job_output(job, out_bytes, pass_end, nullptr, nullptr);
     out.num_passes = res.num_passes;
-    const uint32_t status = t1_code_block_decisions(v.decisions, v.pass_dec_end, job.width, job.height, job.style,
-                                                    v.ws, out, cx, cx_stride, table);
+    const uint32_t status = t1_code_block_decisions(v.decisions, v.pass_dec_end, job.width, job.height, job.style, v.ws,
+                                                    out, cx, cx_stride, table);
     if (status != kT1EncodeOk) {
         res.status = static_cast<uint8_t>(status);
         res.num_passes = 0;

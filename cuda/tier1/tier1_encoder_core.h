@@ -140,8 +140,8 @@ struct PassRunner {
     uint8_t cx[kT1NumContexts];
 
     J2KC_T1_HD PassRunner(St &st, int plane)
-        : f(st.flags), v(st.values), orientation(st.orientation), ss(st.ss), vc(st.vc), p(plane),
-          mq(st.mq), raw(st.raw), dist(st.dist)
+        : f(st.flags), v(st.values), orientation(st.orientation), ss(st.ss), vc(st.vc), p(plane), mq(st.mq),
+          raw(st.raw), dist(st.dist)
     {
         for (int k = 0; k < kT1NumContexts; ++k) cx[k] = st.cx[k];
     }
@@ -233,8 +233,10 @@ struct PassRunner {
         const uint32_t fl = f[i];
         if ((fl & kSig) || !(fl & kNeighbours)) return;
         uint32_t bit;
-        if constexpr (kRaw) bit = code_raw(bit_of(i));
-        else bit = code(bit_of(i), zc(fl));
+        if constexpr (kRaw)
+            bit = code_raw(bit_of(i));
+        else
+            bit = code(bit_of(i), zc(fl));
         f[i] = static_cast<uint16_t>(fl | kVisit);
         if (bit) becomes_significant<R>(i);
     }
@@ -246,8 +248,10 @@ struct PassRunner {
         const uint32_t fl = f[i];
         if ((fl & (kSig | kVisit)) != kSig) return;
         uint32_t bit;
-        if constexpr (kRaw) bit = code_raw(bit_of(i));
-        else bit = code(bit_of(i), t1_mr_context(fl));
+        if constexpr (kRaw)
+            bit = code_raw(bit_of(i));
+        else
+            bit = code(bit_of(i), t1_mr_context(fl));
         f[i] = static_cast<uint16_t>(fl | kRefined);
         if constexpr (kEnc) {
             dist += static_cast<uint64_t>(t1_dist_refinement(v[i], p));
@@ -391,14 +395,18 @@ J2KC_T1_HD void run_pass(BlockState<kEnc> &st, uint32_t pass, int nbp, uint8_t s
     if ((style & kStyleReset) && pass > 0) t1_reset_contexts(st.cx);
     switch (t1_pass_type(pass)) {
     case 0:
-        if (raw) pass_spp<kEnc, true>(st, p); else pass_spp<kEnc, false>(st, p);
+        if (raw)
+            pass_spp<kEnc, true>(st, p);
+        else
+            pass_spp<kEnc, false>(st, p);
         break;
     case 1:
-        if (raw) pass_mrp<kEnc, true>(st, p); else pass_mrp<kEnc, false>(st, p);
+        if (raw)
+            pass_mrp<kEnc, true>(st, p);
+        else
+            pass_mrp<kEnc, false>(st, p);
         break;
-    default:
-        pass_cup<kEnc>(st, p, (style & kStyleSegmentation) != 0);
-        break;
+    default: pass_cup<kEnc>(st, p, (style & kStyleSegmentation) != 0); break;
     }
 }
 
@@ -408,8 +416,8 @@ J2KC_T1_HD void run_pass(BlockState<kEnc> &st, uint32_t pass, int nbp, uint8_t s
  * the encoder's load (every sample) and by the decoder before use.
  */
 template <bool kEnc>
-J2KC_T1_HD void prepare_block(BlockState<kEnc> &st, uint16_t *flags, uint32_t *values, uint32_t width,
-                              uint32_t height, uint32_t orientation, uint8_t style)
+J2KC_T1_HD void prepare_block(BlockState<kEnc> &st, uint16_t *flags, uint32_t *values, uint32_t width, uint32_t height,
+                              uint32_t orientation, uint8_t style)
 {
     st.width = width;
     st.height = height;
@@ -435,11 +443,11 @@ J2KC_T1_HD void prepare_block(BlockState<kEnc> &st, uint16_t *flags, uint32_t *v
 /** Outcome of t1_encode_block. */
 enum T1EncodeStatus : uint32_t {
     kT1EncodeOk = 0,
-    kT1EncodeBadGeometry = 1,    ///< a side above 1024 or more than 4096 samples
-    kT1EncodeBadBitplanes = 2,   ///< num_bitplanes above 30
-    kT1EncodeUnsupported = 3,    ///< HT style bit
-    kT1EncodeDataTooDeep = 4,    ///< a coefficient needs more than num_bitplanes planes
-    kT1EncodeOverflow = 5,       ///< the output buffer could not be shown to suffice
+    kT1EncodeBadGeometry = 1,   ///< a side above 1024 or more than 4096 samples
+    kT1EncodeBadBitplanes = 2,  ///< num_bitplanes above 30
+    kT1EncodeUnsupported = 3,   ///< HT style bit
+    kT1EncodeDataTooDeep = 4,   ///< a coefficient needs more than num_bitplanes planes
+    kT1EncodeOverflow = 5,      ///< the output buffer could not be shown to suffice
 };
 
 /**
@@ -476,24 +484,24 @@ J2KC_T1_HD constexpr size_t t1_encode_buffer_bound(uint32_t width, uint32_t heig
 
 /** Caller-owned scratch of one t1_encode_block call. */
 struct T1EncodeScratch {
-    uint16_t *flags;              ///< t1_state_size entries, 8-byte aligned
-    uint32_t *values;             ///< t1_state_size entries
-    MqPassSnapshot *snapshots;    ///< kMaxPasses entries (only up to the block's pass count are used)
-    uint32_t *raw_ends;           ///< kMaxPasses entries
+    uint16_t *flags;            ///< t1_state_size entries, 8-byte aligned
+    uint32_t *values;           ///< t1_state_size entries
+    MqPassSnapshot *snapshots;  ///< kMaxPasses entries (only up to the block's pass count are used)
+    uint32_t *raw_ends;         ///< kMaxPasses entries
 };
 
 /** Where t1_encode_block puts its results. */
 struct T1EncodeOutput {
-    uint8_t *buf;                 ///< buf[0]: dummy byte (set to 0); the stream starts at buf + 1
-    size_t capacity;              ///< bytes of buf, the dummy included
-    uint32_t *pass_end;           ///< per pass (3 * nbp - 2 entries): PassInfo::end
-    uint64_t *pass_distortion;    ///< per pass: PassInfo::distortion
-    uint8_t *pass_terminated;     ///< per pass: PassInfo::terminated (0/1)
+    uint8_t *buf;               ///< buf[0]: dummy byte (set to 0); the stream starts at buf + 1
+    size_t capacity;            ///< bytes of buf, the dummy included
+    uint32_t *pass_end;         ///< per pass (3 * nbp - 2 entries): PassInfo::end
+    uint64_t *pass_distortion;  ///< per pass: PassInfo::distortion
+    uint8_t *pass_terminated;   ///< per pass: PassInfo::terminated (0/1)
     // results
     uint32_t num_passes;
-    uint32_t bytes;               ///< stream length (from buf + 1)
+    uint32_t bytes;  ///< stream length (from buf + 1)
     uint8_t zero_bitplanes;
-    uint8_t data_bitplanes;       ///< planes the data needs (for kT1EncodeDataTooDeep)
+    uint8_t data_bitplanes;  ///< planes the data needs (for kT1EncodeDataTooDeep)
 };
 
 /**
@@ -509,8 +517,7 @@ J2KC_HD uint32_t t1_encode_check(uint32_t width, uint32_t height, uint8_t style,
     out.zero_bitplanes = static_cast<uint8_t>(num_bitplanes);
     out.data_bitplanes = 0;
     *empty = false;
-    if (width > kMaxSide || height > kMaxSide || uint64_t{width} * height > kMaxSamples)
-        return kT1EncodeBadGeometry;
+    if (width > kMaxSide || height > kMaxSide || uint64_t{width} * height > kMaxSamples) return kT1EncodeBadGeometry;
     if (num_bitplanes > kMaxBitplanes) return kT1EncodeBadBitplanes;
     if (style & kStyleHighThroughput) return kT1EncodeUnsupported;
     *empty = width == 0 || height == 0;
@@ -606,8 +613,10 @@ struct T1SegmentDriver {
         if (used + pass_bound > capacity) return false;
         if (!open) {
             raw = t1_pass_is_raw(pass, style);
-            if (raw) rawc.init(buf + seg_start);
-            else mq.init(buf, static_cast<int32_t>(seg_start));
+            if (raw)
+                rawc.init(buf + seg_start);
+            else
+                mq.init(buf, static_cast<int32_t>(seg_start));
             open = true;
             first_pass = pass;
         }
@@ -624,8 +633,10 @@ struct T1SegmentDriver {
                           const T1EncodeScratch &scratch, T1EncodeOutput &out)
     {
         if (!terminated) {
-            if (raw) scratch.raw_ends[pass] = rawc.bytes_needed();
-            else scratch.snapshots[pass] = mq.snapshot();
+            if (raw)
+                scratch.raw_ends[pass] = rawc.bytes_needed();
+            else
+                scratch.snapshots[pass] = mq.snapshot();
             return;
         }
         const bool predictable = (style & kStylePredictable) != 0;

@@ -79,8 +79,8 @@ J2KC_HD uint32_t t1w_model_block(T1WarpShared &sh, const int32_t *coeffs, size_t
     RawEncoder raw_unused{};
     uint8_t cx_unused[1] = {0};
     for (uint32_t pass = 0; pass < num_passes; ++pass) {
-        t1w_pass<true>(sh, words, mags, width, height, orientation, style, pass, nbp, mq_unused, raw_unused,
-                       cx_unused, em);
+        t1w_pass<true>(sh, words, mags, width, height, orientation, style, pass, nbp, mq_unused, raw_unused, cx_unused,
+                       em);
         const bool terminated = t1_pass_ends_segment(pass, num_passes, style);
         T1W_SERIAL
         {
@@ -119,10 +119,7 @@ struct MqWordTable {
     MqWordTransition t[94];
 };
 
-J2KC_HD constexpr uint32_t mq_word_of(uint32_t s)
-{
-    return (uint32_t{kMqTransitions.t[s].qe} << 8) | s;
-}
+J2KC_HD constexpr uint32_t mq_word_of(uint32_t s) { return (uint32_t{kMqTransitions.t[s].qe} << 8) | s; }
 
 J2KC_HD constexpr MqWordTable make_mq_word_table()
 {
@@ -237,8 +234,8 @@ J2KC_HD uint32_t t1_code_block_decisions(const uint8_t *dec, const uint32_t *pas
     T1SegmentDriver seg;
     seg.begin(out.buf);
     bool raw = false;
-    uint32_t pass = 0;       // passes begun
-    uint32_t pass_end = 0;   // end of the current pass's decisions
+    uint32_t pass = 0;      // passes begun
+    uint32_t pass_end = 0;  // end of the current pass's decisions
     // Decision bytes: `cur` holds the word with decision k's byte at bits
     // 0-7 (shifted as k advances), `ahead` the next aligned word.
     uint32_t cur = total > 0 ? t1_load_decisions4(dec) : 0u;
@@ -252,8 +249,8 @@ J2KC_HD uint32_t t1_code_block_decisions(const uint8_t *dec, const uint32_t *pas
             bool reset = false;
             do {
                 if (pass > 0)
-                    seg.end_pass(pass - 1, t1_pass_ends_segment(pass - 1, num_passes, style), style, mq, rawc,
-                                 scratch, out);
+                    seg.end_pass(pass - 1, t1_pass_ends_segment(pass - 1, num_passes, style), style, mq, rawc, scratch,
+                                 out);
                 if (pass == num_passes) break;
                 raw = t1_pass_is_raw(pass, style);
                 if (!seg.begin_pass(pass, style, pass_bound, out.buf, out.capacity, mq, rawc)) return kT1EncodeOverflow;

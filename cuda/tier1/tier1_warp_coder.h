@@ -67,9 +67,9 @@ namespace t1core {
 
 /** What one lane knows about its column of the current chunk. */
 struct T1WarpLaneIn {
-    uint32_t mag[4];   ///< magnitudes of rows 0..3 (0 beyond the block)
-    uint16_t w;        ///< own column word at phase start
-    uint16_t lw, rw;   ///< left and right column words (0 outside the block)
+    uint32_t mag[4];       ///< magnitudes of rows 0..3 (0 beyond the block)
+    uint16_t w;            ///< own column word at phase start
+    uint16_t lw, rw;       ///< left and right column words (0 outside the block)
     uint8_t a_sig, a_sgn;  ///< row 3 of the stripe above, columns x-1, x, x+1 (bits 0, 1, 2)
     uint8_t b_sig, b_sgn;  ///< row 0 of the stripe below, same columns
     uint8_t valid;         ///< column inside the block
@@ -78,15 +78,15 @@ struct T1WarpLaneIn {
 /** Per-warp shared workspace (shared memory on the device). */
 struct T1WarpShared {
     T1WarpLaneIn in[32];
-    uint8_t nb[2][32];      ///< significance-pass rounds (double buffer)
+    uint8_t nb[2][32];  ///< significance-pass rounds (double buffer)
     uint8_t changed[32];
     uint8_t cup_new[32];
     uint8_t nsym[32];
-    uint8_t sym[32][12];    ///< decisions: context (bits 0-4) | bit << 7
-    int64_t dist[32];       ///< per-lane distortion sums of the pass (before the 2^p factor)
-    int64_t round_dist[32]; ///< the current significance-pass round's distortion per lane
-    uint8_t vis[32];        ///< the current round's visited rows per lane
-    uint8_t work[32];       ///< the chunk's pass work per lane (T1WColumnWork)
+    uint8_t sym[32][12];     ///< decisions: context (bits 0-4) | bit << 7
+    int64_t dist[32];        ///< per-lane distortion sums of the pass (before the 2^p factor)
+    int64_t round_dist[32];  ///< the current significance-pass round's distortion per lane
+    uint8_t vis[32];         ///< the current round's visited rows per lane
+    uint8_t work[32];        ///< the chunk's pass work per lane (T1WColumnWork)
     uint32_t max_mag[32];
 };
 
@@ -183,22 +183,22 @@ J2KC_HD uint32_t t1w_nsym_prefix(const uint8_t *nsym, uint32_t lane, uint32_t &t
  * lane holds the same copy.
  */
 struct T1WEmit {
-    uint8_t *dec;      ///< the block's decision stream
-    uint32_t pos;      ///< decisions so far
-    uint32_t cap;      ///< bytes of dec
-    bool overflow;     ///< a write was refused (cannot happen within t1_decision_bound)
+    uint8_t *dec;   ///< the block's decision stream
+    uint32_t pos;   ///< decisions so far
+    uint32_t cap;   ///< bytes of dec
+    bool overflow;  ///< a write was refused (cannot happen within t1_decision_bound)
 };
 
 /** Flag word (tier1_contexts.h layout) of row r from neighbour masks. */
 struct T1NeighbourView {
-    uint32_t n, s, w, e, nw, ne, sw, se;        ///< significance
-    uint32_t n_neg, s_neg, w_neg, e_neg;        ///< sign where significant
+    uint32_t n, s, w, e, nw, ne, sw, se;  ///< significance
+    uint32_t n_neg, s_neg, w_neg, e_neg;  ///< sign where significant
     J2KC_HD uint32_t flags() const
     {
         using namespace t1_flag;
         return (n ? kSigN : 0) | (s ? kSigS : 0) | (w ? kSigW : 0) | (e ? kSigE : 0) | (n_neg ? kNegN : 0) |
-               (s_neg ? kNegS : 0) | (w_neg ? kNegW : 0) | (e_neg ? kNegE : 0) | (nw ? kSigNW : 0) |
-               (ne ? kSigNE : 0) | (sw ? kSigSW : 0) | (se ? kSigSE : 0);
+               (s_neg ? kNegS : 0) | (w_neg ? kNegW : 0) | (e_neg ? kNegE : 0) | (nw ? kSigNW : 0) | (ne ? kSigNE : 0) |
+               (sw ? kSigSW : 0) | (se ? kSigSE : 0);
     }
 };
 
@@ -259,10 +259,10 @@ J2KC_HD T1NeighbourView t1w_view(const T1WarpLaneIn &in, uint32_t own_sig, uint3
  * them instead of twelve separate neighbour tests.
  */
 struct T1WColumnMasks {
-    uint32_t l, r;        ///< left/right significance (left at visit time, right at pass start)
-    uint32_t ln, rn;      ///< their signs where significant (rows 0-3 only: W/E use nothing else)
-    uint32_t m_edge;      ///< own column's rows -1 and 4 (bits 0 and 5)
-    uint32_t m_sgn;       ///< own column's signs, rows -1..4 (masked by significance per row)
+    uint32_t l, r;    ///< left/right significance (left at visit time, right at pass start)
+    uint32_t ln, rn;  ///< their signs where significant (rows 0-3 only: W/E use nothing else)
+    uint32_t m_edge;  ///< own column's rows -1 and 4 (bits 0 and 5)
+    uint32_t m_sgn;   ///< own column's signs, rows -1..4 (masked by significance per row)
 
     J2KC_HD T1WColumnMasks(const T1WarpLaneIn &in, uint32_t left_sig, bool vc)
     {
@@ -281,9 +281,9 @@ struct T1WColumnMasks {
         const uint32_t m_all = m_edge | ((own_sig & 0xFu) << 1);
         const uint32_t m = m_all >> r, mn = (m_all & m_sgn) >> r;
         const uint32_t lw = l >> r, rw = this->r >> r, lnw = ln >> r, rnw = rn >> r;
-        return (m & 1u) | ((m >> 1) & 2u) | ((lw & 2u) << 1) | ((rw & 2u) << 2) | ((mn & 1u) << 4) |
-               ((mn & 4u) << 3) | ((lnw & 2u) << 5) | ((rnw & 2u) << 6) | ((lw & 1u) << 8) | ((rw & 1u) << 9) |
-               ((lw & 4u) << 8) | ((rw & 4u) << 9);
+        return (m & 1u) | ((m >> 1) & 2u) | ((lw & 2u) << 1) | ((rw & 2u) << 2) | ((mn & 1u) << 4) | ((mn & 4u) << 3) |
+               ((lnw & 2u) << 5) | ((rnw & 2u) << 6) | ((lw & 1u) << 8) | ((rw & 1u) << 9) | ((lw & 4u) << 8) |
+               ((rw & 4u) << 9);
     }
 };
 
@@ -348,9 +348,8 @@ J2KC_HD bool t1w_spp_has_candidates(T1WarpShared &sh, uint32_t rows, bool vc)
  * significant given the left column's new significance `left_new`; with
  * `emit`, also records decisions, distortion and the visited rows.
  */
-J2KC_HD uint32_t t1w_spp_column(T1WarpShared &sh, uint32_t lane, uint32_t left_new, int p, uint32_t rows,
-                                bool vc, bool raw, uint32_t orientation, bool emit, uint32_t *visited,
-                                int64_t &dist)
+J2KC_HD uint32_t t1w_spp_column(T1WarpShared &sh, uint32_t lane, uint32_t left_new, int p, uint32_t rows, bool vc,
+                                bool raw, uint32_t orientation, bool emit, uint32_t *visited, int64_t &dist)
 {
     const T1WarpLaneIn &in = sh.in[lane];
     if (visited) *visited = 0;
@@ -415,8 +414,10 @@ J2KC_HD void t1w_code_chunk(const T1WarpShared &sh, bool raw, MqEncoder &mq, Raw
     for (uint32_t l = 0; l < 32; ++l)
         for (uint32_t k = 0; k < sh.nsym[l]; ++k) {
             const uint32_t d = sh.sym[l][k];
-            if (raw) rawc.put(d >> 7);
-            else mq.encode(d >> 7, cx[d & 0x1Fu]);
+            if (raw)
+                rawc.put(d >> 7);
+            else
+                mq.encode(d >> 7, cx[d & 0x1Fu]);
         }
 }
 
@@ -449,16 +450,15 @@ J2KC_HD void t1w_pass(T1WarpShared &sh, uint16_t *words, const uint32_t *mags, u
             T1W_LANES(l)
             {
                 const uint32_t x = x0 + l;
-                sh.work[l] = static_cast<uint8_t>(
-                    x < width ? t1w_column_work(words[size_t{s} * width + x], rows, type) : uint32_t{kT1WNothing});
+                sh.work[l] = static_cast<uint8_t>(x < width ? t1w_column_work(words[size_t{s} * width + x], rows, type)
+                                                            : uint32_t{kT1WNothing});
             }
             const uint32_t work = t1w_chunk_work(sh.work);
             if (work == kT1WNothing) {
                 // Nothing to code or measure; the cleanup still ends the
                 // plane's visits. The sync orders that write before the next
                 // chunk's loads.
-                if (type == 2)
-                    T1W_LANES(l)
+                if (type == 2) T1W_LANES(l)
                     {
                         const size_t c = size_t{s} * width + x0 + l;
                         if (x0 + l < width && (words[c] >> 12) != 0)
@@ -640,8 +640,8 @@ J2KC_HD void t1w_pass(T1WarpShared &sh, uint16_t *words, const uint32_t *mags, u
  * stripe columns (consecutive lanes, consecutive x). Returns the OR of all
  * magnitudes, in every lane.
  */
-J2KC_HD uint32_t t1w_load_block(T1WarpShared &sh, const int32_t *coeffs, size_t stride, uint32_t width,
-                                uint32_t height, uint16_t *words, uint32_t *mags)
+J2KC_HD uint32_t t1w_load_block(T1WarpShared &sh, const int32_t *coeffs, size_t stride, uint32_t width, uint32_t height,
+                                uint16_t *words, uint32_t *mags)
 {
     const uint32_t stripes = t1_stripes(height);
     const uint32_t columns = stripes * width;

@@ -27,11 +27,11 @@ namespace j2kc {
 struct PacketHeaderWriter {
     uint8_t *out = nullptr;
     uint32_t capacity = 0;
-    uint32_t length = 0;     ///< bytes emitted so far (written or only counted)
-    uint32_t acc = 0;        ///< bits of the byte being assembled
-    uint32_t nbits = 0;      ///< how many bits acc holds
-    uint32_t limit = 8;      ///< bits this byte takes: 7 right after a 0xFF
-    bool last_ff = false;    ///< the last emitted byte was 0xFF
+    uint32_t length = 0;   ///< bytes emitted so far (written or only counted)
+    uint32_t acc = 0;      ///< bits of the byte being assembled
+    uint32_t nbits = 0;    ///< how many bits acc holds
+    uint32_t limit = 8;    ///< bits this byte takes: 7 right after a 0xFF
+    bool last_ff = false;  ///< the last emitted byte was 0xFF
 
     PacketHeaderWriter() = default;
     J2KC_HD PacketHeaderWriter(uint8_t *buffer, uint32_t size) : out(buffer), capacity(size) {}

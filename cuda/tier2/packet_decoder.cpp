@@ -49,9 +49,9 @@ struct Contribution {
     uint64_t bytes;  ///< announced by the header
     bool first_inclusion;
     uint8_t zero_bitplanes;
-    uint8_t lblock;           ///< the block's Lblock after this packet
-    uint32_t taken;           ///< bytes the data held (fewer than announced when cut)
-    const uint8_t *data;      ///< where they start in Tile::data
+    uint8_t lblock;       ///< the block's Lblock after this packet
+    uint32_t taken;       ///< bytes the data held (fewer than announced when cut)
+    const uint8_t *data;  ///< where they start in Tile::data
 };
 
 bool marker_at(const uint8_t *p, size_t size, size_t pos, uint8_t code)
@@ -89,11 +89,14 @@ bool mixed_first_length_is_ht(uint32_t length, uint32_t bits, uint8_t lblock)
 void first_part1_segment(BlockState &s, uint32_t passes, uint32_t length, uint8_t style, uint32_t cb,
                          std::vector<Piece> &pieces, uint64_t &bytes)
 {
-    J2KC_CHECK_DATA(s.passes == 0, "code-block %u: a Part-1 block of a MIXED tile-component after %u HT placeholder "
-                    "passes", cb, s.passes);
+    J2KC_CHECK_DATA(s.passes == 0,
+                    "code-block %u: a Part-1 block of a MIXED tile-component after %u HT placeholder "
+                    "passes",
+                    cb, s.passes);
     J2KC_CHECK_SUPPORTED(codeword_segment_end(code_block_style(style, true), 0) >= passes,
                          "code-block %u: a Part-1 block of a MIXED tile-component whose first %u passes span "
-                         "several codeword segments (style 0x%02X)", cb, passes, style);
+                         "several codeword segments (style 0x%02X)",
+                         cb, passes, style);
     pieces.push_back(Piece{length, passes, true});
     bytes += length;
     s.part1 = true;
@@ -122,7 +125,7 @@ void read_ht_lengths(PacketHeaderReader &reader, BlockState &s, uint32_t new_pas
     uint32_t pass = s.passes, left = new_passes;
     if (!s.ht_cleanup) {
         const uint32_t end = pass + left;
-        const uint32_t refinement = (end - 1) % 3;  // passes after the packet's last cleanup
+        const uint32_t refinement = (end - 1) % 3;                           // passes after the packet's last cleanup
         const uint32_t upto = left > refinement ? left - refinement : left;  // placeholders and the cleanup
         const uint32_t bits = s.lblock + log2_floor_u32(upto);
         uint32_t length = read_length(reader, bits, cb);
@@ -138,8 +141,7 @@ void read_ht_lengths(PacketHeaderReader &reader, BlockState &s, uint32_t new_pas
         } else {
             const uint32_t more = log2_floor_u32(left) - log2_floor_u32(upto);
             if (more) {
-                J2KC_CHECK_DATA(bits + more <= kMaxLengthBits, "code-block %u: %u-bit segment length", cb,
-                                bits + more);
+                J2KC_CHECK_DATA(bits + more <= kMaxLengthBits, "code-block %u: %u-bit segment length", cb, bits + more);
                 length = length << more | reader.bits(more);
             }
             if (mixed && length > 0) {
@@ -243,13 +245,12 @@ bool read_packet(const PacketSource &src, const PacketId &id, PacketRunOutput &r
                     uint32_t increment = 0;
                     while (reader.bit()) {
                         ++increment;
-                        J2KC_CHECK_DATA(s.lblock + increment <= kMaxLengthBits,
-                                        "code-block %u: Lblock beyond %u", cb, kMaxLengthBits);
+                        J2KC_CHECK_DATA(s.lblock + increment <= kMaxLengthBits, "code-block %u: Lblock beyond %u", cb,
+                                        kMaxLengthBits);
                     }
                     s.lblock = static_cast<uint8_t>(s.lblock + increment);
                     if ((cstyle & cblk_style::kHighThroughput) && !s.part1) {
-                        J2KC_CHECK_DATA(s.passes + new_passes >= s.passes,
-                                        "code-block %u: pass count overflows", cb);
+                        J2KC_CHECK_DATA(s.passes + new_passes >= s.passes, "code-block %u: pass count overflows", cb);
                         uint64_t bytes = 0;
                         read_ht_lengths(reader, s, new_passes, cstyle, cb, pieces, bytes);
                         ct.bytes += bytes;
@@ -267,8 +268,7 @@ bool read_packet(const PacketSource &src, const PacketId &id, PacketRunOutput &r
                         const uint32_t end = codeword_segment_end(part1_style, pass);
                         const uint32_t take = std::min(left, end - pass);
                         const uint32_t bits = s.lblock + log2_floor_u32(take);
-                        J2KC_CHECK_DATA(bits <= kMaxLengthBits,
-                                        "code-block %u: %u-bit segment length", cb, bits);
+                        J2KC_CHECK_DATA(bits <= kMaxLengthBits, "code-block %u: %u-bit segment length", cb, bits);
                         const bool starts = pass == 0 || codeword_segment_end(part1_style, pass - 1) <= pass;
                         pieces.push_back(Piece{reader.bits(bits), take, starts});
                         ct.bytes += pieces.back().length;
@@ -461,7 +461,8 @@ struct PacketScratch {
         size_t bytes = state.capacity() * sizeof(BlockState) + pieces.capacity() * sizeof(Piece) +
                        contributions.capacity() * sizeof(Contribution) + order.capacity() * sizeof(PacketId) +
                        (first.capacity() + next.capacity() + sorted.capacity() + chunk_start.capacity() +
-                        segment_start.capacity()) * sizeof(size_t) +
+                        segment_start.capacity()) *
+                           sizeof(size_t) +
                        2 * trees.inclusion_nodes().capacity() * sizeof(TagTreeNode);
         for (const PacketRunOutput &run : runs)
             bytes += run.pieces.capacity() * sizeof(Piece) + run.contributions.capacity() * sizeof(Contribution);
@@ -548,8 +549,8 @@ void assemble_codewords(const std::vector<Piece> &pieces, const std::vector<Cont
 }
 
 /** Reads the planned runs at once; false when one of them does not join the next or met bad or cut data. */
-bool read_split_runs(const PacketSource &src, const std::vector<PacketId> &order,
-                     const std::vector<PacketRun> &plan, PacketScratch &scratch, ParallelRunner &pool)
+bool read_split_runs(const PacketSource &src, const std::vector<PacketId> &order, const std::vector<PacketRun> &plan,
+                     PacketScratch &scratch, ParallelRunner &pool)
 {
     // Runs handed out by their code-blocks, most first, so that a thread that
     // joins late takes a short one rather than the longest.
@@ -559,8 +560,8 @@ bool read_split_runs(const PacketSource &src, const std::vector<PacketId> &order
         uint64_t blocks = 0;
         for (size_t i = plan[r].begin; i < plan[r].end; ++i) {
             const PacketId &id = order[i];
-            for (const PrecinctBand &pb : src.layout.components[id.component].resolutions[id.resolution]
-                                              .precincts[id.precinct].bands)
+            for (const PrecinctBand &pb :
+                 src.layout.components[id.component].resolutions[id.resolution].precincts[id.precinct].bands)
                 blocks += pb.num_cblks();
         }
         by_blocks.emplace_back(blocks, r);
@@ -603,8 +604,8 @@ void join_runs(PacketScratch &scratch, size_t n)
 
 }  // namespace
 
-void decode_tile_packets(const Codestream &cs, const Tile &tile, const TileLayout &layout,
-                         uint32_t max_layers, TileCodewords &out, PacketDecodeStats *stats, ParallelRunner *pool)
+void decode_tile_packets(const Codestream &cs, const Tile &tile, const TileLayout &layout, uint32_t max_layers,
+                         TileCodewords &out, PacketDecodeStats *stats, ParallelRunner *pool)
 {
     out.blocks.assign(layout.code_blocks.size(), CodeBlockCodewords{});
     const CodingStyle &cod = cs.coding_style(tile);

@@ -43,14 +43,14 @@ private:
 /** Everything Tier-1 needs for one code-block. */
 struct CodeBlockCodewords {
     bool included = false;
-    uint8_t zero_bitplanes = 0;          ///< from the zero-bit-plane tag tree
-    uint8_t lblock = 3;                  ///< Lblock after the last layer used
+    uint8_t zero_bitplanes = 0;  ///< from the zero-bit-plane tag tree
+    uint8_t lblock = 3;          ///< Lblock after the last layer used
     /// In a MIXED tile-component (ISO/IEC 15444-15, style 0xC0): the packet
     /// headers made it a Part-1 block, coded with the Part-1 modes (style
     /// bits 0..5); otherwise it is HT. Always false outside MIXED mode.
     bool part1 = false;
-    uint32_t num_passes = 0;             ///< passes received (first max_layers layers)
-    ElementRun<CodeBlockChunk> chunks;   ///< body bytes in order, pointing into Tile::data
+    uint32_t num_passes = 0;            ///< passes received (first max_layers layers)
+    ElementRun<CodeBlockChunk> chunks;  ///< body bytes in order, pointing into Tile::data
     /// Codeword segments in order; their lengths add up to the chunks' lengths
     /// and their passes to num_passes. A segment may span several chunks.
     ElementRun<CodewordSegment> segments;
@@ -81,11 +81,11 @@ struct TileCodewords {
 
 /** What decode_tile_packets() saw (for diagnostics and tests). */
 struct PacketDecodeStats {
-    uint64_t packets = 0;          ///< packets fully read
-    uint64_t data_consumed = 0;    ///< bytes of Tile::data used
-    uint64_t headers_consumed = 0; ///< bytes of Tile::packed_headers used
-    bool truncated = false;        ///< data ended inside a packet or before the last one
-    uint32_t runs = 1;             ///< runs of packets read at once on the pool (1: one after the other)
+    uint64_t packets = 0;           ///< packets fully read
+    uint64_t data_consumed = 0;     ///< bytes of Tile::data used
+    uint64_t headers_consumed = 0;  ///< bytes of Tile::packed_headers used
+    bool truncated = false;         ///< data ended inside a packet or before the last one
+    uint32_t runs = 1;              ///< runs of packets read at once on the pool (1: one after the other)
 };
 
 /**
@@ -105,8 +105,7 @@ struct PacketDecodeStats {
  * once, with the same result; a run that does not join the next, or meets
  * cut or bad data, sends the tile back to one run. A ThreadPool must be idle.
  */
-void decode_tile_packets(const Codestream &cs, const Tile &tile, const TileLayout &layout,
-                         uint32_t max_layers, TileCodewords &out,
-                         PacketDecodeStats *stats = nullptr, ParallelRunner *pool = nullptr);
+void decode_tile_packets(const Codestream &cs, const Tile &tile, const TileLayout &layout, uint32_t max_layers,
+                         TileCodewords &out, PacketDecodeStats *stats = nullptr, ParallelRunner *pool = nullptr);
 
 }  // namespace j2kc

@@ -144,8 +144,7 @@ private:
             : coder_(coder), id_(id), passes_now_(passes_now),
               flat_(coder.trees_.table().index(id.component, id.resolution, id.precinct)),
               precinct_(coder.layout_.components[id.component].resolutions[id.resolution].precincts[id.precinct])
-        {
-        }
+        {}
 
         uint32_t num_bands() const { return static_cast<uint32_t>(precinct_.bands.size()); }
         PacketHeaderBand band(uint32_t k) const
@@ -180,8 +179,7 @@ private:
             case kPacketUnterminated:
                 ::j2kc::fail(J2KC_ERR_INVALID_ARG,
                              "code-block %u: pass %u ends a codeword segment but is not terminated", cb, x);
-            case kPacketLengthField:
-                ::j2kc::fail(J2KC_ERR_INVALID_ARG, "code-block %u: %u-bit length field", cb, x);
+            case kPacketLengthField: ::j2kc::fail(J2KC_ERR_INVALID_ARG, "code-block %u: %u-bit length field", cb, x);
             case kPacketMixedFirstLength:
                 ::j2kc::fail(J2KC_ERR_INVALID_ARG,
                              "code-block %u of a MIXED tile-component: its first %u passes cannot go out (an HT "
@@ -221,8 +219,8 @@ uint32_t to_u32(uint64_t v, const char *what)
 
 }  // namespace
 
-void encode_tile_packets(const TileLayout &layout, const PacketEncodeParams &params,
-                         const CodeBlockPasses *cblks, const uint32_t *layer_passes, EncodedTilePackets &out)
+void encode_tile_packets(const TileLayout &layout, const PacketEncodeParams &params, const CodeBlockPasses *cblks,
+                         const uint32_t *layer_passes, EncodedTilePackets &out)
 {
     out.data.clear();
     out.headers.clear();
@@ -230,53 +228,50 @@ void encode_tile_packets(const TileLayout &layout, const PacketEncodeParams &par
     PacketHeaderCoder coder(layout, params.cblk_style, cblks);
     const size_t ncblk = layout.code_blocks.size();
     uint32_t sequence = 0;
-    for_each_packet(layout, params.layers, params.progression, params.progression_changes,
-                    [&](const PacketId &id) {
-                        PacketRecord rec;
-                        rec.id = id;
-                        rec.offset = to_u32(out.data.size(), "tile data");
-                        if (params.sop) {
-                            const uint8_t sop[kSopBytes] = {0xFF, 0x91, 0x00, 0x04,
-                                                            static_cast<uint8_t>(sequence >> 8),
-                                                            static_cast<uint8_t>(sequence)};
-                            out.data.insert(out.data.end(), sop, sop + kSopBytes);
-                        }
-                        std::vector<uint8_t> &hbuf = params.packed_headers ? out.headers : out.data;
-                        rec.header_offset = to_u32(hbuf.size(), "packet headers");
-                        VectorHeaderWriter w(hbuf, hbuf.size());
-                        const uint64_t body = coder.code_packet(id, layer_passes + id.layer * ncblk, w);
-                        rec.header_length = w.finish();
-                        if (params.eph) {
-                            hbuf.push_back(0xFF);
-                            hbuf.push_back(0x92);
-                            rec.header_length += kEphBytes;
-                        }
-                        rec.body_length = to_u32(body, "packet body");
-                        for (const PacketHeaderCoder::BodyRun &run : coder.runs()) {
-                            const uint8_t *src = cblks[run.cblk].data;
-                            out.data.insert(out.data.end(), src + run.begin, src + run.end);
-                        }
-                        rec.length = to_u32(out.data.size() - rec.offset, "packet");
-                        out.packets.push_back(rec);
-                        sequence = (sequence + 1) & 0xFFFF;
-                        return true;
-                    });
+    for_each_packet(layout, params.layers, params.progression, params.progression_changes, [&](const PacketId &id) {
+        PacketRecord rec;
+        rec.id = id;
+        rec.offset = to_u32(out.data.size(), "tile data");
+        if (params.sop) {
+            const uint8_t sop[kSopBytes] = {
+                0xFF, 0x91, 0x00, 0x04, static_cast<uint8_t>(sequence >> 8), static_cast<uint8_t>(sequence)};
+            out.data.insert(out.data.end(), sop, sop + kSopBytes);
+        }
+        std::vector<uint8_t> &hbuf = params.packed_headers ? out.headers : out.data;
+        rec.header_offset = to_u32(hbuf.size(), "packet headers");
+        VectorHeaderWriter w(hbuf, hbuf.size());
+        const uint64_t body = coder.code_packet(id, layer_passes + id.layer * ncblk, w);
+        rec.header_length = w.finish();
+        if (params.eph) {
+            hbuf.push_back(0xFF);
+            hbuf.push_back(0x92);
+            rec.header_length += kEphBytes;
+        }
+        rec.body_length = to_u32(body, "packet body");
+        for (const PacketHeaderCoder::BodyRun &run : coder.runs()) {
+            const uint8_t *src = cblks[run.cblk].data;
+            out.data.insert(out.data.end(), src + run.begin, src + run.end);
+        }
+        rec.length = to_u32(out.data.size() - rec.offset, "packet");
+        out.packets.push_back(rec);
+        sequence = (sequence + 1) & 0xFFFF;
+        return true;
+    });
 }
 
-uint64_t tile_packets_size(const TileLayout &layout, const PacketEncodeParams &params,
-                           const CodeBlockPasses *cblks, const uint32_t *layer_passes)
+uint64_t tile_packets_size(const TileLayout &layout, const PacketEncodeParams &params, const CodeBlockPasses *cblks,
+                           const uint32_t *layer_passes)
 {
     PacketHeaderCoder coder(layout, params.cblk_style, cblks);
     const size_t ncblk = layout.code_blocks.size();
     const uint64_t per_packet = (params.sop ? kSopBytes : 0) + (params.eph ? kEphBytes : 0);
     uint64_t total = 0;
-    for_each_packet(layout, params.layers, params.progression, params.progression_changes,
-                    [&](const PacketId &id) {
-                        CountingHeaderWriter w;
-                        total += coder.code_packet(id, layer_passes + id.layer * ncblk, w);
-                        total += w.finish() + per_packet;
-                        return true;
-                    });
+    for_each_packet(layout, params.layers, params.progression, params.progression_changes, [&](const PacketId &id) {
+        CountingHeaderWriter w;
+        total += coder.code_packet(id, layer_passes + id.layer * ncblk, w);
+        total += w.finish() + per_packet;
+        return true;
+    });
     return total;
 }
 
@@ -285,11 +280,10 @@ LayerSizer::LayerSizer(const TileLayout &layout, const PacketEncodeParams &param
 {
     // The packets each layer really has (a POC may leave some out).
     packets_.resize(params.layers);
-    for_each_packet(layout, params.layers, params.progression, params.progression_changes,
-                    [&](const PacketId &id) {
-                        packets_[id.layer].push_back(id);
-                        return true;
-                    });
+    for_each_packet(layout, params.layers, params.progression, params.progression_changes, [&](const PacketId &id) {
+        packets_[id.layer].push_back(id);
+        return true;
+    });
 }
 
 LayerSizer::~LayerSizer() = default;

@@ -24,7 +24,7 @@ namespace j2kc {
 
 /** Tier-1's output for one code-block, as Tier-2 reads it (nothing owned). */
 struct CodeBlockPasses {
-    const uint8_t *data = nullptr;       ///< codeword bytes of all passes, in order
+    const uint8_t *data = nullptr;  ///< codeword bytes of all passes, in order
     /// Per pass: bytes of `data` up to and including that pass (non-decreasing).
     /// For a pass that ends a codeword segment it is the terminated length,
     /// else the truncation length Tier-1 estimated for it.
@@ -34,7 +34,7 @@ struct CodeBlockPasses {
     /// bypass: passes 9, 11, 12, 14, 15, ...) must be terminated.
     const uint8_t *pass_terminated = nullptr;
     uint32_t num_passes = 0;
-    uint8_t zero_bitplanes = 0;          ///< P of B.10.5 (missing most significant bit-planes)
+    uint8_t zero_bitplanes = 0;  ///< P of B.10.5 (missing most significant bit-planes)
     /// In a MIXED tile-component (ISO/IEC 15444-15, style 0xC0): coded by
     /// Part 1's coder with the Part-1 modes; otherwise an HT block. Ignored
     /// outside MIXED mode.
@@ -45,10 +45,10 @@ struct PacketEncodeParams {
     uint16_t layers = 1;
     uint8_t progression = kLRCP;
     std::vector<ProgressionChange> progression_changes;  ///< POC entries in force (empty: none)
-    bool sop = false;                  ///< SOP before each packet (Scod bit 1)
-    bool eph = false;                  ///< EPH after each header (Scod bit 2)
-    bool packed_headers = false;       ///< headers to EncodedTilePackets::headers (for PPT/PPM)
-    std::vector<uint8_t> cblk_style;   ///< per component: SPcod/SPcoc code-block style
+    bool sop = false;                                    ///< SOP before each packet (Scod bit 1)
+    bool eph = false;                                    ///< EPH after each header (Scod bit 2)
+    bool packed_headers = false;                         ///< headers to EncodedTilePackets::headers (for PPT/PPM)
+    std::vector<uint8_t> cblk_style;                     ///< per component: SPcod/SPcoc code-block style
 };
 
 /** Where one packet went. */
@@ -62,9 +62,9 @@ struct PacketRecord {
 };
 
 struct EncodedTilePackets {
-    std::vector<uint8_t> data;           ///< the tile's packet stream (all tile-parts' bodies)
-    std::vector<uint8_t> headers;        ///< packed headers in packet order (packed_headers only)
-    std::vector<PacketRecord> packets;   ///< in progression order
+    std::vector<uint8_t> data;          ///< the tile's packet stream (all tile-parts' bodies)
+    std::vector<uint8_t> headers;       ///< packed headers in packet order (packed_headers only)
+    std::vector<PacketRecord> packets;  ///< in progression order
 };
 
 /**
@@ -73,13 +73,12 @@ struct EncodedTilePackets {
  * the tile's packets from 0 (mod 65536). Throws INVALID_ARG on inconsistent
  * truncation points.
  */
-void encode_tile_packets(const TileLayout &layout, const PacketEncodeParams &params,
-                         const CodeBlockPasses *cblks, const uint32_t *layer_passes,
-                         EncodedTilePackets &out);
+void encode_tile_packets(const TileLayout &layout, const PacketEncodeParams &params, const CodeBlockPasses *cblks,
+                         const uint32_t *layer_passes, EncodedTilePackets &out);
 
 /** Bytes encode_tile_packets() would produce (data + headers), without writing them. */
-uint64_t tile_packets_size(const TileLayout &layout, const PacketEncodeParams &params,
-                           const CodeBlockPasses *cblks, const uint32_t *layer_passes);
+uint64_t tile_packets_size(const TileLayout &layout, const PacketEncodeParams &params, const CodeBlockPasses *cblks,
+                           const uint32_t *layer_passes);
 
 class PacketHeaderCoder;
 

@@ -14,7 +14,6 @@
 
 namespace j2kc {
 
-
 /** Passes a packet can add to one code-block (Table B.4 tops out at 164). */
 constexpr uint32_t kMaxPassesPerPacket = 164;
 /** Passes coded with the MQ coder before the bypass (lazy) mode starts. */
@@ -85,7 +84,7 @@ J2KC_HD void write_num_passes(uint32_t n, Writer &w)
     if (n == 1) {
         w.put_bit(0);
     } else if (n == 2) {
-        w.put_bits(2, 2);              // 10
+        w.put_bits(2, 2);  // 10
     } else if (n <= 5) {
         w.put_bits(0xC | (n - 3), 4);  // 11xx
     } else if (n <= 36) {

@@ -78,8 +78,8 @@ J2KC_HD void reset_packet_header_band(State &state, const PacketHeaderBand &band
     zero_bitplanes.reset(0);
     for (uint32_t i = 0; i < band.num_blocks; ++i) {
         const uint32_t cb = band.first_block + i;
-        zero_bitplanes.set_leaf(i, state.num_passes(cb) == 0 ? kZeroBitplanesNeverCoded
-                                                               : int32_t{state.zero_bitplanes(cb)});
+        zero_bitplanes.set_leaf(
+            i, state.num_passes(cb) == 0 ? kZeroBitplanesNeverCoded : int32_t{state.zero_bitplanes(cb)});
         state.lblock(cb) = kLblockStart;
     }
     zero_bitplanes.build();

@@ -54,8 +54,7 @@ public:
     }
     TagTree zero_bitplanes(uint32_t flat_precinct, uint32_t band, const PrecinctBand &pb)
     {
-        return {zero_bitplanes_.data() + node_offset_[band_base_[flat_precinct] + band], pb.cblks_x,
-                pb.cblks_y};
+        return {zero_bitplanes_.data() + node_offset_[band_base_[flat_precinct] + band], pb.cblks_x, pb.cblks_y};
     }
 
     /** The nodes of every band of precinct `flat_precinct`: [begin, end) in both arrays. */

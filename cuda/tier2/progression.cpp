@@ -57,8 +57,7 @@ class Walker {
 public:
     Walker(const TileLayout &layout, const std::function<bool(const PacketId &)> &visit)
         : layout_(layout), table_(layout), next_layer_(table_.size(), 0), visit_(visit)
-    {
-    }
+    {}
 
     /** Runs one entry; false once the visitor asked to stop. */
     bool run(const Run &run)
@@ -102,8 +101,7 @@ public:
                             if (!at_position(run.layer_end, r, c, x, y)) return false;
             }
             return true;
-        default:
-            J2KC_CHECK_DATA(false, "progression order %u does not exist", run.progression);
+        default: J2KC_CHECK_DATA(false, "progression order %u does not exist", run.progression);
         }
         return false;
     }
@@ -219,8 +217,7 @@ uint64_t for_each_packet(const TileLayout &layout, uint16_t layers, uint8_t prog
         run.res_end = std::min(poc.resolution_end, max_res);
         run.comp_start = poc.component_start;
         run.comp_end = std::min(poc.component_end, num_components);
-        if (run.progression > kCPRL)
-            J2KC_CHECK_DATA(false, "POC progression order %u does not exist", run.progression);
+        if (run.progression > kCPRL) J2KC_CHECK_DATA(false, "POC progression order %u does not exist", run.progression);
         if (run.res_start >= run.res_end || run.comp_start >= run.comp_end || run.layer_end == 0) continue;
         if (!walker.run(run)) break;
     }

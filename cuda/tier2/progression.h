@@ -26,8 +26,7 @@ struct PacketId {
     uint32_t precinct = 0;
     bool operator==(const PacketId &o) const
     {
-        return layer == o.layer && resolution == o.resolution && component == o.component &&
-               precinct == o.precinct;
+        return layer == o.layer && resolution == o.resolution && component == o.component && precinct == o.precinct;
     }
 };
 

@@ -52,8 +52,7 @@ J2KC_HD uint32_t tag_tree_num_nodes(uint32_t w, uint32_t h)
  * The node indices from leaf (x, y) up to the root: path[0] is the leaf,
  * path[depth - 1] the root. Returns depth.
  */
-J2KC_HD uint32_t tag_tree_path(uint32_t w, uint32_t h, uint32_t x, uint32_t y,
-                               uint32_t path[kTagTreeMaxLevels])
+J2KC_HD uint32_t tag_tree_path(uint32_t w, uint32_t h, uint32_t x, uint32_t y, uint32_t path[kTagTreeMaxLevels])
 {
     uint32_t offset = 0, depth = 0;
     for (;;) {
@@ -138,7 +137,10 @@ struct TagTree {
         for (uint32_t i = depth; i-- > 0;) {
             TagTreeNode &n = nodes[path[i]];
             // A node is never below its parent's bound.
-            if (low > n.low) n.low = low; else low = n.low;
+            if (low > n.low)
+                n.low = low;
+            else
+                low = n.low;
             while (low < threshold) {
                 if (low >= n.value) {
                     if (!n.known) {
@@ -166,10 +168,15 @@ struct TagTree {
         int32_t low = 0;
         for (uint32_t i = depth; i-- > 0;) {
             TagTreeNode &n = nodes[path[i]];
-            if (low > n.low) n.low = low; else low = n.low;
+            if (low > n.low)
+                n.low = low;
+            else
+                low = n.low;
             while (low < threshold && low < n.value) {
-                if (reader.bit()) n.value = low;
-                else ++low;
+                if (reader.bit())
+                    n.value = low;
+                else
+                    ++low;
             }
             n.low = low;
         }

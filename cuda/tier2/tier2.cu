@@ -79,8 +79,7 @@ __global__ void tier2_write_tile_parts_kernel(T2gTables t, T2gScratch s, uint8_t
     t2g_tile_part_write(t, s, k, out);
 }
 
-__global__ void tier2_write_headers_kernel(T2gTables t, T2gBlocks b, const uint16_t *passes, T2gScratch s,
-                                           uint8_t *out)
+__global__ void tier2_write_headers_kernel(T2gTables t, T2gBlocks b, const uint16_t *passes, T2gScratch s, uint8_t *out)
 {
     uint32_t i;
     if (!tier2_thread_precinct(t.num_precincts, i) || t2g_failed(s.status)) return;
@@ -128,8 +127,7 @@ __device__ __forceinline__ void tier2_warp_copy(uint8_t *dst, const uint8_t *src
     for (uint32_t i = done + lane; i < n; i += 32) dst[i] = src[i];
 }
 
-__global__ void tier2_copy_bodies_kernel(T2gTables t, T2gBlocks b, const uint16_t *passes, T2gScratch s,
-                                         uint8_t *out)
+__global__ void tier2_copy_bodies_kernel(T2gTables t, T2gBlocks b, const uint16_t *passes, T2gScratch s, uint8_t *out)
 {
     const uint64_t warp = (uint64_t{blockIdx.x} * blockDim.x + threadIdx.x) >> 5;
     const uint32_t lane = threadIdx.x & 31;
@@ -186,8 +184,8 @@ struct Tier2Gpu::Impl {
     bool counted = false;  ///< the lengths of the last successful measure()/write() are in scratch
     size_t scan_temp_bytes = 0;
     DeviceBuffer precincts, bands, precinct_packets, packets, tile_parts, block_precinct, main_header;
-    DeviceBuffer inclusion, zero_bitplanes, lblock, header_len, packet_len, contrib_rel, psot, cell_len, cell_off,
-        sums, status, scan_temp;
+    DeviceBuffer inclusion, zero_bitplanes, lblock, header_len, packet_len, contrib_rel, psot, cell_len, cell_off, sums,
+        status, scan_temp;
     PinnedBuffer pinned;  ///< status (4 words) then sums
 
     uint32_t *pinned_status() const { return pinned.as<uint32_t>(); }
@@ -230,11 +228,11 @@ struct Tier2Gpu::Impl {
     /** Reads status and sums back; throws on a kernel error. */
     void finish(cudaStream_t stream)
     {
-        check_cuda(cudaMemcpyAsync(pinned_status(), scratch.status, 4 * sizeof(uint32_t), cudaMemcpyDeviceToHost,
+        check_cuda(
+            cudaMemcpyAsync(pinned_status(), scratch.status, 4 * sizeof(uint32_t), cudaMemcpyDeviceToHost, stream),
+            "Tier-2 status read-back");
+        check_cuda(cudaMemcpyAsync(pinned_sums(), scratch.sums, sums_count() * sizeof(uint64_t), cudaMemcpyDeviceToHost,
                                    stream),
-                   "Tier-2 status read-back");
-        check_cuda(cudaMemcpyAsync(pinned_sums(), scratch.sums, sums_count() * sizeof(uint64_t),
-                                   cudaMemcpyDeviceToHost, stream),
                    "Tier-2 sums read-back");
         check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
         const uint32_t *st = pinned_status();
@@ -317,8 +315,8 @@ size_t Tier2Gpu::write(const uint16_t *d_passes, const GpuBlocks &blocks, uint8_
     } else {
         m.count(d_passes, b, s);
     }
-    scan_exclusive_sum(m.scratch.cell_len, m.scratch.cell_off, t.num_cells, m.scan_temp.as<void>(),
-                       m.scan_temp_bytes, s);
+    scan_exclusive_sum(m.scratch.cell_len, m.scratch.cell_off, t.num_cells, m.scan_temp.as<void>(), m.scan_temp_bytes,
+                       s);
     tier2_check_kernel<<<1, 32, 0, s>>>(t, m.scratch, capacity);
     const size_t header = m.host.main_header.size();
     if (header <= capacity)

@@ -37,8 +37,8 @@ constexpr uint32_t kT2gNoTlm = UINT32_MAX;
 /** Error codes reported by the kernels (first one wins). */
 enum T2gError : uint32_t {
     kT2gOk = 0,
-    kT2gBadPasses = 1,        ///< a = block, b = layer, c = passes now / sent / total (packed)
-    kT2gTooManyPasses = 2,    ///< more than 164 new passes in one packet
+    kT2gBadPasses = 1,      ///< a = block, b = layer, c = passes now / sent / total (packed)
+    kT2gTooManyPasses = 2,  ///< more than 164 new passes in one packet
     kT2gPassEndsDecrease = 3,
     kT2gUnterminated = 4,     ///< a pass ending a codeword segment is not terminated
     kT2gLengthField = 5,      ///< segment length field above 32 bits
@@ -55,7 +55,7 @@ struct T2gPrecinct {
     uint32_t packet_begin = 0;    ///< first entry in precinct_packets: its packet of layer 0, 1, ...
     uint16_t layers_emitted = 0;  ///< layers of it in the codestream (a POC may leave out the top ones)
     uint8_t num_bands = 0;
-    uint8_t style = 0;            ///< code-block style of its component
+    uint8_t style = 0;  ///< code-block style of its component
 };
 
 /** The code-blocks of one sub-band in one precinct, and its two tag trees. */
@@ -88,8 +88,8 @@ struct T2gTables {
     const T2gTilePart *tile_parts = nullptr;
     const uint32_t *block_precinct = nullptr;  ///< per frame code-block
     uint32_t num_precincts = 0, num_packets = 0, num_tile_parts = 0, num_blocks = 0;
-    uint32_t num_cells = 0;                    ///< main header + tile-parts + packets + EOC
-    uint32_t num_nodes = 0;                    ///< nodes of one kind of tree, all precinct-bands
+    uint32_t num_cells = 0;  ///< main header + tile-parts + packets + EOC
+    uint32_t num_nodes = 0;  ///< nodes of one kind of tree, all precinct-bands
     uint16_t layers = 1;
     uint8_t sop = 0, eph = 0, plt = 0;
     uint8_t tlm_st = 0, tlm_sp = 0;
@@ -110,17 +110,17 @@ struct T2gBlocks {
 /** Per-call working memory. */
 struct T2gScratch {
     TagTreeNode *inclusion = nullptr, *zero_bitplanes = nullptr;  ///< num_nodes each
-    uint8_t *lblock = nullptr;         ///< per block
-    uint32_t *header_len = nullptr;    ///< per packet: header bytes with EPH, without SOP
-    uint32_t *packet_len = nullptr;    ///< per packet: SOP + header + EPH + body
-    uint32_t *contrib_rel = nullptr;   ///< per block and layer: where its bytes start in the packet body
-    uint32_t *psot = nullptr;          ///< per tile-part
-    uint64_t *cell_len = nullptr;      ///< per cell
-    uint64_t *cell_off = nullptr;      ///< per cell (exclusive prefix sum of cell_len)
+    uint8_t *lblock = nullptr;                                    ///< per block
+    uint32_t *header_len = nullptr;                               ///< per packet: header bytes with EPH, without SOP
+    uint32_t *packet_len = nullptr;                               ///< per packet: SOP + header + EPH + body
+    uint32_t *contrib_rel = nullptr;  ///< per block and layer: where its bytes start in the packet body
+    uint32_t *psot = nullptr;         ///< per tile-part
+    uint64_t *cell_len = nullptr;     ///< per cell
+    uint64_t *cell_off = nullptr;     ///< per cell (exclusive prefix sum of cell_len)
     /// [0] all packets + PLT; [1 + c] those of component c's own tile-parts;
     /// [1 + num_components] the codestream size (write only)
     uint64_t *sums = nullptr;
-    uint32_t *status = nullptr;        ///< [0] T2gError, [1..3] details
+    uint32_t *status = nullptr;  ///< [0] T2gError, [1..3] details
 };
 
 J2KC_HD void t2g_fail(uint32_t *status, uint32_t code, uint32_t a, uint32_t b, uint32_t c)
@@ -227,8 +227,8 @@ struct T2gPrecinctState {
  * SOP, header and EPH of each packet at its cell offset (the bodies are
  * copied separately); the lengths from the counting run must be in place.
  */
-J2KC_HD void t2g_precinct_packets(const T2gTables &t, const T2gBlocks &b, const uint16_t *passes,
-                                  const T2gScratch &s, uint32_t pi, uint8_t *out)
+J2KC_HD void t2g_precinct_packets(const T2gTables &t, const T2gBlocks &b, const uint16_t *passes, const T2gScratch &s,
+                                  uint32_t pi, uint8_t *out)
 {
     const T2gPrecinct prec = t.precincts[pi];
     T2gPrecinctState state{t, b, passes, s, prec, 0};
@@ -368,8 +368,8 @@ struct T2gCopy {
 };
 
 /** The copy of block `cb`'s contribution to layer `layer` (length 0: none). */
-J2KC_HD T2gCopy t2g_contribution(const T2gTables &t, const T2gBlocks &b, const uint16_t *passes,
-                                 const T2gScratch &s, uint32_t cb, uint32_t layer)
+J2KC_HD T2gCopy t2g_contribution(const T2gTables &t, const T2gBlocks &b, const uint16_t *passes, const T2gScratch &s,
+                                 uint32_t cb, uint32_t layer)
 {
     T2gCopy c;
     const T2gPrecinct &prec = t.precincts[t.block_precinct[cb]];

@@ -27,8 +27,8 @@ std::vector<uint32_t> tlm_entries(const std::vector<uint8_t> &h, uint8_t &st, ui
         J2KC_CHECK_ARG(pos + 4 <= h.size() && h[pos] == 0xFF, "main header: no marker segment at byte %zu", pos);
         const uint32_t marker = uint32_t{h[pos]} << 8 | h[pos + 1];
         const uint32_t length = uint32_t{h[pos + 2]} << 8 | h[pos + 3];
-        J2KC_CHECK_ARG(length >= 2 && pos + 2 + length <= h.size(), "main header: marker %04X of length %u",
-                       marker, length);
+        J2KC_CHECK_ARG(length >= 2 && pos + 2 + length <= h.size(), "main header: marker %04X of length %u", marker,
+                       length);
         if (marker == kTLM) {
             J2KC_CHECK_ARG(length >= 4, "TLM segment of length %u", length);
             const uint8_t stlm = h[pos + 5];
@@ -39,8 +39,7 @@ std::vector<uint32_t> tlm_entries(const std::vector<uint8_t> &h, uint8_t &st, ui
             sp = p;
             seen = true;
             const uint32_t entry = s + (p ? 4u : 2u);
-            J2KC_CHECK_ARG((length - 4) % entry == 0, "TLM segment of length %u with %u-byte entries", length,
-                           entry);
+            J2KC_CHECK_ARG((length - 4) % entry == 0, "TLM segment of length %u with %u-byte entries", length, entry);
             for (size_t at = pos + 6; at < pos + 2 + length; at += entry) entries.push_back(uint32_t(at));
         }
         pos += 2 + length;
@@ -87,8 +86,7 @@ T2gHostTables build_t2g_tables(const Tier2GpuConfig &config, const std::vector<c
             for (uint8_t r = 0; r < tc.resolutions.size(); ++r) {
                 const Resolution &res = tc.resolutions[r];
                 for (uint32_t p = 0; p < res.precincts.size(); ++p) {
-                    J2KC_CHECK_ARG(table.index(c, r, p) + precinct_base == out.precincts.size(),
-                                   "precinct numbering");
+                    J2KC_CHECK_ARG(table.index(c, r, p) + precinct_base == out.precincts.size(), "precinct numbering");
                     const Precinct &prec = res.precincts[p];
                     J2KC_CHECK_ARG(prec.bands.size() <= 255, "%zu bands", prec.bands.size());
                     T2gPrecinct tp;
@@ -119,8 +117,8 @@ T2gHostTables build_t2g_tables(const Tier2GpuConfig &config, const std::vector<c
             }
         }
         for (uint32_t i = 0; i < nblocks; ++i)
-            J2KC_CHECK_ARG(out.block_precinct[block_base + i] != UINT32_MAX, "tile %u: code-block %u in no precinct",
-                           t, i);
+            J2KC_CHECK_ARG(out.block_precinct[block_base + i] != UINT32_MAX, "tile %u: code-block %u in no precinct", t,
+                           i);
 
         // Packets in codestream order; each precinct's come layer 0, 1, ... (a prefix).
         const std::vector<PacketId> order = packet_order(layout, pp.layers, pp.progression, pp.progression_changes);
@@ -164,8 +162,10 @@ T2gHostTables build_t2g_tables(const Tier2GpuConfig &config, const std::vector<c
             out.fixed_cell_len.push_back(0);
             for (uint32_t i = 0; i < parts[k]; ++i) {
                 const PacketId &id = order[next - packet_base + i];
-                if (i == 0) tp.component = id.component;
-                else if (tp.component != id.component) tp.component = -1;
+                if (i == 0)
+                    tp.component = id.component;
+                else if (tp.component != id.component)
+                    tp.component = -1;
                 out.packets[next + i].cell = static_cast<uint32_t>(out.fixed_cell_len.size());
                 out.fixed_cell_len.push_back(0);
             }
@@ -214,9 +214,7 @@ std::string t2g_error_message(const uint32_t st[4])
         std::snprintf(m, sizeof m, "code-block %u: %u passes in layer %u (had %u of %u)", st[1], st[3] >> 20, st[2],
                       (st[3] >> 10) & 0x3FF, st[3] & 0x3FF);
         break;
-    case kT2gTooManyPasses:
-        std::snprintf(m, sizeof m, "code-block %u: %u passes in one packet", st[1], st[3]);
-        break;
+    case kT2gTooManyPasses: std::snprintf(m, sizeof m, "code-block %u: %u passes in one packet", st[1], st[3]); break;
     case kT2gPassEndsDecrease:
         std::snprintf(m, sizeof m, "code-block %u: pass ends decrease at pass %u", st[1], st[2]);
         break;
@@ -224,12 +222,12 @@ std::string t2g_error_message(const uint32_t st[4])
         std::snprintf(m, sizeof m, "code-block %u: pass %u ends a codeword segment but is not terminated", st[1],
                       st[2]);
         break;
-    case kT2gLengthField:
-        std::snprintf(m, sizeof m, "code-block %u: %u-bit length field", st[1], st[2]);
-        break;
+    case kT2gLengthField: std::snprintf(m, sizeof m, "code-block %u: %u-bit length field", st[1], st[2]); break;
     case kT2gPacketTooLong: std::snprintf(m, sizeof m, "packet %u above 4 GiB", st[1]); break;
     case kT2gTilePartTooLong: std::snprintf(m, sizeof m, "tile-part %u above 4 GiB (Psot is 32-bit)", st[1]); break;
-    case kT2gPltSegments: std::snprintf(m, sizeof m, "tile-part %u needs %u PLT segments (at most 256)", st[1], st[2]); break;
+    case kT2gPltSegments:
+        std::snprintf(m, sizeof m, "tile-part %u needs %u PLT segments (at most 256)", st[1], st[2]);
+        break;
     case kT2gTlmLength: std::snprintf(m, sizeof m, "TLM SP 0 cannot hold length %u", st[2]); break;
     case kT2gCapacity: std::snprintf(m, sizeof m, "codestream does not fit the output buffer"); break;
     default: std::snprintf(m, sizeof m, "Tier-2 error %u", st[0]); break;

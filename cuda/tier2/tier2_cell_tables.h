@@ -25,8 +25,8 @@ struct T2gHostTables {
     std::vector<uint32_t> block_precinct;
     std::vector<uint64_t> fixed_cell_len;  ///< cell lengths known now: main header, EOC (others 0)
     std::vector<uint8_t> main_header;
-    T2gTables scalars;                     ///< counts and flags (pointers null)
-    uint64_t fixed_bytes = 0;              ///< main header + 14 per tile-part + EOC
+    T2gTables scalars;         ///< counts and flags (pointers null)
+    uint64_t fixed_bytes = 0;  ///< main header + 14 per tile-part + EOC
 };
 
 /** Builds the tables; throws INVALID_ARG on an inconsistent configuration. */

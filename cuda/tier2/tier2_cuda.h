@@ -68,13 +68,13 @@ struct Tier2GpuConfig {
  * (frame block index = FrameBlocks::tile_first_block[t] + i).
  */
 struct GpuBlocks {
-    const uint8_t *bytes = nullptr;             ///< arena of all codeword bytes
-    const uint64_t *byte_offset = nullptr;      ///< per block: its data (EncodedCodeBlock::data[0]) in bytes
-    const uint32_t *pass_offset = nullptr;      ///< per block: its first entry in the pass arrays
-    const uint32_t *pass_end = nullptr;         ///< per pass: PassInfo::end
-    const uint8_t *pass_terminated = nullptr;   ///< per pass: PassInfo::terminated (0/1); may be null
-    const uint32_t *num_passes = nullptr;       ///< per block
-    const uint8_t *zero_bitplanes = nullptr;    ///< per block
+    const uint8_t *bytes = nullptr;            ///< arena of all codeword bytes
+    const uint64_t *byte_offset = nullptr;     ///< per block: its data (EncodedCodeBlock::data[0]) in bytes
+    const uint32_t *pass_offset = nullptr;     ///< per block: its first entry in the pass arrays
+    const uint32_t *pass_end = nullptr;        ///< per pass: PassInfo::end
+    const uint8_t *pass_terminated = nullptr;  ///< per pass: PassInfo::terminated (0/1); may be null
+    const uint32_t *num_passes = nullptr;      ///< per block
+    const uint8_t *zero_bitplanes = nullptr;   ///< per block
     uint32_t num_blocks = 0;
 };
 
@@ -120,8 +120,8 @@ public:
      * pcrd_select's last exact-size call is on the selection it returns);
      * the counting kernels are then skipped. Ignored before the first one.
      */
-    size_t write(const uint16_t *d_passes, const GpuBlocks &blocks, uint8_t *d_out, size_t capacity,
-                 uint8_t *host_out, size_t host_capacity, void *stream, bool reuse_measure = false);
+    size_t write(const uint16_t *d_passes, const GpuBlocks &blocks, uint8_t *d_out, size_t capacity, uint8_t *host_out,
+                 size_t host_capacity, void *stream, bool reuse_measure = false);
 
     /** Codestream bytes that do not depend on the selection (main header, SOT/SOD, EOC). */
     uint64_t fixed_bytes() const;

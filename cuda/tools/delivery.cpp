@@ -49,7 +49,8 @@ bool ycc_layout(const Image &image)
  */
 uint32_t chroma_index(uint32_t i, uint32_t origin, uint32_t d, uint32_t size)
 {
-    const int64_t k = static_cast<int64_t>((uint64_t{origin} + i) / d) - static_cast<int64_t>((uint64_t{origin} + d - 1) / d);
+    const int64_t k =
+        static_cast<int64_t>((uint64_t{origin} + i) / d) - static_cast<int64_t>((uint64_t{origin} + d - 1) / d);
     return static_cast<uint32_t>(std::clamp<int64_t>(k, 0, int64_t{size} - 1));
 }
 
@@ -141,7 +142,7 @@ void esycc_to_rgb(Image &image)
     const int64_t top = (int64_t{1} << prec) - 1;
     // The constants are double literals narrowed to float, as there (a float
     // literal can round differently).
-    const float k[9] = {static_cast<float>(0.0000368), static_cast<float>(1.40199), static_cast<float>(1.0003),
+    const float k[9] = {static_cast<float>(0.0000368), static_cast<float>(1.40199),   static_cast<float>(1.0003),
                         static_cast<float>(0.344125),  static_cast<float>(0.7141128), static_cast<float>(0.999823),
                         static_cast<float>(1.77204),   static_cast<float>(0.000008),  static_cast<float>(0.5)};
     for (size_t i = 0; i < y.samples.size(); ++i) {
@@ -294,7 +295,7 @@ void apply_icc(Image &image, const uint8_t *icc, size_t size, Warnings &warnings
     }
     const int prec = image.planes[0].precision;
     const int bits = prec <= 8 ? 8 : 16;
-    const cmsUInt32Number in_type = grey ? (bits == 8 ? TYPE_GRAY_8 : TYPE_GRAY_16)
+    const cmsUInt32Number in_type = grey                       ? (bits == 8 ? TYPE_GRAY_8 : TYPE_GRAY_16)
                                     : space == cmsSigYCbCrData ? (bits == 8 ? TYPE_YCbCr_8 : TYPE_YCbCr_16)
                                                                : (bits == 8 ? TYPE_RGB_8 : TYPE_RGB_16);
     Profile srgb{cmsCreate_sRGBProfile()};
@@ -408,16 +409,20 @@ std::vector<std::string> deliver_image(Image &image, const StreamColour &colour)
     if (space == J2KC_COLOR_SYCC || space == J2KC_COLOR_ESYCC) {
         if (ycc_layout(image)) upsample_chroma(image, colour.x0, colour.y0);
         if (ycc_layout(image) && same_size(image, 3)) {
-            if (space == J2KC_COLOR_SYCC) sycc_to_rgb(image);
-            else esycc_to_rgb(image);
+            if (space == J2KC_COLOR_SYCC)
+                sycc_to_rgb(image);
+            else
+                esycc_to_rgb(image);
         } else {
             warnings.push_back("YCbCr is converted to RGB from 4:4:4, 4:2:2 and 4:2:0 only: delivered as coded");
         }
     } else if (space == J2KC_COLOR_CMYK) {
         if (!cmyk_to_rgb(image)) warnings.push_back("CMYK needs four components of one size: delivered as coded");
     }
-    if (colour.icc && colour.icc_size) apply_icc(image, colour.icc, colour.icc_size, warnings);
-    else if (space == J2KC_COLOR_CIELAB) cielab_to_rgb(image, colour.lab_parameters, warnings);
+    if (colour.icc && colour.icc_size)
+        apply_icc(image, colour.icc, colour.icc_size, warnings);
+    else if (space == J2KC_COLOR_CIELAB)
+        cielab_to_rgb(image, colour.lab_parameters, warnings);
     return warnings;
 }
 

@@ -106,8 +106,7 @@ std::string api_summary(const uint8_t *data, size_t size)
     j2kc_decoder_free(&decoder);
     if (status < 0) {
         fail(static_cast<j2kc_status>(status), "%s (%s)",
-             last.message.empty() ? "cannot parse the headers" : last.message.c_str(),
-             j2kc_status_string(status));
+             last.message.empty() ? "cannot parse the headers" : last.message.c_str(), j2kc_status_string(status));
     }
     std::string s;
     appendf(s, "%s\n", info.is_jp2 ? "JP2 file" : "raw codestream");
@@ -120,8 +119,8 @@ std::string api_summary(const uint8_t *data, size_t size)
     uint32_t shown = info.num_components < infos.size() ? info.num_components : static_cast<uint32_t>(infos.size());
     for (uint32_t c = 0; c < shown; ++c) {
         const j2kc_component_info &ci = infos[c];
-        appendf(s, "  component %u: %u x %u, %u-bit %s, subsampling %u x %u\n", c, ci.width, ci.height,
-                ci.precision, ci.is_signed ? "signed" : "unsigned", ci.dx, ci.dy);
+        appendf(s, "  component %u: %u x %u, %u-bit %s, subsampling %u x %u\n", c, ci.width, ci.height, ci.precision,
+                ci.is_signed ? "signed" : "unsigned", ci.dx, ci.dy);
     }
     return s;
 }

@@ -47,8 +47,7 @@ bool file_exists(const std::string &path)
 /** Header tokens of PGX and PNM: bounded cursor over the file's bytes. */
 class TextCursor {
 public:
-    TextCursor(const uint8_t *data, size_t size, const char *what)
-        : data_(data), size_(size), what_(what) {}
+    TextCursor(const uint8_t *data, size_t size, const char *what) : data_(data), size_(size), what_(what) {}
 
     size_t position() const { return pos_; }
     bool at_end() const { return pos_ >= size_; }
@@ -76,7 +75,10 @@ public:
     size_t skip_blanks()
     {
         size_t n = 0;
-        while (peek() == ' ' || peek() == '\t') { ++pos_; ++n; }
+        while (peek() == ' ' || peek() == '\t') {
+            ++pos_;
+            ++n;
+        }
         return n;
     }
 
@@ -130,11 +132,9 @@ void check_range(const Plane &p, const char *what)
     int64_t lo = min_value(p), hi = max_value(p);
     for (size_t i = 0; i < p.samples.size(); ++i) {
         int64_t v = p.samples[i];
-        J2KC_CHECK_DATA(v >= lo && v <= hi,
-                        "%s: sample %lld at (%zu, %zu) is outside the %d-bit %s range", what,
+        J2KC_CHECK_DATA(v >= lo && v <= hi, "%s: sample %lld at (%zu, %zu) is outside the %d-bit %s range", what,
                         static_cast<long long>(v), i % std::max<uint32_t>(p.width, 1),
-                        i / std::max<uint32_t>(p.width, 1), p.precision,
-                        p.is_signed ? "signed" : "unsigned");
+                        i / std::max<uint32_t>(p.width, 1), p.precision, p.is_signed ? "signed" : "unsigned");
     }
 }
 
@@ -210,8 +210,7 @@ RawLayout parse_raw_layout(const std::string &spec)
     if (rest == "s" || rest == "u") {
         sign = rest[0];
     } else {
-        J2KC_CHECK_ARG(rest.empty(), "--raw '%s': unexpected '%s' after the bit depth", spec.c_str(),
-                       rest.c_str());
+        J2KC_CHECK_ARG(rest.empty(), "--raw '%s': unexpected '%s' after the bit depth", spec.c_str(), rest.c_str());
     }
     J2KC_CHECK_ARG(w >= 1 && w <= kMaxDimension && h >= 1 && h <= kMaxDimension,
                    "--raw '%s': width and height must be 1..2^31-1", spec.c_str());
@@ -227,13 +226,21 @@ RawLayout parse_raw_layout(const std::string &spec)
 
     if (sub.empty() || sub == "4:4:4") return layout;
     int cdx = 0, cdy = 0;
-    if (sub == "4:2:2") { cdx = 2; cdy = 1; }
-    else if (sub == "4:2:0") { cdx = 2; cdy = 2; }
-    else if (sub == "4:1:1") { cdx = 4; cdy = 1; }
-    else if (sub == "4:4:0") { cdx = 1; cdy = 2; }
+    if (sub == "4:2:2") {
+        cdx = 2;
+        cdy = 1;
+    } else if (sub == "4:2:0") {
+        cdx = 2;
+        cdy = 2;
+    } else if (sub == "4:1:1") {
+        cdx = 4;
+        cdy = 1;
+    } else if (sub == "4:4:0") {
+        cdx = 1;
+        cdy = 2;
+    }
     if (cdx) {
-        J2KC_CHECK_ARG(layout.components >= 3, "--raw '%s': %s needs at least 3 components",
-                       spec.c_str(), sub.c_str());
+        J2KC_CHECK_ARG(layout.components >= 3, "--raw '%s': %s needs at least 3 components", spec.c_str(), sub.c_str());
         for (int i = 1; i <= 2; ++i) {
             layout.dx[i] = static_cast<uint8_t>(cdx);
             layout.dy[i] = static_cast<uint8_t>(cdy);
@@ -248,15 +255,12 @@ RawLayout parse_raw_layout(const std::string &spec)
         unsigned dx = 0, dy = 0;
         int used = 0;
         J2KC_CHECK_ARG(std::sscanf(item.c_str(), "%ux%u%n", &dx, &dy, &used) == 2 &&
-                           static_cast<size_t>(used) == item.size() && dx >= 1 && dx <= 255 &&
-                           dy >= 1 && dy <= 255,
-                       "--raw '%s': subsampling '%s' is not DXxDY with 1..255", spec.c_str(),
-                       item.c_str());
+                           static_cast<size_t>(used) == item.size() && dx >= 1 && dx <= 255 && dy >= 1 && dy <= 255,
+                       "--raw '%s': subsampling '%s' is not DXxDY with 1..255", spec.c_str(), item.c_str());
         layout.dx[i] = static_cast<uint8_t>(dx);
         layout.dy[i] = static_cast<uint8_t>(dy);
         J2KC_CHECK_ARG((end == std::string::npos) == (i + 1 == layout.components),
-                       "--raw '%s': give one DXxDY a component (%u)", spec.c_str(),
-                       layout.components);
+                       "--raw '%s': give one DXxDY a component (%u)", spec.c_str(), layout.components);
         pos = end + 1;
     }
     return layout;
@@ -264,9 +268,9 @@ RawLayout parse_raw_layout(const std::string &spec)
 
 Image parse_raw(const uint8_t *data, size_t size, const RawLayout &layout)
 {
-    J2KC_CHECK_ARG(layout.components >= 1 && layout.dx.size() == layout.components &&
-                       layout.dy.size() == layout.components,
-                   "raw layout is incomplete");
+    J2KC_CHECK_ARG(
+        layout.components >= 1 && layout.dx.size() == layout.components && layout.dy.size() == layout.components,
+        "raw layout is incomplete");
     Image image;
     image.width = layout.width;
     image.height = layout.height;
@@ -279,8 +283,8 @@ Image parse_raw(const uint8_t *data, size_t size, const RawLayout &layout)
     }
     J2KC_CHECK_DATA(size >= total, "raw file holds %zu bytes, the layout needs %llu", size,
                     static_cast<unsigned long long>(total));
-    J2KC_CHECK_DATA(size == total, "raw file holds %zu bytes, more than the %llu the layout needs",
-                    size, static_cast<unsigned long long>(total));
+    J2KC_CHECK_DATA(size == total, "raw file holds %zu bytes, more than the %llu the layout needs", size,
+                    static_cast<unsigned long long>(total));
     size_t offset = 0;
     image.planes.resize(layout.components);
     for (uint32_t c = 0; c < layout.components; ++c) {
@@ -329,9 +333,12 @@ Plane parse_pgx(const uint8_t *data, size_t size)
     J2KC_CHECK_DATA(in.skip_blanks() > 0, "PGX header: expected a blank after 'PG'");
     int e1 = in.get(), e2 = in.get();
     bool little_endian;
-    if (e1 == 'M' && e2 == 'L') little_endian = false;
-    else if (e1 == 'L' && e2 == 'M') little_endian = true;
-    else J2KC_CHECK_DATA(false, "PGX header: byte order must be ML or LM");
+    if (e1 == 'M' && e2 == 'L')
+        little_endian = false;
+    else if (e1 == 'L' && e2 == 'M')
+        little_endian = true;
+    else
+        J2KC_CHECK_DATA(false, "PGX header: byte order must be ML or LM");
     // Between the byte order and the depth: blanks and an optional sign,
     // written "+ 8", "-12" or nothing at all by the tools in the wild.
     bool is_signed = false;
@@ -359,9 +366,8 @@ Plane parse_pgx(const uint8_t *data, size_t size)
     unsigned n = sample_bytes(p.precision);
     uint64_t need = checked_mul(checked_mul(width, height, "PGX"), n, "PGX");
     size_t have = size - in.position();
-    J2KC_CHECK_DATA(have >= need, "PGX data truncated: %zu bytes for %llux%llu samples of %u bytes",
-                    have, static_cast<unsigned long long>(width),
-                    static_cast<unsigned long long>(height), n);
+    J2KC_CHECK_DATA(have >= need, "PGX data truncated: %zu bytes for %llux%llu samples of %u bytes", have,
+                    static_cast<unsigned long long>(width), static_cast<unsigned long long>(height), n);
     const uint8_t *s = data + in.position();
     p.samples.resize(size_t{p.width} * p.height);
     for (size_t i = 0; i < p.samples.size(); ++i) {
@@ -373,11 +379,9 @@ Plane parse_pgx(const uint8_t *data, size_t size)
 
 std::vector<uint8_t> format_pgx(const Plane &plane, bool little_endian)
 {
-    J2KC_CHECK_ARG(plane.precision >= 1 && plane.precision <= 32, "PGX: depth %d is not 1..32",
-                   plane.precision);
+    J2KC_CHECK_ARG(plane.precision >= 1 && plane.precision <= 32, "PGX: depth %d is not 1..32", plane.precision);
     J2KC_CHECK_ARG(plane.samples.size() == size_t{plane.width} * plane.height,
-                   "PGX: plane holds %zu samples, not %ux%u", plane.samples.size(), plane.width,
-                   plane.height);
+                   "PGX: plane holds %zu samples, not %ux%u", plane.samples.size(), plane.width, plane.height);
     char header[96];
     int len = std::snprintf(header, sizeof(header), "PG %s %c %d %u %u\n", little_endian ? "LM" : "ML",
                             plane.is_signed ? '-' : '+', plane.precision, plane.width, plane.height);
@@ -398,8 +402,7 @@ Image parse_pnm(const uint8_t *data, size_t size)
 {
     J2KC_CHECK_DATA(size >= 2 && data[0] == 'P', "not a PNM file (no 'P' signature)");
     char kind = static_cast<char>(data[1]);
-    J2KC_CHECK_DATA(kind == '5' || kind == '6' || kind == '7',
-                    "PNM type P%c is not supported (only P5, P6 and P7)",
+    J2KC_CHECK_DATA(kind == '5' || kind == '6' || kind == '7', "PNM type P%c is not supported (only P5, P6 and P7)",
                     std::isprint(static_cast<unsigned char>(kind)) ? kind : '?');
     TextCursor in(data, size, kind == '7' ? "PAM" : "PNM");
     in.get();
@@ -431,20 +434,30 @@ Image parse_pnm(const uint8_t *data, size_t size)
                 break;
             }
             in.skip_blanks();
-            if (key == "WIDTH") { width = in.number("WIDTH", kMaxDimension); have_w = true; }
-            else if (key == "HEIGHT") { height = in.number("HEIGHT", kMaxDimension); have_h = true; }
-            else if (key == "DEPTH") { depth = in.number("DEPTH", 16384); have_d = true; }
-            else if (key == "MAXVAL") { maxval = in.number("MAXVAL", 65535); have_m = true; }
-            else if (key == "TUPLTYPE") { tupltype = in.word(); }
-            else J2KC_CHECK_DATA(false, "PAM header: unknown field '%s'", key.c_str());
+            if (key == "WIDTH") {
+                width = in.number("WIDTH", kMaxDimension);
+                have_w = true;
+            } else if (key == "HEIGHT") {
+                height = in.number("HEIGHT", kMaxDimension);
+                have_h = true;
+            } else if (key == "DEPTH") {
+                depth = in.number("DEPTH", 16384);
+                have_d = true;
+            } else if (key == "MAXVAL") {
+                maxval = in.number("MAXVAL", 65535);
+                have_m = true;
+            } else if (key == "TUPLTYPE") {
+                tupltype = in.word();
+            } else
+                J2KC_CHECK_DATA(false, "PAM header: unknown field '%s'", key.c_str());
         }
         J2KC_CHECK_DATA(have_w && have_h && have_d && have_m,
                         "PAM header: WIDTH, HEIGHT, DEPTH and MAXVAL are all required");
-        int expected = tupltype == "GRAYSCALE" || tupltype == "BLACKANDWHITE" ? 1
+        int expected = tupltype == "GRAYSCALE" || tupltype == "BLACKANDWHITE"               ? 1
                        : tupltype == "GRAYSCALE_ALPHA" || tupltype == "BLACKANDWHITE_ALPHA" ? 2
-                       : tupltype == "RGB" ? 3
-                       : tupltype == "RGB_ALPHA" ? 4
-                       : 0;
+                       : tupltype == "RGB"                                                  ? 3
+                       : tupltype == "RGB_ALPHA"                                            ? 4
+                                                                                            : 0;
         J2KC_CHECK_DATA(expected == 0 || static_cast<uint64_t>(expected) == depth,
                         "PAM header: TUPLTYPE %s needs DEPTH %d, not %llu", tupltype.c_str(), expected,
                         static_cast<unsigned long long>(depth));
@@ -473,9 +486,8 @@ Image parse_pnm(const uint8_t *data, size_t size)
     for (size_t i = 0; i < count; ++i) {
         for (size_t c = 0; c < depth; ++c, s += n) {
             int32_t v = n == 1 ? s[0] : (s[0] << 8 | s[1]);
-            J2KC_CHECK_DATA(static_cast<uint64_t>(v) <= maxval,
-                            "PNM sample %d at (%zu, %zu) exceeds maxval %llu", v, i % image.width,
-                            i / image.width, static_cast<unsigned long long>(maxval));
+            J2KC_CHECK_DATA(static_cast<uint64_t>(v) <= maxval, "PNM sample %d at (%zu, %zu) exceeds maxval %llu", v,
+                            i % image.width, i / image.width, static_cast<unsigned long long>(maxval));
             image.planes[c].samples[i] = v;
         }
     }
@@ -489,8 +501,7 @@ std::vector<uint8_t> format_pnm(const Image &image, FileFormat format)
     J2KC_CHECK_ARG(format == FileFormat::pgm || format == FileFormat::ppm || format == FileFormat::pam,
                    "format_pnm: not a PNM format");
     J2KC_CHECK_ARG(depth >= 1, "%s: the image has no components", name);
-    J2KC_CHECK_ARG(format != FileFormat::pgm || depth == 1,
-                   "PGM holds one component, the image has %zu", depth);
+    J2KC_CHECK_ARG(format != FileFormat::pgm || depth == 1, "PGM holds one component, the image has %zu", depth);
     J2KC_CHECK_ARG(format != FileFormat::ppm || depth == 3,
                    "PPM holds three components, the image has %zu (use .pam or .pgx)", depth);
     J2KC_CHECK_ARG(format != FileFormat::pam || depth <= 4,
@@ -498,10 +509,9 @@ std::vector<uint8_t> format_pnm(const Image &image, FileFormat format)
     const Plane &first = image.planes[0];
     for (const Plane &p : image.planes) {
         J2KC_CHECK_ARG(p.width == first.width && p.height == first.height,
-                       "%s needs components of one size; they differ (subsampled: use .pgx or .raw)",
+                       "%s needs components of one size; they differ (subsampled: use .pgx or .raw)", name);
+        J2KC_CHECK_ARG(p.precision == first.precision, "%s needs components of one precision; they differ (use .pgx)",
                        name);
-        J2KC_CHECK_ARG(p.precision == first.precision,
-                       "%s needs components of one precision; they differ (use .pgx)", name);
         J2KC_CHECK_ARG(p.samples.size() == size_t{p.width} * p.height, "%s: plane size mismatch", name);
     }
     J2KC_CHECK_ARG(first.precision >= 1 && first.precision <= 16,
@@ -512,12 +522,12 @@ std::vector<uint8_t> format_pnm(const Image &image, FileFormat format)
     std::string header;
     if (format == FileFormat::pam) {
         static const char *const types[] = {"GRAYSCALE", "GRAYSCALE_ALPHA", "RGB", "RGB_ALPHA"};
-        header = "P7\nWIDTH " + std::to_string(first.width) + "\nHEIGHT " + std::to_string(first.height) +
-                 "\nDEPTH " + std::to_string(depth) + "\nMAXVAL " + std::to_string(maxval) +
-                 "\nTUPLTYPE " + types[depth - 1] + "\nENDHDR\n";
+        header = "P7\nWIDTH " + std::to_string(first.width) + "\nHEIGHT " + std::to_string(first.height) + "\nDEPTH " +
+                 std::to_string(depth) + "\nMAXVAL " + std::to_string(maxval) + "\nTUPLTYPE " + types[depth - 1] +
+                 "\nENDHDR\n";
     } else {
-        header = std::string(format == FileFormat::pgm ? "P5\n" : "P6\n") + std::to_string(first.width) +
-                 " " + std::to_string(first.height) + "\n" + std::to_string(maxval) + "\n";
+        header = std::string(format == FileFormat::pgm ? "P5\n" : "P6\n") + std::to_string(first.width) + " " +
+                 std::to_string(first.height) + "\n" + std::to_string(maxval) + "\n";
     }
     size_t count = size_t{first.width} * first.height;
     std::vector<uint8_t> out(header.size() + count * depth * n);
@@ -553,9 +563,8 @@ void derive_reference_grid(Image &image)
             for (uint32_t f = 1; f <= 255; ++f) {
                 if ((uint64_t{full} + f - 1) / f == part) return static_cast<uint8_t>(f);
             }
-            fail(J2KC_ERR_INVALID_ARG,
-                 "component %zu: %s %u is no subsampling (1..255) of the image's %u", c, axis, part,
-                 full);
+            fail(J2KC_ERR_INVALID_ARG, "component %zu: %s %u is no subsampling (1..255) of the image's %u", c, axis,
+                 part, full);
         };
         p.dx = factor(w, p.width, "width");
         p.dy = factor(h, p.height, "height");
@@ -567,11 +576,10 @@ void validate_image(const Image &image)
     J2KC_CHECK_ARG(!image.planes.empty(), "the image has no components");
     for (size_t c = 0; c < image.planes.size(); ++c) {
         const Plane &p = image.planes[c];
-        J2KC_CHECK_ARG(p.precision >= 1 && p.precision <= 32, "component %zu: precision %d is not 1..32",
-                       c, p.precision);
-        J2KC_CHECK_ARG(p.samples.size() == size_t{p.width} * p.height,
-                       "component %zu holds %zu samples, not %ux%u", c, p.samples.size(), p.width,
-                       p.height);
+        J2KC_CHECK_ARG(p.precision >= 1 && p.precision <= 32, "component %zu: precision %d is not 1..32", c,
+                       p.precision);
+        J2KC_CHECK_ARG(p.samples.size() == size_t{p.width} * p.height, "component %zu holds %zu samples, not %ux%u", c,
+                       p.samples.size(), p.width, p.height);
     }
 }
 
@@ -658,8 +666,7 @@ Image read_image(const std::string &path, const RawLayout *raw)
         return with_name(path, [&] { return parse_raw(bytes.data(), bytes.size(), layout); });
     }
     default:
-        fail(J2KC_ERR_INVALID_ARG, "%s: unknown image format (use .pgx, .pgm, .ppm, .pam, .raw, .rawl)",
-             path.c_str());
+        fail(J2KC_ERR_INVALID_ARG, "%s: unknown image format (use .pgx, .pgm, .ppm, .pam, .raw, .rawl)", path.c_str());
     }
 }
 
@@ -701,8 +708,7 @@ std::vector<std::string> write_image(const std::string &path, const Image &image
         written.push_back(path);
         break;
     default:
-        fail(J2KC_ERR_INVALID_ARG, "%s: unknown image format (use .pgx, .pgm, .ppm, .pam, .raw, .rawl)",
-             path.c_str());
+        fail(J2KC_ERR_INVALID_ARG, "%s: unknown image format (use .pgx, .pgm, .ppm, .pam, .raw, .rawl)", path.c_str());
     }
     return written;
 }

@@ -213,8 +213,8 @@ long long parse_int(const std::string &name, const std::string &text, long long 
     char *end = nullptr;
     long long v = std::strtoll(text.c_str(), &end, 10);
     if (text.empty() || *end != '\0' || errno != 0 || v < lo || v > hi) {
-        usage_error("option '" + name + "': '" + text + "' is not an integer in " + std::to_string(lo) +
-                    ".." + std::to_string(hi));
+        usage_error("option '" + name + "': '" + text + "' is not an integer in " + std::to_string(lo) + ".." +
+                    std::to_string(hi));
     }
     return v;
 }
@@ -241,8 +241,8 @@ double parse_double(const std::string &name, const std::string &text)
 }
 
 /** "WxH" with both parts in lo..hi. */
-void parse_size(const std::string &name, const std::string &text, long long lo, long long hi,
-                long long *w, long long *h)
+void parse_size(const std::string &name, const std::string &text, long long lo, long long hi, long long *w,
+                long long *h)
 {
     size_t x = text.find('x');
     if (x == std::string::npos) usage_error("option '" + name + "': '" + text + "' is not WxH");
@@ -369,8 +369,8 @@ int run_decode(int argc, char **argv)
     status = j2kc_decoder_parse(decoder, bytes.data(), bytes.size(), &info);
     if (status < 0) throw ToolError{kExitFailed, in + ": " + sink.reason(status)};
     if (info.num_components == 0 || info.num_components > infos.size()) {
-        throw ToolError{kExitFailed, in + ": the decoder reported " + std::to_string(info.num_components) +
-                                         " components"};
+        throw ToolError{kExitFailed,
+                        in + ": the decoder reported " + std::to_string(info.num_components) + " components"};
     }
 
     // Every component as 32-bit samples at its own precision (clamped to the
@@ -468,17 +468,17 @@ bool is_jph_path(const std::string &path)
 int run_encode(int argc, char **argv)
 {
     static const std::map<std::string, bool> options = {
-        {"-i", true},           {"--input", true},       {"-o", true},
-        {"--output", true},     {"--raw", true},         {"--profile", true},
-        {"--lossless", false},  {"--bytes", true},       {"--component-bytes", true},
-        {"--rate", true},       {"--fps", true},         {"--levels", true},
-        {"--cblk", true},       {"--precincts", true},   {"--progression", true},
-        {"--layers", true},     {"--tile", true},        {"--tile-parts", true},
-        {"--tlm", false},       {"--plt", false},        {"--sop", false},
-        {"--eph", false},       {"--mct", true},         {"--guard-bits", true},
-        {"--quality", true},    {"--comment", true},     {"--backend", true},
-        {"--threads", true},    {"--icc", true},         {"-v", false},
-        {"--verbose", false},   {"-h", false},           {"--help", false},
+        {"-i", true},          {"--input", true},     {"-o", true},
+        {"--output", true},    {"--raw", true},       {"--profile", true},
+        {"--lossless", false}, {"--bytes", true},     {"--component-bytes", true},
+        {"--rate", true},      {"--fps", true},       {"--levels", true},
+        {"--cblk", true},      {"--precincts", true}, {"--progression", true},
+        {"--layers", true},    {"--tile", true},      {"--tile-parts", true},
+        {"--tlm", false},      {"--plt", false},      {"--sop", false},
+        {"--eph", false},      {"--mct", true},       {"--guard-bits", true},
+        {"--quality", true},   {"--comment", true},   {"--backend", true},
+        {"--threads", true},   {"--icc", true},       {"-v", false},
+        {"--verbose", false},  {"-h", false},         {"--help", false},
         {"--ht", false}};
     Args args(argc, argv, options);
     if (args.help()) {
@@ -502,10 +502,11 @@ int run_encode(int argc, char **argv)
     apply_common_options(args, &sink, &config);
 
     if (args.has("--profile")) {
-        static const std::map<std::string, j2kc_profile> profiles = {
-            {"none", J2KC_PROFILE_NONE},     {"dci_2k", J2KC_PROFILE_DCI_2K},
-            {"dci_4k", J2KC_PROFILE_DCI_4K}, {"imf", J2KC_PROFILE_IMF},
-            {"broadcast", J2KC_PROFILE_BROADCAST}};
+        static const std::map<std::string, j2kc_profile> profiles = {{"none", J2KC_PROFILE_NONE},
+                                                                     {"dci_2k", J2KC_PROFILE_DCI_2K},
+                                                                     {"dci_4k", J2KC_PROFILE_DCI_4K},
+                                                                     {"imf", J2KC_PROFILE_IMF},
+                                                                     {"broadcast", J2KC_PROFILE_BROADCAST}};
         auto it = profiles.find(args.get("--profile"));
         if (it == profiles.end()) usage_error("option '--profile': '" + args.get("--profile") + "' is unknown");
         config.profile = it->second;
@@ -520,9 +521,8 @@ int run_encode(int argc, char **argv)
         std::string fps = args.get("--fps");
         size_t slash = fps.find('/');
         config.frame_rate_num = static_cast<int>(parse_int("--fps", fps.substr(0, slash), 1, 1000000));
-        config.frame_rate_den = slash == std::string::npos
-                                    ? 1
-                                    : static_cast<int>(parse_int("--fps", fps.substr(slash + 1), 1, 1000000));
+        config.frame_rate_den =
+            slash == std::string::npos ? 1 : static_cast<int>(parse_int("--fps", fps.substr(slash + 1), 1, 1000000));
     }
     if (args.has("--rate")) {
         if (!args.has("--fps")) usage_error("option '--rate' needs --fps");
@@ -552,9 +552,11 @@ int run_encode(int argc, char **argv)
         }
     }
     if (args.has("--progression")) {
-        static const std::map<std::string, j2kc_progression> orders = {
-            {"LRCP", J2KC_PROG_LRCP}, {"RLCP", J2KC_PROG_RLCP}, {"RPCL", J2KC_PROG_RPCL},
-            {"PCRL", J2KC_PROG_PCRL}, {"CPRL", J2KC_PROG_CPRL}};
+        static const std::map<std::string, j2kc_progression> orders = {{"LRCP", J2KC_PROG_LRCP},
+                                                                       {"RLCP", J2KC_PROG_RLCP},
+                                                                       {"RPCL", J2KC_PROG_RPCL},
+                                                                       {"PCRL", J2KC_PROG_PCRL},
+                                                                       {"CPRL", J2KC_PROG_CPRL}};
         auto it = orders.find(args.get("--progression"));
         if (it == orders.end()) usage_error("option '--progression': '" + args.get("--progression") + "' is unknown");
         config.progression = it->second;
@@ -570,11 +572,16 @@ int run_encode(int argc, char **argv)
     }
     if (args.has("--tile-parts")) {
         std::string t = args.get("--tile-parts");
-        if (t == "none") config.tile_parts = J2KC_TILE_PARTS_NONE;
-        else if (t == "R" || t == "r") config.tile_parts = J2KC_TILE_PARTS_RESOLUTION;
-        else if (t == "C" || t == "c") config.tile_parts = J2KC_TILE_PARTS_COMPONENT;
-        else if (t == "dci_4k") config.tile_parts = J2KC_TILE_PARTS_DCI_4K;
-        else usage_error("option '--tile-parts': '" + t + "' is not none, R, C or dci_4k");
+        if (t == "none")
+            config.tile_parts = J2KC_TILE_PARTS_NONE;
+        else if (t == "R" || t == "r")
+            config.tile_parts = J2KC_TILE_PARTS_RESOLUTION;
+        else if (t == "C" || t == "c")
+            config.tile_parts = J2KC_TILE_PARTS_COMPONENT;
+        else if (t == "dci_4k")
+            config.tile_parts = J2KC_TILE_PARTS_DCI_4K;
+        else
+            usage_error("option '--tile-parts': '" + t + "' is not none, R, C or dci_4k");
     }
     if (args.has("--tlm")) config.tlm = 1;
     if (args.has("--plt")) config.plt = 1;
@@ -656,9 +663,9 @@ int run_encode(int argc, char **argv)
 
 int run_dump(int argc, char **argv)
 {
-    static const std::map<std::string, bool> options = {
-        {"-i", true},      {"--input", true}, {"--strict", false}, {"-v", false},
-        {"--verbose", false}, {"-h", false},   {"--help", false}};
+    static const std::map<std::string, bool> options = {{"-i", true},     {"--input", true},    {"--strict", false},
+                                                        {"-v", false},    {"--verbose", false}, {"-h", false},
+                                                        {"--help", false}};
     Args args(argc, argv, options);
     if (args.help()) {
         std::fputs(kDumpHelp, stdout);

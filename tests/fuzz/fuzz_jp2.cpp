@@ -21,14 +21,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         for (uint32_t n : {1u, 3u, 4u, 257u}) {
             try {
                 (void)j2kc::jp2_channels(file, n);
-            } catch (const j2kc::Error &) {
-            }
+            } catch (const j2kc::Error &) {}
         }
         for (uint16_t c = 0; c < 5; ++c) {
             (void)file.component_precision(c);
             (void)file.component_signed(c);
         }
-    } catch (const j2kc::Error &) {
-    }
+    } catch (const j2kc::Error &) {}
     return 0;
 }

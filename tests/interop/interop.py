@@ -1974,17 +1974,24 @@ def ht_source(key, w, h, comps, prec, signed=False, sub=None, seed=1):
     return s
 
 
+def ht_fixed_sources():
+    """The sources the fixed cases of both HT sections code: rgb8, gray8, rgb10,
+    gray12, gray16, rgb16, big (256x192 RGB), y420 (8-bit 4:2:0), y422 (10-bit
+    4:2:2)."""
+    return (ht_source('ht_rgb8_67x45', 67, 45, 3, 8, seed=70),
+            ht_source('ht_gray8_129x97', 129, 97, 1, 8, seed=71),
+            ht_source('ht_rgb10_129x97', 129, 97, 3, 10, seed=72),
+            ht_source('ht_gray12_67x45', 67, 45, 1, 12, seed=73),
+            ht_source('ht_gray16_67x45', 67, 45, 1, 16, seed=74),
+            ht_source('ht_rgb16_67x45', 67, 45, 3, 16, seed=75),
+            ht_source('ht_rgb8_256x192', 256, 192, 3, 8, seed=76),
+            ht_source('ht_yuv420_8_67x45', 67, 45, 3, 8, sub=[(1, 1), (2, 2), (2, 2)], seed=77),
+            ht_source('ht_yuv422_10_129x97', 129, 97, 3, 10, sub=[(1, 1), (2, 1), (2, 1)], seed=78))
+
+
 def ht_decode_cases():
     cases = []
-    rgb8 = ht_source('ht_rgb8_67x45', 67, 45, 3, 8, seed=70)
-    gray8 = ht_source('ht_gray8_129x97', 129, 97, 1, 8, seed=71)
-    rgb10 = ht_source('ht_rgb10_129x97', 129, 97, 3, 10, seed=72)
-    gray12 = ht_source('ht_gray12_67x45', 67, 45, 1, 12, seed=73)
-    gray16 = ht_source('ht_gray16_67x45', 67, 45, 1, 16, seed=74)
-    rgb16 = ht_source('ht_rgb16_67x45', 67, 45, 3, 16, seed=75)
-    big = ht_source('ht_rgb8_256x192', 256, 192, 3, 8, seed=76)
-    y420 = ht_source('ht_yuv420_8_67x45', 67, 45, 3, 8, sub=[(1, 1), (2, 2), (2, 2)], seed=77)
-    y422 = ht_source('ht_yuv422_10_129x97', 129, 97, 3, 10, sub=[(1, 1), (2, 1), (2, 1)], seed=78)
+    rgb8, gray8, rgb10, gray12, gray16, rgb16, big, y420, y422 = ht_fixed_sources()
     y420_12 = ht_source('ht_yuv420_12_67x45', 67, 45, 3, 12, sub=[(1, 1), (2, 2), (2, 2)], seed=79)
     s12 = ht_source('ht_s12_67x45', 67, 45, 1, 12, signed=True, seed=80)
     s16 = ht_source('ht_s16_67x45', 67, 45, 1, 16, signed=True, seed=81)
@@ -2175,15 +2182,7 @@ def ht_encode_mix(count):
 def ht_encode_cases():
     cases = []
     E = lambda name, src, kind, args, **k: cases.append(HtEncodeCase(name, src, kind, args, **k))
-    rgb8 = ht_source('ht_rgb8_67x45', 67, 45, 3, 8, seed=70)
-    gray8 = ht_source('ht_gray8_129x97', 129, 97, 1, 8, seed=71)
-    rgb10 = ht_source('ht_rgb10_129x97', 129, 97, 3, 10, seed=72)
-    gray12 = ht_source('ht_gray12_67x45', 67, 45, 1, 12, seed=73)
-    gray16 = ht_source('ht_gray16_67x45', 67, 45, 1, 16, seed=74)
-    rgb16 = ht_source('ht_rgb16_67x45', 67, 45, 3, 16, seed=75)
-    big = ht_source('ht_rgb8_256x192', 256, 192, 3, 8, seed=76)
-    y420 = ht_source('ht_yuv420_8_67x45', 67, 45, 3, 8, sub=[(1, 1), (2, 2), (2, 2)], seed=77)
-    y422 = ht_source('ht_yuv422_10_129x97', 129, 97, 3, 10, sub=[(1, 1), (2, 1), (2, 1)], seed=78)
+    rgb8, gray8, rgb10, gray12, gray16, rgb16, big, y420, y422 = ht_fixed_sources()
     y420_16 = ht_source('ht_yuv420_16_67x45', 67, 45, 3, 16, sub=[(1, 1), (2, 2), (2, 2)], seed=84)
     s12 = source('ht_enc_s12_67x45', 67, 45, 1, 12, True, seed=85)
     y422_12 = ht_source('ht_yuv422_12_256x192', 256, 192, 3, 12, sub=[(1, 1), (2, 1), (2, 1)], seed=86)

@@ -20,11 +20,6 @@
 
 namespace j2kc {
 
-/** Code-block style bit of HT blocks (cblk_style::kHighThroughput). */
-constexpr uint8_t kT1JobStyleHt = 0x40;
-/** Vertically causal context formation (cblk_style::kVerticallyCausal), used by HT SigProp. */
-constexpr uint8_t kT1JobStyleCausal = 0x08;
-
 /**
  * Decodes an HT job into out[out_offset + y * out_stride + x], exactly the
  * values Tier1Decoder::decode writes for the block, and returns kT1JobOk; or

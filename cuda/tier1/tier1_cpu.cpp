@@ -152,7 +152,7 @@ uint8_t t1_decode_job_cpu(const T1DecodeJob &job, const uint8_t *bytes, const Co
                           Tier1Decoder &decoder)
 {
     bool decode = false;
-    const uint8_t checked = t1_decode_job_check(job, segments, out, (job.style & 0x40) == 0, decode);
+    const uint8_t checked = t1_decode_job_check(job, segments, out, (job.style & kT1JobStyleHt) == 0, decode);
     if (!decode) return checked;
     Tier1DecodeParams params;
     params.orientation = static_cast<BandOrientation>(job.orientation & 3u);

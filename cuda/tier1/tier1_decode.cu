@@ -94,7 +94,7 @@ uint32_t tier1_decode_host_ranks(const T1DecodeJob *jobs, const uint32_t *order,
     uint32_t ranks = 0;
     for (; ranks < num_jobs; ++ranks) {
         const T1DecodeJob &job = jobs[order[ranks]];
-        const bool ht = (job.style & 0x40) != 0;
+        const bool ht = (job.style & kT1JobStyleHt) != 0;
         if (job.data_length < least || ht || taken + job.data_length > share) break;
         taken += job.data_length;
     }

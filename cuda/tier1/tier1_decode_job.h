@@ -37,6 +37,11 @@ struct T1DecodeJob {
 };
 static_assert(sizeof(T1DecodeJob) == 48, "T1DecodeJob is a fixed 48-byte record");
 
+/** Code-block style bit of HT blocks (cblk_style::kHighThroughput). */
+constexpr uint8_t kT1JobStyleHt = 0x40;
+/** Vertically causal context formation (cblk_style::kVerticallyCausal). */
+constexpr uint8_t kT1JobStyleCausal = 0x08;
+
 /** Result of a job (per-job status byte of the kernel). */
 enum T1DecodeJobStatus : uint8_t {
     kT1JobOk = 0,
@@ -125,7 +130,8 @@ J2KC_T1D_FN uint8_t t1_decode_job(const T1DecodeJob &job, const uint8_t *bytes, 
                                   int32_t *out, uint32_t *scratch, size_t scratch_words)
 {
     const uint32_t width = job.width, height = job.height;
-    const bool supported = t1_decode_job_scratch_words(width, height) <= scratch_words && (job.style & 0x40) == 0;
+    const bool supported =
+        t1_decode_job_scratch_words(width, height) <= scratch_words && (job.style & kT1JobStyleHt) == 0;
     bool decode = false;
     const uint8_t checked = t1_decode_job_check(job, segments, out, supported, decode);
     if (!decode) return checked;
@@ -137,7 +143,7 @@ J2KC_T1D_FN uint8_t t1_decode_job(const T1DecodeJob &job, const uint8_t *bytes, 
     b.vstride = job.out_stride;
     b.values = reinterpret_cast<uint32_t *>(out + job.out_offset);
     b.orientation = job.orientation & 3u;
-    b.vc = (job.style & 0x08) != 0;  // cblk_style::kVerticallyCausal
+    b.vc = (job.style & kT1JobStyleCausal) != 0;
     t1_reset_contexts(b.cx);
     const int nbp = static_cast<int>(planes) - job.zero_bitplanes;
     uint32_t bad_pass = 0;

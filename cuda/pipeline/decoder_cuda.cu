@@ -134,6 +134,10 @@ struct Slot {
     PinnedBuffer pinned;        ///< Tier-1 output of every tile, tile after tile, component after component
     DeviceBuffer coefficients;  ///< Tier-1 output, dequantised and inverse transformed in place
     DeviceBuffer scratch;
+    /// The submitted bytes, kept for the next frame: a submit then copies
+    /// into memory already touched instead of a fresh allocation, whose
+    /// first touch of each page (a fault) costs more than the copy itself.
+    std::vector<uint8_t> codestream;
     // GPU Tier-1: the gathered inputs (host, then pinned as jobs | segments |
     // order | bytes), their device copy and per-job statuses.
     Tier1JobTable jobs;
@@ -289,8 +293,7 @@ private:
 
     /** One codestream on its way through the pipeline; its place in the queue is its slot's. */
     struct Frame {
-        std::vector<uint8_t> owned;  ///< the bytes, unless borrowed by the synchronous path
-        const uint8_t *data = nullptr;
+        const uint8_t *data = nullptr;  ///< the slot's copy of the bytes, or the synchronous path's own
         size_t size = 0;
         int64_t tag = 0;
         size_t entry = 0;  ///< the queue's entry, the index of its slot
@@ -469,8 +472,9 @@ private:
         // The entry stays ours until published: no worker or receive looks at it.
         auto frame = std::make_unique<Frame>();
         if (copy) {
-            frame->owned.assign(data, data + size);
-            frame->data = frame->owned.data();
+            std::vector<uint8_t> &bytes = gpu_->slots[*entry]->codestream;
+            bytes.assign(data, data + size);
+            frame->data = bytes.data();
         } else {
             frame->data = data;
         }

@@ -170,9 +170,14 @@ Result run_decode(const std::vector<uint8_t> &cs, const Frame &src, j2kc_backend
         for (int c = 0; c < 3; ++c) out.comps[c].data = reinterpret_cast<uint64_t>(static_cast<uint16_t *>(dev) + c);
         out.image.memory = J2KC_MEMORY_CUDA;
     }
-    if (j2kc_decode(dec, cs.data(), cs.size(), &out.image) != J2KC_OK) return r;  // warm-up: pools sized
-    j2kc_decoder_reset(dec);                                                      // stage times from here on
+    // Warm-up: a queue's worth of frames, so that every slot has sized its
+    // buffers (a slot allocates them on its first frame) before the clock starts.
     int64_t tag = 0;
+    int warm = 0;
+    while (j2kc_decoder_submit(dec, cs.data(), cs.size(), warm) == J2KC_OK) ++warm;
+    for (int i = 0; i < warm; ++i)
+        if (j2kc_decoder_receive(dec, &out.image, &tag, 1) != J2KC_OK) return r;
+    j2kc_decoder_reset(dec);  // stage times from here on
     int received = 0, failed = 0;
     const auto t0 = Clock::now();
     for (int i = 0; i < frames; ++i)

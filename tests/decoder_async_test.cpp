@@ -433,6 +433,19 @@ TEST(GpuAsyncDecoder, QueueMatchesCpuPixelForPixel)
     check_queue(J2KC_BACKEND_CUDA, 1, 1);
 }
 
+/** Codestreams of megabytes, which a submit copies in bands that the workers
+ *  share, between small ones, so that slots copy into buffers grown by
+ *  another size. */
+TEST(GpuAsyncDecoder, LargeCodestreamsMatchCpu)
+{
+    if (!have_gpu()) GTEST_SKIP() << "no usable CUDA device";
+    const std::vector<uint8_t> large = make_stream({1100, 900, 3, 16, true, 0, 0, 31});
+    const std::vector<uint8_t> larger = make_stream({1300, 1000, 3, 16, true, 0, 0, 32});
+    ASSERT_GT(large.size(), size_t{3} << 20) << "too small to be copied in bands";
+    const std::vector<uint8_t> small = sample_streams()[1];
+    check_queue(J2KC_BACKEND_CUDA, 3, 4, {large, small, larger, large, small, larger, small});
+}
+
 /** sample_streams() with an HT stream (HTJ2K block coder) after each. */
 std::vector<std::vector<uint8_t>> mixed_coder_streams()
 {

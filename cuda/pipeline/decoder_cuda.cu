@@ -54,9 +54,10 @@
  * does its reconstruction overwrite planes a pack still reads. A batch
  * stream is reused only once its last batch has run to its end (a host
  * callback marks it free), so its scratch is never grown under a kernel. The
- * host copy of a receive is over before receive returns (BandCopy waits for
- * every band a worker took), so reset() and the destructor, which never
- * overlap a receive, find none running.
+ * host copy of a receive, and a submit's copy of a large codestream into its
+ * slot, are over before the call returns (BandCopy waits for every band a
+ * worker took): calls on a decoder never overlap, so one copy runs at a time,
+ * and reset() and the destructor find none running.
  */
 #include <cuda_runtime.h>
 
@@ -134,9 +135,10 @@ struct Slot {
     PinnedBuffer pinned;        ///< Tier-1 output of every tile, tile after tile, component after component
     DeviceBuffer coefficients;  ///< Tier-1 output, dequantised and inverse transformed in place
     DeviceBuffer scratch;
-    /// The submitted bytes, kept for the next frame: a submit then copies
-    /// into memory already touched instead of a fresh allocation, whose
-    /// first touch of each page (a fault) costs more than the copy itself.
+    /// The submitted bytes (copy_in), kept for the next frame: a submit then
+    /// copies into memory already touched instead of a fresh allocation,
+    /// whose first touch of each page (a fault) costs more than the copy.
+    /// Grown, never shrunk: its size is at least the frame's.
     std::vector<uint8_t> codestream;
     // GPU Tier-1: the gathered inputs (host, then pinned as jobs | segments |
     // order | bytes), their device copy and per-job statuses.
@@ -472,9 +474,7 @@ private:
         // The entry stays ours until published: no worker or receive looks at it.
         auto frame = std::make_unique<Frame>();
         if (copy) {
-            std::vector<uint8_t> &bytes = gpu_->slots[*entry]->codestream;
-            bytes.assign(data, data + size);
-            frame->data = bytes.data();
+            frame->data = copy_in(*gpu_->slots[*entry], data, size);
         } else {
             frame->data = data;
         }
@@ -491,6 +491,33 @@ private:
         }
         work_.notify_one();
         return true;
+    }
+
+    /**
+     * Copies a submitted codestream into the slot's buffer and returns the
+     * copy. One thread copies about 7 GB/s, so an 8 MB HT frame would hold
+     * the caller's thread over a millisecond, more than the rest of its
+     * submit and receive together; a large codestream is therefore copied in
+     * bands that idle workers share with the caller's thread (BandCopy), as
+     * a receive's host output is.
+     */
+    const uint8_t *copy_in(Slot &slot, const uint8_t *data, size_t size)
+    {
+        constexpr size_t kBandBytes = size_t{1} << 20;
+        std::vector<uint8_t> &bytes = slot.codestream;
+        if (bytes.size() < size) bytes.resize(size);
+        if (size < 2 * kBandBytes) {
+            std::memcpy(bytes.data(), data, size);
+            return bytes.data();
+        }
+        submit_bands_.clear();
+        for (size_t at = 0; at < size; at += kBandBytes) {
+            const size_t n = std::min(kBandBytes, size - at);
+            submit_bands_.push_back(CopyBand{bytes.data() + at, data + at, n, n, n, 1});
+        }
+        BandCopy copy(*this, submit_bands_);
+        copy.run_all(submit_bands_.size());
+        return bytes.data();
     }
 
     /** Waits for the slot's streams (the upload's too, should the frame have
@@ -1317,10 +1344,11 @@ private:
     // may be taken, [0, next) are taken, `done` of them are copied.
     const std::vector<CopyBand> *copy_bands_ = nullptr;
     size_t copy_published_ = 0, copy_next_ = 0, copy_done_ = 0;
-    std::deque<Frame *> cpu_tier1_;     ///< CPU Tier-1: frames with code-blocks not handed out, oldest first
-    std::vector<Frame *> tier1_ready_;  ///< GPU Tier-1: frames uploaded, waiting for a batch
-    std::deque<Frame *> host_tier1_;    ///< GPU Tier-1: frames with host ranks not handed out, oldest first
-    bool launching_ = false;            ///< a worker is launching a batch
+    std::vector<CopyBand> submit_bands_;  ///< copy_in's bands (the caller's thread alone)
+    std::deque<Frame *> cpu_tier1_;       ///< CPU Tier-1: frames with code-blocks not handed out, oldest first
+    std::vector<Frame *> tier1_ready_;    ///< GPU Tier-1: frames uploaded, waiting for a batch
+    std::deque<Frame *> host_tier1_;      ///< GPU Tier-1: frames with host ranks not handed out, oldest first
+    bool launching_ = false;              ///< a worker is launching a batch
     bool stop_ = false;
     std::vector<std::thread> threads_;
     j2kc_stage_times times_{};

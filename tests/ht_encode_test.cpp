@@ -101,6 +101,33 @@ TEST(HtUvlc, CodeLengthsFollowTheStandard)
     }
 }
 
+TEST(HtMel, IdleRunsCodeAsSingleSymbols)
+{
+    // encode_idle(n) (the GPU's runs between events) against n encode(false),
+    // over runs long and short enough to move the state both ways.
+    std::mt19937 rng(5);
+    for (int trial = 0; trial < 200; ++trial) {
+        uint8_t a[512] = {}, b[512] = {};
+        htenc::HtMelEncoder one, runs;
+        one.init(a, sizeof(a));
+        runs.init(b, sizeof(b));
+        for (int k = 0; k < 60; ++k) {
+            const uint32_t n = rng() % 4 == 0 ? rng() % 200 : rng() % 4;
+            for (uint32_t i = 0; i < n; ++i) one.encode(false);
+            runs.encode_idle(n);
+            if (rng() % 3 == 0) continue;
+            one.encode(true);
+            runs.encode(true);
+        }
+        ASSERT_EQ(one.pos, runs.pos);
+        EXPECT_EQ(0, std::memcmp(a, b, one.pos));
+        EXPECT_EQ(one.tmp, runs.tmp);
+        EXPECT_EQ(one.remaining, runs.remaining);
+        EXPECT_EQ(one.run, runs.run);
+        EXPECT_EQ(one.k, runs.k);
+    }
+}
+
 /** A block with values drawn for a given density of non-zero samples and depth. */
 std::vector<int32_t> random_block(std::mt19937 &rng, uint32_t w, uint32_t h, uint32_t planes, double density)
 {

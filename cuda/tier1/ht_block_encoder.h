@@ -37,7 +37,8 @@ void encode_ht_code_block(const int32_t *coeffs, size_t stride, uint32_t width, 
 
 /**
  * @brief Encodes every job on `stream` (a cudaStream_t, or nullptr) with the
- * HT block coder, a thread per job, as encode_ht_code_block; asynchronous.
+ * HT block coder as encode_ht_code_block (one cleanup pass a warp a job,
+ * coding sets a thread a job); asynchronous.
  * `sets` (device, a HtCodingSets per job) selects the coding sets for rate
  * control, from the plane at *top_plane (device; ht_plan_sets_gpu);
  * nullptr codes one cleanup pass. Jobs, results and pass arrays as

@@ -252,6 +252,22 @@ struct HtMelEncoder : HtByteSink {
         }
     }
 
+    /** As n calls of encode(false): only the runs it completes cost a step. */
+    J2KC_HD void encode_idle(uint32_t n)
+    {
+        for (;;) {
+            const uint32_t need = (1u << ht::mel_exponent(k)) - run;
+            if (n < need) {
+                run += n;
+                return;
+            }
+            n -= need;
+            emit_bit(1);
+            run = 0;
+            if (k < 12) ++k;
+        }
+    }
+
     J2KC_HD void encode(bool event)
     {
         if (!event) {
@@ -459,9 +475,46 @@ J2KC_HD void ht_load_quad(const int32_t *coeffs, size_t stride, uint32_t width, 
     }
 }
 
-/** Codes one quad's CxtVLC codeword, its MEL symbol and its MagSgn bits; returns u_q. */
-J2KC_HD uint32_t ht_code_quad(const HtQuad &q, uint32_t table, uint32_t context, uint32_t kappa, HtVlcWriter &vlc,
-                              HtMelEncoder &mel, HtMagSgnWriter &ms)
+/** Context of a quad of the first line pair from the pattern of the quad on its left. */
+J2KC_HD uint32_t ht_first_line_context(uint32_t left_rho) { return (left_rho >> 1) | (left_rho & 1u); }
+
+/** Context of a quad of a later line pair: significance above it on its left
+ *  and right halves (sig_above at its two positions) and of the quad on its left. */
+J2KC_HD uint32_t ht_later_line_context(uint32_t sig_above_left, uint32_t left, uint32_t sig_above_right)
+{
+    return sig_above_left | (left << 1) | (sig_above_right << 2);
+}
+
+/** Whether the right column of a quad holds a significant sample. */
+J2KC_HD uint32_t ht_right_column_significant(uint32_t rho) { return ((rho >> 2) | (rho >> 3)) & 1u; }
+
+/** kappa_q of a quad of a later line pair, above_e the largest exponent above it. */
+J2KC_HD uint32_t ht_later_line_kappa(uint32_t rho, uint32_t above_e)
+{
+    return (rho & (rho - 1)) && above_e > 2 ? above_e - 1 : 1;
+}
+
+/** What a quad's CxtVLC codeword fixes: the bound U_q, u_q and the table entry. */
+struct HtQuadCode {
+    uint32_t u_bound, u, entry;
+};
+
+/** A quad's MagSgn bits: m = U_q - i_k of each significant sample, in sample order. */
+template <class MagSgn>
+J2KC_HD void ht_put_magsgn(const HtQuad &q, const HtQuadCode &code, MagSgn &ms)
+{
+    for (uint32_t i = 0; i < 4; ++i) {
+        if (!(q.rho & (1u << i))) continue;
+        const uint32_t m = code.u_bound - ((code.entry >> i) & 1u);
+        ms.put(ht_low_bits(q.v[i], m), m);
+    }
+}
+
+/** Codes one quad's CxtVLC codeword, its MEL symbol and its MagSgn bits
+ *  (writers or anything with their put / encode). */
+template <class Vlc, class Mel, class MagSgn>
+J2KC_HD HtQuadCode ht_code_quad(const HtQuad &q, uint32_t table, uint32_t context, uint32_t kappa, Vlc &vlc, Mel &mel,
+                                MagSgn &ms)
 {
     const uint32_t u_bound = q.e_max > kappa ? q.e_max : kappa;
     const uint32_t u = u_bound - kappa;
@@ -474,15 +527,11 @@ J2KC_HD uint32_t ht_code_quad(const HtQuad &q, uint32_t table, uint32_t context,
             const uint32_t at_bound = q.e[i] == u_bound ? 1u : 0u;
             emb |= at_bound << i;
         }
-    const uint32_t entry = ht_vlc_lookup(table, context, q.rho, emb);
-    vlc.put(entry >> 8, (entry >> 4) & 0x7u);
+    const HtQuadCode code{u_bound, u, ht_vlc_lookup(table, context, q.rho, emb)};
+    vlc.put(code.entry >> 8, (code.entry >> 4) & 0x7u);
     if (context == 0) mel.encode(q.rho != 0);
-    for (uint32_t i = 0; i < 4; ++i) {
-        if (!(q.rho & (1u << i))) continue;
-        const uint32_t m = u_bound - ((entry >> i) & 1u);
-        ms.put(ht_low_bits(q.v[i], m), m);
-    }
-    return u;
+    ht_put_magsgn(q, code, ms);
+    return code;
 }
 
 /** What the line pair below needs of a coded quad j: exponents and
@@ -496,7 +545,8 @@ J2KC_HD void ht_note_bottom(const HtQuad &q, uint32_t j, uint8_t *e_line, uint8_
 }
 
 /** U-VLC codes of a quad pair: both prefixes, both suffixes, both extensions. */
-J2KC_HD void ht_code_pair_uvlc(uint32_t u0, uint32_t u1, HtVlcWriter &vlc)
+template <class Vlc>
+J2KC_HD void ht_code_pair_uvlc(uint32_t u0, uint32_t u1, Vlc &vlc)
 {
     const HtUvlcCode a = ht_uvlc_code(u0), b = ht_uvlc_code(u1);
     vlc.put(a.prefix, a.prefix_len);
@@ -509,7 +559,8 @@ J2KC_HD void ht_code_pair_uvlc(uint32_t u0, uint32_t u1, HtVlcWriter &vlc)
 
 /** U-VLC codes of a quad pair in the first line pair, where MEL has said
  *  whether both residuals exceed 2 (then both are sent less 2). */
-J2KC_HD void ht_code_first_pair_uvlc(uint32_t u0, uint32_t u1, HtVlcWriter &vlc)
+template <class Vlc>
+J2KC_HD void ht_code_first_pair_uvlc(uint32_t u0, uint32_t u1, Vlc &vlc)
 {
     if (u0 > 2 && u1 > 2) {
         ht_code_pair_uvlc(u0 - 2, u1 - 2, vlc);
@@ -563,16 +614,15 @@ J2KC_HD uint32_t ht_encode_cleanup(const int32_t *coeffs, size_t stride, uint32_
     for (uint32_t j = 0; j < quads; j += 2) {
         HtQuad q0, q1;
         ht_load_quad(coeffs, stride, width, height, 2 * j, 0, p, q0, distortion, or_magnitude);
-        const uint32_t c0 = j == 0 ? 0u : ((left_rho >> 1) | (left_rho & 1u));
-        const uint32_t u0 = ht_code_quad(q0, 0, c0, 1, vlc, mel, ms);
+        const uint32_t c0 = j == 0 ? 0u : ht_first_line_context(left_rho);
+        const uint32_t u0 = ht_code_quad(q0, 0, c0, 1, vlc, mel, ms).u;
         ht_note_bottom(q0, j, e_line, sig_line);
         any |= q0.rho != 0;
         uint32_t u1 = 0;
         left_rho = q0.rho;
         if (j + 1 < quads) {
             ht_load_quad(coeffs, stride, width, height, 2 * j + 2, 0, p, q1, distortion, or_magnitude);
-            const uint32_t c1 = (q0.rho >> 1) | (q0.rho & 1u);
-            u1 = ht_code_quad(q1, 0, c1, 1, vlc, mel, ms);
+            u1 = ht_code_quad(q1, 0, ht_first_line_context(q0.rho), 1, vlc, mel, ms).u;
             ht_note_bottom(q1, j + 1, e_line, sig_line);
             any |= q1.rho != 0;
             left_rho = q1.rho;
@@ -598,13 +648,12 @@ J2KC_HD uint32_t ht_encode_cleanup(const int32_t *coeffs, size_t stride, uint32_
                 const uint32_t jj = j + k;
                 HtQuad q;
                 ht_load_quad(coeffs, stride, width, height, 2 * jj, y, p, q, distortion, or_magnitude);
-                const uint32_t context = sig_above[jj] | (left << 1) | (uint32_t{sig_above[jj + 1]} << 2);
+                const uint32_t context = ht_later_line_context(sig_above[jj], left, sig_above[jj + 1]);
                 const uint32_t above_e = e_above[jj] > e_above[jj + 1] ? e_above[jj] : e_above[jj + 1];
-                const uint32_t kappa = (q.rho & (q.rho - 1)) && above_e > 2 ? above_e - 1 : 1;
-                u[k] = ht_code_quad(q, 1, context, kappa, vlc, mel, ms);
+                u[k] = ht_code_quad(q, 1, context, ht_later_line_kappa(q.rho, above_e), vlc, mel, ms).u;
                 ht_note_bottom(q, jj, e_line, sig_line);
                 any |= q.rho != 0;
-                left = ((q.rho >> 2) | (q.rho >> 3)) & 1u;
+                left = ht_right_column_significant(q.rho);
             }
             ht_code_pair_uvlc(u[0], u[1], vlc);
         }

@@ -1,11 +1,20 @@
 /**
  * @file ht_encode.cu
  * @brief CUDA HTJ2K block encoder (ISO/IEC 15444-15 cleanup pass and coding
- * sets): a thread per code-block over the shared job of ht_encode_job.h,
- * byte-identical to encode_ht_code_block(), and the chosen sets' tables for
- * the GPU Tier-2 (ht_coding_sets.h). The HT coder has no arithmetic-coding chain, so a
- * block's work is a single sweep over its quads; a warp codes 32 neighbouring
- * blocks of a band side by side.
+ * sets), byte-identical to encode_ht_code_block(), and the chosen sets'
+ * tables for the GPU Tier-2 (ht_coding_sets.h).
+ *
+ * One cleanup pass a block (a fixed step, or lossless) is coded by a warp a
+ * block: every quad's significance, exponents and context follow from the
+ * indices alone (the quads above and on the left only through their
+ * significance and exponents, which a first sweep puts in shared memory), so
+ * lanes code a quad pair each through the shared ht_code_quad, and prefix
+ * sums of their bit counts place their VLC and MagSgn bits in a chunk's bit
+ * strings; the lanes then cut the strings into bytes, 32 at a time, up to the
+ * first byte whose stuffing moves the ones after it. MEL's symbols, few in
+ * busy blocks and runs in empty ones, go through one lane. Coding sets (rate
+ * control: several cleanups with their refinement passes) keep a thread per
+ * block over the shared job of ht_encode_job.h.
  */
 #include <cuda_runtime.h>
 
@@ -17,6 +26,378 @@ namespace j2kc {
 namespace {
 
 constexpr uint32_t kThreadsPerCta = 64;
+
+constexpr uint32_t kLanes = 32;
+constexpr uint32_t kFullMask = 0xFFFFFFFFu;
+constexpr uint32_t kCleanupWarpsPerCta = 4;
+/** Quads of a block: (w + 1)(h + 1) / 4 at most, largest where w + h is (one side at its limit). */
+constexpr uint32_t kMaxQuads = (ht::kMaxSamples + ht::kMaxSide + ht::kMaxSamples / ht::kMaxSide + 1) / 4 + 1;
+/** A chunk is a quad pair a lane. Bits of a pair: MagSgn at most 31 a sample (planes <= 30), VLC two
+ *  7-bit codewords and two 12-bit U-VLC codes; a stream keeps fewer than 8 bits from the chunk before. */
+constexpr uint32_t kChunkMagSgnBits = 7 + kLanes * 8 * 31;
+constexpr uint32_t kChunkVlcBits = 7 + kLanes * (2 * 7 + 2 * 12);
+/** Words of a bit string, with one to read past its end. */
+constexpr uint32_t kMagSgnWords = kChunkMagSgnBits / 32 + 2;
+constexpr uint32_t kVlcWords = kChunkVlcBits / 32 + 2;
+/** The packed prefix sum of a lane's MagSgn, VLC and MEL counts: fields wide enough for a chunk's sums. */
+constexpr uint32_t kVlcShift = 13, kMelShift = 24;
+static_assert(kChunkMagSgnBits < (1u << kVlcShift) && kChunkVlcBits < (1u << (kMelShift - kVlcShift)) &&
+                  3 * kLanes < (1u << (32 - kMelShift)),
+              "chunk sums overflow their fields");
+
+/** A warp's shared memory. */
+struct CleanupArea {
+    uint16_t quad[kMaxQuads];  ///< rho | e_1 << 4 | e_3 << 9 of every quad (its bottom exponents)
+    uint32_t magsgn[kMagSgnWords];
+    uint32_t vlc[kVlcWords];
+    uint32_t mel[(3 * kLanes + 31) / 32];  ///< the chunk's MEL symbols: 1 for an event
+};
+
+__device__ uint32_t quad_rho(uint32_t info) { return info & 0xFu; }
+__device__ uint32_t quad_e1(uint32_t info) { return (info >> 4) & 0x1Fu; }
+__device__ uint32_t quad_e3(uint32_t info) { return (info >> 9) & 0x1Fu; }
+__device__ uint32_t quad_bl(uint32_t info) { return (info >> 1) & 1u; }
+__device__ uint32_t quad_br(uint32_t info) { return (info >> 3) & 1u; }
+
+/** ORs the n low bits of `value` (the rest zero) into a bit string at bit `pos` (LSB first). */
+__device__ void or_bits(uint32_t *words, uint32_t pos, uint64_t value, uint32_t n)
+{
+    if (n == 0) return;
+    const uint32_t w = pos >> 5, s = pos & 31u;
+    atomicOr(words + w, static_cast<uint32_t>(value << s));
+    const uint64_t rest = value >> (32 - s);
+    if (n + s > 32) atomicOr(words + w + 1, static_cast<uint32_t>(rest));
+    if (n + s > 64) atomicOr(words + w + 2, static_cast<uint32_t>(rest >> 32));
+}
+
+/** n <= 8 bits of a bit string from bit `pos`. */
+__device__ uint32_t read_bits(const uint32_t *words, uint32_t pos, uint32_t n)
+{
+    const uint32_t w = pos >> 5;
+    const uint64_t pair = words[w] | (uint64_t{words[w + 1]} << 32);
+    return static_cast<uint32_t>(pair >> (pos & 31u)) & ((1u << n) - 1u);
+}
+
+/** A lane's VLC bits of its pair, in writing order. */
+struct VlcBits {
+    uint64_t bits = 0;
+    uint32_t len = 0;
+    __device__ void put(uint32_t b, uint32_t n)
+    {
+        bits |= uint64_t{htenc::ht_low_bits(b, n)} << len;
+        len += n;
+    }
+};
+
+/** A lane's MEL symbols of its pair, in order (at most 3). */
+struct MelSymbols {
+    uint32_t count = 0, events = 0;
+    __device__ void encode(bool event)
+    {
+        events |= uint32_t{event} << count;
+        ++count;
+    }
+};
+
+/** MagSgn bit count of a pair. */
+struct BitCount {
+    uint32_t len = 0;
+    __device__ void put(uint32_t, uint32_t n) { len += n; }
+};
+
+/** MagSgn bits of a pair into the chunk's string from its place. */
+struct SharedBits {
+    uint32_t *words;
+    uint32_t pos;
+    __device__ void put(uint32_t b, uint32_t n)
+    {
+        or_bits(words, pos, htenc::ht_low_bits(b, n), n);
+        pos += n;
+    }
+};
+
+/** Advances a stream by n bytes as HtByteSink::append would (dropping those past its capacity). */
+__device__ void sink_advance(htenc::HtByteSink &sink, uint32_t n)
+{
+    const uint32_t room = sink.capacity > sink.pos ? sink.capacity - sink.pos : 0;
+    if (n > room) sink.overflow = true;
+    sink.pos += n < room ? n : room;
+}
+
+/**
+ * Cuts the MagSgn string (bits [0, total), the writer's pending bits first)
+ * into bytes as HtMagSgnWriter::put: each lane takes a byte, 8 bits (lane 0:
+ * max_bits), kept up to the first 0xFF (whose next byte carries 7). Leaves
+ * the bits short of a byte in the writer, as put does.
+ */
+__device__ void cut_magsgn(const uint32_t *words, uint32_t total, htenc::HtMagSgnWriter &ms, uint32_t lane)
+{
+    uint32_t off = 0;
+    for (;;) {
+        const uint32_t first = ms.max_bits;
+        const uint32_t start = lane == 0 ? off : off + first + 8 * (lane - 1);
+        const uint32_t width = lane == 0 ? first : 8u;
+        const bool ready = start + width <= total;
+        const uint32_t byte = ready ? read_bits(words, start, width) : 0u;
+        const uint32_t ready_lanes = __ballot_sync(kFullMask, ready);
+        if (ready_lanes == 0) break;
+        const uint32_t ff = __ballot_sync(kFullMask, ready && byte == 0xFFu);
+        uint32_t n = __popc(ready_lanes);
+        if (ff) n = min(n, static_cast<uint32_t>(__ffs(ff)));
+        if (lane < n && ms.pos + lane < ms.capacity) ms.buf[ms.pos + lane] = static_cast<uint8_t>(byte);
+        const uint32_t last = __shfl_sync(kFullMask, byte, n - 1);
+        sink_advance(ms, n);
+        off += first + 8 * (n - 1);
+        ms.max_bits = last == 0xFFu ? 7u : 8u;
+    }
+    ms.used = total - off;
+    ms.tmp = ms.used ? read_bits(words, off, ms.used) : 0u;
+}
+
+/**
+ * Cuts the VLC string into bytes as HtVlcWriter::put: each lane takes 8
+ * bits, or 7 when the byte before is above 0x8F and they are all ones (the
+ * top bit stuffed), kept up to the first stuffed byte. Bits past `total` are
+ * zero.
+ */
+__device__ void cut_vlc(const uint32_t *words, uint32_t total, htenc::HtVlcWriter &vlc, uint32_t lane)
+{
+    uint32_t off = 0;
+    for (;;) {
+        const uint32_t start = off + 8 * lane;
+        const uint32_t avail = total > start ? total - start : 0u;
+        const uint32_t bits = avail >= 7 ? read_bits(words, start, 8) : 0u;
+        const uint32_t before = __shfl_up_sync(kFullMask, bits, 1);
+        const bool after_above_8f = lane == 0 ? vlc.last_above_8f : before > 0x8Fu;
+        const bool stuffed = after_above_8f && avail >= 7 && (bits & 0x7Fu) == 0x7Fu;
+        const bool ready = stuffed || avail >= 8;
+        const uint32_t byte = stuffed ? 0x7Fu : bits;
+        const uint32_t ready_lanes = __ballot_sync(kFullMask, ready);
+        const uint32_t stuffed_lanes = __ballot_sync(kFullMask, stuffed);
+        uint32_t n = ready_lanes == kFullMask ? kLanes : static_cast<uint32_t>(__ffs(~ready_lanes)) - 1;
+        if (stuffed_lanes) n = min(n, static_cast<uint32_t>(__ffs(stuffed_lanes)));
+        if (n == 0) break;
+        if (lane < n && vlc.pos + lane < vlc.capacity) vlc.buf[vlc.pos + lane] = static_cast<uint8_t>(byte);
+        const uint32_t last = __shfl_sync(kFullMask, byte, n - 1);
+        const uint32_t last_stuffed = (stuffed_lanes >> (n - 1)) & 1u;
+        sink_advance(vlc, n);
+        off += 8 * n - last_stuffed;
+        vlc.last_above_8f = last > 0x8Fu;
+    }
+    vlc.used = total - off;
+    vlc.tmp = vlc.used ? read_bits(words, off, vlc.used) : 0u;
+}
+
+/** Inclusive warp prefix sum. */
+__device__ uint32_t warp_inclusive_sum(uint32_t v, uint32_t lane)
+{
+    for (uint32_t d = 1; d < kLanes; d *= 2) {
+        const uint32_t o = __shfl_up_sync(kFullMask, v, d);
+        if (lane >= d) v += o;
+    }
+    return v;
+}
+
+/** A lane's quad pair of a chunk, coded into bit strings of its own. */
+struct PairCode {
+    htenc::HtQuad q[2];
+    htenc::HtQuadCode code[2];
+    VlcBits vlc;
+    MelSymbols mel;
+    BitCount magsgn;
+};
+
+/** Codes pair `pair` (row-major over the line pairs) as ht_encode_cleanup's loops do, at plane 0. */
+__device__ void code_pair(const CleanupArea &a, const int32_t *coeffs, size_t stride, uint32_t width, uint32_t height,
+                          uint32_t quads, uint32_t pairs_across, uint32_t pair, PairCode &pc)
+{
+    const uint32_t row = pair / pairs_across, jj = 2 * (pair - row * pairs_across);
+    const bool second = jj + 1 < quads;
+    uint64_t distortion = 0;  // counted by the first sweep
+    uint32_t or_magnitude = 0;
+    htenc::ht_load_quad(coeffs, stride, width, height, 2 * jj, 2 * row, 0, pc.q[0], distortion, or_magnitude);
+    pc.q[1] = htenc::HtQuad{};
+    if (second)
+        htenc::ht_load_quad(coeffs, stride, width, height, 2 * jj + 2, 2 * row, 0, pc.q[1], distortion, or_magnitude);
+    pc.code[1] = htenc::HtQuadCode{0, 0, 0};
+    if (row == 0) {
+        const uint32_t c0 = jj == 0 ? 0u : htenc::ht_first_line_context(quad_rho(a.quad[jj - 1]));
+        pc.code[0] = htenc::ht_code_quad(pc.q[0], 0, c0, 1, pc.vlc, pc.mel, pc.magsgn);
+        if (second)
+            pc.code[1] = htenc::ht_code_quad(pc.q[1], 0, htenc::ht_first_line_context(pc.q[0].rho), 1, pc.vlc, pc.mel,
+                                             pc.magsgn);
+        const uint32_t u0 = pc.code[0].u, u1 = pc.code[1].u;
+        if (u0 > 0 && u1 > 0) pc.mel.encode((u0 < u1 ? u0 : u1) > 2);
+        htenc::ht_code_first_pair_uvlc(u0, u1, pc.vlc);
+        return;
+    }
+    // The line above as ht_note_bottom leaves it: position k holds the bottom-right
+    // sample of quad k - 1 and the bottom-left one of quad k.
+    const uint16_t *above = a.quad + (row - 1) * quads;
+    auto sig_above = [&](uint32_t k) {
+        return (k > 0 ? quad_br(above[k - 1]) : 0u) | (k < quads ? quad_bl(above[k]) : 0u);
+    };
+    auto e_above = [&](uint32_t k) {
+        const uint32_t l = k > 0 ? quad_e3(above[k - 1]) : 0u, r = k < quads ? quad_e1(above[k]) : 0u;
+        return l > r ? l : r;
+    };
+    uint32_t left = jj == 0 ? 0u : htenc::ht_right_column_significant(quad_rho(a.quad[row * quads + jj - 1]));
+    for (uint32_t k = 0; k < 2; ++k) {
+        if (k == 1 && !second) break;
+        const uint32_t at = jj + k;
+        const uint32_t context = htenc::ht_later_line_context(sig_above(at), left, sig_above(at + 1));
+        const uint32_t ea = e_above(at), eb = e_above(at + 1);
+        const uint32_t kappa = htenc::ht_later_line_kappa(pc.q[k].rho, ea > eb ? ea : eb);
+        pc.code[k] = htenc::ht_code_quad(pc.q[k], 1, context, kappa, pc.vlc, pc.mel, pc.magsgn);
+        left = htenc::ht_right_column_significant(pc.q[k].rho);
+    }
+    htenc::ht_code_pair_uvlc(pc.code[0].u, pc.code[1].u, pc.vlc);
+}
+
+/** MEL's symbols of a chunk (`count`, events set in `events`) through lane 0's encoder. */
+__device__ void code_mel_symbols(const uint32_t *events, uint32_t count, htenc::HtMelEncoder &mel)
+{
+    uint32_t at = 0;
+    for (uint32_t w = 0; w * 32 < count; ++w)
+        for (uint32_t bits = events[w]; bits; bits &= bits - 1) {
+            const uint32_t e = w * 32 + static_cast<uint32_t>(__ffs(bits)) - 1;
+            mel.encode_idle(e - at);
+            mel.encode(true);
+            at = e + 1;
+        }
+    mel.encode_idle(count - at);
+}
+
+/**
+ * ht_encode_cleanup at plane 0 by a warp: the same status, result and
+ * bytes (segment in `out`, MEL and VLC through `scratch`). Geometry and
+ * planes are checked by the caller (ht_job_check).
+ */
+__device__ uint32_t cleanup_warp(CleanupArea &a, uint32_t lane, const int32_t *coeffs, size_t stride, uint32_t width,
+                                 uint32_t height, uint32_t num_bitplanes, uint8_t *out, uint32_t capacity,
+                                 const htenc::HtEncodeScratch &scratch, htenc::HtEncodeResult &result)
+{
+    result = htenc::HtEncodeResult{};
+    if (width == 0 || height == 0) return htenc::kHtEncodeOk;
+    const uint32_t quads = htenc::ht_quads_across(width), rows = (height + 1) / 2;
+
+    // First sweep: what the quads below and on the right read, and the block's sums.
+    uint64_t distortion = 0;
+    uint32_t or_magnitude = 0, rho_any = 0;
+    for (uint32_t i = lane; i < quads * rows; i += kLanes) {
+        const uint32_t row = i / quads, jj = i - row * quads;
+        htenc::HtQuad q;
+        htenc::ht_load_quad(coeffs, stride, width, height, 2 * jj, 2 * row, 0, q, distortion, or_magnitude);
+        a.quad[i] = static_cast<uint16_t>(q.rho | (q.e[1] << 4) | (q.e[3] << 9));
+        rho_any |= q.rho;
+    }
+    for (uint32_t d = kLanes / 2; d > 0; d /= 2) {
+        const uint64_t o = __shfl_xor_sync(kFullMask, distortion, d);
+        distortion = distortion > ~uint64_t{0} - o ? ~uint64_t{0} : distortion + o;  // saturating, as the serial sum
+        or_magnitude |= __shfl_xor_sync(kFullMask, or_magnitude, d);
+    }
+    const bool any = __ballot_sync(kFullMask, rho_any != 0) != 0;
+    const uint32_t planes = ht::bit_length(or_magnitude);
+    result.data_bitplanes = planes;
+    if (planes > num_bitplanes) return htenc::kHtEncodeDataTooDeep;
+    if (!any) return htenc::kHtEncodeOk;
+    __syncwarp();
+
+    htenc::HtMagSgnWriter ms;
+    ms.init(out, capacity);
+    htenc::HtVlcWriter vlc;
+    vlc.init(scratch.vlc, scratch.vlc_capacity);
+    htenc::HtMelEncoder mel;  // lane 0's
+    mel.init(scratch.mel, scratch.mel_capacity);
+
+    const uint32_t pairs_across = (quads + 1) / 2, pairs = pairs_across * rows;
+    for (uint32_t base = 0; base < pairs; base += kLanes) {
+        PairCode pc{};
+        if (base + lane < pairs) code_pair(a, coeffs, stride, width, height, quads, pairs_across, base + lane, pc);
+        const uint32_t mine = pc.magsgn.len | (pc.vlc.len << kVlcShift) | (pc.mel.count << kMelShift);
+        const uint32_t inclusive = warp_inclusive_sum(mine, lane);
+        const uint32_t before = inclusive - mine;
+        const uint32_t sums = __shfl_sync(kFullMask, inclusive, kLanes - 1);
+        const uint32_t ms_total = ms.used + (sums & ((1u << kVlcShift) - 1u));
+        const uint32_t vlc_total = vlc.used + ((sums >> kVlcShift) & ((1u << (kMelShift - kVlcShift)) - 1u));
+        const uint32_t mel_count = sums >> kMelShift;
+
+        // The strings start with the bits the writers kept from the chunk before.
+        __syncwarp();
+        for (uint32_t w = lane; w < ms_total / 32 + 2; w += kLanes)
+            a.magsgn[w] = w == 0 ? static_cast<uint32_t>(ms.tmp) : 0u;
+        for (uint32_t w = lane; w < vlc_total / 32 + 2; w += kLanes)
+            a.vlc[w] = w == 0 ? static_cast<uint32_t>(vlc.tmp) : 0u;
+        if (lane < sizeof(a.mel) / 4) a.mel[lane] = 0;
+        __syncwarp();
+        or_bits(a.vlc, vlc.used + ((before >> kVlcShift) & ((1u << (kMelShift - kVlcShift)) - 1u)), pc.vlc.bits,
+                pc.vlc.len);
+        or_bits(a.mel, before >> kMelShift, pc.mel.events, pc.mel.count);
+        SharedBits magsgn{a.magsgn, ms.used + (before & ((1u << kVlcShift) - 1u))};
+        htenc::ht_put_magsgn(pc.q[0], pc.code[0], magsgn);
+        htenc::ht_put_magsgn(pc.q[1], pc.code[1], magsgn);
+        __syncwarp();
+
+        if (lane == 0) code_mel_symbols(a.mel, mel_count, mel);
+        cut_magsgn(a.magsgn, ms_total, ms, lane);
+        cut_vlc(a.vlc, vlc_total, vlc, lane);
+    }
+
+    uint32_t status = htenc::kHtEncodeOk, length = 0;
+    if (lane == 0) {
+        htenc::ht_terminate_mel_vlc(mel, vlc);
+        ms.terminate();
+        const uint32_t scup = mel.pos + vlc.pos;
+        length = ms.pos + scup;
+        if (ms.overflow || mel.overflow || vlc.overflow)
+            status = htenc::kHtEncodeOverflow;
+        else if (scup > htenc::kMaxScup)
+            status = htenc::kHtEncodeScupTooLarge;
+        else if (length > capacity)
+            status = htenc::kHtEncodeOverflow;
+    }
+    __syncwarp();
+    status = __shfl_sync(kFullMask, status, 0);
+    if (status != htenc::kHtEncodeOk) return status;
+    length = __shfl_sync(kFullMask, length, 0);
+    const uint32_t ms_pos = __shfl_sync(kFullMask, ms.pos, 0), mel_pos = __shfl_sync(kFullMask, mel.pos, 0);
+    const uint32_t vlc_pos = __shfl_sync(kFullMask, vlc.pos, 0);
+    for (uint32_t i = lane; i < mel_pos; i += kLanes) out[ms_pos + i] = scratch.mel[i];
+    for (uint32_t i = lane; i < vlc_pos; i += kLanes) out[length - 1 - i] = scratch.vlc[i];
+    __syncwarp();
+    if (lane == 0) {
+        const uint32_t scup = mel_pos + vlc_pos;
+        out[length - 1] = static_cast<uint8_t>(scup >> 4);
+        out[length - 2] = static_cast<uint8_t>((out[length - 2] & 0xF0u) | (scup & 0xFu));
+    }
+    result.bytes = length;
+    result.distortion = distortion;
+    return htenc::kHtEncodeOk;
+}
+
+/** One cleanup pass a job, a warp a job (see the file comment). */
+__global__ void __launch_bounds__(kCleanupWarpsPerCta *kLanes)
+    ht_encode_cleanup_kernel(const GpuCodeBlockJob *__restrict__ jobs, uint32_t num_jobs, uint8_t *out_bytes,
+                             GpuCodeBlockResult *__restrict__ results, uint32_t *pass_end, uint64_t *pass_distortion,
+                             uint8_t *pass_terminated)
+{
+    __shared__ CleanupArea areas[kCleanupWarpsPerCta];
+    const uint32_t warp = threadIdx.x / kLanes, lane = threadIdx.x % kLanes;
+    const uint32_t j = blockIdx.x * kCleanupWarpsPerCta + warp;
+    if (j >= num_jobs) return;
+    const GpuCodeBlockJob job = jobs[j];
+    GpuCodeBlockResult res{};
+    res.zero_bitplanes = job.num_bitplanes;
+    res.status = htenc::ht_job_check(job);
+    if (res.status == kGpuTier1Ok) {
+        const htenc::HtJobContext c = htenc::ht_job_context(job, out_bytes);
+        htenc::HtEncodeResult r;
+        const uint32_t status = cleanup_warp(areas[warp], lane, c.coeffs, job.stride, job.width, job.height,
+                                             job.num_bitplanes, c.out, c.capacity, c.scratch, r);
+        if (lane == 0) res = htenc::ht_cleanup_job_result(job, status, r, pass_end, pass_distortion, pass_terminated);
+    }
+    if (lane == 0) results[j] = res;
+}
 
 __global__ void __launch_bounds__(kThreadsPerCta)
     ht_encode_kernel(const GpuCodeBlockJob *__restrict__ jobs, uint32_t num_jobs, htenc::HtCodingSets *sets,
@@ -75,9 +456,16 @@ void ht_encode_gpu(const GpuCodeBlockJob *jobs, uint32_t num_jobs, htenc::HtCodi
                    uint8_t *pass_terminated, void *stream)
 {
     if (num_jobs == 0) return;
-    const uint32_t ctas = (num_jobs + kThreadsPerCta - 1) / kThreadsPerCta;
-    ht_encode_kernel<<<ctas, kThreadsPerCta, 0, static_cast<cudaStream_t>(stream)>>>(
-        jobs, num_jobs, sets, top_plane, out_bytes, results, pass_end, pass_distortion, pass_terminated);
+    cudaStream_t s = static_cast<cudaStream_t>(stream);
+    if (sets) {
+        const uint32_t ctas = (num_jobs + kThreadsPerCta - 1) / kThreadsPerCta;
+        ht_encode_kernel<<<ctas, kThreadsPerCta, 0, s>>>(jobs, num_jobs, sets, top_plane, out_bytes, results, pass_end,
+                                                         pass_distortion, pass_terminated);
+    } else {
+        const uint32_t ctas = (num_jobs + kCleanupWarpsPerCta - 1) / kCleanupWarpsPerCta;
+        ht_encode_cleanup_kernel<<<ctas, kCleanupWarpsPerCta * kLanes, 0, s>>>(
+            jobs, num_jobs, out_bytes, results, pass_end, pass_distortion, pass_terminated);
+    }
     check_cuda(cudaGetLastError(), "HT encode kernel launch");
 }
 

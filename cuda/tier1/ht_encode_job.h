@@ -80,6 +80,53 @@ struct HtJobContext {
     uint32_t capacity;
 };
 
+/** A job's pointers into its coefficients, scratch (ht_scratch_layout) and output region. */
+J2KC_HD HtJobContext ht_job_context(const GpuCodeBlockJob &job, uint8_t *out_bytes)
+{
+    uint8_t *const scratch = reinterpret_cast<uint8_t *>(static_cast<uintptr_t>(job.scratch));
+    const HtScratchLayout l = ht_scratch_layout(job.width, job.height);
+    HtJobContext c;
+    c.coeffs = reinterpret_cast<const int32_t *>(static_cast<uintptr_t>(job.coeffs));
+    c.scratch = HtEncodeScratch{scratch + l.mel, ht_mel_bound(job.width, job.height), scratch + l.vlc,
+                                ht_vlc_bound(job.width, job.height), scratch + l.lines};
+    c.magref = scratch + l.magref;
+    c.sig = scratch + l.sig;
+    c.out = out_bytes + job.out_offset + 1;
+    c.capacity = job.out_capacity > 0 ? job.out_capacity - 1 : 0;
+    return c;
+}
+
+/** A job's verdict on its geometry and planes before anything is coded (kGpuTier1Ok: codable). */
+J2KC_HD uint8_t ht_job_check(const GpuCodeBlockJob &job)
+{
+    if (job.width > ht::kMaxSide || job.height > ht::kMaxSide || uint32_t{job.width} * job.height > ht::kMaxSamples)
+        return kGpuTier1BadGeometry;
+    if (job.num_bitplanes > ht::kMaxBitplanes) return kGpuTier1BadBitplanes;
+    return kGpuTier1Ok;
+}
+
+/**
+ * The result and pass entry of a job coded as one cleanup pass at plane 0
+ * (P = Mb - 1), from the cleanup's status and result.
+ */
+J2KC_HD GpuCodeBlockResult ht_cleanup_job_result(const GpuCodeBlockJob &job, uint32_t status, const HtEncodeResult &r,
+                                                 uint32_t *pass_end, uint64_t *pass_distortion,
+                                                 uint8_t *pass_terminated)
+{
+    GpuCodeBlockResult res{};
+    res.zero_bitplanes = job.num_bitplanes;
+    res.status = ht_job_status(status);
+    res.data_bitplanes = static_cast<uint8_t>(r.data_bitplanes);
+    if (status != kHtEncodeOk || r.bytes == 0) return res;
+    res.num_passes = 1;
+    res.bytes = r.bytes;
+    res.zero_bitplanes = static_cast<uint8_t>(job.num_bitplanes - 1);
+    if (pass_end) pass_end[job.pass_offset] = r.bytes;
+    if (pass_distortion) pass_distortion[job.pass_offset] = r.distortion;
+    if (pass_terminated) pass_terminated[job.pass_offset] = 1;
+    return res;
+}
+
 /**
  * Codes one HT set at cleanup plane p into c.out[at, ...): the cleanup, and
  * for p >= 1 the refinement segment at p - 1. Returns the core's status;
@@ -137,40 +184,18 @@ J2KC_HD GpuCodeBlockResult ht_encode_job(const GpuCodeBlockJob &job, HtCodingSet
     GpuCodeBlockResult res{};
     res.zero_bitplanes = job.num_bitplanes;
     if (sets) sets->num_sets = sets->num_points = 0;
-    if (job.width > ht::kMaxSide || job.height > ht::kMaxSide || uint32_t{job.width} * job.height > ht::kMaxSamples) {
-        res.status = kGpuTier1BadGeometry;
-        return res;
+    res.status = ht_job_check(job);
+    if (res.status != kGpuTier1Ok) return res;
+    const HtJobContext c = ht_job_context(job, out_bytes);
+    if (!sets) {
+        HtEncodeResult r;
+        const uint32_t status = ht_encode_cleanup(c.coeffs, job.stride, job.width, job.height, job.num_bitplanes, 0,
+                                                  c.out, c.capacity, c.scratch, r);
+        return ht_cleanup_job_result(job, status, r, pass_end, pass_distortion, pass_terminated);
     }
-    if (job.num_bitplanes > ht::kMaxBitplanes) {
-        res.status = kGpuTier1BadBitplanes;
-        return res;
-    }
-    uint8_t *const scratch = reinterpret_cast<uint8_t *>(static_cast<uintptr_t>(job.scratch));
-    const HtScratchLayout l = ht_scratch_layout(job.width, job.height);
-    HtJobContext c;
-    c.coeffs = reinterpret_cast<const int32_t *>(static_cast<uintptr_t>(job.coeffs));
-    c.scratch = HtEncodeScratch{scratch + l.mel, ht_mel_bound(job.width, job.height), scratch + l.vlc,
-                                ht_vlc_bound(job.width, job.height), scratch + l.lines};
-    c.magref = scratch + l.magref;
-    c.sig = scratch + l.sig;
-    c.out = out_bytes + job.out_offset + 1;
-    c.capacity = job.out_capacity > 0 ? job.out_capacity - 1 : 0;
 
     uint32_t end[kHtSetPasses] = {}, passes = 0, data_bitplanes = 0;
     uint64_t distortion[kHtSetPasses] = {};
-    if (!sets) {
-        const uint32_t status = ht_encode_set(job, c, 0, 0, end, distortion, passes, data_bitplanes);
-        res.status = ht_job_status(status);
-        res.data_bitplanes = static_cast<uint8_t>(data_bitplanes);
-        if (status != kHtEncodeOk || passes == 0) return res;
-        res.num_passes = 1;
-        res.bytes = end[0];
-        res.zero_bitplanes = static_cast<uint8_t>(job.num_bitplanes - 1);
-        if (pass_end) pass_end[job.pass_offset] = end[0];
-        if (pass_distortion) pass_distortion[job.pass_offset] = distortion[0];
-        if (pass_terminated) pass_terminated[job.pass_offset] = 1;
-        return res;
-    }
 
     uint64_t set_distortion[kHtMaxSets][kHtSetPasses] = {};
     uint32_t at = 0;

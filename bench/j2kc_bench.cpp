@@ -487,6 +487,18 @@ int decode(const Args &a)
         }
         while (!fifo.empty()) take(1);
     };
+    // A slot sizes its buffers on its first frame: the queue is filled once
+    // before the warm-up proper, however few frames that asks for.
+    if (async) {
+        int queued = 0;
+        while (j2kc_decoder_submit(dec, streams[queued % streams.size()].data(),
+                                   streams[queued % streams.size()].size(), queued) == J2KC_OK)
+            ++queued;
+        for (int f = 0; f < queued; ++f) {
+            int64_t tag = 0;
+            check(j2kc_decoder_receive(dec, &outs[f % streams.size()].image, &tag, 1), "receive");
+        }
+    }
     run(0, a.warmup);
     if (async && j2kc_decoder_reset) j2kc_decoder_reset(dec);  // stage sums from here
     const Clock::time_point t0 = Clock::now();

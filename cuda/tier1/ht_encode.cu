@@ -268,6 +268,117 @@ __device__ void code_mel_symbols(const uint32_t *events, uint32_t count, htenc::
     mel.encode_idle(count - at);
 }
 
+/** What the first sweep over a block's quads finds, summed over the warp. */
+struct QuadSums {
+    uint64_t distortion = 0;  ///< saturating, as the serial sum
+    uint32_t or_magnitude = 0;
+    bool any_significant = false;
+};
+
+/** Puts every quad's significance and bottom exponents in `a.quad`, which
+ *  the quads below and on the right read, and sums the block. */
+__device__ QuadSums sweep_quads(CleanupArea &a, uint32_t lane, const int32_t *coeffs, size_t stride, uint32_t width,
+                                uint32_t height, uint32_t quads, uint32_t rows)
+{
+    QuadSums sums;
+    uint32_t rho_any = 0;
+    for (uint32_t i = lane; i < quads * rows; i += kLanes) {
+        const uint32_t row = i / quads, jj = i - row * quads;
+        htenc::HtQuad q;
+        htenc::ht_load_quad(coeffs, stride, width, height, 2 * jj, 2 * row, 0, q, sums.distortion, sums.or_magnitude);
+        a.quad[i] = static_cast<uint16_t>(q.rho | (q.e[1] << 4) | (q.e[3] << 9));
+        rho_any |= q.rho;
+    }
+    for (uint32_t d = kLanes / 2; d > 0; d /= 2) {
+        const uint64_t o = __shfl_xor_sync(kFullMask, sums.distortion, d);
+        sums.distortion = sums.distortion > ~uint64_t{0} - o ? ~uint64_t{0} : sums.distortion + o;
+        sums.or_magnitude |= __shfl_xor_sync(kFullMask, sums.or_magnitude, d);
+    }
+    sums.any_significant = __ballot_sync(kFullMask, rho_any != 0) != 0;
+    return sums;
+}
+
+/** The cleanup segment's three writers; the MEL encoder is lane 0's. */
+struct CleanupWriters {
+    htenc::HtMagSgnWriter ms;
+    htenc::HtVlcWriter vlc;
+    htenc::HtMelEncoder mel;
+};
+
+/** Pairs [base, base + 32) of the block, a lane each, into the writers: the
+ *  lanes' bit counts placed by a prefix sum, their bits laid into the
+ *  chunk's strings, the strings cut into bytes. */
+__device__ void code_chunk(CleanupArea &a, uint32_t lane, const int32_t *coeffs, size_t stride, uint32_t width,
+                           uint32_t height, uint32_t quads, uint32_t pairs_across, uint32_t pairs, uint32_t base,
+                           CleanupWriters &w)
+{
+    PairCode pc{};
+    if (base + lane < pairs) code_pair(a, coeffs, stride, width, height, quads, pairs_across, base + lane, pc);
+    const uint32_t mine = pc.magsgn.len | (pc.vlc.len << kVlcShift) | (pc.mel.count << kMelShift);
+    const uint32_t inclusive = warp_inclusive_sum(mine, lane);
+    const uint32_t before = inclusive - mine;
+    const uint32_t sums = __shfl_sync(kFullMask, inclusive, kLanes - 1);
+    const uint32_t ms_total = w.ms.used + (sums & ((1u << kVlcShift) - 1u));
+    const uint32_t vlc_total = w.vlc.used + ((sums >> kVlcShift) & ((1u << (kMelShift - kVlcShift)) - 1u));
+    const uint32_t mel_count = sums >> kMelShift;
+
+    // The strings start with the bits the writers kept from the chunk before.
+    __syncwarp();
+    for (uint32_t i = lane; i < ms_total / 32 + 2; i += kLanes)
+        a.magsgn[i] = i == 0 ? static_cast<uint32_t>(w.ms.tmp) : 0u;
+    for (uint32_t i = lane; i < vlc_total / 32 + 2; i += kLanes)
+        a.vlc[i] = i == 0 ? static_cast<uint32_t>(w.vlc.tmp) : 0u;
+    if (lane < sizeof(a.mel) / 4) a.mel[lane] = 0;
+    __syncwarp();
+    or_bits(a.vlc, w.vlc.used + ((before >> kVlcShift) & ((1u << (kMelShift - kVlcShift)) - 1u)), pc.vlc.bits,
+            pc.vlc.len);
+    or_bits(a.mel, before >> kMelShift, pc.mel.events, pc.mel.count);
+    SharedBits magsgn{a.magsgn, w.ms.used + (before & ((1u << kVlcShift) - 1u))};
+    htenc::ht_put_magsgn(pc.q[0], pc.code[0], magsgn);
+    htenc::ht_put_magsgn(pc.q[1], pc.code[1], magsgn);
+    __syncwarp();
+
+    if (lane == 0) code_mel_symbols(a.mel, mel_count, w.mel);
+    cut_magsgn(a.magsgn, ms_total, w.ms, lane);
+    cut_vlc(a.vlc, vlc_total, w.vlc, lane);
+}
+
+/** Terminates the writers (lane 0's state) and lays the segment out as
+ *  MagSgn, MEL, then VLC backwards with Scup in its last 12 bits; the
+ *  segment's length in `length`. */
+__device__ uint32_t finish_segment(uint32_t lane, CleanupWriters &w, uint8_t *out, uint32_t capacity,
+                                   const htenc::HtEncodeScratch &scratch, uint32_t &length)
+{
+    uint32_t status = htenc::kHtEncodeOk;
+    if (lane == 0) {
+        htenc::ht_terminate_mel_vlc(w.mel, w.vlc);
+        w.ms.terminate();
+        const uint32_t scup = w.mel.pos + w.vlc.pos;
+        length = w.ms.pos + scup;
+        if (w.ms.overflow || w.mel.overflow || w.vlc.overflow)
+            status = htenc::kHtEncodeOverflow;
+        else if (scup > htenc::kMaxScup)
+            status = htenc::kHtEncodeScupTooLarge;
+        else if (length > capacity)
+            status = htenc::kHtEncodeOverflow;
+    }
+    __syncwarp();
+    status = __shfl_sync(kFullMask, status, 0);
+    if (status != htenc::kHtEncodeOk) return status;
+    length = __shfl_sync(kFullMask, length, 0);
+    const uint32_t ms_pos = __shfl_sync(kFullMask, w.ms.pos, 0), mel_pos = __shfl_sync(kFullMask, w.mel.pos, 0);
+    const uint32_t vlc_pos = __shfl_sync(kFullMask, w.vlc.pos, 0);
+    for (uint32_t i = lane; i < mel_pos; i += kLanes) out[ms_pos + i] = scratch.mel[i];
+    for (uint32_t i = lane; i < vlc_pos; i += kLanes) out[length - 1 - i] = scratch.vlc[i];
+    __syncwarp();
+    if (lane == 0) {
+        const uint32_t scup = mel_pos + vlc_pos;
+        out[length - 1] = static_cast<uint8_t>(scup >> 4);
+        out[length - 2] = static_cast<uint8_t>((out[length - 2] & 0xF0u) | (scup & 0xFu));
+    }
+    return htenc::kHtEncodeOk;
+}
+
 /**
  * ht_encode_cleanup at plane 0 by a warp: the same status, result and
  * bytes (segment in `out`, MEL and VLC through `scratch`). Geometry and
@@ -280,98 +391,26 @@ __device__ uint32_t cleanup_warp(CleanupArea &a, uint32_t lane, const int32_t *c
     result = htenc::HtEncodeResult{};
     if (width == 0 || height == 0) return htenc::kHtEncodeOk;
     const uint32_t quads = htenc::ht_quads_across(width), rows = (height + 1) / 2;
-
-    // First sweep: what the quads below and on the right read, and the block's sums.
-    uint64_t distortion = 0;
-    uint32_t or_magnitude = 0, rho_any = 0;
-    for (uint32_t i = lane; i < quads * rows; i += kLanes) {
-        const uint32_t row = i / quads, jj = i - row * quads;
-        htenc::HtQuad q;
-        htenc::ht_load_quad(coeffs, stride, width, height, 2 * jj, 2 * row, 0, q, distortion, or_magnitude);
-        a.quad[i] = static_cast<uint16_t>(q.rho | (q.e[1] << 4) | (q.e[3] << 9));
-        rho_any |= q.rho;
-    }
-    for (uint32_t d = kLanes / 2; d > 0; d /= 2) {
-        const uint64_t o = __shfl_xor_sync(kFullMask, distortion, d);
-        distortion = distortion > ~uint64_t{0} - o ? ~uint64_t{0} : distortion + o;  // saturating, as the serial sum
-        or_magnitude |= __shfl_xor_sync(kFullMask, or_magnitude, d);
-    }
-    const bool any = __ballot_sync(kFullMask, rho_any != 0) != 0;
-    const uint32_t planes = ht::bit_length(or_magnitude);
+    const QuadSums sums = sweep_quads(a, lane, coeffs, stride, width, height, quads, rows);
+    const uint32_t planes = ht::bit_length(sums.or_magnitude);
     result.data_bitplanes = planes;
     if (planes > num_bitplanes) return htenc::kHtEncodeDataTooDeep;
-    if (!any) return htenc::kHtEncodeOk;
+    if (!sums.any_significant) return htenc::kHtEncodeOk;
     __syncwarp();
 
-    htenc::HtMagSgnWriter ms;
-    ms.init(out, capacity);
-    htenc::HtVlcWriter vlc;
-    vlc.init(scratch.vlc, scratch.vlc_capacity);
-    htenc::HtMelEncoder mel;  // lane 0's
-    mel.init(scratch.mel, scratch.mel_capacity);
-
+    CleanupWriters w;
+    w.ms.init(out, capacity);
+    w.vlc.init(scratch.vlc, scratch.vlc_capacity);
+    w.mel.init(scratch.mel, scratch.mel_capacity);
     const uint32_t pairs_across = (quads + 1) / 2, pairs = pairs_across * rows;
-    for (uint32_t base = 0; base < pairs; base += kLanes) {
-        PairCode pc{};
-        if (base + lane < pairs) code_pair(a, coeffs, stride, width, height, quads, pairs_across, base + lane, pc);
-        const uint32_t mine = pc.magsgn.len | (pc.vlc.len << kVlcShift) | (pc.mel.count << kMelShift);
-        const uint32_t inclusive = warp_inclusive_sum(mine, lane);
-        const uint32_t before = inclusive - mine;
-        const uint32_t sums = __shfl_sync(kFullMask, inclusive, kLanes - 1);
-        const uint32_t ms_total = ms.used + (sums & ((1u << kVlcShift) - 1u));
-        const uint32_t vlc_total = vlc.used + ((sums >> kVlcShift) & ((1u << (kMelShift - kVlcShift)) - 1u));
-        const uint32_t mel_count = sums >> kMelShift;
+    for (uint32_t base = 0; base < pairs; base += kLanes)
+        code_chunk(a, lane, coeffs, stride, width, height, quads, pairs_across, pairs, base, w);
 
-        // The strings start with the bits the writers kept from the chunk before.
-        __syncwarp();
-        for (uint32_t w = lane; w < ms_total / 32 + 2; w += kLanes)
-            a.magsgn[w] = w == 0 ? static_cast<uint32_t>(ms.tmp) : 0u;
-        for (uint32_t w = lane; w < vlc_total / 32 + 2; w += kLanes)
-            a.vlc[w] = w == 0 ? static_cast<uint32_t>(vlc.tmp) : 0u;
-        if (lane < sizeof(a.mel) / 4) a.mel[lane] = 0;
-        __syncwarp();
-        or_bits(a.vlc, vlc.used + ((before >> kVlcShift) & ((1u << (kMelShift - kVlcShift)) - 1u)), pc.vlc.bits,
-                pc.vlc.len);
-        or_bits(a.mel, before >> kMelShift, pc.mel.events, pc.mel.count);
-        SharedBits magsgn{a.magsgn, ms.used + (before & ((1u << kVlcShift) - 1u))};
-        htenc::ht_put_magsgn(pc.q[0], pc.code[0], magsgn);
-        htenc::ht_put_magsgn(pc.q[1], pc.code[1], magsgn);
-        __syncwarp();
-
-        if (lane == 0) code_mel_symbols(a.mel, mel_count, mel);
-        cut_magsgn(a.magsgn, ms_total, ms, lane);
-        cut_vlc(a.vlc, vlc_total, vlc, lane);
-    }
-
-    uint32_t status = htenc::kHtEncodeOk, length = 0;
-    if (lane == 0) {
-        htenc::ht_terminate_mel_vlc(mel, vlc);
-        ms.terminate();
-        const uint32_t scup = mel.pos + vlc.pos;
-        length = ms.pos + scup;
-        if (ms.overflow || mel.overflow || vlc.overflow)
-            status = htenc::kHtEncodeOverflow;
-        else if (scup > htenc::kMaxScup)
-            status = htenc::kHtEncodeScupTooLarge;
-        else if (length > capacity)
-            status = htenc::kHtEncodeOverflow;
-    }
-    __syncwarp();
-    status = __shfl_sync(kFullMask, status, 0);
+    uint32_t length = 0;
+    const uint32_t status = finish_segment(lane, w, out, capacity, scratch, length);
     if (status != htenc::kHtEncodeOk) return status;
-    length = __shfl_sync(kFullMask, length, 0);
-    const uint32_t ms_pos = __shfl_sync(kFullMask, ms.pos, 0), mel_pos = __shfl_sync(kFullMask, mel.pos, 0);
-    const uint32_t vlc_pos = __shfl_sync(kFullMask, vlc.pos, 0);
-    for (uint32_t i = lane; i < mel_pos; i += kLanes) out[ms_pos + i] = scratch.mel[i];
-    for (uint32_t i = lane; i < vlc_pos; i += kLanes) out[length - 1 - i] = scratch.vlc[i];
-    __syncwarp();
-    if (lane == 0) {
-        const uint32_t scup = mel_pos + vlc_pos;
-        out[length - 1] = static_cast<uint8_t>(scup >> 4);
-        out[length - 2] = static_cast<uint8_t>((out[length - 2] & 0xF0u) | (scup & 0xFu));
-    }
     result.bytes = length;
-    result.distortion = distortion;
+    result.distortion = sums.distortion;
     return htenc::kHtEncodeOk;
 }
 

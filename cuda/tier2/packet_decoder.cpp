@@ -452,6 +452,7 @@ struct PacketScratch {
     std::vector<Contribution> contributions;
     std::vector<size_t> first, next, sorted, chunk_start, segment_start;
     std::vector<std::pair<uint64_t, size_t>> by_blocks;  ///< split runs' code-blocks and indices
+    bool mixed = false;  ///< a component of the tile is MIXED (ISO/IEC 15444-15): blocks may be Part-1
 
     /** Arrays grown past this (a huge tile) are given back rather than kept. */
     static constexpr size_t kKeptBytes = size_t{64} << 20;
@@ -487,15 +488,65 @@ struct PacketScratch {
 };
 
 /**
- * Each code-block's chunks and segments from the contributions (packet
- * order), into out's flat arrays block after block. The pieces of a block
- * continue its last segment unless they start one (B.10.7.2); passes whose
- * bytes were cut away entirely are dropped.
+ * Adds contribution `ct` to its code-block `o`: its chunk, and its pieces as
+ * segments (out.segments from `first_segment` on are the block's). The
+ * pieces continue the block's last segment unless they start one
+ * (B.10.7.2); passes whose bytes were cut away entirely are dropped.
  */
-void assemble_codewords(const std::vector<Piece> &pieces, const std::vector<Contribution> &contributions,
-                        PacketScratch &scratch, TileCodewords &out)
+void add_contribution(const Contribution &ct, const std::vector<Piece> &pieces, size_t first_segment,
+                      CodeBlockCodewords &o, TileCodewords &out)
 {
-    // A stable counting sort of the contributions by code-block.
+    if (ct.first_inclusion) {
+        o.included = true;
+        o.zero_bitplanes = ct.zero_bitplanes;
+    }
+    if (ct.taken > 0) out.chunks.push_back(CodeBlockChunk{ct.data, ct.taken});
+    uint32_t left = ct.taken;
+    for (uint32_t p = 0; p < ct.num_pieces; ++p) {
+        const Piece &piece = pieces[ct.first_piece + p];
+        const uint32_t len = std::min(piece.length, left);
+        if (len == 0 && piece.length > 0) break;
+        if (piece.new_segment || out.segments.size() == first_segment) {
+            out.segments.push_back(CodewordSegment{len, piece.passes});
+        } else {
+            out.segments.back().length += len;
+            out.segments.back().passes += piece.passes;
+        }
+        o.num_passes += piece.passes;
+        left -= len;
+    }
+    o.lblock = ct.lblock;
+}
+
+/**
+ * The common case of one layer: a code-block's codewords come in one packet,
+ * so its chunk and segments are its contribution's, taken in packet order
+ * with no sort. False (nothing kept) when a block meets a second
+ * contribution, which only the sort by code-block joins.
+ */
+bool assemble_single_contributions(const std::vector<Piece> &pieces, const std::vector<Contribution> &contributions,
+                                   TileCodewords &out)
+{
+    for (const Contribution &ct : contributions) {
+        if (!ct.first_inclusion) return false;
+        CodeBlockCodewords &o = out.blocks[ct.cblk];
+        // Reserved for all of them: the runs of earlier blocks stay valid.
+        const size_t chunk = out.chunks.size(), segment = out.segments.size();
+        add_contribution(ct, pieces, segment, o, out);
+        o.chunks = {out.chunks.data() + chunk, out.chunks.size() - chunk};
+        o.segments = {out.segments.data() + segment, out.segments.size() - segment};
+    }
+    return true;
+}
+
+/**
+ * Each code-block's chunks and segments from the contributions (packet
+ * order), into out's flat arrays, block after block: a stable counting sort
+ * of the contributions by code-block joins those of several layers.
+ */
+void assemble_by_code_block(const std::vector<Piece> &pieces, const std::vector<Contribution> &contributions,
+                            PacketScratch &scratch, TileCodewords &out)
+{
     std::vector<size_t> &first = scratch.first, &next = scratch.next, &order = scratch.sorted;
     first.assign(out.blocks.size() + 1, 0);
     for (const Contribution &ct : contributions) ++first[ct.cblk + 1];
@@ -503,41 +554,14 @@ void assemble_codewords(const std::vector<Piece> &pieces, const std::vector<Cont
     order.resize(contributions.size());
     next.assign(first.begin(), first.end() - 1);
     for (size_t k = 0; k < contributions.size(); ++k) order[next[contributions[k].cblk]++] = k;
-    out.chunks.clear();
-    out.segments.clear();
-    out.chunks.reserve(contributions.size());
-    out.segments.reserve(pieces.size());
     std::vector<size_t> &chunk_start = scratch.chunk_start, &segment_start = scratch.segment_start;
     chunk_start.resize(out.blocks.size() + 1);
     segment_start.resize(out.blocks.size() + 1);
     for (size_t b = 0; b < out.blocks.size(); ++b) {
-        CodeBlockCodewords &o = out.blocks[b];
-        o.part1 = scratch.state[b].part1;
         chunk_start[b] = out.chunks.size();
         segment_start[b] = out.segments.size();
-        for (size_t k = first[b]; k < first[b + 1]; ++k) {
-            const Contribution &ct = contributions[order[k]];
-            if (ct.first_inclusion) {
-                o.included = true;
-                o.zero_bitplanes = ct.zero_bitplanes;
-            }
-            if (ct.taken > 0) out.chunks.push_back(CodeBlockChunk{ct.data, ct.taken});
-            uint32_t left = ct.taken;
-            for (uint32_t p = 0; p < ct.num_pieces; ++p) {
-                const Piece &piece = pieces[ct.first_piece + p];
-                const uint32_t len = std::min(piece.length, left);
-                if (len == 0 && piece.length > 0) break;
-                if (piece.new_segment || out.segments.size() == segment_start[b]) {
-                    out.segments.push_back(CodewordSegment{len, piece.passes});
-                } else {
-                    out.segments.back().length += len;
-                    out.segments.back().passes += piece.passes;
-                }
-                o.num_passes += piece.passes;
-                left -= len;
-            }
-            o.lblock = ct.lblock;
-        }
+        for (size_t k = first[b]; k < first[b + 1]; ++k)
+            add_contribution(contributions[order[k]], pieces, segment_start[b], out.blocks[b], out);
     }
     chunk_start.back() = out.chunks.size();
     segment_start.back() = out.segments.size();
@@ -546,6 +570,28 @@ void assemble_codewords(const std::vector<Piece> &pieces, const std::vector<Cont
         o.chunks = {out.chunks.data() + chunk_start[b], chunk_start[b + 1] - chunk_start[b]};
         o.segments = {out.segments.data() + segment_start[b], segment_start[b + 1] - segment_start[b]};
     }
+}
+
+/**
+ * Every code-block's codewords from the contributions (packet order) into
+ * out, whose blocks are in their reset state. `one_layer`: one layer is
+ * kept, so each block has one contribution at most.
+ */
+void assemble_codewords(const std::vector<Piece> &pieces, const std::vector<Contribution> &contributions,
+                        bool one_layer, PacketScratch &scratch, TileCodewords &out)
+{
+    out.chunks.clear();
+    out.segments.clear();
+    out.chunks.reserve(contributions.size());
+    out.segments.reserve(pieces.size());
+    if (!one_layer || !assemble_single_contributions(pieces, contributions, out)) {
+        out.chunks.clear();
+        out.segments.clear();
+        std::fill(out.blocks.begin(), out.blocks.end(), CodeBlockCodewords{});
+        assemble_by_code_block(pieces, contributions, scratch, out);
+    }
+    if (scratch.mixed)
+        for (size_t b = 0; b < out.blocks.size(); ++b) out.blocks[b].part1 = scratch.state[b].part1;
 }
 
 /** Reads the planned runs at once; false when one of them does not join the next or met bad or cut data. */
@@ -612,9 +658,11 @@ void decode_tile_packets(const Codestream &cs, const Tile &tile, const TileLayou
 
     std::vector<uint8_t> style(layout.components.size());
     for (uint16_t c = 0; c < style.size(); ++c) style[c] = cs.component_coding(tile, c).cblk_style;
+    const bool one_layer = cod.layers == 1 || max_layers == 1;
 
     thread_local PacketScratch scratch;
     scratch.reset(layout, 1);
+    scratch.mixed = std::any_of(style.begin(), style.end(), [](uint8_t s) { return (s & cblk_style::kMixed) != 0; });
     const bool packed = tile.has_packed_headers;
     const PacketSource src{cod,
                            layout,
@@ -635,7 +683,7 @@ void decode_tile_packets(const Codestream &cs, const Tile &tile, const TileLayou
         scratch.reset(layout, plan.size());
         if (read_split_runs(src, scratch.order, plan, scratch, *pool)) {
             join_runs(scratch, plan.size());
-            assemble_codewords(scratch.pieces, scratch.contributions, scratch, out);
+            assemble_codewords(scratch.pieces, scratch.contributions, one_layer, scratch, out);
             for (size_t r = 0; r < plan.size(); ++r) local.packets += scratch.runs[r].packets;
             local.data_consumed = scratch.runs[plan.size() - 1].pos;
             local.runs = static_cast<uint32_t>(plan.size());
@@ -648,7 +696,7 @@ void decode_tile_packets(const Codestream &cs, const Tile &tile, const TileLayou
     PacketRunOutput &run = scratch.runs[0];
     for_each_packet(layout, cod.layers, cod.progression, cs.progression_changes(tile),
                     [&](const PacketId &id) { return read_packet(src, id, run); });
-    assemble_codewords(run.pieces, run.contributions, scratch, out);
+    assemble_codewords(run.pieces, run.contributions, one_layer, scratch, out);
     local.packets = run.packets;
     local.truncated = run.truncated;
     local.data_consumed = run.pos;

@@ -181,7 +181,41 @@ struct PacketSource {
     uint32_t layers_kept;
 };
 
-/** What one run of packets read: pieces and contributions in packet order, and where it stopped. */
+/**
+ * Adds contribution `ct` to its code-block `o`: its chunk, and its pieces as
+ * segments (out.segments from `first_segment` on are the block's). The
+ * pieces continue the block's last segment unless they start one
+ * (B.10.7.2); passes whose bytes were cut away entirely are dropped.
+ */
+void add_contribution(const Contribution &ct, const std::vector<Piece> &pieces, size_t first_segment,
+                      CodeBlockCodewords &o, TileCodewords &out)
+{
+    if (ct.first_inclusion) {
+        o.included = true;
+        o.zero_bitplanes = ct.zero_bitplanes;
+    }
+    if (ct.taken > 0) out.chunks.push_back(CodeBlockChunk{ct.data, ct.taken});
+    uint32_t left = ct.taken;
+    for (uint32_t p = 0; p < ct.num_pieces; ++p) {
+        const Piece &piece = pieces[ct.first_piece + p];
+        const uint32_t len = std::min(piece.length, left);
+        if (len == 0 && piece.length > 0) break;
+        if (piece.new_segment || out.segments.size() == first_segment) {
+            out.segments.push_back(CodewordSegment{len, piece.passes});
+        } else {
+            out.segments.back().length += len;
+            out.segments.back().passes += piece.passes;
+        }
+        o.num_passes += piece.passes;
+        left -= len;
+    }
+    o.lblock = ct.lblock;
+}
+
+/**
+ * What one run of packets read: pieces and contributions in packet order, and
+ * where it stopped; or, read straight into `direct`, the code-blocks it gave.
+ */
 struct PacketRunOutput {
     std::vector<Piece> pieces;
     std::vector<Contribution> contributions;
@@ -190,7 +224,55 @@ struct PacketRunOutput {
     uint64_t packets = 0;
     bool truncated = false;
     bool malformed = false;  ///< a split run met bad data: the tile is read again in one run
+    /// One layer in one run: each packet's contributions go to their blocks
+    /// here as soon as it is read (commit_packet).
+    TileCodewords *direct = nullptr;
+    std::vector<uint32_t> committed;  ///< the blocks given, in order (their runs follow each other)
+    bool moved = false;               ///< out's chunks or segments were reallocated while given
+    bool repeated = false;            ///< a block met a second contribution: read again by the sort
 };
+
+/**
+ * One layer read in one run: the packet's contributions go to their blocks
+ * while they are in cache, each block's chunk and segments after the last
+ * block's, and the run's arrays stay a packet long. False when a block had
+ * one before, which only the sort by code-block joins.
+ */
+bool commit_packet(PacketRunOutput &run)
+{
+    TileCodewords &out = *run.direct;
+    const size_t chunk_capacity = out.chunks.capacity(), segment_capacity = out.segments.capacity();
+    for (const Contribution &ct : run.contributions) {
+        if (!ct.first_inclusion) {
+            run.repeated = true;
+            return false;
+        }
+        CodeBlockCodewords &o = out.blocks[ct.cblk];
+        const size_t chunk = out.chunks.size(), segment = out.segments.size();
+        add_contribution(ct, run.pieces, segment, o, out);
+        o.chunks = {out.chunks.data() + chunk, out.chunks.size() - chunk};
+        o.segments = {out.segments.data() + segment, out.segments.size() - segment};
+        run.committed.push_back(ct.cblk);
+    }
+    run.moved |= out.chunks.capacity() != chunk_capacity || out.segments.capacity() != segment_capacity;
+    run.pieces.clear();
+    run.contributions.clear();
+    return true;
+}
+
+/** After commit_packet's arrays were reallocated: every given block's runs again, in the order given. */
+void rebase_committed(const PacketRunOutput &run)
+{
+    TileCodewords &out = *run.direct;
+    size_t chunk = 0, segment = 0;
+    for (const uint32_t cb : run.committed) {
+        CodeBlockCodewords &o = out.blocks[cb];
+        o.chunks = {out.chunks.data() + chunk, o.chunks.size()};
+        o.segments = {out.segments.data() + segment, o.segments.size()};
+        chunk += o.chunks.size();
+        segment += o.segments.size();
+    }
+}
 
 /**
  * Reads packet `id` at run.pos (and run.packed_pos), appending what its header
@@ -309,6 +391,7 @@ bool read_packet(const PacketSource &src, const PacketId &id, PacketRunOutput &r
         pieces.resize(packet_pieces);
         contributions.resize(packet_contributions);
     }
+    if (run.direct && !commit_packet(run)) return false;
     if (cut) {
         run.truncated = true;
         return false;
@@ -466,7 +549,8 @@ struct PacketScratch {
                            sizeof(size_t) +
                        2 * trees.inclusion_nodes().capacity() * sizeof(TagTreeNode);
         for (const PacketRunOutput &run : runs)
-            bytes += run.pieces.capacity() * sizeof(Piece) + run.contributions.capacity() * sizeof(Contribution);
+            bytes += run.pieces.capacity() * sizeof(Piece) + run.contributions.capacity() * sizeof(Contribution) +
+                     run.committed.capacity() * sizeof(uint32_t);
         if (bytes > kKeptBytes) *this = PacketScratch{};
     }
 
@@ -483,40 +567,12 @@ struct PacketScratch {
             run.pos = run.packed_pos = 0;
             run.packets = 0;
             run.truncated = run.malformed = false;
+            run.direct = nullptr;
+            run.committed.clear();
+            run.moved = run.repeated = false;
         }
     }
 };
-
-/**
- * Adds contribution `ct` to its code-block `o`: its chunk, and its pieces as
- * segments (out.segments from `first_segment` on are the block's). The
- * pieces continue the block's last segment unless they start one
- * (B.10.7.2); passes whose bytes were cut away entirely are dropped.
- */
-void add_contribution(const Contribution &ct, const std::vector<Piece> &pieces, size_t first_segment,
-                      CodeBlockCodewords &o, TileCodewords &out)
-{
-    if (ct.first_inclusion) {
-        o.included = true;
-        o.zero_bitplanes = ct.zero_bitplanes;
-    }
-    if (ct.taken > 0) out.chunks.push_back(CodeBlockChunk{ct.data, ct.taken});
-    uint32_t left = ct.taken;
-    for (uint32_t p = 0; p < ct.num_pieces; ++p) {
-        const Piece &piece = pieces[ct.first_piece + p];
-        const uint32_t len = std::min(piece.length, left);
-        if (len == 0 && piece.length > 0) break;
-        if (piece.new_segment || out.segments.size() == first_segment) {
-            out.segments.push_back(CodewordSegment{len, piece.passes});
-        } else {
-            out.segments.back().length += len;
-            out.segments.back().passes += piece.passes;
-        }
-        o.num_passes += piece.passes;
-        left -= len;
-    }
-    o.lblock = ct.lblock;
-}
 
 /**
  * The common case of one layer: a code-block's codewords come in one packet,
@@ -572,6 +628,13 @@ void assemble_by_code_block(const std::vector<Piece> &pieces, const std::vector<
     }
 }
 
+/** MIXED (ISO/IEC 15444-15): which blocks the packet headers made Part-1. */
+void copy_part1(const PacketScratch &scratch, TileCodewords &out)
+{
+    if (scratch.mixed)
+        for (size_t b = 0; b < out.blocks.size(); ++b) out.blocks[b].part1 = scratch.state[b].part1;
+}
+
 /**
  * Every code-block's codewords from the contributions (packet order) into
  * out, whose blocks are in their reset state. `one_layer`: one layer is
@@ -590,8 +653,7 @@ void assemble_codewords(const std::vector<Piece> &pieces, const std::vector<Cont
         std::fill(out.blocks.begin(), out.blocks.end(), CodeBlockCodewords{});
         assemble_by_code_block(pieces, contributions, scratch, out);
     }
-    if (scratch.mixed)
-        for (size_t b = 0; b < out.blocks.size(); ++b) out.blocks[b].part1 = scratch.state[b].part1;
+    copy_part1(scratch, out);
 }
 
 /** Reads the planned runs at once; false when one of them does not join the next or met bad or cut data. */
@@ -694,9 +756,26 @@ void decode_tile_packets(const Codestream &cs, const Tile &tile, const TileLayou
         scratch.reset(layout, 1);  // read again in one run, which says what went wrong
     }
     PacketRunOutput &run = scratch.runs[0];
+    if (one_layer) {
+        out.chunks.clear();
+        out.segments.clear();
+        out.chunks.reserve(out.blocks.size());  // one a block: never reallocated
+        run.direct = &out;
+    }
     for_each_packet(layout, cod.layers, cod.progression, cs.progression_changes(tile),
                     [&](const PacketId &id) { return read_packet(src, id, run); });
-    assemble_codewords(run.pieces, run.contributions, one_layer, scratch, out);
+    if (run.repeated) {  // read again, joined by the sort
+        scratch.reset(layout, 1);
+        out.blocks.assign(layout.code_blocks.size(), CodeBlockCodewords{});
+        for_each_packet(layout, cod.layers, cod.progression, cs.progression_changes(tile),
+                        [&](const PacketId &id) { return read_packet(src, id, run); });
+    }
+    if (run.direct) {
+        if (run.moved) rebase_committed(run);
+        copy_part1(scratch, out);
+    } else {
+        assemble_codewords(run.pieces, run.contributions, one_layer, scratch, out);
+    }
     local.packets = run.packets;
     local.truncated = run.truncated;
     local.data_consumed = run.pos;

@@ -172,6 +172,7 @@ struct PacketSource {
     const TileLayout &layout;
     const std::vector<uint8_t> &style;  ///< code-block style of each component
     PrecinctTrees &trees;
+    std::vector<uint8_t> &started;  ///< per flat precinct: its trees were reset (PrecinctTrees::reset_precinct)
     std::vector<BlockState> &state;
     const uint8_t *data;
     size_t size;
@@ -296,6 +297,10 @@ bool read_packet(const PacketSource &src, const PacketId &id, PacketRunOutput &r
     const Resolution &res = src.layout.components[id.component].resolutions[id.resolution];
     const Precinct &prec = res.precincts[id.precinct];
     const uint32_t flat = src.trees.table().index(id.component, id.resolution, id.precinct);
+    if (!src.started[flat]) {
+        src.trees.reset_precinct(flat);
+        src.started[flat] = 1;
+    }
     const uint8_t cstyle = src.style[id.component];
 
     const size_t packet_pieces = pieces.size(), packet_contributions = contributions.size();
@@ -306,19 +311,19 @@ bool read_packet(const PacketSource &src, const PacketId &id, PacketRunOutput &r
                 const PrecinctBand &pb = prec.bands[b];
                 const uint32_t n = pb.num_cblks();
                 if (n == 0) continue;
-                TagTree inclusion = src.trees.inclusion(flat, b, pb);
-                TagTree zero_bitplanes = src.trees.zero_bitplanes(flat, b, pb);
-                for (uint32_t i = 0; i < n; ++i) {
+                TagTreeDecoder inclusion(src.trees.inclusion(flat, b, pb), int32_t{id.layer} + 1);
+                TagTreeDecoder zero_bitplanes(src.trees.zero_bitplanes(flat, b, pb), kZeroBitplaneLimit);
+                for (uint32_t i = 0, x = 0, y = 0; i < n; ++i, x = x + 1 < pb.cblks_x ? x + 1 : 0, y += x == 0) {
                     const uint32_t cb = pb.first_cblk + i;
                     BlockState &s = src.state[cb];
                     Contribution ct{cb, static_cast<uint32_t>(pieces.size()), 0, 0, false, 0, 0, 0, nullptr};
                     if (!s.included) {
                         // B.10.4: the tag tree holds the first layer of inclusion.
-                        if (!inclusion.decode(i, int32_t{id.layer} + 1, reader)) continue;
-                        J2KC_CHECK_DATA(zero_bitplanes.decode(i, kZeroBitplaneLimit, reader),
-                                        "code-block %u: too many zero bit-planes", cb);
+                        if (!inclusion.decode(x, y, reader)) continue;
+                        J2KC_CHECK_DATA(zero_bitplanes.decode(x, y, reader), "code-block %u: too many zero bit-planes",
+                                        cb);
                         ct.first_inclusion = true;
-                        ct.zero_bitplanes = static_cast<uint8_t>(zero_bitplanes.value(i));
+                        ct.zero_bitplanes = static_cast<uint8_t>(zero_bitplanes.value(x, y));
                         s.included = true;
                     } else if (!reader.bit()) {
                         continue;
@@ -528,6 +533,7 @@ std::vector<PacketRun> plan_runs(const Codestream &cs, const Tile &tile, const T
  */
 struct PacketScratch {
     PrecinctTrees trees;
+    std::vector<uint8_t> started;  ///< per flat precinct: its trees were reset
     std::vector<BlockState> state;
     std::vector<PacketRunOutput> runs;
     std::vector<PacketId> order;
@@ -557,7 +563,8 @@ struct PacketScratch {
     /** Every precinct and code-block back to the decoder's reset state, and `n` empty runs. */
     void reset(const TileLayout &layout, size_t n)
     {
-        trees.reset(layout);  // nodes start unknown with bound 0: the decoder's reset state
+        trees.reshape(layout);  // a precinct's nodes are reset at its first packet
+        started.assign(trees.table().size(), 0);
         state.assign(layout.code_blocks.size(), BlockState{});
         if (runs.size() < n) runs.resize(n);
         for (size_t r = 0; r < n; ++r) {
@@ -730,6 +737,7 @@ void decode_tile_packets(const Codestream &cs, const Tile &tile, const TileLayou
                            layout,
                            style,
                            scratch.trees,
+                           scratch.started,
                            scratch.state,
                            tile.data.data(),
                            tile.data.size(),

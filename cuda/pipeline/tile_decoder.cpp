@@ -161,23 +161,15 @@ uint64_t codeword_bytes(const CodeBlockCodewords &cw)
 
 /**
  * Whether the tile's data goes up whole: when the coded blocks of one chunk
- * (the blocks whose bytes it then holds) take three quarters of it or more,
- * the rest being packet headers, one copy of it costs less than a copy per
- * block. A reduced or layer-limited decode, which uses a fraction of it, and
- * a stream whose blocks mostly span several layers, whose chunks would be
- * joined after it a second time, copy their blocks' bytes alone.
+ * (the blocks whose bytes it then holds; `used`, their bytes) take three
+ * quarters of it or more, the rest being packet headers, one copy of it
+ * costs less than a copy per block. A reduced or layer-limited decode, which
+ * uses a fraction of it, and a stream whose blocks mostly span several
+ * layers, whose chunks would be joined after it a second time, copy their
+ * blocks' bytes alone.
  */
-bool upload_tile_whole(const Tile &tile, const TileDecodeOptions &options, const TileBlocks &blocks)
+bool upload_tile_whole(const Tile &tile, uint64_t used)
 {
-    const TileLayout &layout = *blocks.layout;
-    uint64_t used = 0;
-    for (size_t index = 0; index < layout.code_blocks.size(); ++index) {
-        const CodeBlock &cb = layout.code_blocks[index];
-        const CodeBlockCodewords &cw = blocks.codewords[index];
-        if (cb.resolution <= layout.components[cb.component].levels - options.reduce && cw.included &&
-            cw.num_passes > 0 && cw.chunks.size() == 1)
-            used += cw.chunks[0].length;
-    }
     return used > 0 && 4 * used >= 3 * uint64_t{tile.data.size()};
 }
 
@@ -271,17 +263,39 @@ void set_coded_job(const Codestream &cs, const Tile &tile, const TileComponent &
 
 }  // namespace
 
-void append_tier1_jobs(const Codestream &cs, const Tile &tile, const TileDecodeOptions &options,
-                       const TileBlocks &blocks, const TileCoefficients &out, const size_t *plane_offset,
-                       Tier1JobTable &table)
+namespace {
+
+/** The sizes of a job table, to go back to. */
+struct TableMark {
+    size_t byte_runs, num_bytes, segments, jobs, max_scratch_words, ht_jobs;
+
+    explicit TableMark(const Tier1JobTable &t)
+        : byte_runs(t.byte_runs.size()), num_bytes(t.num_bytes), segments(t.segments.size()), jobs(t.jobs.size()),
+          max_scratch_words(t.max_scratch_words), ht_jobs(t.ht_jobs)
+    {}
+
+    void restore(Tier1JobTable &t) const
+    {
+        t.byte_runs.resize(byte_runs);
+        t.num_bytes = num_bytes;
+        t.segments.resize(segments);
+        t.jobs.resize(jobs);
+        t.max_scratch_words = max_scratch_words;
+        t.ht_jobs = ht_jobs;
+    }
+};
+
+/**
+ * append_tier1_jobs with the tile's data going up whole or not. Returns the
+ * bytes of the coded blocks of one chunk (upload_tile_whole's measure).
+ */
+uint64_t append_jobs(const Codestream &cs, const Tile &tile, const TileDecodeOptions &options, const TileBlocks &blocks,
+                     const BandIndex &index, std::vector<BandJobs> &bands, bool whole, Tier1JobTable &table)
 {
     const TileLayout &layout = *blocks.layout;
     const size_t tile_base = table.num_bytes;
-    const bool whole = upload_tile_whole(tile, options, blocks);
     if (whole) append_tile_data(tile, table);
-    BandIndex index;
-    std::vector<BandJobs> bands;
-    plan_bands(cs, tile, layout, out, plane_offset, index, bands);
+    uint64_t used = 0;
     for (size_t i = 0; i < layout.code_blocks.size(); ++i) {
         const CodeBlock &cb = layout.code_blocks[i];
         const CodeBlockCodewords &cw = blocks.codewords[i];
@@ -304,6 +318,7 @@ void append_tier1_jobs(const Codestream &cs, const Tile &tile, const TileDecodeO
             J2KC_CHECK_LIMIT(total <= UINT32_MAX && table.segments.size() + cw.segments.size() <= UINT32_MAX,
                              "code-block data too large");
             job.data_length = static_cast<uint32_t>(total);
+            if (cw.chunks.size() == 1) used += cw.chunks[0].length;
             if (whole && cw.chunks.size() == 1) {
                 // Chunks lie inside Tile::data (decode_tile_packets), so inside the run.
                 job.data_offset = tile_base + static_cast<size_t>(cw.chunks[0].data - tile.data.data());
@@ -323,6 +338,25 @@ void append_tier1_jobs(const Codestream &cs, const Tile &tile, const TileDecodeO
         table.max_scratch_words = std::max(table.max_scratch_words, t1_decode_job_scratch_words(job.width, job.height));
         table.jobs.push_back(job);
     }
+    return used;
+}
+
+}  // namespace
+
+void append_tier1_jobs(const Codestream &cs, const Tile &tile, const TileDecodeOptions &options,
+                       const TileBlocks &blocks, const TileCoefficients &out, const size_t *plane_offset,
+                       Tier1JobTable &table)
+{
+    BandIndex index;
+    std::vector<BandJobs> bands;
+    plan_bands(cs, tile, *blocks.layout, out, plane_offset, index, bands);
+    // Most tiles' data goes up whole: their jobs are made so at once, and
+    // made again block by block for a tile it does not suit, rather than
+    // every tile's blocks read once more beforehand to decide.
+    const TableMark mark(table);
+    if (upload_tile_whole(tile, append_jobs(cs, tile, options, blocks, index, bands, true, table))) return;
+    mark.restore(table);
+    append_jobs(cs, tile, options, blocks, index, bands, false, table);
 }
 
 void Tier1JobTable::copy_bytes(uint8_t *out, ParallelRunner *pool) const

@@ -560,7 +560,10 @@ struct PacketScratch {
         if (bytes > kKeptBytes) *this = PacketScratch{};
     }
 
-    /** Every precinct and code-block back to the decoder's reset state, and `n` empty runs. */
+    /**
+     * Every precinct and code-block back to the decoder's reset state (a
+     * precinct's tree nodes at its first packet), and `n` empty runs.
+     */
     void reset(const TileLayout &layout, size_t n)
     {
         trees.reshape(layout);  // a precinct's nodes are reset at its first packet

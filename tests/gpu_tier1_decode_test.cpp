@@ -287,6 +287,23 @@ TEST(Tier1JobTable, OrderIsAPermutationByDecreasingBytes)
     }
 }
 
+TEST(Tier1JobTable, OrderSortsByEveryByteOfTheLengths)
+{
+    // Lengths that differ in each of their four bytes, with ties: the same
+    // order as a stable sort by decreasing length.
+    std::mt19937 rng(3);
+    std::vector<T1DecodeJob> jobs(5000, T1DecodeJob{});
+    const uint32_t masks[] = {0xFFu, 0xFF00u, 0xFF0000u, 0xFF000000u, 0xFFFFFFFFu};
+    for (T1DecodeJob &job : jobs) job.data_length = static_cast<uint32_t>(rng()) & masks[rng() % 5] & ~0x0F0Fu;
+    const uint32_t n = uint32_t(jobs.size());
+    std::vector<uint32_t> order(n), expected(n);
+    tier1_decode_order(jobs.data(), n, order.data());
+    for (uint32_t j = 0; j < n; ++j) expected[j] = j;
+    std::stable_sort(expected.begin(), expected.end(),
+                     [&](uint32_t a, uint32_t b) { return jobs[a].data_length > jobs[b].data_length; });
+    EXPECT_EQ(order, expected);
+}
+
 TEST(Tier1JobTable, TooLittleScratchIsReportedNotOverrun)
 {
     const Table t = make_table(9, 50);

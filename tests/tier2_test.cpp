@@ -277,6 +277,70 @@ TEST(Tier2TagTree, RoundTripRandomGrids)
     }
 }
 
+TEST(Tier2TagTree, DecoderMatchesDecodeLeafAfterLeaf)
+{
+    // TagTreeDecoder skips the ancestors a leaf shares with the one before:
+    // the same answers, values, node states and bits read as TagTree::decode,
+    // over layers (one decoder a threshold) that each visit some leaves in
+    // raster order, then a zero-bit-plane-style pass over all of them.
+    std::mt19937 rng(21);
+    const std::pair<uint32_t, uint32_t> sizes[] = {{1, 1}, {1, 9}, {9, 1}, {2, 2}, {5, 3}, {13, 9}, {64, 34}, {3, 70}};
+    for (auto [w, h] : sizes) {
+        for (int trial = 0; trial < 10; ++trial) {
+            const uint32_t n = w * h, nodes = tag_tree_num_nodes(w, h);
+            const int32_t range = 1 + static_cast<int32_t>(rng() % 12);
+            std::vector<int32_t> values(n);
+            for (auto &v : values) v = static_cast<int32_t>(rng() % range);
+            std::vector<TagTreeNode> enc_nodes(nodes);
+            TagTree enc{enc_nodes.data(), w, h};
+            enc.reset(0);
+            for (uint32_t i = 0; i < n; ++i) enc.set_leaf(i, values[i]);
+            enc.build();
+            std::vector<uint8_t> buf(1 << 17);
+            PacketHeaderWriter bw(buf.data(), static_cast<uint32_t>(buf.size()));
+            std::vector<std::pair<uint32_t, int32_t>> calls;
+            std::vector<bool> known(n, false);
+            for (int32_t t = 1; t <= range + 1; ++t)
+                for (uint32_t leaf = 0; leaf < n; ++leaf) {
+                    if (known[leaf] || rng() % 4 == 0) continue;
+                    calls.push_back({leaf, t});
+                    enc.encode(leaf, t, bw);
+                    known[leaf] = values[leaf] < t;
+                }
+            for (uint32_t leaf = 0; leaf < n; ++leaf) {
+                calls.push_back({leaf, 1000});
+                enc.encode(leaf, values[leaf] + 1, bw);
+            }
+            bw.flush();
+            ASSERT_TRUE(bw.fits());
+
+            std::vector<TagTreeNode> ref_nodes(nodes), dec_nodes(nodes);
+            TagTree ref{ref_nodes.data(), w, h}, tree{dec_nodes.data(), w, h};
+            ref.reset();
+            tree.reset();
+            PacketHeaderReader ref_reader(buf.data(), bw.length), dec_reader(buf.data(), bw.length);
+            std::unique_ptr<TagTreeDecoder> dec;
+            int32_t threshold = 0;
+            for (auto [leaf, t] : calls) {
+                if (!dec || t != threshold) dec = std::make_unique<TagTreeDecoder>(tree, threshold = t);
+                const uint32_t x = leaf % w, y = leaf / w;
+                const bool below = ref.decode(leaf, t, ref_reader);
+                ASSERT_EQ(dec->decode(x, y, dec_reader), below) << "leaf " << leaf << " threshold " << t;
+                ASSERT_EQ(below, values[leaf] < t);
+                if (below) {
+                    ASSERT_EQ(dec->value(x, y), values[leaf]);
+                }
+                ASSERT_EQ(dec_reader.position(), ref_reader.position());
+            }
+            for (uint32_t i = 0; i < nodes; ++i) {
+                EXPECT_EQ(dec_nodes[i].value, ref_nodes[i].value) << "node " << i;
+                EXPECT_EQ(dec_nodes[i].low, ref_nodes[i].low) << "node " << i;
+            }
+            EXPECT_EQ(dec_reader.align(), bw.length);
+        }
+    }
+}
+
 TEST(Tier2TagTree, LowerLeafMatchesBuild)
 {
     // The encoder learns inclusion layers incrementally; coding with

@@ -161,23 +161,15 @@ uint64_t codeword_bytes(const CodeBlockCodewords &cw)
 
 /**
  * Whether the tile's data goes up whole: when the coded blocks of one chunk
- * (the blocks whose bytes it then holds) take three quarters of it or more,
- * the rest being packet headers, one copy of it costs less than a copy per
- * block. A reduced or layer-limited decode, which uses a fraction of it, and
- * a stream whose blocks mostly span several layers, whose chunks would be
- * joined after it a second time, copy their blocks' bytes alone.
+ * (the blocks whose bytes it then holds; `used`, their bytes) take three
+ * quarters of it or more, the rest being packet headers, one copy of it
+ * costs less than a copy per block. A reduced or layer-limited decode, which
+ * uses a fraction of it, and a stream whose blocks mostly span several
+ * layers, whose chunks would be joined after it a second time, copy their
+ * blocks' bytes alone.
  */
-bool upload_tile_whole(const Tile &tile, const TileDecodeOptions &options, const TileBlocks &blocks)
+bool upload_tile_whole(const Tile &tile, uint64_t used)
 {
-    const TileLayout &layout = *blocks.layout;
-    uint64_t used = 0;
-    for (size_t index = 0; index < layout.code_blocks.size(); ++index) {
-        const CodeBlock &cb = layout.code_blocks[index];
-        const CodeBlockCodewords &cw = blocks.codewords[index];
-        if (cb.resolution <= layout.components[cb.component].levels - options.reduce && cw.included &&
-            cw.num_passes > 0 && cw.chunks.size() == 1)
-            used += cw.chunks[0].length;
-    }
     return used > 0 && 4 * used >= 3 * uint64_t{tile.data.size()};
 }
 
@@ -194,59 +186,150 @@ void append_tile_data(const Tile &tile, Tier1JobTable &table)
 
 }  // namespace
 
-void append_tier1_jobs(const Codestream &cs, const Tile &tile, const TileDecodeOptions &options,
-                       const TileBlocks &blocks, const TileCoefficients &out, const size_t *plane_offset,
-                       Tier1JobTable &table)
+namespace {
+
+/**
+ * What the jobs of one sub-band's code-blocks share, worked out once a band
+ * rather than once a block: where the band lies in its plane, and its Tier-1
+ * parameters (code_block_params less P and the MIXED Part-1 choice), made at
+ * its first coded block so that a band without any throws nothing.
+ */
+struct BandJobs {
+    size_t plane_offset = 0;
+    size_t stride = 0;
+    uint32_t dx = 0, dy = 0;  ///< the band's region origin less the band's origin (mod 2^32)
+    uint8_t component_style = 0;
+    bool ht_component = false;
+    bool known = false;  ///< params made
+    Tier1DecodeParams params;
+};
+
+/** Where band b of resolution r of component c is in a tile's BandJobs: first[c][r] + b, flattened. */
+struct BandIndex {
+    std::vector<uint32_t> component_first;  ///< per component: its resolution 0 in resolution_first
+    std::vector<uint32_t> resolution_first;
+
+    uint32_t at(const CodeBlock &cb) const
+    {
+        return resolution_first[component_first[cb.component] + cb.resolution] + cb.band;
+    }
+};
+
+void plan_bands(const Codestream &cs, const Tile &tile, const TileLayout &layout, const TileCoefficients &out,
+                const size_t *plane_offset, BandIndex &index, std::vector<BandJobs> &bands)
+{
+    for (uint16_t c = 0; c < layout.components.size(); ++c) {
+        const TileComponent &tc = layout.components[c];
+        const ComponentPlane &plane = out.components[c];
+        const uint8_t style = cs.component_coding(tile, c).cblk_style;
+        index.component_first.push_back(static_cast<uint32_t>(index.resolution_first.size()));
+        for (const Resolution &res : tc.resolutions) {
+            index.resolution_first.push_back(static_cast<uint32_t>(bands.size()));
+            for (const Band &band : res.bands) {
+                const Rect region = band_region(tc, res, band);
+                BandJobs b;
+                b.plane_offset = plane_offset[c];
+                b.stride = plane.stride;
+                b.dx = region.x0 - band.rect.x0;
+                b.dy = region.y0 - band.rect.y0;
+                b.component_style = style;
+                b.ht_component = (style & cblk_style::kHighThroughput) != 0;
+                bands.push_back(b);
+            }
+        }
+    }
+}
+
+/** Fills in a coded block's job from its band's parameters, checking what decode_code_block checks. */
+void set_coded_job(const Codestream &cs, const Tile &tile, const TileComponent &tc, const CodeBlock &cb,
+                   const CodeBlockCodewords &cw, BandJobs &band, T1DecodeJob &job)
+{
+    if (!band.known) {
+        band.params = code_block_params(cs, tile, tc, cb, CodeBlockCodewords{});
+        band.known = true;
+    }
+    J2KC_CHECK_ARG(cb.rect.width() <= kTier1MaxSide && cb.rect.height() <= kTier1MaxSide &&
+                       uint64_t{cb.rect.width()} * cb.rect.height() <= kTier1MaxSamples,
+                   "code-block %ux%u exceeds 1024 per side or 4096 samples", cb.rect.width(), cb.rect.height());
+    const uint32_t planes = uint32_t{band.params.num_bitplanes} + band.params.roi_shift;
+    J2KC_CHECK_SUPPORTED(cb.rect.empty() || planes <= kTier1MaxBitplanes, "%u bit-planes exceed %u", planes,
+                         kTier1MaxBitplanes);
+    job.orientation = static_cast<uint8_t>(band.params.orientation);
+    job.style = code_block_style(band.component_style, cw.part1);
+    job.num_bitplanes = band.params.num_bitplanes;
+    job.zero_bitplanes = cw.zero_bitplanes;
+    job.roi_shift = band.params.roi_shift;
+}
+
+}  // namespace
+
+namespace {
+
+/** The sizes of a job table, to go back to. */
+struct TableMark {
+    size_t byte_runs, num_bytes, segments, jobs, max_scratch_words, ht_jobs;
+
+    explicit TableMark(const Tier1JobTable &t)
+        : byte_runs(t.byte_runs.size()), num_bytes(t.num_bytes), segments(t.segments.size()), jobs(t.jobs.size()),
+          max_scratch_words(t.max_scratch_words), ht_jobs(t.ht_jobs)
+    {}
+
+    void restore(Tier1JobTable &t) const
+    {
+        t.byte_runs.resize(byte_runs);
+        t.num_bytes = num_bytes;
+        t.segments.resize(segments);
+        t.jobs.resize(jobs);
+        t.max_scratch_words = max_scratch_words;
+        t.ht_jobs = ht_jobs;
+    }
+};
+
+/**
+ * append_tier1_jobs with the tile's data going up whole or not. Returns the
+ * bytes of the coded blocks of one chunk (upload_tile_whole's measure).
+ */
+uint64_t append_jobs(const Codestream &cs, const Tile &tile, const TileDecodeOptions &options, const TileBlocks &blocks,
+                     const BandIndex &index, std::vector<BandJobs> &bands, bool whole, Tier1JobTable &table)
 {
     const TileLayout &layout = *blocks.layout;
     const size_t tile_base = table.num_bytes;
-    const bool whole = upload_tile_whole(tile, options, blocks);
     if (whole) append_tile_data(tile, table);
-    for (size_t index = 0; index < layout.code_blocks.size(); ++index) {
-        const CodeBlock &cb = layout.code_blocks[index];
-        const CodeBlockCodewords &cw = blocks.codewords[index];
+    uint64_t used = 0;
+    for (size_t i = 0; i < layout.code_blocks.size(); ++i) {
+        const CodeBlock &cb = layout.code_blocks[i];
+        const CodeBlockCodewords &cw = blocks.codewords[i];
         const TileComponent &tc = layout.components[cb.component];
         if (cb.resolution > tc.levels - options.reduce) continue;  // discarded: no place in the planes
-        const ComponentPlane &plane = out.components[cb.component];
-        uint32_t x, y;
-        code_block_origin(tc, cb, x, y);
+        BandJobs &band = bands[index.at(cb)];
+        const uint32_t x = band.dx + cb.rect.x0, y = band.dy + cb.rect.y0;
         T1DecodeJob job{};
-        job.out_offset = plane_offset[cb.component] + size_t{y} * plane.stride + x;
-        J2KC_CHECK_LIMIT(plane.stride <= UINT32_MAX, "plane stride %zu", plane.stride);
-        job.out_stride = static_cast<uint32_t>(plane.stride);
+        job.out_offset = band.plane_offset + size_t{y} * band.stride + x;
+        J2KC_CHECK_LIMIT(band.stride <= UINT32_MAX, "plane stride %zu", band.stride);
+        job.out_stride = static_cast<uint32_t>(band.stride);
         job.width = static_cast<uint16_t>(cb.rect.width());
         job.height = static_cast<uint16_t>(cb.rect.height());
         job.data_offset = table.num_bytes;
         job.segment_offset = static_cast<uint32_t>(table.segments.size());
         if (cw.included && cw.num_passes > 0) {
-            // The checks decode_code_block and Tier1Decoder make by throwing.
-            const Tier1DecodeParams params = code_block_params(cs, tile, tc, cb, cw);
-            J2KC_CHECK_ARG(cb.rect.width() <= kTier1MaxSide && cb.rect.height() <= kTier1MaxSide &&
-                               uint64_t{cb.rect.width()} * cb.rect.height() <= kTier1MaxSamples,
-                           "code-block %ux%u exceeds 1024 per side or 4096 samples", cb.rect.width(), cb.rect.height());
-            const uint32_t planes = uint32_t{params.num_bitplanes} + params.roi_shift;
-            J2KC_CHECK_SUPPORTED(cb.rect.empty() || planes <= kTier1MaxBitplanes, "%u bit-planes exceed %u", planes,
-                                 kTier1MaxBitplanes);
-            if (params.style & cblk_style::kHighThroughput) ++table.ht_jobs;
-            job.orientation = static_cast<uint8_t>(params.orientation);
-            job.style = params.style;
-            job.num_bitplanes = params.num_bitplanes;
-            job.zero_bitplanes = params.zero_bitplanes;
-            job.roi_shift = params.roi_shift;
+            set_coded_job(cs, tile, tc, cb, cw, band, job);
+            if (job.style & cblk_style::kHighThroughput) ++table.ht_jobs;
             const uint64_t total = codeword_bytes(cw);
             J2KC_CHECK_LIMIT(total <= UINT32_MAX && table.segments.size() + cw.segments.size() <= UINT32_MAX,
                              "code-block data too large");
             job.data_length = static_cast<uint32_t>(total);
+            if (cw.chunks.size() == 1) used += cw.chunks[0].length;
             if (whole && cw.chunks.size() == 1) {
                 // Chunks lie inside Tile::data (decode_tile_packets), so inside the run.
                 job.data_offset = tile_base + static_cast<size_t>(cw.chunks[0].data - tile.data.data());
             } else {
-                table.byte_runs.insert(table.byte_runs.end(), cw.chunks.begin(), cw.chunks.end());
+                for (const CodeBlockChunk &chunk : cw.chunks) table.byte_runs.push_back(chunk);
                 table.num_bytes += total;
             }
-            table.segments.insert(table.segments.end(), cw.segments.begin(), cw.segments.end());
+            // A block has a segment or two: a push each costs less than a range insert.
+            for (const CodewordSegment &segment : cw.segments) table.segments.push_back(segment);
             job.num_segments = static_cast<uint32_t>(cw.segments.size());
-        } else if (cs.component_coding(tile, cb.component).cblk_style & cblk_style::kHighThroughput) {
+        } else if (band.ht_component) {
             // An empty block of an HT tile-component: the HT kernel zeroes it,
             // so a frame of HT blocks alone needs no Part-1 launch.
             job.style = cblk_style::kHighThroughput;
@@ -255,6 +338,25 @@ void append_tier1_jobs(const Codestream &cs, const Tile &tile, const TileDecodeO
         table.max_scratch_words = std::max(table.max_scratch_words, t1_decode_job_scratch_words(job.width, job.height));
         table.jobs.push_back(job);
     }
+    return used;
+}
+
+}  // namespace
+
+void append_tier1_jobs(const Codestream &cs, const Tile &tile, const TileDecodeOptions &options,
+                       const TileBlocks &blocks, const TileCoefficients &out, const size_t *plane_offset,
+                       Tier1JobTable &table)
+{
+    BandIndex index;
+    std::vector<BandJobs> bands;
+    plan_bands(cs, tile, *blocks.layout, out, plane_offset, index, bands);
+    // Most tiles' data goes up whole: their jobs are made so at once, and
+    // made again block by block for a tile it does not suit, rather than
+    // every tile's blocks read once more beforehand to decide.
+    const TableMark mark(table);
+    if (upload_tile_whole(tile, append_jobs(cs, tile, options, blocks, index, bands, true, table))) return;
+    mark.restore(table);
+    append_jobs(cs, tile, options, blocks, index, bands, false, table);
 }
 
 void Tier1JobTable::copy_bytes(uint8_t *out, ParallelRunner *pool) const

@@ -115,18 +115,24 @@ void tier1_decode_order(const T1DecodeJob *jobs, uint32_t num_jobs, uint32_t *or
     // Decreasing length, ties in job order: a stable LSD radix sort of
     // (complemented length, job) pairs a byte of the length at a time, which
     // for a frame's tens of thousands of jobs costs a fraction of a comparison
-    // sort; a byte equal in every job needs no pass. The arrays stay with the
-    // thread, which orders a frame after another.
+    // sort; the four bytes' counts come from one pass over the jobs, and a
+    // byte equal in every job needs no pass. The arrays stay with the thread,
+    // which orders a frame after another.
     thread_local std::vector<uint64_t> keys, spare;
     keys.resize(num_jobs);
     spare.resize(num_jobs);
-    for (uint32_t j = 0; j < num_jobs; ++j) keys[j] = uint64_t{~jobs[j].data_length} << 32 | j;
-    for (uint32_t shift = 32; shift < 64; shift += 8) {
-        size_t start[257] = {};
-        for (const uint64_t k : keys) ++start[(k >> shift & 0xFF) + 1];
-        if (std::find(start, start + 257, size_t{num_jobs}) != start + 257) continue;
-        for (uint32_t d = 1; d < 257; ++d) start[d] += start[d - 1];
-        for (const uint64_t k : keys) spare[start[k >> shift & 0xFF]++] = k;
+    size_t start[4][257] = {};
+    for (uint32_t j = 0; j < num_jobs; ++j) {
+        const uint32_t length = ~jobs[j].data_length;
+        keys[j] = uint64_t{length} << 32 | j;
+        for (uint32_t d = 0; d < 4; ++d) ++start[d][(length >> 8 * d & 0xFF) + 1];
+    }
+    for (uint32_t d = 0; d < 4; ++d) {
+        size_t *digit = start[d];
+        if (std::find(digit, digit + 257, size_t{num_jobs}) != digit + 257) continue;
+        for (uint32_t v = 1; v < 257; ++v) digit[v] += digit[v - 1];
+        const uint32_t shift = 32 + 8 * d;
+        for (const uint64_t k : keys) spare[digit[k >> shift & 0xFF]++] = k;
         keys.swap(spare);
     }
     for (uint32_t i = 0; i < num_jobs; ++i) order[i] = static_cast<uint32_t>(keys[i]);

@@ -172,6 +172,7 @@ struct PacketSource {
     const TileLayout &layout;
     const std::vector<uint8_t> &style;  ///< code-block style of each component
     PrecinctTrees &trees;
+    std::vector<uint8_t> &started;  ///< per flat precinct: its trees were reset (PrecinctTrees::reset_precinct)
     std::vector<BlockState> &state;
     const uint8_t *data;
     size_t size;
@@ -181,7 +182,41 @@ struct PacketSource {
     uint32_t layers_kept;
 };
 
-/** What one run of packets read: pieces and contributions in packet order, and where it stopped. */
+/**
+ * Adds contribution `ct` to its code-block `o`: its chunk, and its pieces as
+ * segments (out.segments from `first_segment` on are the block's). The
+ * pieces continue the block's last segment unless they start one
+ * (B.10.7.2); passes whose bytes were cut away entirely are dropped.
+ */
+void add_contribution(const Contribution &ct, const std::vector<Piece> &pieces, size_t first_segment,
+                      CodeBlockCodewords &o, TileCodewords &out)
+{
+    if (ct.first_inclusion) {
+        o.included = true;
+        o.zero_bitplanes = ct.zero_bitplanes;
+    }
+    if (ct.taken > 0) out.chunks.push_back(CodeBlockChunk{ct.data, ct.taken});
+    uint32_t left = ct.taken;
+    for (uint32_t p = 0; p < ct.num_pieces; ++p) {
+        const Piece &piece = pieces[ct.first_piece + p];
+        const uint32_t len = std::min(piece.length, left);
+        if (len == 0 && piece.length > 0) break;
+        if (piece.new_segment || out.segments.size() == first_segment) {
+            out.segments.push_back(CodewordSegment{len, piece.passes});
+        } else {
+            out.segments.back().length += len;
+            out.segments.back().passes += piece.passes;
+        }
+        o.num_passes += piece.passes;
+        left -= len;
+    }
+    o.lblock = ct.lblock;
+}
+
+/**
+ * What one run of packets read: pieces and contributions in packet order, and
+ * where it stopped; or, read straight into `direct`, the code-blocks it gave.
+ */
 struct PacketRunOutput {
     std::vector<Piece> pieces;
     std::vector<Contribution> contributions;
@@ -190,7 +225,55 @@ struct PacketRunOutput {
     uint64_t packets = 0;
     bool truncated = false;
     bool malformed = false;  ///< a split run met bad data: the tile is read again in one run
+    /// One layer in one run: each packet's contributions go to their blocks
+    /// here as soon as it is read (commit_packet).
+    TileCodewords *direct = nullptr;
+    std::vector<uint32_t> committed;  ///< the blocks given, in order (their runs follow each other)
+    bool moved = false;               ///< out's chunks or segments were reallocated while given
+    bool repeated = false;            ///< a block met a second contribution: read again by the sort
 };
+
+/**
+ * One layer read in one run: the packet's contributions go to their blocks
+ * while they are in cache, each block's chunk and segments after the last
+ * block's, and the run's arrays stay a packet long. False when a block had
+ * one before, which only the sort by code-block joins.
+ */
+bool commit_packet(PacketRunOutput &run)
+{
+    TileCodewords &out = *run.direct;
+    const size_t chunk_capacity = out.chunks.capacity(), segment_capacity = out.segments.capacity();
+    for (const Contribution &ct : run.contributions) {
+        if (!ct.first_inclusion) {
+            run.repeated = true;
+            return false;
+        }
+        CodeBlockCodewords &o = out.blocks[ct.cblk];
+        const size_t chunk = out.chunks.size(), segment = out.segments.size();
+        add_contribution(ct, run.pieces, segment, o, out);
+        o.chunks = {out.chunks.data() + chunk, out.chunks.size() - chunk};
+        o.segments = {out.segments.data() + segment, out.segments.size() - segment};
+        run.committed.push_back(ct.cblk);
+    }
+    run.moved |= out.chunks.capacity() != chunk_capacity || out.segments.capacity() != segment_capacity;
+    run.pieces.clear();
+    run.contributions.clear();
+    return true;
+}
+
+/** After commit_packet's arrays were reallocated: every given block's runs again, in the order given. */
+void rebase_committed(const PacketRunOutput &run)
+{
+    TileCodewords &out = *run.direct;
+    size_t chunk = 0, segment = 0;
+    for (const uint32_t cb : run.committed) {
+        CodeBlockCodewords &o = out.blocks[cb];
+        o.chunks = {out.chunks.data() + chunk, o.chunks.size()};
+        o.segments = {out.segments.data() + segment, o.segments.size()};
+        chunk += o.chunks.size();
+        segment += o.segments.size();
+    }
+}
 
 /**
  * Reads packet `id` at run.pos (and run.packed_pos), appending what its header
@@ -214,6 +297,10 @@ bool read_packet(const PacketSource &src, const PacketId &id, PacketRunOutput &r
     const Resolution &res = src.layout.components[id.component].resolutions[id.resolution];
     const Precinct &prec = res.precincts[id.precinct];
     const uint32_t flat = src.trees.table().index(id.component, id.resolution, id.precinct);
+    if (!src.started[flat]) {
+        src.trees.reset_precinct(flat);
+        src.started[flat] = 1;
+    }
     const uint8_t cstyle = src.style[id.component];
 
     const size_t packet_pieces = pieces.size(), packet_contributions = contributions.size();
@@ -224,19 +311,19 @@ bool read_packet(const PacketSource &src, const PacketId &id, PacketRunOutput &r
                 const PrecinctBand &pb = prec.bands[b];
                 const uint32_t n = pb.num_cblks();
                 if (n == 0) continue;
-                TagTree inclusion = src.trees.inclusion(flat, b, pb);
-                TagTree zero_bitplanes = src.trees.zero_bitplanes(flat, b, pb);
-                for (uint32_t i = 0; i < n; ++i) {
+                TagTreeDecoder inclusion(src.trees.inclusion(flat, b, pb), int32_t{id.layer} + 1);
+                TagTreeDecoder zero_bitplanes(src.trees.zero_bitplanes(flat, b, pb), kZeroBitplaneLimit);
+                for (uint32_t i = 0, x = 0, y = 0; i < n; ++i, x = x + 1 < pb.cblks_x ? x + 1 : 0, y += x == 0) {
                     const uint32_t cb = pb.first_cblk + i;
                     BlockState &s = src.state[cb];
                     Contribution ct{cb, static_cast<uint32_t>(pieces.size()), 0, 0, false, 0, 0, 0, nullptr};
                     if (!s.included) {
                         // B.10.4: the tag tree holds the first layer of inclusion.
-                        if (!inclusion.decode(i, int32_t{id.layer} + 1, reader)) continue;
-                        J2KC_CHECK_DATA(zero_bitplanes.decode(i, kZeroBitplaneLimit, reader),
-                                        "code-block %u: too many zero bit-planes", cb);
+                        if (!inclusion.decode(x, y, reader)) continue;
+                        J2KC_CHECK_DATA(zero_bitplanes.decode(x, y, reader), "code-block %u: too many zero bit-planes",
+                                        cb);
                         ct.first_inclusion = true;
-                        ct.zero_bitplanes = static_cast<uint8_t>(zero_bitplanes.value(i));
+                        ct.zero_bitplanes = static_cast<uint8_t>(zero_bitplanes.value(x, y));
                         s.included = true;
                     } else if (!reader.bit()) {
                         continue;
@@ -309,6 +396,7 @@ bool read_packet(const PacketSource &src, const PacketId &id, PacketRunOutput &r
         pieces.resize(packet_pieces);
         contributions.resize(packet_contributions);
     }
+    if (run.direct && !commit_packet(run)) return false;
     if (cut) {
         run.truncated = true;
         return false;
@@ -445,6 +533,7 @@ std::vector<PacketRun> plan_runs(const Codestream &cs, const Tile &tile, const T
  */
 struct PacketScratch {
     PrecinctTrees trees;
+    std::vector<uint8_t> started;  ///< per flat precinct: its trees were reset
     std::vector<BlockState> state;
     std::vector<PacketRunOutput> runs;
     std::vector<PacketId> order;
@@ -452,6 +541,7 @@ struct PacketScratch {
     std::vector<Contribution> contributions;
     std::vector<size_t> first, next, sorted, chunk_start, segment_start;
     std::vector<std::pair<uint64_t, size_t>> by_blocks;  ///< split runs' code-blocks and indices
+    bool mixed = false;  ///< a component of the tile is MIXED (ISO/IEC 15444-15): blocks may be Part-1
 
     /** Arrays grown past this (a huge tile) are given back rather than kept. */
     static constexpr size_t kKeptBytes = size_t{64} << 20;
@@ -465,14 +555,19 @@ struct PacketScratch {
                            sizeof(size_t) +
                        2 * trees.inclusion_nodes().capacity() * sizeof(TagTreeNode);
         for (const PacketRunOutput &run : runs)
-            bytes += run.pieces.capacity() * sizeof(Piece) + run.contributions.capacity() * sizeof(Contribution);
+            bytes += run.pieces.capacity() * sizeof(Piece) + run.contributions.capacity() * sizeof(Contribution) +
+                     run.committed.capacity() * sizeof(uint32_t);
         if (bytes > kKeptBytes) *this = PacketScratch{};
     }
 
-    /** Every precinct and code-block back to the decoder's reset state, and `n` empty runs. */
+    /**
+     * Every precinct and code-block back to the decoder's reset state (a
+     * precinct's tree nodes at its first packet), and `n` empty runs.
+     */
     void reset(const TileLayout &layout, size_t n)
     {
-        trees.reset(layout);  // nodes start unknown with bound 0: the decoder's reset state
+        trees.reshape(layout);  // a precinct's nodes are reset at its first packet
+        started.assign(trees.table().size(), 0);
         state.assign(layout.code_blocks.size(), BlockState{});
         if (runs.size() < n) runs.resize(n);
         for (size_t r = 0; r < n; ++r) {
@@ -482,20 +577,42 @@ struct PacketScratch {
             run.pos = run.packed_pos = 0;
             run.packets = 0;
             run.truncated = run.malformed = false;
+            run.direct = nullptr;
+            run.committed.clear();
+            run.moved = run.repeated = false;
         }
     }
 };
 
 /**
- * Each code-block's chunks and segments from the contributions (packet
- * order), into out's flat arrays block after block. The pieces of a block
- * continue its last segment unless they start one (B.10.7.2); passes whose
- * bytes were cut away entirely are dropped.
+ * The common case of one layer: a code-block's codewords come in one packet,
+ * so its chunk and segments are its contribution's, taken in packet order
+ * with no sort. False (nothing kept) when a block meets a second
+ * contribution, which only the sort by code-block joins.
  */
-void assemble_codewords(const std::vector<Piece> &pieces, const std::vector<Contribution> &contributions,
-                        PacketScratch &scratch, TileCodewords &out)
+bool assemble_single_contributions(const std::vector<Piece> &pieces, const std::vector<Contribution> &contributions,
+                                   TileCodewords &out)
 {
-    // A stable counting sort of the contributions by code-block.
+    for (const Contribution &ct : contributions) {
+        if (!ct.first_inclusion) return false;
+        CodeBlockCodewords &o = out.blocks[ct.cblk];
+        // Reserved for all of them: the runs of earlier blocks stay valid.
+        const size_t chunk = out.chunks.size(), segment = out.segments.size();
+        add_contribution(ct, pieces, segment, o, out);
+        o.chunks = {out.chunks.data() + chunk, out.chunks.size() - chunk};
+        o.segments = {out.segments.data() + segment, out.segments.size() - segment};
+    }
+    return true;
+}
+
+/**
+ * Each code-block's chunks and segments from the contributions (packet
+ * order), into out's flat arrays, block after block: a stable counting sort
+ * of the contributions by code-block joins those of several layers.
+ */
+void assemble_by_code_block(const std::vector<Piece> &pieces, const std::vector<Contribution> &contributions,
+                            PacketScratch &scratch, TileCodewords &out)
+{
     std::vector<size_t> &first = scratch.first, &next = scratch.next, &order = scratch.sorted;
     first.assign(out.blocks.size() + 1, 0);
     for (const Contribution &ct : contributions) ++first[ct.cblk + 1];
@@ -503,41 +620,14 @@ void assemble_codewords(const std::vector<Piece> &pieces, const std::vector<Cont
     order.resize(contributions.size());
     next.assign(first.begin(), first.end() - 1);
     for (size_t k = 0; k < contributions.size(); ++k) order[next[contributions[k].cblk]++] = k;
-    out.chunks.clear();
-    out.segments.clear();
-    out.chunks.reserve(contributions.size());
-    out.segments.reserve(pieces.size());
     std::vector<size_t> &chunk_start = scratch.chunk_start, &segment_start = scratch.segment_start;
     chunk_start.resize(out.blocks.size() + 1);
     segment_start.resize(out.blocks.size() + 1);
     for (size_t b = 0; b < out.blocks.size(); ++b) {
-        CodeBlockCodewords &o = out.blocks[b];
-        o.part1 = scratch.state[b].part1;
         chunk_start[b] = out.chunks.size();
         segment_start[b] = out.segments.size();
-        for (size_t k = first[b]; k < first[b + 1]; ++k) {
-            const Contribution &ct = contributions[order[k]];
-            if (ct.first_inclusion) {
-                o.included = true;
-                o.zero_bitplanes = ct.zero_bitplanes;
-            }
-            if (ct.taken > 0) out.chunks.push_back(CodeBlockChunk{ct.data, ct.taken});
-            uint32_t left = ct.taken;
-            for (uint32_t p = 0; p < ct.num_pieces; ++p) {
-                const Piece &piece = pieces[ct.first_piece + p];
-                const uint32_t len = std::min(piece.length, left);
-                if (len == 0 && piece.length > 0) break;
-                if (piece.new_segment || out.segments.size() == segment_start[b]) {
-                    out.segments.push_back(CodewordSegment{len, piece.passes});
-                } else {
-                    out.segments.back().length += len;
-                    out.segments.back().passes += piece.passes;
-                }
-                o.num_passes += piece.passes;
-                left -= len;
-            }
-            o.lblock = ct.lblock;
-        }
+        for (size_t k = first[b]; k < first[b + 1]; ++k)
+            add_contribution(contributions[order[k]], pieces, segment_start[b], out.blocks[b], out);
     }
     chunk_start.back() = out.chunks.size();
     segment_start.back() = out.segments.size();
@@ -546,6 +636,34 @@ void assemble_codewords(const std::vector<Piece> &pieces, const std::vector<Cont
         o.chunks = {out.chunks.data() + chunk_start[b], chunk_start[b + 1] - chunk_start[b]};
         o.segments = {out.segments.data() + segment_start[b], segment_start[b + 1] - segment_start[b]};
     }
+}
+
+/** MIXED (ISO/IEC 15444-15): which blocks the packet headers made Part-1. */
+void copy_part1(const PacketScratch &scratch, TileCodewords &out)
+{
+    if (scratch.mixed)
+        for (size_t b = 0; b < out.blocks.size(); ++b) out.blocks[b].part1 = scratch.state[b].part1;
+}
+
+/**
+ * Every code-block's codewords from the contributions (packet order) into
+ * out, whose blocks are in their reset state. `one_layer`: one layer is
+ * kept, so each block has one contribution at most.
+ */
+void assemble_codewords(const std::vector<Piece> &pieces, const std::vector<Contribution> &contributions,
+                        bool one_layer, PacketScratch &scratch, TileCodewords &out)
+{
+    out.chunks.clear();
+    out.segments.clear();
+    out.chunks.reserve(contributions.size());
+    out.segments.reserve(pieces.size());
+    if (!one_layer || !assemble_single_contributions(pieces, contributions, out)) {
+        out.chunks.clear();
+        out.segments.clear();
+        std::fill(out.blocks.begin(), out.blocks.end(), CodeBlockCodewords{});
+        assemble_by_code_block(pieces, contributions, scratch, out);
+    }
+    copy_part1(scratch, out);
 }
 
 /** Reads the planned runs at once; false when one of them does not join the next or met bad or cut data. */
@@ -612,14 +730,17 @@ void decode_tile_packets(const Codestream &cs, const Tile &tile, const TileLayou
 
     std::vector<uint8_t> style(layout.components.size());
     for (uint16_t c = 0; c < style.size(); ++c) style[c] = cs.component_coding(tile, c).cblk_style;
+    const bool one_layer = cod.layers == 1 || max_layers == 1;
 
     thread_local PacketScratch scratch;
     scratch.reset(layout, 1);
+    scratch.mixed = std::any_of(style.begin(), style.end(), [](uint8_t s) { return (s & cblk_style::kMixed) != 0; });
     const bool packed = tile.has_packed_headers;
     const PacketSource src{cod,
                            layout,
                            style,
                            scratch.trees,
+                           scratch.started,
                            scratch.state,
                            tile.data.data(),
                            tile.data.size(),
@@ -635,7 +756,7 @@ void decode_tile_packets(const Codestream &cs, const Tile &tile, const TileLayou
         scratch.reset(layout, plan.size());
         if (read_split_runs(src, scratch.order, plan, scratch, *pool)) {
             join_runs(scratch, plan.size());
-            assemble_codewords(scratch.pieces, scratch.contributions, scratch, out);
+            assemble_codewords(scratch.pieces, scratch.contributions, one_layer, scratch, out);
             for (size_t r = 0; r < plan.size(); ++r) local.packets += scratch.runs[r].packets;
             local.data_consumed = scratch.runs[plan.size() - 1].pos;
             local.runs = static_cast<uint32_t>(plan.size());
@@ -646,9 +767,26 @@ void decode_tile_packets(const Codestream &cs, const Tile &tile, const TileLayou
         scratch.reset(layout, 1);  // read again in one run, which says what went wrong
     }
     PacketRunOutput &run = scratch.runs[0];
+    if (one_layer) {
+        out.chunks.clear();
+        out.segments.clear();
+        out.chunks.reserve(out.blocks.size());  // one a block: never reallocated
+        run.direct = &out;
+    }
     for_each_packet(layout, cod.layers, cod.progression, cs.progression_changes(tile),
                     [&](const PacketId &id) { return read_packet(src, id, run); });
-    assemble_codewords(run.pieces, run.contributions, scratch, out);
+    if (run.repeated) {  // read again, joined by the sort
+        scratch.reset(layout, 1);
+        out.blocks.assign(layout.code_blocks.size(), CodeBlockCodewords{});
+        for_each_packet(layout, cod.layers, cod.progression, cs.progression_changes(tile),
+                        [&](const PacketId &id) { return read_packet(src, id, run); });
+    }
+    if (run.direct) {
+        if (run.moved) rebase_committed(run);
+        copy_part1(scratch, out);
+    } else {
+        assemble_codewords(run.pieces, run.contributions, one_layer, scratch, out);
+    }
     local.packets = run.packets;
     local.truncated = run.truncated;
     local.data_consumed = run.pos;

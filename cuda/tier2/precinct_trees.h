@@ -7,6 +7,7 @@
  */
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -23,6 +24,19 @@ public:
 
     /** The trees of `layout`, every node in its initial state; the arrays keep their capacity. */
     void reset(const TileLayout &layout)
+    {
+        reshape(layout);
+        inclusion_.assign(inclusion_.size(), TagTreeNode{});
+        zero_bitplanes_.assign(zero_bitplanes_.size(), TagTreeNode{});
+    }
+
+    /**
+     * The trees of `layout` with their nodes in no given state: each
+     * precinct's are put in their initial state by reset_precinct() before
+     * its first use, so that they are in cache when its first packet reads
+     * them rather than written for a whole tile at once.
+     */
+    void reshape(const TileLayout &layout)
     {
         table_ = PrecinctTable(layout);
         band_base_.clear();
@@ -42,8 +56,16 @@ public:
         }
         band_base_.push_back(static_cast<uint32_t>(node_offset_.size()));
         node_offset_.push_back(nodes);  // sentinel: the end of the last precinct
-        inclusion_.assign(nodes, TagTreeNode{});
-        zero_bitplanes_.assign(nodes, TagTreeNode{});
+        inclusion_.resize(nodes);
+        zero_bitplanes_.resize(nodes);
+    }
+
+    /** Every node of precinct `flat_precinct`'s trees in its initial state. */
+    void reset_precinct(uint32_t flat_precinct)
+    {
+        const uint32_t begin = nodes_begin(flat_precinct), end = nodes_end(flat_precinct);
+        std::fill(inclusion_.begin() + begin, inclusion_.begin() + end, TagTreeNode{});
+        std::fill(zero_bitplanes_.begin() + begin, zero_bitplanes_.begin() + end, TagTreeNode{});
     }
 
     const PrecinctTable &table() const { return table_; }

@@ -184,4 +184,84 @@ struct TagTree {
     }
 };
 
+/**
+ * Host decoder of one tag tree's leaves against one threshold, leaf after
+ * leaf, as a packet header codes a precinct-band's code-blocks: the same
+ * bits and node states as TagTree::decode, with less work. A walk leaves
+ * every node of its path settled for its threshold (its bound at the
+ * threshold, or its value known with the bound at it) with a bound no lower
+ * than its parent's, so walking the ancestors a leaf shares with the leaf
+ * before reads no bit and changes nothing: the walk starts below them, with
+ * the deepest one's bound. Leaves in raster order walk about two levels each
+ * rather than all, and a level's node comes from its coordinates (no
+ * division, no path built).
+ */
+class TagTreeDecoder {
+public:
+    TagTreeDecoder(const TagTree &tree, int32_t threshold) : nodes_(tree.nodes), threshold_(threshold)
+    {
+        uint32_t w = tree.width, h = tree.height, offset = 0;
+        if (w == 0 || h == 0) return;
+        for (;;) {
+            offset_[levels_] = offset;
+            width_[levels_] = w;
+            ++levels_;
+            if (w == 1 && h == 1) return;
+            offset += w * h;
+            w = (w + 1) >> 1;
+            h = (h + 1) >> 1;
+        }
+    }
+
+    /** TagTree::decode of leaf (x, y) against the threshold: true when its value is below it. */
+    template <typename Reader>
+    bool decode(uint32_t x, uint32_t y, Reader &reader)
+    {
+        // Level k's node of (x, y) is (x >> k, y >> k): shared with the last
+        // leaf from the level of the highest bit in which they differ on.
+        uint32_t level = levels_;
+        if (walked_) {
+            const uint32_t differ = (x ^ last_x_) | (y ^ last_y_);
+            const uint32_t width = differ ? 32 - static_cast<uint32_t>(__builtin_clz(differ)) : 0;
+            if (width < level) level = width;
+        }
+        int32_t low = level < levels_ ? nodes_[node(level, x, y)].low : 0;
+        while (level-- > 0) {
+            TagTreeNode &n = nodes_[node(level, x, y)];
+            if (low > n.low)
+                n.low = low;
+            else
+                low = n.low;
+            while (low < threshold_ && low < n.value) {
+                if (reader.bit())
+                    n.value = low;
+                else
+                    ++low;
+            }
+            n.low = low;
+        }
+        last_x_ = x;
+        last_y_ = y;
+        walked_ = true;
+        return nodes_[node(0, x, y)].value < threshold_;
+    }
+
+    /** The value of leaf (x, y), once decode() said it is below the threshold. */
+    int32_t value(uint32_t x, uint32_t y) const { return nodes_[node(0, x, y)].value; }
+
+private:
+    uint32_t node(uint32_t level, uint32_t x, uint32_t y) const
+    {
+        return offset_[level] + (y >> level) * width_[level] + (x >> level);
+    }
+
+    TagTreeNode *nodes_;
+    int32_t threshold_;
+    uint32_t levels_ = 0;
+    uint32_t offset_[kTagTreeMaxLevels];
+    uint32_t width_[kTagTreeMaxLevels];
+    uint32_t last_x_ = 0, last_y_ = 0;
+    bool walked_ = false;
+};
+
 }  // namespace j2kc

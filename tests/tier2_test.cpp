@@ -814,7 +814,7 @@ TEST(Tier2Packets, EncoderDecoderRoundTrip)
             p.sop = rng() % 2;
             p.eph = rng() % 2;
             p.packed_headers = rng() % 3 == 0;
-            p.cblk_style.assign(t.layout.components.size(), style);
+            p.cblk_style = std::vector<uint8_t>(t.layout.components.size(), style);
             if (rng() % 4 == 0) {  // POC with overlap, completed by a catch-all
                 ProgressionChange a;
                 a.resolution_end = 2;
@@ -912,7 +912,7 @@ TEST(Tier2Packets, EmptyPacketsAreOneByte)
     PacketEncodeParams p;
     p.layers = 2;
     p.eph = true;
-    p.cblk_style.assign(t.layout.components.size(), 0);
+    p.cblk_style = std::vector<uint8_t>(t.layout.components.size(), 0);
     EncodedTilePackets enc;
     encode_tile_packets(t.layout, p, t.cblks.data(), t.layer_passes.data(), enc);
     for (const auto &r : enc.packets) {
@@ -932,7 +932,7 @@ TEST(Tier2Packets, InconsistentTruncationIsRejected)
     const size_t n = t.layout.code_blocks.size();
     PacketEncodeParams p;
     p.layers = 2;
-    p.cblk_style.assign(t.layout.components.size(), 0);
+    p.cblk_style = std::vector<uint8_t>(t.layout.components.size(), 0);
     t.layer_passes[0] = t.cblks[0].num_passes;
     t.layer_passes[n] = 0;  // decreases
     EncodedTilePackets enc;
@@ -981,7 +981,7 @@ TEST(Tier2Hostile, RandomBytesNeverCrash)
         p.progression = static_cast<uint8_t>(rng() % 5);
         p.sop = rng() % 2;
         p.eph = rng() % 2;
-        p.cblk_style.assign(t.layout.components.size(), style);
+        p.cblk_style = std::vector<uint8_t>(t.layout.components.size(), style);
         Codestream cs = codestream_for(t, p);
         Tile tile;
         std::vector<uint8_t> data(rng() % 400);
@@ -1014,7 +1014,7 @@ TEST(Tier2Hostile, TruncatedStreamsKeepAPrefix)
         p.sop = rng() % 2;
         p.eph = rng() % 2;
         p.packed_headers = rng() % 4 == 0;
-        p.cblk_style.assign(t.layout.components.size(), style);
+        p.cblk_style = std::vector<uint8_t>(t.layout.components.size(), style);
         EncodedTilePackets enc;
         encode_tile_packets(t.layout, p, t.cblks.data(), t.layer_passes.data(), enc);
         Codestream cs = codestream_for(t, p);

@@ -521,9 +521,12 @@ def _ff_dec_first(bench, fs, clip, head, out):
         return None, pix, dt
 
 
-def dec_ffmpeg_j2kcuda(tier1=None):
+def dec_ffmpeg_j2kcuda(tier1=None, cuda_frames=False):
     """`ffmpeg -c:v libj2kcuda -i clip.mxf -f null -` (the decode target's
-    command), timed from its progress reports; the clip loops (-stream_loop -1)."""
+    command), timed from its progress reports; the clip loops (-stream_loop -1).
+    cuda_frames: the decoder writes AV_PIX_FMT_CUDA frames (`-hwaccel cuda
+    -hwaccel_output_format cuda`), as the C API row writes CUDA memory; the
+    PSNR comes from the same decode to system memory."""
     def run(bench, fs, files, out):
         clip = _mxf_clip(bench, files, FF_DEC_CLIP)
         head = [bench.tool("ffmpeg"), "-hide_banner", "-nostdin", "-y", "-threads", str(THREADS), "-c:v", "libj2kcuda"]
@@ -532,6 +535,9 @@ def dec_ffmpeg_j2kcuda(tier1=None):
         if tier1:
             head += ["-tier1", tier1]
         q, pix, _ = _ff_dec_first(bench, fs, clip, head, out)
+        if cuda_frames:
+            head += ["-hwaccel", "cuda", "-hwaccel_output_format", "cuda"]
+            pix = "cuda (%s)" % pix
         cmd = head[:4] + ["-loglevel", "error"] + head[4:] + ["-i", clip] + FF_PROGRESS + ["-f", "null", "-"]
         r = bench.rate(cmd)
         r.update(psnr=q, command=bench.cmd_text(cmd),
@@ -620,6 +626,8 @@ def decoders():
         rows += [("j2k_cuda in FFmpeg, -tier1 %s" % v, dec_ffmpeg_j2kcuda(v)) for v in variants]
     else:
         rows += [("j2k_cuda in FFmpeg", dec_ffmpeg_j2kcuda())]
+    if J2KC["backend"] == "cuda":
+        rows += [("j2k_cuda in FFmpeg, CUDA frames", dec_ffmpeg_j2kcuda("gpu" if variants else None, cuda_frames=True))]
     rows += [("j2k_cuda CPU backend", dec_j2kc("cpu")),
              ("Grok grk_decompress", dec_grk),
              ("OpenJPEG opj_decompress", dec_opj),

@@ -12,9 +12,10 @@
  * Encoding a leaf against a threshold t walks root to leaf; at each node it
  * emits a 0 for every step that raises the node's lower bound (starting at
  * the parent's bound), and a 1 when the bound reaches the value, as long as
- * the bound stays below t. The decoder mirrors that walk. All functions are
- * J2KC_HD with no allocation, templated on the bit sink/source, so a GPU
- * packet-header writer shares them with the CPU reference.
+ * the bound stays below t. The decoder (TagTreeDecoder, on the host)
+ * mirrors that walk. TagTree's functions are J2KC_HD with no allocation,
+ * templated on the bit sink, so a GPU packet-header writer shares them with
+ * the CPU reference.
  */
 #pragma once
 
@@ -155,46 +156,19 @@ struct TagTree {
             n.low = low;
         }
     }
-
-    /**
-     * Decoder mirror of encode(): returns true when leaf value < threshold
-     * (then value(leaf) holds it). `reader` has bit() -> uint32_t.
-     */
-    template <typename Reader>
-    bool decode(uint32_t leaf, int32_t threshold, Reader &reader)
-    {
-        uint32_t path[kTagTreeMaxLevels];
-        const uint32_t depth = tag_tree_path(width, height, leaf % width, leaf / width, path);
-        int32_t low = 0;
-        for (uint32_t i = depth; i-- > 0;) {
-            TagTreeNode &n = nodes[path[i]];
-            if (low > n.low)
-                n.low = low;
-            else
-                low = n.low;
-            while (low < threshold && low < n.value) {
-                if (reader.bit())
-                    n.value = low;
-                else
-                    ++low;
-            }
-            n.low = low;
-        }
-        return nodes[leaf].value < threshold;
-    }
 };
 
 /**
  * Host decoder of one tag tree's leaves against one threshold, leaf after
  * leaf, as a packet header codes a precinct-band's code-blocks: the same
- * bits and node states as TagTree::decode, with less work. A walk leaves
- * every node of its path settled for its threshold (its bound at the
- * threshold, or its value known with the bound at it) with a bound no lower
- * than its parent's, so walking the ancestors a leaf shares with the leaf
- * before reads no bit and changes nothing: the walk starts below them, with
- * the deepest one's bound. Leaves in raster order walk about two levels each
- * rather than all, and a level's node comes from its coordinates (no
- * division, no path built).
+ * bits and node states as walking each leaf from the root (B.10.2), with
+ * less work. A walk leaves every node of its path settled for its threshold
+ * (its bound at the threshold, or its value known with the bound at it)
+ * with a bound no lower than its parent's, so walking the ancestors a leaf
+ * shares with the leaf before reads no bit and changes nothing: the walk
+ * starts below them, with the deepest one's bound. Leaves in raster order
+ * walk about two levels each rather than all, and a level's node comes from
+ * its coordinates (no division, no path built).
  */
 class TagTreeDecoder {
 public:
@@ -213,7 +187,7 @@ public:
         }
     }
 
-    /** TagTree::decode of leaf (x, y) against the threshold: true when its value is below it. */
+    /** Decodes leaf (x, y) against the threshold: true when its value is below it. */
     template <typename Reader>
     bool decode(uint32_t x, uint32_t y, Reader &reader)
     {

@@ -274,8 +274,9 @@ fate-bundle: all
 # here (it needs the network: Debian packages, PyPI wheels); bench runs on the
 # CUDA machine from BENCH_DIR alone and writes BENCH_OUT; bench-readme puts
 # BENCH_OUT/results.md's summary into README's Performance section.
-# BENCH_ARGS: run.py's options, e.g. --budget SECONDS (default 500), or a dry
-# run of every command off the GPU machine: BENCH_ARGS='--cpu --small 4 --quick'.
+# BENCH_ARGS: run.py's options, e.g. --budget SECONDS (default 500), --cases
+# and --add-to EARLIER/results.json (a run in parts, on the same machine), or a
+# dry run of every command off the GPU machine: BENCH_ARGS='--cpu --small 4 --quick'.
 BENCH_DIR ?= $(BUILD)/bench
 BENCH_OUT ?= $(BUILD)/bench-out
 BENCH_ARGS ?=

@@ -64,6 +64,21 @@ def cpu_info():
     return "?"
 
 
+def add_earlier_run(results, path):
+    """Starts results from an earlier run's (a run split in parts to fit a
+    time budget): its measurements stay until this run replaces them, its
+    command goes before this one's, and its seconds count in the total."""
+    earlier = json.load(open(path))
+    for key in ("cases", "sweep", "stages", "ffmpeg_paths"):
+        results[key].update(earlier.get(key) or {})
+    meta = results["meta"]
+    if earlier["meta"].get("gpu") != meta["gpu"]:
+        raise SystemExit("--add-to: %s ran on %s, this machine is %s" % (path, earlier["meta"].get("gpu"), meta["gpu"]))
+    meta["command"] = earlier["meta"]["command"] + "; then " + meta["command"]
+    meta["date"] = earlier["meta"]["date"]
+    return earlier["meta"].get("seconds", 0.0)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dir", required=True, help="folder made by bench/prep.sh")
@@ -74,6 +89,9 @@ def main():
     ap.add_argument("--quick", action="store_true", help="one short pass (debugging the harness)")
     ap.add_argument("--cases", default="", help="comma-separated case ids (default: all)")
     ap.add_argument("--no-sweep", action="store_true")
+    ap.add_argument("--add-to", metavar="RESULTS_JSON",
+                    help="an earlier run's results.json on the same machine: its cases, stages and sweep are kept "
+                         "where this run does not measure them again, and the report covers both runs")
     ap.add_argument("--small", type=int, default=1, help="divide frame sizes by this (debugging off the GPU machine)")
     ap.add_argument("--cpu", action="store_true",
                     help="j2k_cuda's rows on its CPU backend (a dry run of the commands off the GPU machine)")
@@ -103,6 +121,9 @@ def main():
     photos = load_photos(os.path.join(bench.dir, "photos"))
     results = dict(meta=meta, cases={}, sweep={}, stages={}, formats={k: v["label"] for k, v in FORMATS.items()},
                    ffmpeg_paths={})
+    earlier_seconds = 0.0
+    if args.add_to:
+        earlier_seconds = add_earlier_run(results, args.add_to)
     wanted = [c for c in CASES if not args.cases or c[0] in args.cases.split(",")]
     framesets = {}
 
@@ -279,7 +300,7 @@ def main():
         else:
             run_sweep()
 
-    results["meta"]["seconds"] = time.monotonic() - bench.t_start
+    results["meta"]["seconds"] = earlier_seconds + time.monotonic() - bench.t_start
     save()
     md = report.markdown(results)
     with open(os.path.join(bench.out, "results.md"), "w") as fp:

@@ -650,6 +650,17 @@ struct Case {
     int mct;
 };
 
+/** The coding parameters a Case names, set on cfg. */
+void apply_case(const Case &c, j2kc_encoder_config &cfg)
+{
+    cfg.lossless = c.lossless;
+    cfg.levels = c.levels;
+    cfg.cblk_width_log2 = c.cblk_w;
+    cfg.cblk_height_log2 = c.cblk_h;
+    cfg.tile_width = cfg.tile_height = c.tile;
+    cfg.mct = c.mct;
+}
+
 std::vector<Case> cases()
 {
     return {
@@ -773,12 +784,7 @@ TEST(HtEncodeInterop, PeersDecodeCpuStreams)
         SCOPED_TRACE(c.name);
         Planes16 img = make_image(c, 17);
         j2kc_encoder_config cfg = ht_config(J2KC_BACKEND_CPU);
-        cfg.lossless = c.lossless;
-        cfg.levels = c.levels;
-        cfg.cblk_width_log2 = c.cblk_w;
-        cfg.cblk_height_log2 = c.cblk_h;
-        cfg.tile_width = cfg.tile_height = c.tile;
-        cfg.mct = c.mct;
+        apply_case(c, cfg);
         cfg.quality = 2.0;
         std::vector<uint8_t> stream;
         ASSERT_EQ(encode(img.image, cfg, stream), J2KC_OK);
@@ -1101,12 +1107,7 @@ TEST(GpuHtEncode, CodestreamMatchesCpuBackend)
         encode_on_both(
             img.image,
             [&](j2kc_encoder_config &cfg) {
-                cfg.lossless = c.lossless;
-                cfg.levels = c.levels;
-                cfg.cblk_width_log2 = c.cblk_w;
-                cfg.cblk_height_log2 = c.cblk_h;
-                cfg.tile_width = cfg.tile_height = c.tile;
-                cfg.mct = c.mct;
+                apply_case(c, cfg);
                 if (std::string(c.name).rfind("rgb8_budget", 0) == 0) cfg.frame_bytes = 4000;
                 if (std::string(c.name) == "rgb8_budget_layers") cfg.layers = 3;
             },

@@ -352,9 +352,9 @@ TEST(GpuTier1Decode, KernelMatchesTier1Decoder)
             ASSERT_GE(t.jobs[by_bytes[j - 1]].data_length, t.jobs[by_bytes[j]].data_length);
         for (uint32_t j = 0; j < n; ++j) reversed[j] = n - 1 - j;
         uint32_t *order_bytes = to_device(by_bytes), *order_reversed = to_device(reversed);
-        const uint32_t *orders[] = {order_bytes, nullptr, order_reversed, nullptr, order_bytes};
+        const uint32_t *orders[] = {order_bytes, nullptr, order_reversed, nullptr, order_bytes, order_bytes, nullptr};
         int run = 0;
-        for (uint32_t lanes : {0u, 1u, 7u, 32u, 2u}) {
+        for (uint32_t lanes : {0u, 1u, 7u, 32u, 2u, 4u, 8u}) {
             ASSERT_LE(tier1_decode_gpu_threads(n, lanes), tier1_decode_gpu_threads(n, 1));
             tier1_decode_gpu(jobs, n, bytes, segs, out, scratch, t.scratch_words, status, nullptr, lanes,
                              orders[run++]);
@@ -373,6 +373,23 @@ TEST(GpuTier1Decode, KernelMatchesTier1Decoder)
         cudaFree(status);
         cudaFree(order_bytes);
         cudaFree(order_reversed);
+    }
+}
+
+TEST(GpuTier1Decode, LanesGrowWithTheLaunchUnlessGiven)
+{
+    if (!have_gpu()) GTEST_SKIP() << "no usable CUDA device";
+    EXPECT_EQ(tier1_decode_gpu_lanes(3, 1u << 30), 3u);
+    EXPECT_EQ(tier1_decode_gpu_lanes(40, 1), 32u);
+    EXPECT_EQ(tier1_decode_gpu_lanes(0, 1), kT1DecodeDefaultLanes);
+    EXPECT_EQ(tier1_decode_gpu_lanes(0, 1u << 30), 8u);
+    uint32_t last = 0;
+    for (uint32_t positions = 1; positions < (1u << 24); positions *= 2) {
+        const uint32_t lanes = tier1_decode_gpu_lanes(0, positions);
+        EXPECT_GE(lanes, last) << positions;
+        // More lanes a warp never asks for more scratch than one lane does.
+        EXPECT_LE(tier1_decode_gpu_threads(positions), tier1_decode_gpu_threads(positions, 1)) << positions;
+        last = lanes;
     }
 }
 

@@ -14,9 +14,12 @@
  * Lanes per warp: the threads of a warp decode different blocks, whose
  * control flow diverges almost at once, so a warp's time tends to the sum of
  * its lanes' blocks rather than the longest. Only `lanes` lanes of each warp
- * take jobs (kT1DecodeDefaultLanes; tier1_bench --gpu sweeps 1..32): one lane gives
- * the shortest single frame, two the most frames a second (registers, not
- * warps, bound the blocks resident on an SM; docs/measurements.md). An
+ * take jobs (tier1_bench --gpu sweeps 1..32): one lane gives the shortest
+ * single frame, two the most frames a second for a launch of about a frame
+ * (registers, not warps, bound the blocks resident on an SM), and a launch
+ * of several frames more with four or eight, whose extra chains in flight
+ * then outweigh the divergence (tier1_decode_gpu_lanes picks by the
+ * launch's jobs an SM; docs/measurements.md). An
  * optional order (the pipeline passes the jobs by
  * decreasing bytes) puts blocks of like work in a warp and starts the
  * longest first, so the tail is short blocks. Several frames' tables go in
@@ -60,6 +63,10 @@ constexpr uint32_t kMaxThreads = 1u << 16;
 constexpr uint64_t kHostTailDivisor = 2048;
 constexpr uint64_t kHostShareDivisor = 16;
 constexpr uint32_t kHostMinBytes = 256;
+/// Jobs an SM from which a launch takes four, then eight job-taking lanes a
+/// warp (about two and four DCI 4K frames' blocks on a 132-SM GPU).
+constexpr uint32_t kFourLanesJobsPerSm = 300;
+constexpr uint32_t kEightLanesJobsPerSm = 600;
 /// Threads a CTA of tier1_place_host_blocks_kernel: a 32x32 block's rows in a few steps.
 constexpr uint32_t kPlaceThreads = 256;
 
@@ -80,6 +87,14 @@ __global__ void tier1_place_host_blocks_kernel(const T1HostBlock *blocks, const 
         const uint32_t y = i / b.width, x = i % b.width;
         out[b.out_offset + size_t{y} * b.out_stride + x] = values[b.values_offset + i];
     }
+}
+
+uint32_t multiprocessors()
+{
+    int device = 0, count = 0;
+    check_cuda(cudaGetDevice(&device), "cudaGetDevice");
+    check_cuda(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
+    return static_cast<uint32_t>(std::max(count, 1));
 }
 
 }  // namespace
@@ -138,9 +153,11 @@ void tier1_decode_order(const T1DecodeJob *jobs, uint32_t num_jobs, uint32_t *or
     for (uint32_t i = 0; i < num_jobs; ++i) order[i] = static_cast<uint32_t>(keys[i]);
 }
 
-uint32_t tier1_decode_gpu_lanes(uint32_t lanes)
+uint32_t tier1_decode_gpu_lanes(uint32_t lanes, uint32_t positions)
 {
-    return lanes == 0 ? kT1DecodeDefaultLanes : std::min(lanes, kWarpSize);
+    if (lanes != 0) return std::min(lanes, kWarpSize);
+    const uint32_t per_sm = positions / multiprocessors();
+    return per_sm >= kEightLanesJobsPerSm ? 8 : per_sm >= kFourLanesJobsPerSm ? 4 : kT1DecodeDefaultLanes;
 }
 
 /** Warps of `lanes` job-taking threads: enough for one job each, up to kMaxThreads. */
@@ -152,7 +169,7 @@ uint32_t decode_warps(uint32_t num_jobs, uint32_t lanes)
 
 uint32_t tier1_decode_gpu_threads(uint32_t num_jobs, uint32_t lanes)
 {
-    lanes = tier1_decode_gpu_lanes(lanes);
+    lanes = tier1_decode_gpu_lanes(lanes, num_jobs);
     return std::min(decode_warps(num_jobs, lanes) * lanes, std::max(num_jobs, 1u));
 }
 
@@ -186,7 +203,7 @@ void tier1_decode_gpu_batch(const T1DecodeBatch &batch, uint32_t *scratch, size_
 {
     const uint32_t positions = tier1_decode_batch_positions(batch);
     if (positions == 0) return;
-    lanes = tier1_decode_gpu_lanes(lanes);
+    lanes = tier1_decode_gpu_lanes(lanes, positions);
     const uint32_t warps = decode_warps(positions, lanes);
     static_assert(kThreadsPerCta == kWarpSize, "a CTA is one warp");
     tier1_decode_kernel<<<warps, kThreadsPerCta, 0, static_cast<cudaStream_t>(stream)>>>(batch, positions, scratch,

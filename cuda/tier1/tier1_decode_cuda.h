@@ -17,12 +17,14 @@
 
 namespace j2kc {
 
-/** Job-taking lanes per warp when the caller says 0 (tier1_decode.cu says why
- *  fewer than 32; to be confirmed on a device with tier1_bench --gpu). */
+/** Job-taking lanes per warp of a launch of up to about a frame's blocks
+ *  when the caller says 0 (tier1_decode.cu says why fewer than 32). */
 constexpr uint32_t kT1DecodeDefaultLanes = 2;
 
-/** @brief The lanes a call with `lanes` uses: 0 = the default, at most 32. */
-uint32_t tier1_decode_gpu_lanes(uint32_t lanes);
+/** @brief The lanes a launch of `positions` jobs uses for `lanes`: 0 = by
+ *  the launch's jobs an SM of the current device (kT1DecodeDefaultLanes,
+ *  more for a batch of several frames), else `lanes`, at most 32. */
+uint32_t tier1_decode_gpu_lanes(uint32_t lanes, uint32_t positions);
 
 /** @brief Scratch areas tier1_decode_gpu uses for `num_jobs` jobs with the
  *  same `lanes`: one a job-taking thread that gets a job, so never more than

@@ -28,6 +28,7 @@
 #include "tier2/tier2_cell_core.h"
 #include "tier2/tier2_cell_tables.h"
 #include "tier2/tier2_cuda.h"
+#include "tier2/tier2_header_count_core.h"
 
 using namespace j2kc;
 
@@ -349,8 +350,8 @@ struct HostModel {
     T2gTables t;
     std::vector<TagTreeNode> inclusion, zbp;
     std::vector<uint8_t> lblock;
-    std::vector<uint32_t> header_len, packet_len, contrib_rel, psot, status;
-    std::vector<uint64_t> cell_len, cell_off, sums;
+    std::vector<uint32_t> header_len, packet_len, contrib_rel, psot, status, first_included, run_steps, run_included;
+    std::vector<uint64_t> cell_len, cell_off, sums, run_body;
     T2gScratch s;
 
     HostModel(const Tier2GpuConfig &config, const std::vector<const TileLayout *> &layouts)
@@ -363,6 +364,7 @@ struct HostModel {
         t.packets = h.packets.data();
         t.tile_parts = h.tile_parts.data();
         t.block_precinct = h.block_precinct.data();
+        t.runs = h.runs.data();
         inclusion.resize(t.num_nodes);
         zbp.resize(t.num_nodes);
         lblock.resize(t.num_blocks);
@@ -374,6 +376,14 @@ struct HostModel {
         cell_off.resize(t.num_cells);
         sums.resize(2 + t.num_components);
         status.resize(4);
+        first_included.resize(t.num_nodes);
+        run_steps.resize(size_t{t.num_runs} * kPacketHeaderPhases);
+        run_body.resize(t.num_runs);
+        run_included.resize(t.num_runs);
+        s.first_included = first_included.data();
+        s.run_steps = run_steps.data();
+        s.run_body = run_body.data();
+        s.run_included = run_included.data();
         s.inclusion = inclusion.data();
         s.zero_bitplanes = zbp.data();
         s.lblock = lblock.data();
@@ -405,14 +415,76 @@ struct HostModel {
         if (status[0]) fail(t2g_error_status(status[0]), "%s", t2g_error_message(status.data()).c_str());
     }
 
-    void count(const FlatBlocks &fl, const uint16_t *passes)
+    /** The counting kernels, with the parallel header count where the device takes it (one layer). */
+    void count(const FlatBlocks &fl, const uint16_t *passes) { count_with(fl, passes, t.layers == 1); }
+
+    void count_with(const FlatBlocks &fl, const uint16_t *passes, bool parallel)
     {
         std::fill(status.begin(), status.end(), 0);
         std::fill(sums.begin(), sums.end(), 0);
         const T2gBlocks b = view(fl);
-        for (uint32_t i = 0; i < t.num_precincts; ++i) t2g_precinct_packets(t, b, passes, s, i, nullptr);
+        if (parallel) {
+            count_first_packets(b, passes);
+        } else {
+            for (uint32_t i = 0; i < t.num_precincts; ++i) t2g_precinct_packets(t, b, passes, s, i, nullptr);
+        }
         for (uint32_t k = 0; k < t.num_tile_parts && !status[0]; ++k) t2g_tile_part_count(t, s, k);
         check();
+    }
+
+    /** The three kernels of tier2_header_count_core.h, a precinct's runs walked in one share. */
+    void count_first_packets(const T2gBlocks &b, const uint16_t *passes)
+    {
+        for (uint32_t bi = 0; bi < t.num_bands; ++bi) {
+            const uint32_t levels = t2g_tree_levels(t.bands[bi]);
+            for (uint32_t level = 0; level < levels; ++level) {
+                const T2gTreeLevel l = t2g_tree_level(t.bands[bi], level);
+                for (uint32_t i = 0; i < l.width * l.height; ++i) t2g_first_packet_node(t, b, passes, s, bi, level, i);
+            }
+        }
+        for (uint32_t r = 0; r < t.num_runs; ++r) {
+            const T2gRun run = t.runs[r];
+            if (t.precincts[run.precinct].layers_emitted == 0) continue;
+            T2gPhaseWalk walks[kPacketHeaderPhases];
+            for (uint32_t p = 0; p < kPacketHeaderPhases; ++p) walks[p] = {p, 0};
+            uint64_t at = 0;
+            uint32_t any = 0;
+            for (uint32_t j = 0; j < run.count; ++j) {
+                uint32_t steps[kPacketHeaderPhases];
+                T2gBlockCount c;
+                for (uint32_t p = 0; p < kPacketHeaderPhases; ++p) {
+                    PacketHeaderWriter w = PacketHeaderWriter::at_phase(p);
+                    c = t2g_first_packet_block(t, b, passes, s, run, run.first_leaf + j, w);
+                    steps[p] = T2gPhaseWalk::of(w).step();
+                }
+                for (T2gPhaseWalk &walk : walks) walk.take(steps);
+                contrib_rel[t.bands[run.band].first_block + run.first_leaf + j] = static_cast<uint32_t>(at);
+                at += c.failed ? 0 : c.body;
+                any |= c.included;
+            }
+            for (uint32_t p = 0; p < kPacketHeaderPhases; ++p)
+                run_steps[size_t{r} * kPacketHeaderPhases + p] = walks[p].step();
+            run_body[r] = at;
+            run_included[r] = any;
+        }
+        if (status[0]) return;
+        for (uint32_t pi = 0; pi < t.num_precincts; ++pi) {
+            const T2gPrecinct prec = t.precincts[pi];
+            if (prec.layers_emitted == 0) continue;
+            T2gPhaseWalk header{t2g_first_packet_phase(), 0};
+            uint64_t total = 0;
+            bool any = false;
+            for (uint32_t r = prec.run_begin; r < prec.run_begin + prec.num_runs; ++r) {
+                header.take(run_steps.data() + size_t{r} * kPacketHeaderPhases);
+                const T2gRun run = t.runs[r];
+                for (uint32_t j = 0; j < run.count; ++j)
+                    contrib_rel[t.bands[run.band].first_block + run.first_leaf + j] += static_cast<uint32_t>(total);
+                total += run_body[r];
+                any |= run_included[r] != 0;
+            }
+            t2g_store_packet_length(t, s, t.precinct_packets[prec.packet_begin], t2g_first_packet_header(any, header),
+                                    total);
+        }
     }
 
     PcrdSizes measure(const FlatBlocks &fl, const uint16_t *passes, bool components)
@@ -625,6 +697,113 @@ TEST(Tier2GpuModel, RejectsWhatTheCpuRejects)
         ASSERT_EQ(model.write(fl, f.passes.data()), ref.codestream) << f.what;
     }
     EXPECT_GE(done, 10);
+}
+
+/**
+ * A block whose header bits run to 1s, for 0xFF bytes and their stuffed
+ * bits: segment lengths of all 1s (some long: Lblock's comma code), often
+ * 37 passes or more (Table B.4's longest codes), zero bit-planes mostly
+ * `zero_bitplanes` (tag-tree 1s); an HT block has at most its three passes.
+ */
+EncodedCodeBlock ones_block(std::mt19937 &rng, uint8_t style, uint8_t zero_bitplanes)
+{
+    const bool ht = (style & cblk_style::kHighThroughput) != 0;
+    EncodedCodeBlock b;
+    const uint32_t kind = rng() % 6;
+    const uint32_t passes = kind == 0 ? 0 : ht ? 1 + rng() % 3 : kind == 1 ? 37 + rng() % 128 : 1 + rng() % 12;
+    uint32_t end = 0;
+    for (uint32_t p = 0; p < passes; ++p) {
+        end += (1u << (rng() % 16 == 0 ? 12 : rng() % 9)) - 1;
+        PassInfo info;
+        info.end = end;
+        info.terminated = ht ? p == 0 || p == 2 || p + 1 == passes : ends_segment(style, p) || p + 1 == passes;
+        b.passes.push_back(info);
+    }
+    b.data.assign(end, 0xFF);
+    b.zero_bitplanes = rng() % 4 == 0 ? static_cast<uint8_t>(rng() % 30) : zero_bitplanes;
+    return b;
+}
+
+/** One layer, and precincts of thousands of 4x4 code-blocks (no precinct partition). */
+Frame many_blocks_frame(std::mt19937 &rng)
+{
+    Frame f;
+    EncoderPlan &plan = f.plan;
+    plan.siz.width = plan.siz.tile_width = 200 + rng() % 80;
+    plan.siz.height = plan.siz.tile_height = 200 + rng() % 80;
+    plan.siz.components.resize(1);
+    plan.cod.layers = 1;
+    plan.cod.sop = rng() % 2;
+    plan.cod.eph = rng() % 2;
+    ComponentCoding &cc = plan.cod.component;
+    cc.levels = 1;
+    cc.cblk_width_log2 = cc.cblk_height_log2 = 2;
+    plan.quant.assign(1, quant_for(1, 2));
+    f.layouts.push_back(build_partition(plan.siz, 0, std::vector<ComponentCoding>(1, cc)));
+    f.blocks.assign(1, std::vector<EncodedCodeBlock>(f.layouts[0].code_blocks.size()));
+    f.num_blocks = static_cast<uint32_t>(f.blocks[0].size());
+    f.what = "many blocks";
+    return f;
+}
+
+/** Packet-header bytes of value 0xFF in a codestream the model wrote. */
+uint64_t header_ff_bytes(const HostModel &m, const std::vector<uint8_t> &cs)
+{
+    const uint32_t sop = m.t.sop ? kT2gSopBytes : 0, eph = m.t.eph ? kT2gEphBytes : 0;
+    uint64_t n = 0;
+    for (uint32_t pk = 0; pk < m.t.num_packets; ++pk) {
+        const uint64_t at = m.cell_off[m.t.packets[pk].cell] + sop;
+        n += std::count(cs.begin() + at, cs.begin() + at + m.header_len[pk] - eph, 0xFF);
+    }
+    return n;
+}
+
+TEST(Tier2GpuModel, ParallelHeaderCountIsTheSerialCoders)
+{
+    std::mt19937 rng(0xFF);
+    static const uint8_t styles[] = {cblk_style::kHighThroughput, cblk_style::kTermAll, 0, cblk_style::kBypass};
+    int done = 0;
+    uint64_t ff = 0, empty = 0, long_precincts = 0;
+    for (int iter = 0; done < 30 && iter < 5000; ++iter) {
+        Frame f;
+        FrameOptions opt;
+        opt.small = iter % 3 != 0;
+        if (iter % 4 == 0)
+            f = many_blocks_frame(rng);
+        else if (!random_frame(rng, opt, f) || f.plan.cod.layers != 1)
+            continue;
+        ++done;
+        const uint8_t style = styles[rng() % 4];
+        f.plan.cod.component.cblk_style = style;
+        const uint8_t zero_bitplanes = static_cast<uint8_t>(rng() % 8);
+        for (auto &tile : f.blocks)
+            for (EncodedCodeBlock &cb : tile) cb = ones_block(rng, style, zero_bitplanes);
+        random_passes(rng, f);
+        HostModel model(config_for(f), layout_ptrs(f));
+        const FlatBlocks fl = flatten(f, rng, false);
+        model.count_with(fl, f.passes.data(), false);
+        const std::vector<uint32_t> header = model.header_len, packet = model.packet_len, at = model.contrib_rel;
+        model.count_with(fl, f.passes.data(), true);
+        ASSERT_EQ(model.header_len, header) << f.what;
+        ASSERT_EQ(model.packet_len, packet) << f.what;
+        for (uint32_t cb = 0; cb < f.num_blocks; ++cb) {
+            if (f.passes[cb] > 0) {
+                ASSERT_EQ(model.contrib_rel[cb], at[cb]) << f.what << " block " << cb;
+            }
+        }
+        const Reference ref = cpu_reference(f, f.passes.data());
+        const std::vector<uint8_t> got = model.write(fl, f.passes.data());
+        ASSERT_EQ(got, ref.codestream) << f.what << ": " << first_difference(got, ref.codestream);
+        ff += header_ff_bytes(model, got);
+        for (uint32_t pk = 0; pk < model.t.num_packets; ++pk)
+            empty += model.header_len[pk] == 1u + (model.t.eph ? 2 : 0);
+        for (uint32_t pi = 0; pi < model.t.num_precincts; ++pi) long_precincts += model.t.precincts[pi].num_runs > 8;
+    }
+    EXPECT_GE(done, 20);
+    // The stuffing, zero-length packets and precincts of many runs were all met.
+    EXPECT_GT(ff, 1000u);
+    EXPECT_GT(empty, 100u);
+    EXPECT_GT(long_precincts, 5u);
 }
 
 TEST(Tier2GpuTables, RejectsInconsistentConfigurations)

@@ -23,6 +23,9 @@
 
 namespace j2kc {
 
+/** Phases of PacketHeaderWriter::at_phase(). */
+constexpr uint32_t kPacketHeaderPhases = 22;
+
 /** Writes packet-header bits into out[0 .. capacity); counts beyond it. */
 struct PacketHeaderWriter {
     uint8_t *out = nullptr;
@@ -35,6 +38,41 @@ struct PacketHeaderWriter {
 
     PacketHeaderWriter() = default;
     J2KC_HD PacketHeaderWriter(uint8_t *buffer, uint32_t size) : out(buffer), capacity(size) {}
+
+    /**
+     * A counting writer (no buffer, no byte emitted yet) in phase `phase`
+     * (0 .. kPacketHeaderPhases - 1): where a writer stands between two bits,
+     * as far as the bytes it will still emit can tell. Phases 0..6: a 7-bit
+     * byte (after a 0xFF) holds that many bits; 7: an 8-bit byte holds none;
+     * 8..14: it holds 1..7 bits, all 1 (it may still become 0xFF);
+     * 15..21: it holds 1..7 bits, not all 1. Bits put from a phase emit a
+     * number of bytes and end in a phase that depend on that phase alone,
+     * so the byte count of a header is a walk over the counts of its pieces
+     * from every phase, which can be made piece by piece in parallel.
+     */
+    J2KC_HD static PacketHeaderWriter at_phase(uint32_t phase)
+    {
+        PacketHeaderWriter w;
+        if (phase < 7) {
+            w.nbits = phase;
+            w.limit = 7;
+            w.last_ff = true;
+        } else if (phase < 15) {
+            w.nbits = phase - 7;
+            w.acc = (1u << w.nbits) - 1;
+        } else {
+            w.nbits = phase - 14;
+        }
+        return w;
+    }
+
+    /** The phase this writer is in (see at_phase()). */
+    J2KC_HD uint32_t phase() const
+    {
+        if (limit == 7) return nbits;
+        if (nbits == 0) return 7;
+        return acc == (1u << nbits) - 1 ? 7 + nbits : 14 + nbits;
+    }
 
     /** True when every emitted byte fitted into the buffer. */
     J2KC_HD bool fits() const { return length <= capacity; }

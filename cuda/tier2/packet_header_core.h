@@ -85,6 +85,92 @@ J2KC_HD void reset_packet_header_band(State &state, const PacketHeaderBand &band
     zero_bitplanes.build();
 }
 
+/** Checks a code-block's truncation points for a packet; false after state.fail(). */
+template <typename State>
+J2KC_HD bool check_block_passes(State &state, uint32_t cb)
+{
+    const uint32_t now = state.passes_now(cb), sent = state.passes_sent(cb);
+    const uint32_t coded = state.num_passes(cb);
+    if (now < sent || now > coded) {
+        state.fail(kPacketBadPasses, cb, now, sent, coded);
+        return false;
+    }
+    if (now - sent > kMaxPassesPerPacket) {
+        state.fail(kPacketTooManyPasses, cb, now - sent, 0, 0);
+        return false;
+    }
+    return true;
+}
+
+/**
+ * What an included code-block adds to a packet header after its inclusion
+ * and zero bit-planes: the number of new passes (B.10.6), the Lblock
+ * increment and one length a codeword segment (B.10.7); updates Lblock and
+ * hands its bytes to state.contribute() at body offset `at`. Returns their
+ * length, or kPacketHeaderFailed after state.fail().
+ */
+template <typename State, typename Writer>
+J2KC_HD uint64_t code_block_contribution(State &state, uint8_t style, uint32_t cb, uint64_t at, Writer &w)
+{
+    const uint32_t now = state.passes_now(cb), sent = state.passes_sent(cb);
+    write_num_passes(now - sent, w);
+
+    const uint32_t *ends = state.pass_end(cb);
+    const uint8_t *terminated = state.pass_terminated(cb);
+    const uint32_t start_byte = sent ? ends[sent - 1] : 0;
+    uint8_t &lblock = state.lblock(cb);
+    const bool mixed = (style & cblk_style::kMixed) != 0;
+    const uint8_t block_style = code_block_style(style, mixed && state.part1(cb));
+    // Least Lblock increment that fits every segment length (B.10.7.1).
+    uint32_t need = lblock;
+    if (mixed && sent == 0) {
+        const bool ht = (block_style & cblk_style::kHighThroughput) != 0;
+        const uint32_t first = ends[0];  // HT: the cleanup segment
+        if (ht ? first < 2 : (codeword_segment_end(block_style, 0) < now || ends[now - 1] == 0)) {
+            state.fail(kPacketMixedFirstLength, cb, now, 0, 0);
+            return kPacketHeaderFailed;
+        }
+        const uint32_t top_bit_zero = bits_for_value(first) + 1;
+        if (ht) need = top_bit_zero > kLblockStart + 1u ? top_bit_zero : kLblockStart + 1u;
+    }
+    for (uint32_t p = sent, from = start_byte; p < now;) {
+        const uint32_t segment_end = codeword_segment_end(block_style, p);
+        const uint32_t e = now < segment_end ? now : segment_end;
+        const uint32_t to = ends[e - 1];
+        if (to < from) {
+            state.fail(kPacketPassEndsDecrease, cb, e - 1, 0, 0);
+            return kPacketHeaderFailed;
+        }
+        if (terminated && e == segment_end && !terminated[e - 1]) {
+            state.fail(kPacketUnterminated, cb, e - 1, 0, 0);
+            return kPacketHeaderFailed;
+        }
+        const uint32_t bits = bits_for_value(to - from), log2p = log2_floor_u32(e - p);
+        if (bits > log2p && bits - log2p > need) need = bits - log2p;
+        from = to;
+        p = e;
+    }
+    for (uint32_t q = lblock; q < need; ++q) w.put_bit(1);
+    w.put_bit(0);
+    lblock = static_cast<uint8_t>(need);
+    for (uint32_t p = sent, from = start_byte; p < now;) {
+        const uint32_t segment_end = codeword_segment_end(block_style, p);
+        const uint32_t e = now < segment_end ? now : segment_end;
+        const uint32_t to = ends[e - 1];
+        const uint32_t nbits = need + log2_floor_u32(e - p);
+        if (nbits > 32) {
+            state.fail(kPacketLengthField, cb, nbits, 0, 0);
+            return kPacketHeaderFailed;
+        }
+        w.put_bits(to - from, nbits);
+        from = to;
+        p = e;
+    }
+    const uint32_t end_byte = ends[now - 1];
+    state.contribute(cb, start_byte, end_byte, at);
+    return end_byte - start_byte;
+}
+
 /**
  * Codes the header of layer `layer` of the precinct `state` describes into
  * `w` (put_bit, put_bits), given the state its earlier layers left in the
@@ -100,17 +186,8 @@ J2KC_HD uint64_t code_packet_header(State &state, uint8_t style, uint32_t layer,
         const PacketHeaderBand band = state.band(k);
         for (uint32_t i = 0; i < band.num_blocks; ++i) {
             const uint32_t cb = band.first_block + i;
-            const uint32_t now = state.passes_now(cb), sent = state.passes_sent(cb);
-            const uint32_t coded = state.num_passes(cb);
-            if (now < sent || now > coded) {
-                state.fail(kPacketBadPasses, cb, now, sent, coded);
-                return kPacketHeaderFailed;
-            }
-            if (now - sent > kMaxPassesPerPacket) {
-                state.fail(kPacketTooManyPasses, cb, now - sent, 0, 0);
-                return kPacketHeaderFailed;
-            }
-            any |= now > sent;
+            if (!check_block_passes(state, cb)) return kPacketHeaderFailed;
+            any |= state.passes_now(cb) > state.passes_sent(cb);
         }
     }
     if (!any) {  // B.10.3: zero-length packet
@@ -143,62 +220,9 @@ J2KC_HD uint64_t code_packet_header(State &state, uint8_t style, uint32_t layer,
                 w.put_bit(added > 0 ? 1 : 0);
                 if (added == 0) continue;
             }
-            write_num_passes(added, w);
-
-            const uint32_t *ends = state.pass_end(cb);
-            const uint8_t *terminated = state.pass_terminated(cb);
-            const uint32_t start_byte = sent ? ends[sent - 1] : 0;
-            uint8_t &lblock = state.lblock(cb);
-            const bool mixed = (style & cblk_style::kMixed) != 0;
-            const uint8_t block_style = code_block_style(style, mixed && state.part1(cb));
-            // Least Lblock increment that fits every segment length (B.10.7.1).
-            uint32_t need = lblock;
-            if (mixed && sent == 0) {
-                const bool ht = (block_style & cblk_style::kHighThroughput) != 0;
-                const uint32_t first = ends[0];  // HT: the cleanup segment
-                if (ht ? first < 2 : (codeword_segment_end(block_style, 0) < now || ends[now - 1] == 0)) {
-                    state.fail(kPacketMixedFirstLength, cb, now, 0, 0);
-                    return kPacketHeaderFailed;
-                }
-                const uint32_t top_bit_zero = bits_for_value(first) + 1;
-                if (ht) need = top_bit_zero > kLblockStart + 1u ? top_bit_zero : kLblockStart + 1u;
-            }
-            for (uint32_t p = sent, from = start_byte; p < now;) {
-                const uint32_t segment_end = codeword_segment_end(block_style, p);
-                const uint32_t e = now < segment_end ? now : segment_end;
-                const uint32_t to = ends[e - 1];
-                if (to < from) {
-                    state.fail(kPacketPassEndsDecrease, cb, e - 1, 0, 0);
-                    return kPacketHeaderFailed;
-                }
-                if (terminated && e == segment_end && !terminated[e - 1]) {
-                    state.fail(kPacketUnterminated, cb, e - 1, 0, 0);
-                    return kPacketHeaderFailed;
-                }
-                const uint32_t bits = bits_for_value(to - from), log2p = log2_floor_u32(e - p);
-                if (bits > log2p && bits - log2p > need) need = bits - log2p;
-                from = to;
-                p = e;
-            }
-            for (uint32_t q = lblock; q < need; ++q) w.put_bit(1);
-            w.put_bit(0);
-            lblock = static_cast<uint8_t>(need);
-            for (uint32_t p = sent, from = start_byte; p < now;) {
-                const uint32_t segment_end = codeword_segment_end(block_style, p);
-                const uint32_t e = now < segment_end ? now : segment_end;
-                const uint32_t to = ends[e - 1];
-                const uint32_t nbits = need + log2_floor_u32(e - p);
-                if (nbits > 32) {
-                    state.fail(kPacketLengthField, cb, nbits, 0, 0);
-                    return kPacketHeaderFailed;
-                }
-                w.put_bits(to - from, nbits);
-                from = to;
-                p = e;
-            }
-            const uint32_t end_byte = ends[now - 1];
-            state.contribute(cb, start_byte, end_byte, body);
-            body += end_byte - start_byte;
+            const uint64_t bytes = code_block_contribution(state, style, cb, body, w);
+            if (bytes == kPacketHeaderFailed) return kPacketHeaderFailed;
+            body += bytes;
         }
     }
     return body;

@@ -67,6 +67,30 @@ J2KC_HD uint32_t tag_tree_path(uint32_t w, uint32_t h, uint32_t x, uint32_t y, u
     }
 }
 
+/**
+ * One node of an encoder's walk toward a threshold (B.10.2): from the bound
+ * `low` the walk brings (no lower than the node's own), a 0 for each step
+ * that raises it toward the node's value below the threshold, then a 1 when
+ * the value is reached below the threshold and not known yet. Returns the
+ * bound the walk takes on to the node's children.
+ */
+template <typename Writer>
+J2KC_HD int32_t tag_tree_encode_node(int32_t value, int32_t low, int32_t threshold, uint32_t &known, Writer &writer)
+{
+    while (low < threshold) {
+        if (low >= value) {
+            if (!known) {
+                writer.put_bit(1);
+                known = 1;
+            }
+            break;
+        }
+        writer.put_bit(0);
+        ++low;
+    }
+    return low;
+}
+
 /** A view of one tag tree's nodes; does not own them. */
 struct TagTree {
     TagTreeNode *nodes = nullptr;
@@ -142,17 +166,7 @@ struct TagTree {
                 n.low = low;
             else
                 low = n.low;
-            while (low < threshold) {
-                if (low >= n.value) {
-                    if (!n.known) {
-                        writer.put_bit(1);
-                        n.known = 1;
-                    }
-                    break;
-                }
-                writer.put_bit(0);
-                ++low;
-            }
+            low = tag_tree_encode_node(n.value, low, threshold, n.known, writer);
             n.low = low;
         }
     }

@@ -6,10 +6,12 @@
  * prefix sum, fill.
  *
  * Kernels, all on the caller's stream:
- *  1. tier2_count_packets_kernel: one thread per precinct (the first lane
- *     of a warp each) walks its layers in order (a header depends on the
- *     precinct's earlier layers only) and counts each packet's header and
- *     body bytes (tier2_cell_core.h);
+ *  1. with one layer, the parallel count of tier2_header_count_core.h
+ *     (tier2_first_packet_trees_kernel, _runs_kernel, _precincts_kernel);
+ *     with several, tier2_count_packets_kernel: one thread per precinct
+ *     (the first lane of a warp each) walks its layers in order (a header
+ *     depends on the precinct's earlier layers only) and counts each
+ *     packet's header and body bytes (tier2_cell_core.h);
  *  2. tier2_count_tile_parts_kernel: one thread per tile-part: PLT bytes,
  *     Psot, and the sums measure() reports (integer atomics: exact);
  *  3. scan_exclusive_sum over the cell lengths (common/scan.h, CUB);
@@ -32,6 +34,7 @@
 #include "tier2/tier2_cell_core.h"
 #include "tier2/tier2_cell_tables.h"
 #include "tier2/tier2_cuda.h"
+#include "tier2/tier2_header_count_core.h"
 
 namespace j2kc {
 
@@ -55,6 +58,130 @@ __global__ void tier2_count_packets_kernel(T2gTables t, T2gBlocks b, const uint1
 {
     uint32_t i;
     if (tier2_thread_precinct(t.num_precincts, i)) t2g_precinct_packets(t, b, passes, s, i, nullptr);
+}
+
+/** Threads a CTA of the tree kernel has; one CTA a precinct-band. */
+constexpr uint32_t kTreeThreads = 128;
+/** Warps a CTA of the run kernel has; one CTA a run, a warp a code-block at a time. */
+constexpr uint32_t kRunWarps = 8;
+/** Warps a CTA of the first-packet precinct kernel has, each walking a share of the precinct's runs. */
+constexpr uint32_t kRunWalkWarps = 8;
+
+__global__ void tier2_first_packet_trees_kernel(T2gTables t, T2gBlocks b, const uint16_t *passes, T2gScratch s)
+{
+    const uint32_t bi = blockIdx.x;
+    if (bi >= t.num_bands) return;
+    const T2gBand band = t.bands[bi];
+    const uint32_t levels = t2g_tree_levels(band);
+    for (uint32_t level = 0; level < levels; ++level) {
+        const T2gTreeLevel l = t2g_tree_level(band, level);
+        for (uint32_t i = threadIdx.x; i < l.width * l.height; i += blockDim.x)
+            t2g_first_packet_node(t, b, passes, s, bi, level, i);
+        __syncthreads();
+    }
+}
+
+__global__ void tier2_first_packet_runs_kernel(T2gTables t, T2gBlocks b, const uint16_t *passes, T2gScratch s)
+{
+    __shared__ uint32_t steps[kT2gRunBlocks][kPacketHeaderPhases];
+    __shared__ uint64_t body[kT2gRunBlocks];
+    __shared__ uint32_t included[kT2gRunBlocks];
+    const uint32_t r = blockIdx.x;
+    if (r >= t.num_runs) return;
+    const T2gRun run = t.runs[r];
+    // A packet a POC leaves out is neither coded nor checked.
+    if (t.precincts[run.precinct].layers_emitted == 0) return;
+    const uint32_t warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    if (lane < kPacketHeaderPhases) {
+        for (uint32_t j = warp; j < run.count; j += kRunWarps) {
+            PacketHeaderWriter w = PacketHeaderWriter::at_phase(lane);
+            const T2gBlockCount c = t2g_first_packet_block(t, b, passes, s, run, run.first_leaf + j, w);
+            steps[j][lane] = T2gPhaseWalk::of(w).step();
+            if (lane == 0) {
+                body[j] = c.failed ? 0 : c.body;
+                included[j] = c.included;
+            }
+        }
+    }
+    __syncthreads();
+    if (warp != 0) return;
+    if (lane < kPacketHeaderPhases) {
+        T2gPhaseWalk walk{lane, 0};
+        for (uint32_t j = 0; j < run.count; ++j) walk.take(steps[j]);
+        s.run_steps[size_t{r} * kPacketHeaderPhases + lane] = walk.step();
+    }
+    if (lane == 0) {
+        const uint32_t first = t.bands[run.band].first_block + run.first_leaf;
+        uint64_t at = 0;
+        uint32_t any = 0;
+        for (uint32_t j = 0; j < run.count; ++j) {
+            s.contrib_rel[first + j] = static_cast<uint32_t>(at);  // within the run; the precinct kernel adds the rest
+            at += body[j];
+            any |= included[j];
+        }
+        s.run_body[r] = at;
+        s.run_included[r] = any;
+    }
+}
+
+__global__ void tier2_first_packet_precincts_kernel(T2gTables t, T2gScratch s)
+{
+    __shared__ T2gPhaseWalk walks[kRunWalkWarps][kPacketHeaderPhases];
+    __shared__ uint64_t warp_body[kRunWalkWarps];
+    __shared__ uint32_t warp_included[kRunWalkWarps];
+    __shared__ uint32_t failed;
+    const uint32_t pi = blockIdx.x;
+    if (pi >= t.num_precincts) return;
+    const T2gPrecinct prec = t.precincts[pi];
+    if (prec.layers_emitted == 0) return;
+    if (threadIdx.x == 0) failed = t2g_failed(s.status);
+    const uint32_t warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const uint32_t share = (prec.num_runs + kRunWalkWarps - 1) / kRunWalkWarps;
+    const uint32_t begin = prec.run_begin + t2g_min(warp * share, prec.num_runs);
+    const uint32_t end = prec.run_begin + t2g_min((warp + 1) * share, prec.num_runs);
+    if (lane < kPacketHeaderPhases) {
+        T2gPhaseWalk walk{lane, 0};
+        for (uint32_t r = begin; r < end; ++r) walk.take(s.run_steps + size_t{r} * kPacketHeaderPhases);
+        walks[warp][lane] = walk;
+    }
+    uint64_t body = 0;
+    uint32_t included = 0;
+    for (uint32_t r = begin + lane; r < end; r += 32) {
+        body += s.run_body[r];
+        included |= s.run_included[r];
+    }
+    for (uint32_t d = 16; d > 0; d >>= 1) {
+        body += __shfl_down_sync(0xFFFFFFFFu, body, d);
+        included |= __shfl_down_sync(0xFFFFFFFFu, included, d);
+    }
+    if (lane == 0) {
+        warp_body[warp] = body;
+        warp_included[warp] = included;
+    }
+    __syncthreads();
+    if (failed) return;
+    __shared__ uint64_t warp_at[kRunWalkWarps];
+    if (threadIdx.x == 0) {
+        T2gPhaseWalk header{t2g_first_packet_phase(), 0};
+        uint64_t total = 0;
+        bool any = false;
+        for (uint32_t w = 0; w < kRunWalkWarps; ++w) {
+            header.take(walks[w]);
+            warp_at[w] = total;
+            total += warp_body[w];
+            any |= warp_included[w] != 0;
+        }
+        t2g_store_packet_length(t, s, t.precinct_packets[prec.packet_begin], t2g_first_packet_header(any, header),
+                                total);
+    }
+    __syncthreads();
+    uint64_t at = warp_at[warp];
+    for (uint32_t r = begin; r < end; ++r) {
+        const T2gRun run = t.runs[r];
+        if (lane < run.count)
+            s.contrib_rel[t.bands[run.band].first_block + run.first_leaf + lane] += static_cast<uint32_t>(at);
+        at += s.run_body[r];
+    }
 }
 
 __global__ void tier2_count_tile_parts_kernel(T2gTables t, T2gScratch s)
@@ -183,9 +310,9 @@ struct Tier2Gpu::Impl {
     bool prepared = false;
     bool counted = false;  ///< the lengths of the last successful measure()/write() are in scratch
     size_t scan_temp_bytes = 0;
-    DeviceBuffer precincts, bands, precinct_packets, packets, tile_parts, block_precinct, main_header;
+    DeviceBuffer precincts, bands, precinct_packets, packets, tile_parts, block_precinct, runs, main_header;
     DeviceBuffer inclusion, zero_bitplanes, lblock, header_len, packet_len, contrib_rel, psot, cell_len, cell_off, sums,
-        status, scan_temp;
+        status, scan_temp, first_included, run_steps, run_body, run_included;
     PinnedBuffer pinned;  ///< status (4 words) then sums
 
     uint32_t *pinned_status() const { return pinned.as<uint32_t>(); }
@@ -217,9 +344,19 @@ struct Tier2Gpu::Impl {
         J2KC_CHECK_ARG(passes || tables.num_blocks == 0, "no passes table");
         check_cuda(cudaMemsetAsync(scratch.status, 0, 4 * sizeof(uint32_t), stream), "cudaMemsetAsync");
         check_cuda(cudaMemsetAsync(scratch.sums, 0, sums_count() * sizeof(uint64_t), stream), "cudaMemsetAsync");
-        if (tables.num_precincts)
+        if (tables.layers == 1 && tables.num_precincts) {
+            if (tables.num_bands)
+                tier2_first_packet_trees_kernel<<<tables.num_bands, kTreeThreads, 0, stream>>>(tables, b, passes,
+                                                                                               scratch);
+            if (tables.num_runs)
+                tier2_first_packet_runs_kernel<<<tables.num_runs, kRunWarps * 32, 0, stream>>>(tables, b, passes,
+                                                                                               scratch);
+            tier2_first_packet_precincts_kernel<<<tables.num_precincts, kRunWalkWarps * 32, 0, stream>>>(tables,
+                                                                                                         scratch);
+        } else if (tables.num_precincts) {
             tier2_count_packets_kernel<<<grid_for(tables.num_precincts, kPrecinctWarps), kPrecinctWarps * 32, 0,
                                          stream>>>(tables, b, passes, scratch);
+        }
         tier2_count_tile_parts_kernel<<<grid_for(tables.num_tile_parts, kThreads), kThreads, 0, stream>>>(tables,
                                                                                                           scratch);
         check_cuda(cudaGetLastError(), "Tier-2 count kernels");
@@ -261,6 +398,7 @@ void Tier2Gpu::prepare(const Tier2GpuConfig &config, const std::vector<const Til
     t.packets = upload(m.packets, h.packets, s);
     t.tile_parts = upload(m.tile_parts, h.tile_parts, s);
     t.block_precinct = upload(m.block_precinct, h.block_precinct, s);
+    t.runs = upload(m.runs, h.runs, s);
     upload(m.main_header, h.main_header, s);
 
     T2gScratch &k = m.scratch;
@@ -275,6 +413,10 @@ void Tier2Gpu::prepare(const Tier2GpuConfig &config, const std::vector<const Til
     k.cell_off = alloc<uint64_t>(m.cell_off, t.num_cells);
     k.sums = alloc<uint64_t>(m.sums, m.sums_count());
     k.status = alloc<uint32_t>(m.status, 4);
+    k.first_included = alloc<uint32_t>(m.first_included, t.num_nodes);
+    k.run_steps = alloc<uint32_t>(m.run_steps, size_t{t.num_runs} * kPacketHeaderPhases);
+    k.run_body = alloc<uint64_t>(m.run_body, t.num_runs);
+    k.run_included = alloc<uint32_t>(m.run_included, t.num_runs);
     m.scan_temp_bytes = std::max<size_t>(16, scan_exclusive_sum_temp_bytes<uint64_t>(t.num_cells));
     m.scan_temp.reserve(m.scan_temp_bytes);
     m.pinned.reserve(16 + m.sums_count() * sizeof(uint64_t));

@@ -51,8 +51,10 @@ enum T2gError : uint32_t {
 
 /** A precinct of the frame: its bands and the packets it has in the codestream. */
 struct T2gPrecinct {
-    uint32_t band_begin = 0;      ///< first entry in the band table
-    uint32_t packet_begin = 0;    ///< first entry in precinct_packets: its packet of layer 0, 1, ...
+    uint32_t band_begin = 0;    ///< first entry in the band table
+    uint32_t packet_begin = 0;  ///< first entry in precinct_packets: its packet of layer 0, 1, ...
+    uint32_t run_begin = 0;     ///< first entry in the run table
+    uint32_t num_runs = 0;
     uint16_t layers_emitted = 0;  ///< layers of it in the codestream (a POC may leave out the top ones)
     uint8_t num_bands = 0;
     uint8_t style = 0;  ///< code-block style of its component
@@ -63,6 +65,21 @@ struct T2gBand {
     uint32_t cblks_x = 0, cblks_y = 0;
     uint32_t first_block = 0;  ///< frame code-block index of its first (raster) block
     uint32_t node_offset = 0;  ///< first node of its trees in the node arrays
+};
+
+/** Code-blocks of a run (tier2_header_count_core.h). */
+constexpr uint32_t kT2gRunBlocks = 32;
+
+/**
+ * Up to kT2gRunBlocks consecutive code-blocks of one precinct-band, in the
+ * order its packet header codes them; a precinct's runs follow each other
+ * in that order in the run table.
+ */
+struct T2gRun {
+    uint32_t precinct = 0;
+    uint32_t band = 0;        ///< its entry in the band table
+    uint32_t first_leaf = 0;  ///< its first code-block in the band (raster index)
+    uint32_t count = 0;
 };
 
 struct T2gPacket {
@@ -87,7 +104,9 @@ struct T2gTables {
     const T2gPacket *packets = nullptr;
     const T2gTilePart *tile_parts = nullptr;
     const uint32_t *block_precinct = nullptr;  ///< per frame code-block
+    const T2gRun *runs = nullptr;
     uint32_t num_precincts = 0, num_packets = 0, num_tile_parts = 0, num_blocks = 0;
+    uint32_t num_bands = 0, num_runs = 0;
     uint32_t num_cells = 0;  ///< main header + tile-parts + packets + EOC
     uint32_t num_nodes = 0;  ///< nodes of one kind of tree, all precinct-bands
     uint16_t layers = 1;
@@ -121,6 +140,11 @@ struct T2gScratch {
     /// [1 + num_components] the codestream size (write only)
     uint64_t *sums = nullptr;
     uint32_t *status = nullptr;  ///< [0] T2gError, [1..3] details
+    // The parallel count of single-layer headers (tier2_header_count_core.h):
+    uint32_t *first_included = nullptr;  ///< per tree node: its first included code-block, or kT2gNoLeaf
+    uint32_t *run_steps = nullptr;       ///< per run and phase: its T2gPhaseWalk step
+    uint64_t *run_body = nullptr;        ///< per run: its code-blocks' bytes in the body
+    uint32_t *run_included = nullptr;    ///< per run: 1 when one of its code-blocks is included
 };
 
 J2KC_HD void t2g_fail(uint32_t *status, uint32_t code, uint32_t a, uint32_t b, uint32_t c)
@@ -222,6 +246,25 @@ struct T2gPrecinctState {
 };
 
 /**
+ * Stores packet `pk`'s lengths, and its cell's, from its header (without
+ * SOP and EPH) and body bytes; false after reporting a packet too long.
+ */
+J2KC_HD bool t2g_store_packet_length(const T2gTables &t, const T2gScratch &s, uint32_t pk, uint32_t header,
+                                     uint64_t body)
+{
+    const uint32_t sop = t.sop ? kT2gSopBytes : 0, eph = t.eph ? kT2gEphBytes : 0;
+    const uint64_t len = uint64_t{sop} + header + eph + body;
+    if (len > UINT32_MAX) {
+        t2g_fail(s.status, kT2gPacketTooLong, pk, 0, 0);
+        return false;
+    }
+    s.header_len[pk] = header + eph;
+    s.packet_len[pk] = static_cast<uint32_t>(len);
+    s.cell_len[t.packets[pk].cell] = len;
+    return true;
+}
+
+/**
  * All packets of precinct `pi`, layer after layer. Counting (out == null):
  * stores header and packet lengths and the packets' cell lengths. Writing:
  * SOP, header and EPH of each packet at its cell offset (the bodies are
@@ -244,14 +287,7 @@ J2KC_HD void t2g_precinct_packets(const T2gTables &t, const T2gBlocks &b, const 
         if (body == kPacketHeaderFailed) return;
         const uint32_t header = w.flush();
         if (!at) {
-            const uint64_t len = uint64_t{sop} + header + eph + body;
-            if (len > UINT32_MAX) {
-                t2g_fail(s.status, kT2gPacketTooLong, pk, 0, 0);
-                return;
-            }
-            s.header_len[pk] = header + eph;
-            s.packet_len[pk] = static_cast<uint32_t>(len);
-            s.cell_len[packet.cell] = len;
+            if (!t2g_store_packet_length(t, s, pk, header, body)) return;
             continue;
         }
         if (sop) {

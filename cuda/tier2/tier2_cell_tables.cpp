@@ -6,6 +6,7 @@
  */
 #include "tier2/tier2_cell_tables.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "codestream/markers.h"
@@ -94,6 +95,7 @@ T2gHostTables build_t2g_tables(const Tier2GpuConfig &config, const std::vector<c
                     tp.num_bands = static_cast<uint8_t>(prec.bands.size());
                     tp.style = pp.cblk_style[c];
                     const uint32_t flat = static_cast<uint32_t>(out.precincts.size());
+                    tp.run_begin = static_cast<uint32_t>(out.runs.size());
                     for (const PrecinctBand &pb : prec.bands) {
                         T2gBand band;
                         band.cblks_x = pb.cblks_x;
@@ -110,8 +112,12 @@ T2gHostTables build_t2g_tables(const Tier2GpuConfig &config, const std::vector<c
                             J2KC_CHECK_ARG(owner == UINT32_MAX, "code-block %u in two precincts", band.first_block + i);
                             owner = flat;
                         }
+                        for (uint32_t i = 0; i < pb.num_cblks(); i += kT2gRunBlocks)
+                            out.runs.push_back({flat, static_cast<uint32_t>(out.bands.size()), i,
+                                                std::min(kT2gRunBlocks, pb.num_cblks() - i)});
                         out.bands.push_back(band);
                     }
+                    tp.num_runs = static_cast<uint32_t>(out.runs.size()) - tp.run_begin;
                     out.precincts.push_back(tp);
                 }
             }
@@ -195,6 +201,8 @@ T2gHostTables build_t2g_tables(const Tier2GpuConfig &config, const std::vector<c
     s.num_blocks = block_base;
     s.num_cells = static_cast<uint32_t>(out.fixed_cell_len.size());
     s.num_nodes = nodes;
+    s.num_bands = static_cast<uint32_t>(out.bands.size());
+    s.num_runs = static_cast<uint32_t>(out.runs.size());
     s.layers = pp.layers;
     s.sop = pp.sop;
     s.eph = pp.eph;

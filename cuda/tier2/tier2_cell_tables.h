@@ -23,6 +23,7 @@ struct T2gHostTables {
     std::vector<T2gPacket> packets;
     std::vector<T2gTilePart> tile_parts;
     std::vector<uint32_t> block_precinct;
+    std::vector<T2gRun> runs;              ///< every precinct's, in precinct order
     std::vector<uint64_t> fixed_cell_len;  ///< cell lengths known now: main header, EOC (others 0)
     std::vector<uint8_t> main_header;
     T2gTables scalars;         ///< counts and flags (pointers null)

@@ -4,8 +4,10 @@
  * the CUDA decoder's Tier-2 worker runs for each frame (stream parsing, the
  * partition, packet headers of every tile, then every code-block's codeword
  * bytes, segments and job gathered into one buffer as the pinned upload
- * buffer receives them), on one thread, or with --threads N on a pool of N
- * (the caller one of them) that reads the packets the stream locates at once.
+ * buffer receives them, but for a tile's data whole, which goes up from
+ * where it lies in the codestream), on one thread, or with --threads N on a
+ * pool of N (the caller one of them) that reads the packets the stream
+ * locates at once.
  *
  *   tier2_bench [--reps N] [--threads N] [--save OUT.j2c] [IN.j2c ...]
  *
@@ -145,12 +147,16 @@ size_t tier2_frame(const std::vector<uint8_t> &stream, const j2kc_decoder_config
     const size_t jobs = f.table.jobs.size() * sizeof(T1DecodeJob);
     const size_t segments = f.table.segments.size() * sizeof(CodewordSegment);
     const size_t order = f.order.size() * sizeof(uint32_t);
-    f.upload.resize(jobs + segments + order + f.table.num_bytes);
+    // The CUDA decoder sends a table of one run inside the codestream (a
+    // tile's data whole) up from where it lies, and copies other tables.
+    const CodeBlockChunk *run = f.table.byte_runs.size() == 1 ? &f.table.byte_runs[0] : nullptr;
+    const bool in_place = run && run->data >= stream.data() && run->data + run->length <= stream.data() + stream.size();
+    f.upload.resize(jobs + segments + order + (in_place ? 0 : f.table.num_bytes));
     uint8_t *at = f.upload.data();
     if (jobs) std::memcpy(at, f.table.jobs.data(), jobs);
     if (segments) std::memcpy(at + jobs, f.table.segments.data(), segments);
     if (order) std::memcpy(at + jobs + segments, f.order.data(), order);
-    f.table.copy_bytes(at + jobs + segments + order, pool);
+    if (!in_place) f.table.copy_bytes(at + jobs + segments + order, pool);
     const double t3 = thread_seconds();
     times = {1e3 * (t1 - t0), 1e3 * (t2 - t1), 1e3 * (t3 - t2)};
     return f.table.jobs.size();

@@ -50,14 +50,14 @@
  * Ordering (what keeps the slots race-free): a slot is handed to a frame at
  * submit and taken back at the end of its receive, after the output stream,
  * which waited on the slot's "reconstructed" event, was synchronised; so the
- * next frame's workers never write a pinned buffer an upload still reads, nor
- * does its reconstruction overwrite planes a pack still reads. A batch
- * stream is reused only once its last batch has run to its end (a host
- * callback marks it free), so its scratch is never grown under a kernel. The
- * host copy of a receive, and a submit's copy of a large codestream into its
- * slot, are over before the call returns (BandCopy waits for every band a
- * worker took): calls on a decoder never overlap, so one copy runs at a time,
- * and reset() and the destructor find none running.
+ * next frame's submit and workers never write a pinned buffer an upload
+ * still reads, nor does its reconstruction overwrite planes a pack still
+ * reads. A batch stream is reused only once its last batch has run to its
+ * end (a host callback marks it free), so its scratch is never grown under a
+ * kernel. The host copy of a receive, and a submit's copy of a large
+ * codestream into its slot, are over before the call returns (BandCopy waits
+ * for every band a worker took): calls on a decoder never overlap, so one
+ * copy runs at a time, and reset() and the destructor find none running.
  */
 #include <cuda_runtime.h>
 
@@ -138,10 +138,12 @@ struct Slot {
     /// The submitted bytes (copy_in), kept for the next frame: a submit then
     /// copies into memory already touched instead of a fresh allocation,
     /// whose first touch of each page (a fault) costs more than the copy.
-    /// Grown, never shrunk: its size is at least the frame's.
-    std::vector<uint8_t> codestream;
+    /// Pinned, so that a tile's data goes up from where it lies in it
+    /// (gather_jobs). Grown, never shrunk: its size is at least the frame's.
+    PinnedBuffer codestream;
     // GPU Tier-1: the gathered inputs (host, then pinned as jobs | segments |
-    // order | bytes), their device copy and per-job statuses.
+    // order, and the bytes after them or where they lie in `codestream`),
+    // their device copy (jobs | segments | order | bytes) and per-job statuses.
     Tier1JobTable jobs;
     std::vector<uint32_t> order;  ///< the jobs by decreasing bytes (tier1_decode_order)
     /// Tier-2 per tile of the slot's frame; kept for the next frame, whose
@@ -150,6 +152,7 @@ struct Slot {
     PinnedBuffer t1_pinned, t1_status_host;
     DeviceBuffer t1_input, t1_status;
     size_t t1_segments_at = 0, t1_order_at = 0, t1_bytes_at = 0, t1_input_bytes = 0;
+    const uint8_t *t1_bytes = nullptr;  ///< the jobs' bytes on the host: in t1_pinned, or in codestream
     // GPU Tier-1: the first ranks of `order` that the workers decode
     // (tier1_decode_host_ranks; none unless the frame's batch runs alone),
     // as T1HostBlock records then their values (pinned, then their device
@@ -504,20 +507,23 @@ private:
     const uint8_t *copy_in(Slot &slot, const uint8_t *data, size_t size)
     {
         constexpr size_t kBandBytes = size_t{1} << 20;
-        std::vector<uint8_t> &bytes = slot.codestream;
-        if (bytes.size() < size) bytes.resize(size);
+        if (slot.codestream.size() < size) {
+            ContextScope scope(config_.cuda_context, config_.device);
+            slot.codestream.reserve(size);
+        }
+        auto *bytes = slot.codestream.as<uint8_t>();
         if (size < 2 * kBandBytes) {
-            std::memcpy(bytes.data(), data, size);
-            return bytes.data();
+            if (size) std::memcpy(bytes, data, size);
+            return bytes;
         }
         submit_bands_.clear();
         for (size_t at = 0; at < size; at += kBandBytes) {
             const size_t n = std::min(kBandBytes, size - at);
-            submit_bands_.push_back(CopyBand{bytes.data() + at, data + at, n, n, n, 1});
+            submit_bands_.push_back(CopyBand{bytes + at, data + at, n, n, n, 1});
         }
         BandCopy copy(*this, submit_bands_);
         copy.run_all(submit_bands_.size());
-        return bytes.data();
+        return bytes;
     }
 
     /** Waits for the slot's streams (the upload's too, should the frame have
@@ -835,18 +841,39 @@ private:
         slot.t1_order_at = align(slot.t1_segments_at + table.segments.size() * sizeof(CodewordSegment));
         slot.t1_bytes_at = align(slot.t1_order_at + slot.order.size() * sizeof(uint32_t));
         slot.t1_input_bytes = slot.t1_bytes_at + table.num_bytes;
+        const uint8_t *in_place = bytes_in_place(frame);
         ContextScope scope(config_.cuda_context, config_.device);
-        auto *pinned = static_cast<uint8_t *>(slot.t1_pinned.reserve(std::max<size_t>(slot.t1_input_bytes, 16)));
+        auto *pinned = static_cast<uint8_t *>(
+            slot.t1_pinned.reserve(std::max<size_t>(in_place ? slot.t1_bytes_at : slot.t1_input_bytes, 16)));
         if (jobs_bytes) std::memcpy(pinned, table.jobs.data(), jobs_bytes);
         if (!table.segments.empty())
             std::memcpy(pinned + slot.t1_segments_at, table.segments.data(),
                         table.segments.size() * sizeof(CodewordSegment));
         if (!slot.order.empty())
             std::memcpy(pinned + slot.t1_order_at, slot.order.data(), slot.order.size() * sizeof(uint32_t));
-        table.copy_bytes(pinned + slot.t1_bytes_at, &idle);
+        slot.t1_bytes = in_place ? in_place : pinned + slot.t1_bytes_at;
+        if (!in_place) table.copy_bytes(pinned + slot.t1_bytes_at, &idle);
         slot.t1_status_host.reserve(std::max<size_t>(table.jobs.size(), 1));
         plan_host_ranks(slot);
         upload_tier1_input(frame);
+    }
+
+    /**
+     * The jobs' bytes where they lie in the slot's pinned copy of the
+     * codestream, or nullptr: a tile of one tile-part whose data goes up
+     * whole (append_tier1_jobs) is the table's one run, read in place from
+     * the frame's bytes, so it goes up from there rather than through a copy
+     * into t1_pinned, as much memory traffic as the submit's own copy.
+     */
+    static const uint8_t *bytes_in_place(const Frame &frame)
+    {
+        const Tier1JobTable &table = frame.slot->jobs;
+        if (table.byte_runs.size() != 1) return nullptr;
+        const uint8_t *first = frame.slot->codestream.as<uint8_t>();
+        if (frame.data != first) return nullptr;  // the synchronous path's own bytes, pageable
+        const CodeBlockChunk &run = table.byte_runs[0];
+        const uintptr_t at = reinterpret_cast<uintptr_t>(run.data) - reinterpret_cast<uintptr_t>(first);
+        return at <= frame.size && run.length <= frame.size - at ? run.data : nullptr;
     }
 
     /** GPU Tier-1: the host ranks' T1HostBlock records and value areas in the slot's pinned buffer. */
@@ -883,8 +910,8 @@ private:
             job.out_stride = job.width;
             auto *values = reinterpret_cast<int32_t *>(slot.host_pinned.as<uint8_t>() + slot.host_values_at);
             try {
-                slot.host_status[rank] = t1_decode_job_cpu(job, slot.t1_pinned.as<uint8_t>() + slot.t1_bytes_at,
-                                                           slot.jobs.segments.data(), values, scratch_[worker].tier1);
+                slot.host_status[rank] =
+                    t1_decode_job_cpu(job, slot.t1_bytes, slot.jobs.segments.data(), values, scratch_[worker].tier1);
             } catch (...) {
                 frame.fail_with(std::current_exception());
             }
@@ -1017,12 +1044,16 @@ private:
         // Grow-only: allocation happens when the geometry grows, not per frame.
         slot.coefficients.reserve(std::max<size_t>(frame.samples, 1) * 4);
         slot.t1_status.reserve(std::max<size_t>(slot.jobs.jobs.size(), 1));
-        auto *input = slot.t1_input.reserve(std::max<size_t>(slot.t1_input_bytes, 16));
+        auto *input = static_cast<uint8_t *>(slot.t1_input.reserve(std::max<size_t>(slot.t1_input_bytes, 16)));
         check_cuda(cudaEventRecord(slot.start.get(), t1), "cudaEventRecord");
-        if (slot.t1_input_bytes)
+        if (slot.t1_bytes_at)
             check_cuda(
-                cudaMemcpyAsync(input, slot.t1_pinned.as<uint8_t>(), slot.t1_input_bytes, cudaMemcpyHostToDevice, t1),
-                "code-block upload");
+                cudaMemcpyAsync(input, slot.t1_pinned.as<uint8_t>(), slot.t1_bytes_at, cudaMemcpyHostToDevice, t1),
+                "job table upload");
+        if (slot.jobs.num_bytes)
+            check_cuda(cudaMemcpyAsync(input + slot.t1_bytes_at, slot.t1_bytes, slot.jobs.num_bytes,
+                                       cudaMemcpyHostToDevice, t1),
+                       "code-block upload");
         check_cuda(cudaEventRecord(slot.uploaded.get(), t1), "cudaEventRecord");
     }
 

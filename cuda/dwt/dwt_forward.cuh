@@ -30,11 +30,13 @@ namespace j2kc {
 namespace dwt_forward {
 
 using dwt_tile::kMaxGridY;
-using dwt_tile::kPitch;
-using dwt_tile::kSpan;
 using dwt_tile::kTileLanes;
-using dwt_tile::kTileSide;
-using dwt_tile::TileAxis;
+/// 56 samples of output a side: with the margins, a tile's rows and columns
+/// are two warps' lanes wide, so that no lifting round leaves lanes idle.
+using Tile = dwt_tile::TileShape<56>;
+using TileAxis = dwt_tile::TileAxis<Tile>;
+constexpr uint32_t kTileSide = Tile::kSide, kSpan = Tile::kSpan, kPitch = Tile::kPitch;
+static_assert(kSpan % kTileLanes == 0, "a tile's lines fill whole warps");
 
 /** The forward lifting steps of the filter for T, in dwt_cpu.cpp's order. */
 template <class T>
@@ -101,7 +103,7 @@ __global__ void __launch_bounds__(kTileLanes *kTileRows, kTileRows < 32 ? 32 / k
                 if (y < sh && x < sw) s[y * kPitch + x] = src.data[size_t{ay.lo + y} * src.stride + ax.lo + x];
             }
         __syncthreads();
-        dwt_tile::lift_tile<T, ForwardSteps<T>, false, false, kTileRows>(s, ry, ay, sw);
+        dwt_tile::lift_tile<T, ForwardSteps<T>, Tile, false, false, kTileRows>(s, ry, ay, sw);
         // The column scaling, before the rows mix the samples of a row (the
         // 5/3 scales only a run of one sample).
         if (ForwardSteps<T>::kScales || ry.n < 2) {
@@ -115,7 +117,7 @@ __global__ void __launch_bounds__(kTileLanes *kTileRows, kTileRows < 32 ? 32 / k
                 }
             __syncthreads();
         }
-        dwt_tile::lift_tile<T, ForwardSteps<T>, true, false, kTileRows>(s, rx, ax, sh);
+        dwt_tile::lift_tile<T, ForwardSteps<T>, Tile, true, false, kTileRows>(s, rx, ax, sh);
         // The inner part, the low-pass samples of a row by the lanes, then
         // the high-pass ones, so that a warp's stores go to consecutive
         // positions of one band.
@@ -141,10 +143,10 @@ void forward_level(LevelInput<T> src, const Sink &dst, const Rect &rr, cudaStrea
 {
     const uint32_t w = rr.width(), h = rr.height();
     if (w == 0 || h == 0) return;
-    const uint32_t tiles_x = (w + kTileSide - 1) / kTileSide, tiles_y = (h + kTileSide - 1) / kTileSide;
+    const uint32_t tiles_x = dwt_tile::tiles_along(w, kTileSide), tiles_y = dwt_tile::tiles_along(h, kTileSide);
     const dim3 grid(tiles_x, std::min(tiles_y, kMaxGridY));
     const DwtRun rx = dwt_run(rr.x0, w), ry = dwt_run(rr.y0, h);
-    switch (dwt_tile::tile_rows(dwt_tile::tile_count(w, h))) {
+    switch (dwt_tile::tile_rows(uint64_t{tiles_x} * tiles_y)) {
     case 24:
         dwt_forward_level_kernel<T, Sink, 24><<<grid, dim3(kTileLanes, 24), 0, stream>>>(src, dst, rx, ry, tiles_y);
         break;

@@ -29,11 +29,10 @@ namespace j2kc {
 namespace dwt_inverse {
 
 using dwt_tile::kMaxGridY;
-using dwt_tile::kPitch;
-using dwt_tile::kSpan;
 using dwt_tile::kTileLanes;
-using dwt_tile::kTileSide;
-using dwt_tile::TileAxis;
+using Tile = dwt_tile::TileShape<64>;
+using TileAxis = dwt_tile::TileAxis<Tile>;
+constexpr uint32_t kTileSide = Tile::kSide, kSpan = Tile::kSpan, kPitch = Tile::kPitch;
 
 __device__ __forceinline__ int32_t scale_inv(int32_t v, const DwtRun &r, bool) { return dwt53_single_inv(r, v); }
 __device__ __forceinline__ float scale_inv(float v, const DwtRun &r, bool high)
@@ -121,7 +120,7 @@ __global__ void __launch_bounds__(kTileLanes *kTileRows, kTileRows < 32 ? 32 / k
                 s[y * kPitch + x] = scale_inv(src.load(px, py, high_x, py >= ry.nl), rx, high_x);
             }
         __syncthreads();
-        dwt_tile::lift_tile<T, InverseSteps<T>, true, false, kTileRows>(s, rx, ax, sh);
+        dwt_tile::lift_tile<T, InverseSteps<T>, Tile, true, false, kTileRows>(s, rx, ax, sh);
         // The column pass: its scaling, then its steps. Runs of two or more
         // samples are scaled by their steps (the 5/3 does not scale them).
         if (ry.n < 2) {
@@ -135,7 +134,7 @@ __global__ void __launch_bounds__(kTileLanes *kTileRows, kTileRows < 32 ? 32 / k
                 }
             __syncthreads();
         }
-        dwt_tile::lift_tile<T, InverseSteps<T>, false, InverseSteps<T>::kScales, kTileRows>(s, ry, ay, sw);
+        dwt_tile::lift_tile<T, InverseSteps<T>, Tile, false, InverseSteps<T>::kScales, kTileRows>(s, ry, ay, sw);
         const uint32_t ow = ax.out_hi - ax.out_lo, oh = ay.out_hi - ay.out_lo;
 #pragma unroll
         for (uint32_t y0 = 0; y0 < kTileSide; y0 += kTileRows)
@@ -153,7 +152,7 @@ __global__ void __launch_bounds__(kTileLanes *kTileRows, kTileRows < 32 ? 32 / k
 template <class T, class Source, uint32_t kTileRows>
 void launch_level(const Source &src, LevelOutput<T> dst, uint32_t w, uint32_t h, const Rect &rr, cudaStream_t stream)
 {
-    const uint32_t tiles_x = (w + kTileSide - 1) / kTileSide, tiles_y = (h + kTileSide - 1) / kTileSide;
+    const uint32_t tiles_x = dwt_tile::tiles_along(w, kTileSide), tiles_y = dwt_tile::tiles_along(h, kTileSide);
     const dim3 grid(tiles_x, std::min(tiles_y, kMaxGridY));
     const dim3 block(kTileLanes, kTileRows);
     dwt_inverse_level_kernel<T, Source, kTileRows>
@@ -166,7 +165,7 @@ void inverse_level(const Source &src, LevelOutput<T> dst, const Rect &rr, cudaSt
 {
     const uint32_t w = rr.width(), h = rr.height();
     if (w == 0 || h == 0) return;
-    switch (dwt_tile::tile_rows(dwt_tile::tile_count(w, h))) {
+    switch (dwt_tile::tile_rows(uint64_t{dwt_tile::tiles_along(w, kTileSide)} * dwt_tile::tiles_along(h, kTileSide))) {
     case 24: launch_level<T, Source, 24>(src, dst, w, h, rr, stream); break;
     case 16: launch_level<T, Source, 16>(src, dst, w, h, rr, stream); break;
     default: launch_level<T, Source, 8>(src, dst, w, h, rr, stream); break;

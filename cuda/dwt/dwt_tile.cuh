@@ -2,8 +2,8 @@
  * @file dwt_tile.cuh
  * @brief What the tiled GPU transforms of one DWT level share, forward
  * (dwt_forward.cuh) and inverse (dwt_inverse.cuh): a block holds a tile of
- * the level with a margin of kTileMargin samples on every side in shared
- * memory and runs a whole 1-D transform along each axis there.
+ * the level with a margin of samples on every side in shared memory and
+ * runs a whole 1-D transform along each axis there.
  *
  * A sample's value after the lifting steps depends only on the samples within
  * one step per lifting step around it, so the margin's samples, whose
@@ -22,26 +22,33 @@
 namespace j2kc {
 namespace dwt_tile {
 
-/// Output tile of one block, and the margin of samples around it that the
-/// lifting steps reach (one a step: four for the 9/7, two for the 5/3).
-constexpr uint32_t kTileSide = 64;
-constexpr uint32_t kTileMargin = 4;
-constexpr uint32_t kSpan = kTileSide + 2 * kTileMargin;
+/**
+ * The tile of one block: kSide x kSide samples of output, and the margin of
+ * samples around it that the lifting steps reach (one a step: four for the
+ * 9/7, two for the 5/3), kSpan a side in shared memory, rows kPitch apart
+ * (one more than a row, against bank conflicts).
+ */
+template <uint32_t kSideOfTile>
+struct TileShape {
+    static constexpr uint32_t kSide = kSideOfTile;
+    static constexpr uint32_t kMargin = 4;
+    static constexpr uint32_t kSpan = kSide + 2 * kMargin;
+    static constexpr uint32_t kPitch = kSpan + 1;
+};
 /// A block: a warp's lanes across, kTileRows warps (tile_rows).
 constexpr uint32_t kTileLanes = 32;
 constexpr uint32_t kMaxGridY = 65535;
-/// Elements between the rows of a tile in shared memory (one more than a row, against bank conflicts).
-constexpr uint32_t kPitch = kSpan + 1;
 
 /** A tile's extent along one axis: run offsets [lo, hi) loaded, [out_lo, out_hi) written. */
+template <class Shape>
 struct TileAxis {
     uint32_t lo, hi, out_lo, out_hi;
     __device__ TileAxis(uint32_t tile, uint32_t n)
     {
-        out_lo = tile * kTileSide;
-        out_hi = min(out_lo + kTileSide, n);
-        lo = out_lo > kTileMargin ? out_lo - kTileMargin : 0;
-        hi = min(out_hi + kTileMargin, n);
+        out_lo = tile * Shape::kSide;
+        out_hi = min(out_lo + Shape::kSide, n);
+        lo = out_lo > Shape::kMargin ? out_lo - Shape::kMargin : 0;
+        hi = min(out_hi + Shape::kMargin, n);
     }
     __device__ uint32_t size() const { return hi - lo; }
 };
@@ -59,10 +66,11 @@ struct TileAxis {
  * lies outside the loaded part (a cut, not the run's end, where
  * dwt_left/dwt_right reflect inside) is not updated: it is in the margin.
  */
-template <class T, class Steps, bool kAlongX, bool kScaling, uint32_t kTileRows>
-__device__ void lift_tile(T *s, const DwtRun &r, const TileAxis &a, uint32_t lines)
+template <class T, class Steps, class Shape, bool kAlongX, bool kScaling, uint32_t kTileRows>
+__device__ void lift_tile(T *s, const DwtRun &r, const TileAxis<Shape> &a, uint32_t lines)
 {
     if (r.n < 2) return;
+    constexpr uint32_t kSpan = Shape::kSpan, kPitch = Shape::kPitch;
     constexpr uint32_t kStep = kAlongX ? 1 : kPitch;  // between a line's samples
     const uint32_t lane = threadIdx.x, row = threadIdx.y;
 #pragma unroll
@@ -106,11 +114,8 @@ inline uint32_t tile_rows(uint64_t tiles)
     return tiles <= 8 * uint64_t(sms) ? 16 : 8;
 }
 
-/** Tiles of a w x h level. */
-inline uint64_t tile_count(uint32_t w, uint32_t h)
-{
-    return uint64_t{(w + kTileSide - 1) / kTileSide} * ((h + kTileSide - 1) / kTileSide);
-}
+/** Tiles of a side of n samples. */
+constexpr uint32_t tiles_along(uint32_t n, uint32_t side) { return n / side + (n % side != 0); }
 
 }  // namespace dwt_tile
 }  // namespace j2kc

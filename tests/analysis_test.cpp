@@ -60,16 +60,20 @@ void compare(const Rect &tc, int levels, double base_step, uint32_t seed)
     for (uint32_t y = 0; y < tc.height(); ++y)
         for (uint32_t x = 0; x < tc.width(); ++x)
             ASSERT_EQ(got[y * stride + x], want[y * stride + x])
-                << tc.width() << "x" << tc.height() << " at (" << tc.x0 << "," << tc.y0 << ") L=" << levels
-                << " step " << base_step << " index (" << x << "," << y << ")";
+                << tc.width() << "x" << tc.height() << " at (" << tc.x0 << "," << tc.y0 << ") L=" << levels << " step "
+                << base_step << " index (" << x << "," << y << ")";
 }
 
 TEST(GpuAnalysis, FusedQuantisationMatchesCpuBitForBit)
 {
     if (!have_gpu()) GTEST_SKIP() << "no CUDA device";
     uint32_t seed = 11;
-    const Rect rects[] = {{0, 0, 1, 1},     {1, 0, 8, 1},           {0, 3, 1, 12},
-                          {3, 1, 3 + 17, 1 + 9}, {0, 0, 64, 64},    {5, 2, 5 + 331, 2 + 203},
+    const Rect rects[] = {{0, 0, 1, 1},
+                          {1, 0, 8, 1},
+                          {0, 3, 1, 12},
+                          {3, 1, 3 + 17, 1 + 9},
+                          {0, 0, 64, 64},
+                          {5, 2, 5 + 331, 2 + 203},
                           {1, 3, 1 + 1030, 3 + 141}};
     for (const Rect &tc : rects)
         for (int levels : {0, 1, 3, 5, 32})

@@ -277,8 +277,8 @@ private:
                 tp.strides.push_back(r.width());
                 tp.offsets.push_back(samples);
                 samples += r.area();
-                dwt_scratch_bytes_ = std::max(dwt_scratch_bytes_, plan_.reversible() ? dwt_gpu_scratch_bytes(r)
-                                                                                      : analysis_gpu_scratch_bytes(r));
+                dwt_scratch_bytes_ = std::max(
+                    dwt_scratch_bytes_, plan_.reversible() ? dwt_gpu_scratch_bytes(r) : analysis_gpu_scratch_bytes(r));
                 if (!plan_.reversible())
                     tp.quant.push_back(make_quantize_params(plan_.quant[c], Wavelet::kIrreversible97,
                                                             plan_.siz.components[c].precision, r, plan_.levels()));

@@ -50,15 +50,15 @@ void dwt97_inverse(float *data, size_t stride, const Rect &rect, int levels, int
 /* ---- CUDA (dwt.cu) ---------------------------------------------------- */
 
 /**
- * @brief Device scratch the GPU forward transforms need for `rect`:
- * rect.area() 4-byte elements (bytes returned). Allocate once per geometry
- * (pool).
+ * @brief Device scratch the GPU forward transforms need for `rect` (bytes):
+ * about 1.25 x rect.area() 4-byte elements, a copy of the samples and the
+ * first level's LL band. Allocate once per geometry (pool).
  */
 size_t dwt_gpu_scratch_bytes(const Rect &rect);
 /**
  * @brief Device scratch the GPU inverse transforms need for `rect` (bytes):
- * about 1.25 x rect.area() 4-byte elements, two levels' outputs. At least
- * dwt_gpu_scratch_bytes(rect).
+ * about 1.25 x rect.area() 4-byte elements, two levels' outputs; the same
+ * as dwt_gpu_scratch_bytes(rect).
  */
 size_t dwt_gpu_inverse_scratch_bytes(const Rect &rect);
 

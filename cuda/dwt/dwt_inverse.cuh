@@ -7,15 +7,12 @@
  * the decoder can dequantise the Tier-1 plane as it loads it instead of in a
  * pass of its own.
  *
- * Each block takes a tile of the level's output with a margin of
- * kTileMargin samples on every side, loads it from the four sub-bands
- * (interleaving and scaling as it loads), runs every row step and then every
- * column step in shared memory, and writes the tile's inner part. A sample's
- * value after the steps depends only on the samples within one step per
- * lifting step around it, so the margin's samples, whose neighbours outside
- * the tile are missing, are left as they are and only they come out wrong.
- * Each sample goes through the same operations in the same order as in
- * dwt_cpu.cpp (rows, then columns), so the results are the CPU's bit for bit.
+ * Each block takes a tile of the level's output with its margin
+ * (dwt_tile.cuh), loads it from the four sub-bands (interleaving and scaling
+ * as it loads), runs every row step and then every column step in shared
+ * memory, and writes the tile's inner part. Each sample goes through the
+ * same operations in the same order as in dwt_cpu.cpp (rows, then columns),
+ * so the results are the CPU's bit for bit.
  */
 #pragma once
 
@@ -25,19 +22,17 @@
 
 #include "common/cuda_util.cuh"
 #include "dwt/dwt_lifting.h"
+#include "dwt/dwt_tile.cuh"
 #include "geometry/partition.h"
 
 namespace j2kc {
 namespace dwt_inverse {
 
-/// Output tile of one block, and the margin of samples around it that the
-/// lifting steps reach (one a step: four for the 9/7, two for the 5/3).
-constexpr uint32_t kTileSide = 64;
-constexpr uint32_t kTileMargin = 4;
-constexpr uint32_t kSpan = kTileSide + 2 * kTileMargin;
-/// A block: a warp's lanes across, kTileRows warps (tile_rows).
-constexpr uint32_t kTileLanes = 32;
-constexpr uint32_t kMaxGridY = 65535;
+using dwt_tile::kMaxGridY;
+using dwt_tile::kTileLanes;
+using Tile = dwt_tile::TileShape<64>;
+using TileAxis = dwt_tile::TileAxis<Tile>;
+constexpr uint32_t kTileSide = Tile::kSide, kSpan = Tile::kSpan, kPitch = Tile::kPitch;
 
 __device__ __forceinline__ int32_t scale_inv(int32_t v, const DwtRun &r, bool) { return dwt53_single_inv(r, v); }
 __device__ __forceinline__ float scale_inv(float v, const DwtRun &r, bool high)
@@ -88,62 +83,6 @@ struct InverseSteps<float> {
     }
 };
 
-/** A tile's extent along one axis: run offsets [lo, hi) loaded, [out_lo, out_hi) written. */
-struct TileAxis {
-    uint32_t lo, hi, out_lo, out_hi;
-    __device__ TileAxis(uint32_t tile, uint32_t n)
-    {
-        out_lo = tile * kTileSide;
-        out_hi = min(out_lo + kTileSide, n);
-        lo = out_lo > kTileMargin ? out_lo - kTileMargin : 0;
-        hi = min(out_hi + kTileMargin, n);
-    }
-    __device__ uint32_t size() const { return hi - lo; }
-};
-
-/// Elements between the rows of a tile in shared memory (one more than a row, against bank conflicts).
-constexpr uint32_t kPitch = kSpan + 1;
-
-/**
- * The lifting steps along one axis of the tile in s: kAlongX lifts the
- * tile's rows, else its columns. The warp's lanes take different lines
- * (rows or columns), so that their shared-memory accesses fall in different
- * banks; the rows of the block take the line's samples. A sample whose
- * neighbour lies outside the loaded part (a cut, not the run's end, where
- * dwt_left/dwt_right reflect inside) is not updated: it is in the margin.
- * kScaling: the samples are not scaled yet, and the steps scale them
- * (InverseSteps::apply_scaling); a sample a step leaves unscaled is one it
- * does not update, in the margin, and so is every sample that reads it.
- */
-template <class T, bool kAlongX, bool kScaling, uint32_t kTileRows>
-__device__ void lift_tile(T *s, const DwtRun &r, const TileAxis &a, uint32_t lines)
-{
-    if (r.n < 2) return;
-    constexpr uint32_t kStep = kAlongX ? 1 : kPitch;  // between a line's samples
-    const uint32_t lane = threadIdx.x, row = threadIdx.y;
-#pragma unroll
-    for (int step = 0; step < InverseSteps<T>::kCount; ++step) {
-        const uint32_t parity = InverseSteps<T>::on_parity(step) ? r.parity : 1 - r.parity;
-        const uint32_t k0 = a.lo + ((a.lo ^ parity) & 1u);  // the first offset of that parity loaded
-        const uint32_t count = k0 < a.hi ? (a.hi - k0 + 1) / 2 : 0;
-#pragma unroll
-        for (uint32_t t0 = 0; t0 < kSpan; t0 += kTileLanes)
-#pragma unroll
-            for (uint32_t j0 = 0; j0 < kSpan / 2; j0 += kTileRows) {
-                const uint32_t t = t0 + lane, j = j0 + row;
-                if (t >= lines || j >= count) continue;
-                const uint32_t k = k0 + 2 * j, l = dwt_left(k), rr = dwt_right(k, r.n);
-                if (l < a.lo || rr >= a.hi) continue;
-                T *line = s + (kAlongX ? t * kPitch : t);
-                T &x = line[(k - a.lo) * kStep];
-                const T left = line[(l - a.lo) * kStep], right = line[(rr - a.lo) * kStep];
-                x = kScaling ? InverseSteps<T>::apply_scaling(step, x, left, right)
-                             : InverseSteps<T>::apply(step, x, left, right);
-            }
-        __syncthreads();
-    }
-}
-
 /** Where a level's output goes: w x h samples, rows `stride` elements apart. */
 template <class T>
 struct LevelOutput {
@@ -181,7 +120,7 @@ __global__ void __launch_bounds__(kTileLanes *kTileRows, kTileRows < 32 ? 32 / k
                 s[y * kPitch + x] = scale_inv(src.load(px, py, high_x, py >= ry.nl), rx, high_x);
             }
         __syncthreads();
-        lift_tile<T, true, false, kTileRows>(s, rx, ax, sh);
+        dwt_tile::lift_tile<T, InverseSteps<T>, Tile, true, false, kTileRows>(s, rx, ax, sh);
         // The column pass: its scaling, then its steps. Runs of two or more
         // samples are scaled by their steps (the 5/3 does not scale them).
         if (ry.n < 2) {
@@ -195,7 +134,7 @@ __global__ void __launch_bounds__(kTileLanes *kTileRows, kTileRows < 32 ? 32 / k
                 }
             __syncthreads();
         }
-        lift_tile<T, false, InverseSteps<T>::kScales, kTileRows>(s, ry, ay, sw);
+        dwt_tile::lift_tile<T, InverseSteps<T>, Tile, false, InverseSteps<T>::kScales, kTileRows>(s, ry, ay, sw);
         const uint32_t ow = ax.out_hi - ax.out_lo, oh = ay.out_hi - ay.out_lo;
 #pragma unroll
         for (uint32_t y0 = 0; y0 < kTileSide; y0 += kTileRows)
@@ -213,27 +152,11 @@ __global__ void __launch_bounds__(kTileLanes *kTileRows, kTileRows < 32 ? 32 / k
 template <class T, class Source, uint32_t kTileRows>
 void launch_level(const Source &src, LevelOutput<T> dst, uint32_t w, uint32_t h, const Rect &rr, cudaStream_t stream)
 {
-    const uint32_t tiles_x = (w + kTileSide - 1) / kTileSide, tiles_y = (h + kTileSide - 1) / kTileSide;
+    const uint32_t tiles_x = dwt_tile::tiles_along(w, kTileSide), tiles_y = dwt_tile::tiles_along(h, kTileSide);
     const dim3 grid(tiles_x, std::min(tiles_y, kMaxGridY));
     const dim3 block(kTileLanes, kTileRows);
     dwt_inverse_level_kernel<T, Source, kTileRows>
         <<<grid, block, 0, stream>>>(src, dst, dwt_run(rr.x0, w), dwt_run(rr.y0, h), tiles_y);
-}
-
-/**
- * Warps a block of a level with `tiles` tiles takes. A level of few tiles
- * (a few hundred samples across) is latency-bound: each tile is a chain of
- * ten barriers and dependent steps, and more warps a tile make each warp's
- * part of the chain shorter. A level of many tiles is bound by its
- * instructions, and blocks of 8 warps keep four to an SM.
- */
-inline uint32_t tile_rows(uint64_t tiles)
-{
-    int device = 0, sms = 1;
-    check_cuda(cudaGetDevice(&device), "DWT: cudaGetDevice");
-    check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "DWT: cudaDeviceGetAttribute");
-    if (tiles * 2 <= uint64_t(sms)) return 24;
-    return tiles <= 8 * uint64_t(sms) ? 16 : 8;
 }
 
 /** Queues one level on `stream`: resolution rect `rr`'s samples from `src` into `dst`. */
@@ -242,8 +165,7 @@ void inverse_level(const Source &src, LevelOutput<T> dst, const Rect &rr, cudaSt
 {
     const uint32_t w = rr.width(), h = rr.height();
     if (w == 0 || h == 0) return;
-    const uint64_t tiles = uint64_t{(w + kTileSide - 1) / kTileSide} * ((h + kTileSide - 1) / kTileSide);
-    switch (tile_rows(tiles)) {
+    switch (dwt_tile::tile_rows(uint64_t{dwt_tile::tiles_along(w, kTileSide)} * dwt_tile::tiles_along(h, kTileSide))) {
     case 24: launch_level<T, Source, 24>(src, dst, w, h, rr, stream); break;
     case 16: launch_level<T, Source, 16>(src, dst, w, h, rr, stream); break;
     default: launch_level<T, Source, 8>(src, dst, w, h, rr, stream); break;

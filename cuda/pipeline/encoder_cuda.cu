@@ -40,6 +40,7 @@
 #include "common/scan.h"
 #include "common/status.h"
 #include "dwt/dwt.h"
+#include "pipeline/analysis.h"
 #include "pipeline/codestream_assembly.h"
 #include "pipeline/frame_queue.h"
 #include "pipeline/reconstruct.h"
@@ -276,7 +277,8 @@ private:
                 tp.strides.push_back(r.width());
                 tp.offsets.push_back(samples);
                 samples += r.area();
-                dwt_scratch_bytes_ = std::max(dwt_scratch_bytes_, dwt_gpu_scratch_bytes(r));
+                dwt_scratch_bytes_ = std::max(
+                    dwt_scratch_bytes_, plan_.reversible() ? dwt_gpu_scratch_bytes(r) : analysis_gpu_scratch_bytes(r));
                 if (!plan_.reversible())
                     tp.quant.push_back(make_quantize_params(plan_.quant[c], Wavelet::kIrreversible97,
                                                             plan_.siz.components[c].precision, r, plan_.levels()));
@@ -495,9 +497,8 @@ private:
         s.consumed.record(in);
         check_cuda(cudaStreamWaitEvent(mn, s.consumed.get(), 0), "cudaStreamWaitEvent");
 
-        // DWT of every tile-component, then quantisation (independent planes, so
-        // the order does not change a bit; grouped so that the stage timer can
-        // tell them apart).
+        // DWT of every tile-component, the 9/7's quantised in its stores
+        // (the quantisation mark then times nothing).
         int32_t *indices = s.indices.as<int32_t>();
         void *scratch = s.dwt_scratch.as<void>();
         for (size_t t = 0; t < tiles_.size(); ++t) {
@@ -506,18 +507,11 @@ private:
                 if (plan_.reversible())
                     dwt53_forward_gpu(indices + tp.offsets[c], tp.strides[c], tp.rects[c], plan_.levels(), scratch, mn);
                 else
-                    dwt97_forward_gpu(s.planes.as<float>() + tp.offsets[c], tp.strides[c], tp.rects[c], plan_.levels(),
-                                      scratch, mn);
+                    analyse_component_gpu(s.planes.as<float>() + tp.offsets[c], tp.strides[c], indices + tp.offsets[c],
+                                          tp.strides[c], tp.rects[c], plan_.levels(), tp.quant[c], scratch, mn);
             }
         }
         mark(s, kMarkDwt, mn);
-        if (!plan_.reversible())
-            for (size_t t = 0; t < tiles_.size(); ++t) {
-                const TilePlan &tp = tiles_[t];
-                for (uint32_t c = 0; c < n; ++c)
-                    quantize_gpu(s.planes.as<float>() + tp.offsets[c], tp.strides[c], indices + tp.offsets[c],
-                                 tp.strides[c], tp.quant[c], mn);
-            }
         mark(s, kMarkQuant, mn);
 
         if (plan_.ht_coding_sets())

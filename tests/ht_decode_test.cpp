@@ -506,19 +506,22 @@ TEST(GpuHtDecode, CpuTier1OnCudaBackendMatchesCpuBackend)
 
 /**
  * A whole 2K frame of HT code-blocks (written by this library's CPU encoder,
- * lossless and at a fixed step): megabytes of codewords, so the HT kernel
- * runs long after the upload starts and beside the other frames' work; the
- * GPU's pixels must still be the CPU backend's.
+ * lossless, at a fixed step, and under a byte budget, whose blocks mostly
+ * end in SigProp and MagRef passes): megabytes of codewords, so the HT
+ * kernel runs long after the upload starts and beside the other frames'
+ * work, and every warp's group of blocks refines at once; the GPU's pixels
+ * must still be the CPU backend's.
  */
 TEST(GpuHtDecode, LargeFramesMatchCpuBackend)
 {
     if (!have_gpu()) GTEST_SKIP() << "no usable CUDA device";
     const j2kc_test::Planes16 img = j2kc_test::synthetic_frame(2048, 1080, 3, 12, 11, 0.02);
-    for (int lossless : {1, 0}) {
+    for (const char *mode : {"lossless", "fixed step", "budget"}) {
         j2kc_encoder_config cfg = j2kc_test::cpu_encoder_config(quiet);
         cfg.block_coder = J2KC_BLOCK_CODER_HT;
-        cfg.lossless = lossless;
+        cfg.lossless = mode[0] == 'l';
         cfg.quality = 2.0;
+        if (mode[0] == 'b') cfg.frame_bytes = 1600000;  // about 2 bits a sample
         const std::vector<uint8_t> cs = j2kc_test::encode_stream(img.image, cfg);
         ASSERT_FALSE(cs.empty());
         const Decoded cpu = decode(cs, J2KC_BACKEND_CPU);
@@ -526,7 +529,7 @@ TEST(GpuHtDecode, LargeFramesMatchCpuBackend)
         for (int round = 0; round < 3; ++round) {
             const Decoded gpu = decode(cs, J2KC_BACKEND_CUDA, 1);
             ASSERT_EQ(gpu.status, J2KC_OK);
-            EXPECT_TRUE(gpu.planes == cpu.planes) << (lossless ? "lossless" : "lossy") << " round " << round;
+            EXPECT_TRUE(gpu.planes == cpu.planes) << mode << " round " << round;
         }
     }
 }

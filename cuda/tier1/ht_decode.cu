@@ -16,9 +16,10 @@
  * and a prefix sum over the lanes gives each quad where its bits start. The
  * MagSgn stream is unstuffed into a ring of words in shared memory, 32 bytes
  * a step, the stuffing rule of ForwardLsb::refill (a byte after 0xFF gives
- * seven bits, 0xFF past the end). SigProp and MagRef stay on one lane (the
- * core's functions); clearing and the two's complement go a row at a time
- * over the lanes, so the stores of a row are contiguous.
+ * seven bits, 0xFF past the end). SigProp and MagRef run on one lane a block
+ * (the core's functions), the blocks of a warp's group at once; clearing and
+ * the two's complement go a row at a time over the lanes, so the stores of a
+ * row are contiguous.
  *
  * The one lane's VLC pass is most of a block's issued instructions, so a
  * warp takes several neighbouring positions of the batch at once (blocks of
@@ -58,6 +59,10 @@ constexpr uint32_t kGroup = 6;
 /// (32 x 4 samples x 31 bits) plus a fill step, so no bit still to be read is
 /// overwritten.
 constexpr uint32_t kRingWords = 256;
+/// Bits that hold one job's cleanup status (ht::kHt* codes) for the group's refinement step.
+constexpr uint32_t kStatusBits = 4;
+constexpr uint32_t kStatusMask = (1u << kStatusBits) - 1;
+static_assert(kGroup * kStatusBits <= 32, "a group's statuses fit a word");
 /// Warps enough to fill the largest GPUs several times over; the rest loop.
 constexpr uint32_t kMaxWarps = 1u << 15;
 
@@ -297,39 +302,44 @@ __device__ HtJob ht_job_at(const T1DecodeBatch &batch, uint32_t position)
 }
 
 /**
- * The rest of t1_decode_job_ht over the warp, once vlc_pass has written the
- * job's quad records: MagSgn, the refinement passes (lane 0), the two's
- * complement, or zeros and the status why. Every lane calls it with the same
- * job.
+ * MagSgn of a job over the warp, once vlc_pass has written its quad
+ * records; every lane calls it with the same job and gets the same result:
+ * kHtOk when its refinement passes and two's complement are to follow.
  */
-__device__ void finish_job(const HtJob &h, uint32_t *quads, uint32_t *ring, uint32_t lane)
+__device__ uint32_t cleanup_job(const HtJob &h, uint32_t *quads, uint32_t *ring, uint32_t lane)
+{
+    if (!h.decode || h.status != ht::kHtOk) return h.decode ? h.status : ht::kHtOk;
+    const T1DecodeJob &job = h.job;
+    const uint32_t planes = uint32_t{job.num_bitplanes} + job.roi_shift;
+    uint32_t *values = reinterpret_cast<uint32_t *>(h.table->out + job.out_offset);
+    const ht::CleanupFrame f = ht::cleanup_frame(values, job.out_stride, job.width, job.height, planes, h.set.pc);
+    return magsgn_warp(f, h.dcup, h.pcup, quads, ring, lane);
+}
+
+/** One lane: the job's SigProp and MagRef passes (the shared core's), after its cleanup. */
+__device__ void refine_job(const HtJob &h)
 {
     const T1DecodeJob &job = h.job;
-    int32_t *out = h.table->out;
+    uint32_t *values = reinterpret_cast<uint32_t *>(h.table->out + job.out_offset);
+    ht::decode_refinement(h.set, values, job.out_stride, job.width, job.height,
+                          (job.style & kT1JobStyleCausal) != 0, h.dcup + h.set.lcup);
+}
+
+/**
+ * The rest of t1_decode_job_ht over the warp, once the job's passes ran
+ * (`status` as cleanup_job returned it): the two's complement, or zeros
+ * and the status why.
+ */
+__device__ void complete_job(const HtJob &h, uint32_t status, uint32_t lane)
+{
+    const T1DecodeJob &job = h.job;
     uint8_t result = h.checked;
-    if (h.decode) {
-        const uint32_t planes = uint32_t{job.num_bitplanes} + job.roi_shift;
-        uint32_t *values = reinterpret_cast<uint32_t *>(out + job.out_offset);
-        uint32_t status = h.status;
-        if (status == ht::kHtOk) {
-            const ht::CleanupFrame f =
-                ht::cleanup_frame(values, job.out_stride, job.width, job.height, planes, h.set.pc);
-            status = magsgn_warp(f, h.dcup, h.pcup, quads, ring, lane);
-            __syncwarp();  // every lane's samples, for the refinement passes
-            if (status == ht::kHtOk && lane == 0)
-                ht::decode_refinement(h.set, values, job.out_stride, job.width, job.height,
-                                      (job.style & kT1JobStyleCausal) != 0, h.dcup + h.set.lcup);
-            __syncwarp();
-        }
-        if (status == ht::kHtOk) {
-            twos_complement_warp(job, values, lane);
-            result = kT1JobOk;
-        } else {
-            clear_warp(job, out, lane);
-            result = kT1JobCorrupt;
-        }
+    if (h.decode && status == ht::kHtOk) {
+        twos_complement_warp(job, reinterpret_cast<uint32_t *>(h.table->out + job.out_offset), lane);
+        result = kT1JobOk;
     } else {
-        clear_warp(job, out, lane);
+        clear_warp(job, h.table->out, lane);
+        if (h.decode) result = kT1JobCorrupt;
     }
     if (lane == 0) h.table->status[h.j] = result;
 }
@@ -338,7 +348,9 @@ __device__ void finish_job(const HtJob &h, uint32_t *quads, uint32_t *ring, uint
  * A warp takes kGroup positions at once. Lane g works out job g; the jobs
  * whose records fit the area together (from the first not yet done) run
  * their VLC passes at once, a lane each, into consecutive records; then the
- * warp finishes them one after another, and goes on with the next that fit.
+ * warp decodes their MagSgn one after another, runs their refinement passes
+ * at once, a lane each (one lane's serial work, like the VLC pass), finishes
+ * them one after another, and goes on with the next that fit.
  */
 __global__ void __launch_bounds__(kWarpsPerCta *kWarpSize)
     ht_decode_kernel(const __grid_constant__ T1DecodeBatch batch, uint32_t positions)
@@ -364,13 +376,25 @@ __global__ void __launch_bounds__(kWarpsPerCta *kWarpSize)
             // The jobs that fit are those from `done` on, up to the first that does not (at least one).
             const uint32_t next = done + __popc(__ballot_sync(kFullMask, fits));
             __syncwarp();
+            uint32_t statuses = 0;  // cleanup_job's a job, kStatusBits each from `done` on
 #pragma unroll 1
             for (uint32_t g = done; g < next; ++g) {
                 const HtJob h = ht_job_at(batch, first + g);
                 const uint32_t at = __shfl_sync(kFullMask, end - waiting, g);
-                if (h.take) finish_job(h, area.quads + at, area.ring, lane);
-                __syncwarp();  // its records and ring are the next job's
+                const uint32_t status = h.take ? cleanup_job(h, area.quads + at, area.ring, lane) : ht::kHtOk;
+                statuses |= status << (kStatusBits * (g - done));
+                __syncwarp();  // its records and ring are the next job's; its samples the refining lane's
             }
+            if (lane >= done && lane < next && mine.quads() != 0 &&
+                (statuses >> (kStatusBits * (lane - done)) & kStatusMask) == ht::kHtOk)
+                refine_job(mine);
+            __syncwarp();  // the refined samples, for the two's complement over the lanes
+#pragma unroll 1
+            for (uint32_t g = done; g < next; ++g) {
+                const HtJob h = ht_job_at(batch, first + g);
+                if (h.take) complete_job(h, statuses >> (kStatusBits * (g - done)) & kStatusMask, lane);
+            }
+            __syncwarp();
             done = next;
         }
     }

@@ -15,6 +15,7 @@
 
 #include "dwt/dwt.h"
 #include "quant/quant.h"
+#include "test_regions.h"
 
 namespace j2kc {
 namespace {
@@ -68,14 +69,7 @@ TEST(GpuAnalysis, FusedQuantisationMatchesCpuBitForBit)
 {
     if (!have_gpu()) GTEST_SKIP() << "no CUDA device";
     uint32_t seed = 11;
-    const Rect rects[] = {{0, 0, 1, 1},
-                          {1, 0, 8, 1},
-                          {0, 3, 1, 12},
-                          {3, 1, 3 + 17, 1 + 9},
-                          {0, 0, 64, 64},
-                          {5, 2, 5 + 331, 2 + 203},
-                          {1, 3, 1 + 1030, 3 + 141}};
-    for (const Rect &tc : rects)
+    for (const Rect &tc : j2kc_test::odd_regions())
         for (int levels : {0, 1, 3, 5, 32})
             for (double step : {1.0 / 64, 4.0}) compare(tc, levels, step, seed++);
     // Levels of hundreds and of over a thousand tiles, which take blocks of other shapes.

@@ -4,12 +4,14 @@
 Each case is a codestream built in a scratch folder from a procedural image:
 by opj_compress (precincts down to 4x4 with 4x4 code-blocks, POC over
 progressions, resolutions and layers across tile-parts, several
-code-block-style combinations with several layers), by `j2kc encode`
-(components subsampled up to 255 with position-driven progressions and small
+code-block-style combinations with several layers, 257 components with RGN on
+the last, tiles of 1x1), by `j2kc encode` (images of 1x1 and 1x33 at 5 levels,
+components subsampled up to 255 with position-driven progressions and small
 precincts, guard bits 0 and 7, 32 and 0 decomposition levels), or by editing
 such a stream's bytes (packet headers moved into PPM or PPT, split across
 segments and tile-parts, Nppm fields across PPM segments, Zppt from 0 in each
-tile-part header or counted on through the tile; image and tile offsets near
+tile-part header or counted on through the tile; PLT made wrong, or moved into
+PLM; precisions of 20 to 32 bits, 38 and 39 refused; image and tile offsets near
 2^32; Psot 0 on the last tile-part, with and without EOC; CRG in the main
 header and COM in a tile-part header; empty tile-parts with TNsot 0 after
 every tile-part; a corrupted TLM; QCC and QCD in tile-part headers overriding
@@ -70,9 +72,14 @@ PEER_BUGS = {
     'OPJ_OFFSETS_NEAR_2P32': ('opj', {'offsets_near_2p32'},
                               'OpenJPEG 2.5 refuses image offsets beyond 2^31 ("failed to set the decoded '
                               'area"); SIZ allows up to 2^32 - 2 (A.5.1)'),
-    'GRK_OFFSETS_NEAR_2P32': ('grk', {'offsets_near_2p32@-r'},
-                              'Grok 10 makes reduced components one sample too large when the image offset '
-                              'is near 2^32 (B.5: ceil(x1 / 2^r) - ceil(x0 / 2^r))'),
+    'GRK_REDUCED_ODD_OFFSET': ('grk', {'offsets_near_2p32@-r', 'tiles_2x3_offsets@-r'},
+                               'Grok 10 makes a reduced component one sample too large when the image offset '
+                               'is odd (B.5: ceil(x1 / 2^r) - ceil(x0 / 2^r))'),
+    'GRK_PLT': ('grk', {'plt_corrupt'}, 'Grok 10 trusts PLT (A.7.3), an optional index, and misplaces '
+                'packets where it is wrong'),
+    'OPJ_PRECISION_32': ('opj', {'precision32u', 'precision32s'}, 'OpenJPEG 2.5 refuses precisions above 31 bits'),
+    'GRK_PRECISION_17': ('grk', {'precision20u', 'precision20s', 'precision31u', 'precision32u', 'precision32s'},
+                         'Grok 10 refuses precisions above 16 bits'),
     'OPJ_QCC_ORDER': ('opj', {'tile_qcc_then_qcd'},
                       'OpenJPEG 2.5 lets a tile-part QCD that follows a tile-part QCC replace that '
                       "component's QCC; A.6.5: QCC overrides QCD in the same header whatever the order"),
@@ -310,6 +317,50 @@ def edit_offsets_near_2p32(b):
     return bytes(out)
 
 
+def tile_part_segments(tp):
+    """[(offset, marker, Lmar)] of a tile-part header, and the offset of its SOD."""
+    out, q = [], 12
+    while tp[q:q + 2] != b'\xff\x93':
+        code, length = struct.unpack('>HH', tp[q:q + 4])
+        out.append((q, code, length))
+        q += 2 + length
+    return out, q
+
+
+def edit_plt(b, mode):
+    """PLT (A.7.3) changed: 'corrupt' adds 3 to every one-byte packet length (a well-formed list of
+    wrong lengths); 'plm' moves every tile-part's lists into one PLM (A.7.2) in the main header."""
+    parts = tile_parts(b)
+    out, plm = bytearray(b[:parts[0][0]]), b''
+    for p, psot in parts:
+        tp = b[p:p + psot]
+        segs, sod = tile_part_segments(tp)
+        head, lists = bytearray(tp[:12]), b''
+        for q, code, length in segs:
+            if code != 0xFF58:
+                head += tp[q:q + 2 + length]
+            elif mode == 'corrupt':
+                body = bytes(((x + 3) & 0x7F) if x < 0x80 else x for x in tp[q + 5:q + 2 + length])
+                head += segment(0xFF58, tp[q + 4:q + 5] + body)
+            else:
+                lists += tp[q + 5:q + 2 + length]
+        plm += bytes([len(lists)]) + lists
+        out += tile_part(bytes(head) + b'\xff\x93', tp[sod + 2:])
+    out += b'\xff\xd9'
+    if mode == 'plm':
+        out = out[:parts[0][0]] + segment(0xFF57, b'\x00' + plm) + out[parts[0][0]:]
+    return bytes(out)
+
+
+def edit_precision(b, bits, signed):
+    """Every component's Ssiz (A.5.1) set to `bits`, signed or not; the coded data is unchanged."""
+    p = find(b, 0xFF51)[0]
+    out = bytearray(b)
+    for c in range(struct.unpack('>H', b[p + 38:p + 40])[0]):
+        out[p + 40 + 3 * c] = (bits - 1) | (0x80 if signed else 0)
+    return bytes(out)
+
+
 # --------------------------------------------------------------------------
 # Cases
 # --------------------------------------------------------------------------
@@ -452,6 +503,31 @@ def cases():
     offsets = opj('tile_offsets', 'rgb.ppm', ['-n', '3', '-t', '24,20', '-T', '5,3', '-d', '7,9'])
     c.append(Case('offsets_near_2p32', edited('offsets_near_2p32', offsets, edit_offsets_near_2p32),
                   lossless_rgb=True))
+    plt = opj('tiled_plt', 'rgb.ppm', ['-n', '3', '-t', '32,32', '-TP', 'R', '-PLT', '-r', '20,5,1'])
+    c.append(Case('plt_corrupt', edited('plt_corrupt', plt, lambda b: edit_plt(b, 'corrupt')), lossless_rgb=True))
+    c.append(Case('plm', edited('plm', plt, lambda b: edit_plt(b, 'plm')), lossless_rgb=True))
+    gray = opj('gray', 'rgb.ppm', ['-n', '2', '-r', '4,1'])
+    for bits, signed in ((20, False), (20, True), (31, False), (32, False), (32, True)):
+        name = 'precision%d%s' % (bits, 's' if signed else 'u')
+        c.append(Case(name, edited(name, gray, lambda b, bits=bits, signed=signed: edit_precision(b, bits, signed)),
+                      reduces=(1,)))
+    c.append(Case('precision38', edited('precision38', gray, lambda b: edit_precision(b, 38, False)),
+                  invalid='38-bit samples', reduces=(1,)))
+    c.append(Case('precision39', edited('precision39', gray, lambda b: edit_precision(b, 39, True)),
+                  invalid='precision 39 > 38'))
+    c.append(Case('components257_rgn', opj('components257_rgn', 'c257.raw',
+                                           ['-F', '9,7,257,8,u', '-n', '2', '-ROI', 'c=256,U=9', '-r', '3,1']),
+                  reduces=(1,)))
+    c.append(Case('image_1x1_levels5', ours('image_1x1_levels5', 'one.raw', ['--raw', '1x1x1x8u', '--levels', '5',
+                                                                               '--lossless']),
+                  source=raw_source('one.raw', 1, 1, [(1, 1)], 8), reduces=(1, 5), layers=()))
+    c.append(Case('image_1x33_levels5', ours('image_1x33_levels5', 'strip.raw', ['--raw', '1x33x1x8u', '--levels',
+                                                                                 '5', '--lossless']),
+                  source=raw_source('strip.raw', 1, 33, [(1, 1)], 8), reduces=(2,), layers=()))
+    c.append(Case('tiles_1x1', opj('tiles_1x1', 'rgb.ppm', ['-n', '1', '-t', '1,1']), lossless_rgb=True,
+                  reduces=(), layers=()))
+    c.append(Case('tiles_2x3_offsets', opj('tiles_2x3_offsets', 'rgb.ppm', ['-n', '2', '-t', '2,3', '-d', '1,2',
+                                                                            '-T', '1,1']), reduces=(1,), layers=()))
     c.append(Case('levels33', edited('levels33', one, lambda b: edit_levels(b, 33)),
                   invalid='33 decomposition levels'))
     return c
@@ -496,7 +572,8 @@ def difference(a, b):
 def check(case, work):
     """[(status, text)] for the case at every decode option set."""
     os.makedirs(work)
-    for name in ('rgb.ppm', 'sub.raw', 'g16s.raw', 'g16u.raw', 'g12s.raw', 'g12u.raw'):
+    for name in ('rgb.ppm', 'sub.raw', 'g16s.raw', 'g16u.raw', 'g12s.raw', 'g12u.raw', 'c257.raw', 'one.raw',
+                 'strip.raw'):
         shutil.copy(os.path.join(ARGS.sources, name), os.path.join(work, name))
     stream = case.make(work)
     if stream is None:
@@ -580,6 +657,9 @@ def main():
             return SKIP
     write_ppm(os.path.join(ARGS.sources, 'rgb.ppm'), 61, 47, 1)
     write_raw(os.path.join(ARGS.sources, 'sub.raw'), raw_count(600, 520, SUB), 8, False, 2)
+    write_raw(os.path.join(ARGS.sources, 'c257.raw'), 9 * 7 * 257, 8, False, 3)
+    write_raw(os.path.join(ARGS.sources, 'one.raw'), 1, 8, False, 4)
+    write_raw(os.path.join(ARGS.sources, 'strip.raw'), 33, 8, False, 5)
     for bits in (12, 16):
         write_raw(os.path.join(ARGS.sources, 'g%ds.raw' % bits), 64 * 48, bits, True, bits)
         write_raw(os.path.join(ARGS.sources, 'g%du.raw' % bits), 64 * 48, bits, False, bits + 1)

@@ -15,7 +15,11 @@ PLM; precisions of 20 to 32 bits, 38 and 39 refused; image and tile offsets near
 2^32; Psot 0 on the last tile-part, with and without EOC; CRG in the main
 header and COM in a tile-part header; empty tile-parts with TNsot 0 after
 every tile-part; a corrupted TLM; QCC and QCD in tile-part headers overriding
-the main header's, in either order; 33 decomposition levels).
+the main header's, in either order; 33 decomposition levels), or by merging
+single-component opj_compress streams into one whose COC and QCC, in the main
+header or in every tile-part header, give each component its own levels,
+code-block size and style, precincts, wavelet and steps (each component must
+equal the decode of the stream it came from).
 
 Every case is decoded by `j2kc decode --raw-components` (to PGX), in full and
 at reduced resolutions and layers, and by opj_decompress and grk_decompress
@@ -80,6 +84,10 @@ PEER_BUGS = {
     'OPJ_PRECISION_32': ('opj', {'precision32u', 'precision32s'}, 'OpenJPEG 2.5 refuses precisions above 31 bits'),
     'GRK_PRECISION_17': ('grk', {'precision20u', 'precision20s', 'precision31u', 'precision32u', 'precision32s'},
                          'Grok 10 refuses precisions above 16 bits'),
+    'GRK_COC_PRECINCTS': ('grk', {'coc_qcc_mixed_main_header', 'coc_qcc_mixed_tiles_main_header',
+                                  'coc_qcc_mixed_tiles_tile_headers'},
+                          'Grok 10 misreads packets of a component whose COC (A.6.2) gives it its own precinct '
+                          'sizes'),
     'OPJ_QCC_ORDER': ('opj', {'tile_qcc_then_qcd'},
                       'OpenJPEG 2.5 lets a tile-part QCD that follows a tile-part QCC replace that '
                       "component's QCC; A.6.5: QCC overrides QCD in the same header whatever the order"),
@@ -109,6 +117,17 @@ def write_ppm(path, w, h, seed):
                 data.append((x * 7 + y * 13 * (c + 1) + r.randint(0, 40)) & 0xFF)
     with open(path, 'wb') as f:
         f.write(b'P6\n%d %d\n255\n' % (w, h) + bytes(data))
+
+
+def write_pgm(path, w, h, maxval, seed):
+    r = random.Random(seed)
+    data = bytearray()
+    for y in range(h):
+        for x in range(w):
+            v = (x * 5 + y * 3 + r.randint(0, 60)) % (maxval + 1)
+            data += bytes([v]) if maxval < 256 else struct.pack('>H', v)
+    with open(path, 'wb') as f:
+        f.write(b'P5\n%d %d\n%d\n' % (w, h, maxval) + bytes(data))
 
 
 def write_raw(path, count, bits, signed, seed):
@@ -361,14 +380,50 @@ def edit_precision(b, bits, signed):
     return bytes(out)
 
 
+def merged(streams, in_tiles):
+    """One stream of the components of single-component CPRL streams of one image size, tiling and layer
+    count: SIZ lists their components, COD and QCD are the first's, COC and QCC (A.6.2, A.6.5) give
+    each other component its own coding and steps in the main header or (in_tiles) in every tile-part
+    header. With CPRL a component's packets come one after another, so each tile's body is the
+    concatenation of the single streams' bodies of that tile."""
+    heads = [{code: b[p + 4:p + 2 + length] for p, code, length in main_segments(b)} for b in streams]
+    siz, cod = heads[0][0xFF51], heads[0][0xFF52]
+    if any(h[0xFF52][1:4] != cod[1:4] or h[0xFF51][:34] != siz[:34] for h in heads):
+        raise ValueError('the streams differ in geometry, progression or layers')
+    siz = siz[:34] + struct.pack('>H', len(streams)) + b''.join(h[0xFF51][36:39] for h in heads)
+
+    def coc_qcc(c):
+        own = heads[c][0xFF52]
+        return segment(0xFF53, bytes([c, own[0] & 1]) + own[5:]) + segment(0xFF5D, bytes([c]) + heads[c][0xFF5C])
+    overrides = b''.join(coc_qcc(c) for c in range(1, len(streams)))
+    out = bytearray(b'\xff\x4f' + segment(0xFF51, siz) + segment(0xFF52, cod) + segment(0xFF5C, heads[0][0xFF5C]))
+    if not in_tiles:
+        out += overrides
+    bodies = []
+    for b in streams:
+        parts = []
+        for p, psot in tile_parts(b):
+            tp = b[p:p + psot]
+            segs, sod = tile_part_segments(tp)
+            if segs:
+                raise ValueError('a tile-part header is not empty')
+            parts.append((tp[:12], tp[sod + 2:]))
+        bodies.append(parts)
+    for k, (sot, _) in enumerate(bodies[0]):
+        out += tile_part(sot + (overrides if in_tiles else b'') + b'\xff\x93', b''.join(x[k][1] for x in bodies))
+    return bytes(out) + b'\xff\xd9'
+
+
 # --------------------------------------------------------------------------
 # Cases
 # --------------------------------------------------------------------------
 
 
 class Case:
-    def __init__(self, name, make, invalid=None, source=None, reduces=(1, 2), layers=(1,), lossless_rgb=False):
+    def __init__(self, name, make, invalid=None, source=None, reduces=(1, 2), layers=(1,), lossless_rgb=False,
+                 merged_from=0):
         self.name = name
+        self.merged_from = merged_from  # a merge() of this many single-component streams
         self.lossless_rgb = lossless_rgb  # an opj_compress stream of rgb.ppm whose last layer is lossless
         self.make = make          # (work folder) -> stream path, or None when the encoder failed
         self.invalid = invalid    # words j2kc's refusal must contain
@@ -390,6 +445,23 @@ def ours(name, src, opts):
         out = os.path.join(work, name + '.j2k')
         rc, so, se = run([ARGS.j2kc, 'encode', '-i', os.path.join(work, src), '-o', out, '--backend', 'cpu'] + opts)
         return out if rc == 0 else None
+    return make
+
+
+def merge(name, parts, in_tiles):
+    """merged() of opj_compress streams: parts = [(source, options)]."""
+    def make(work):
+        made = [opj('%s_c%d' % (name, i), src, opts)(work) for i, (src, opts) in enumerate(parts)]
+        if None in made:
+            return None
+        out = os.path.join(work, name + '.j2k')
+        streams = []
+        for m in made:
+            with open(m, 'rb') as f:
+                streams.append(f.read())
+        with open(out, 'wb') as f:
+            f.write(merged(streams, in_tiles))
+        return out
     return make
 
 
@@ -528,6 +600,18 @@ def cases():
                   reduces=(), layers=()))
     c.append(Case('tiles_2x3_offsets', opj('tiles_2x3_offsets', 'rgb.ppm', ['-n', '2', '-t', '2,3', '-d', '1,2',
                                                                             '-T', '1,1']), reduces=(1,), layers=()))
+    cprl = ['-p', 'CPRL', '-r', '12,4,1']
+    mixed = [('ga.pgm', ['-n', '3', '-b', '16,16', '-M', '1']),
+             ('gb.pgm', ['-n', '4', '-b', '32,8', '-c', '[32,32],[16,16]', '-I', '-M', '38']),
+             ('gc.pgm', ['-n', '2', '-b', '4,64', '-M', '17', '-c', '[8,8]'])]
+    levels = [('ga.pgm', ['-n', '1']), ('gb.pgm', ['-n', '5']), ('gc.pgm', ['-n', '3', '-b', '8,8'])]
+    for tiles in ([], ['-t', '32,24']):
+        for in_tiles in ((False, True) if tiles else (False,)):
+            where = ('tiles_' if tiles else '') + ('tile_headers' if in_tiles else 'main_header')
+            for kind, parts in (('levels', levels), ('mixed', mixed)):
+                name = 'coc_qcc_%s_%s' % (kind, where)
+                c.append(Case(name, merge(name, [(src, opts + cprl + tiles) for src, opts in parts], in_tiles),
+                              merged_from=len(parts), reduces=() if kind == 'levels' else (1,)))
     c.append(Case('levels33', edited('levels33', one, lambda b: edit_levels(b, 33)),
                   invalid='33 decomposition levels'))
     return c
@@ -572,8 +656,7 @@ def difference(a, b):
 def check(case, work):
     """[(status, text)] for the case at every decode option set."""
     os.makedirs(work)
-    for name in ('rgb.ppm', 'sub.raw', 'g16s.raw', 'g16u.raw', 'g12s.raw', 'g12u.raw', 'c257.raw', 'one.raw',
-                 'strip.raw'):
+    for name in os.listdir(ARGS.sources):
         shutil.copy(os.path.join(ARGS.sources, name), os.path.join(work, name))
     stream = case.make(work)
     if stream is None:
@@ -600,6 +683,13 @@ def check(case, work):
             same = len(want) == len(mine) and all(list(p.samples()) == w for p, w in zip(mine, want))
             results.append(('pass' if same else 'fail', '%s: %s the lossless source' % (label, 'equals' if same
                                                                                         else 'differs from')))
+        if case.merged_from and not opts:
+            for i in range(case.merged_from):
+                single = os.path.join(work, '%s_c%d.j2k' % (case.name, i))
+                src = decode('j2kc', single, os.path.join(work, 'single%d' % i), [])[2]
+                same = len(src) == 1 and i < len(mine) and list(src[0].samples()) == list(mine[i].samples())
+                results.append(('pass' if same else 'fail', '%s: component %d %s its single stream' % (
+                    label, i, 'equals' if same else 'differs from')))
         if case.lossless_rgb and not opts:
             out = os.path.join(work, 'rgb_decoded.ppm')
             cmd = [ARGS.j2kc, 'decode', '-i', stream, '-o', out] + (['--backend', ARGS.backend] if ARGS.backend else [])
@@ -657,6 +747,8 @@ def main():
             return SKIP
     write_ppm(os.path.join(ARGS.sources, 'rgb.ppm'), 61, 47, 1)
     write_raw(os.path.join(ARGS.sources, 'sub.raw'), raw_count(600, 520, SUB), 8, False, 2)
+    for name, maxval, seed in (('ga.pgm', 255, 11), ('gb.pgm', 4095, 12), ('gc.pgm', 1023, 13)):
+        write_pgm(os.path.join(ARGS.sources, name), 67, 45, maxval, seed)
     write_raw(os.path.join(ARGS.sources, 'c257.raw'), 9 * 7 * 257, 8, False, 3)
     write_raw(os.path.join(ARGS.sources, 'one.raw'), 1, 8, False, 4)
     write_raw(os.path.join(ARGS.sources, 'strip.raw'), 33, 8, False, 5)

@@ -384,7 +384,7 @@ def merged(streams, in_tiles):
     """One stream of the components of single-component CPRL streams of one image size, tiling and layer
     count: SIZ lists their components, COD and QCD are the first's, COC and QCC (A.6.2, A.6.5) give
     each other component its own coding and steps in the main header or (in_tiles) in every tile-part
-    header. With CPRL a component's packets come one after another, so each tile's body is the
+    header, and each its RGN. With CPRL a component's packets come one after another, so each tile's body is the
     concatenation of the single streams' bodies of that tile."""
     heads = [{code: b[p + 4:p + 2 + length] for p, code, length in main_segments(b)} for b in streams]
     siz, cod = heads[0][0xFF51], heads[0][0xFF52]
@@ -395,7 +395,10 @@ def merged(streams, in_tiles):
     def coc_qcc(c):
         own = heads[c][0xFF52]
         return segment(0xFF53, bytes([c, own[0] & 1]) + own[5:]) + segment(0xFF5D, bytes([c]) + heads[c][0xFF5C])
-    overrides = b''.join(coc_qcc(c) for c in range(1, len(streams)))
+
+    def rgn(c):  # A.6.3: the component's own ROI shift
+        return segment(0xFF5E, bytes([c]) + heads[c][0xFF5E][1:]) if 0xFF5E in heads[c] else b''
+    overrides = b''.join(coc_qcc(c) for c in range(1, len(streams))) + b''.join(rgn(c) for c in range(len(streams)))
     out = bytearray(b'\xff\x4f' + segment(0xFF51, siz) + segment(0xFF52, cod) + segment(0xFF5C, heads[0][0xFF5C]))
     if not in_tiles:
         out += overrides
@@ -612,6 +615,11 @@ def cases():
                 name = 'coc_qcc_%s_%s' % (kind, where)
                 c.append(Case(name, merge(name, [(src, opts + cprl + tiles) for src, opts in parts], in_tiles),
                               merged_from=len(parts), reduces=() if kind == 'levels' else (1,)))
+            name = 'rgn_per_component_%s' % where
+            roi = [('ga.pgm', ['-n', '3', '-ROI', 'c=0,U=8']), ('gb.pgm', ['-n', '3']),
+                   ('gc.pgm', ['-n', '3', '-ROI', 'c=0,U=11', '-I'])]
+            c.append(Case(name, merge(name, [(src, opts + cprl + tiles) for src, opts in roi], in_tiles),
+                          merged_from=len(roi), reduces=(1,)))
     c.append(Case('levels33', edited('levels33', one, lambda b: edit_levels(b, 33)),
                   invalid='33 decomposition levels'))
     return c

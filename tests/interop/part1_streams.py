@@ -15,7 +15,10 @@ PLM; precisions of 20 to 32 bits, 38 and 39 refused; image and tile offsets near
 2^32; Psot 0 on the last tile-part, with and without EOC; CRG in the main
 header and COM in a tile-part header; empty tile-parts with TNsot 0 after
 every tile-part; a corrupted TLM; QCC and QCD in tile-part headers overriding
-the main header's, in either order; 33 decomposition levels), or by merging
+the main header's, in either order; COD and QCD in tile-part headers giving
+each tile its own progression, layers, levels, code-blocks and precincts;
+tile-parts interleaved across tiles, tiles in reverse order; wrong SOP
+indices; 33 decomposition levels), or by merging
 single-component opj_compress streams into one whose COC and QCC, in the main
 header or in every tile-part header, give each component its own levels,
 code-block size and style, precincts, wavelet and steps (each component must
@@ -417,6 +420,45 @@ def merged(streams, in_tiles):
     return bytes(out) + b'\xff\xd9'
 
 
+def per_tile(streams):
+    """Tile k of streams[k % n], with that stream's COD and QCD in its tile-part headers (A.6.1, A.6.4):
+    streams of one image and tiling whose progression, layers, levels, code-blocks or wavelet differ."""
+    parts = [tile_parts(b) for b in streams]
+    out = bytearray(streams[0][:parts[0][0][0]])
+    for k, (p, psot) in enumerate(parts[0]):
+        b = streams[k % len(streams)]
+        heads = {code: b[q:q + 2 + length] for q, code, length in main_segments(b)}
+        q, qsot = parts[k % len(streams)][k]
+        tp = b[q:q + qsot]
+        segs, sod = tile_part_segments(tp)
+        out += tile_part(tp[:12] + heads[0xFF52] + heads[0xFF5C] + tp[12:sod + 2], tp[sod + 2:])
+    return bytes(out) + b'\xff\xd9'
+
+
+def interleave_tile_parts(b, reverse_tiles):
+    """The same tile-parts in another order (A.4.2 allows any): every tile's first tile-part, then every
+    second one, ...; or (reverse_tiles) the tiles last to first, each tile's parts in order."""
+    parts = []
+    for p, psot in tile_parts(b):
+        tp = b[p:p + psot]
+        parts.append((struct.unpack('>H', tp[4:6])[0], tp[10], tp))
+    if reverse_tiles:
+        parts.sort(key=lambda x: (-x[0], x[1]))
+    else:
+        parts.sort(key=lambda x: (x[1], x[0]))
+    return b[:tile_parts(b)[0][0]] + b''.join(tp for _, _, tp in parts) + b'\xff\xd9'
+
+
+def edit_nsop(b):
+    """Every SOP's Nsop (A.8.1) set to 0x5A5A: a wrong packet index that a decoder must not rely on."""
+    out = bytearray(b)
+    at = out.find(b'\xff\x91\x00\x04')
+    while at >= 0:
+        out[at + 4:at + 6] = b'\x5a\x5a'
+        at = out.find(b'\xff\x91\x00\x04', at + 6)
+    return bytes(out)
+
+
 # --------------------------------------------------------------------------
 # Cases
 # --------------------------------------------------------------------------
@@ -464,6 +506,23 @@ def merge(name, parts, in_tiles):
                 streams.append(f.read())
         with open(out, 'wb') as f:
             f.write(merged(streams, in_tiles))
+        return out
+    return make
+
+
+def combine(name, makers, combiner):
+    """combiner([stream bytes]) of the streams that makers write."""
+    def make(work):
+        made = [m(work) for m in makers]
+        if None in made:
+            return None
+        streams = []
+        for m in made:
+            with open(m, 'rb') as f:
+                streams.append(f.read())
+        out = os.path.join(work, name + '.j2k')
+        with open(out, 'wb') as f:
+            f.write(combiner(streams))
         return out
     return make
 
@@ -620,6 +679,19 @@ def cases():
                    ('gc.pgm', ['-n', '3', '-ROI', 'c=0,U=11', '-I'])]
             c.append(Case(name, merge(name, [(src, opts + cprl + tiles) for src, opts in roi], in_tiles),
                           merged_from=len(roi), reduces=(1,)))
+    grid = ['-t', '24,20']
+    c.append(Case('tile_cod_qcd', combine('tile_cod_qcd', [
+        opj('tile_cod_a', 'rgb.ppm', grid + ['-n', '3', '-r', '20,5,1', '-p', 'RLCP']),
+        opj('tile_cod_b', 'rgb.ppm', grid + ['-n', '2', '-r', '8,1', '-p', 'PCRL', '-b', '8,8', '-c', '[16,16],[8,8]']),
+        opj('tile_cod_c', 'rgb.ppm', grid + ['-n', '4', '-r', '12,5,3,1', '-p', 'CPRL', '-M', '5', '-EPH'])],
+        per_tile), lossless_rgb=True, reduces=(1,)))
+    c.append(Case('tile_parts_interleaved', edited('tile_parts_interleaved', opj(
+        'tiled_r', 'rgb.ppm', grid + ['-n', '3', '-TP', 'R', '-r', '10,1']), lambda b: interleave_tile_parts(b, False)),
+        lossless_rgb=True))
+    c.append(Case('tiles_reversed', edited('tiles_reversed', opj(
+        'tiled_r2', 'rgb.ppm', grid + ['-n', '3', '-TP', 'R', '-r', '10,1']), lambda b: interleave_tile_parts(b, True)),
+        lossless_rgb=True))
+    c.append(Case('sop_nsop_wrong', edited('sop_nsop_wrong', sop_eph, edit_nsop), lossless_rgb=True))
     c.append(Case('levels33', edited('levels33', one, lambda b: edit_levels(b, 33)),
                   invalid='33 decomposition levels'))
     return c

@@ -5,7 +5,8 @@ Each case is a codestream built in a scratch folder from a procedural image:
 by opj_compress (precincts down to 4x4 with 4x4 code-blocks, POC over
 progressions, resolutions and layers across tile-parts, several
 code-block-style combinations with several layers, 257 components with RGN on
-the last, tiles of 1x1), by `j2kc encode` (images of 1x1 and 1x33 at 5 levels,
+the last, tiles of 1x1), by `j2kc encode` (images of 1x1 and 1x33 at 5 levels, precincts of 2x2
+with code-blocks of 1x1 over layers,
 components subsampled up to 255 with position-driven progressions and small
 precincts, guard bits 0 and 7, 32 and 0 decomposition levels), or by editing
 such a stream's bytes (packet headers moved into PPM or PPT, split across
@@ -590,6 +591,9 @@ def cases():
         c.append(Case(name, ours(name, 'sub.raw', ['--raw', SUB_DESC, '--lossless', '--precincts', '16x16',
                                                    '--progression', prog]),
                       source=raw_source('sub.raw', 600, 520, SUB, 8), reduces=(1,), layers=()))
+    c.append(Case('precincts_2x2_layers', ours('precincts_2x2_layers', 'g12u.raw', [
+        '--raw', '64x48x1x12u', '--lossless', '--precincts', '2x2', '--levels', '3', '--layers', '3']),
+        source=raw_source('g12u.raw', 64, 48, [(1, 1)], 12), layers=(1, 2)))
     c.append(Case('sub255_97', ours('sub255_97', 'sub.raw', ['--raw', SUB_DESC, '--quality', '0.5']),
                   reduces=(1,), layers=()))
     for g, kind in ((0, 's'), (7, 'u')):

@@ -696,6 +696,10 @@ def cases():
         'tiled_r2', 'rgb.ppm', grid + ['-n', '3', '-TP', 'R', '-r', '10,1']), lambda b: interleave_tile_parts(b, True)),
         lossless_rgb=True))
     c.append(Case('sop_nsop_wrong', edited('sop_nsop_wrong', sop_eph, edit_nsop), lossless_rgb=True))
+    # A 12-bit 9/7 component with an ROI shift of 20: Mb + s = 36 bit-planes, more than the 30 that
+    # Tier-1 holds here; refused as unsupported (Grok 10 decodes it, OpenJPEG 2.5 refuses it).
+    c.append(Case('roi_36_planes', opj('roi_36_planes', 'gb.pgm', ['-n', '3', '-ROI', 'c=0,U=20', '-I', '-r', '10,1']),
+                  invalid='bit-planes exceed 30', reduces=(1,)))
     c.append(Case('levels33', edited('levels33', one, lambda b: edit_levels(b, 33)),
                   invalid='33 decomposition levels'))
     return c

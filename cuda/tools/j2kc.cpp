@@ -103,7 +103,8 @@ const char *const kEncodeHelp =
     "      --fps N[/D]      frame rate (profiles' rate caps; --rate)\n"
     "      --levels N       decomposition levels, 0..32\n"
     "      --cblk WxH       code-block size, powers of two 4..1024, area <= 4096\n"
-    "      --precincts WxH[,WxH]  precinct size; the second applies to resolution 0\n"
+    "      --precincts WxH[,WxH]  precinct size, powers of two 2..32768; the second applies to\n"
+    "                       resolution 0\n"
     "      --progression P  LRCP, RLCP, RPCL, PCRL or CPRL\n"
     "      --layers N       quality layers, 1..64\n"
     "      --tile WxH       tile size (default: one tile)\n"
@@ -542,11 +543,11 @@ int run_encode(int argc, char **argv)
         std::string spec = args.get("--precincts");
         size_t comma = spec.find(',');
         long long w, h;
-        parse_size("--precincts", spec.substr(0, comma), 1, 32768, &w, &h);
+        parse_size("--precincts", spec.substr(0, comma), 2, 32768, &w, &h);
         config.precinct_width_log2 = log2_exact("--precincts", w);
         config.precinct_height_log2 = log2_exact("--precincts", h);
         if (comma != std::string::npos) {
-            parse_size("--precincts", spec.substr(comma + 1), 1, 32768, &w, &h);
+            parse_size("--precincts", spec.substr(comma + 1), 2, 32768, &w, &h);
             config.precinct_r0_width_log2 = log2_exact("--precincts", w);
             config.precinct_r0_height_log2 = log2_exact("--precincts", h);
         }

@@ -1478,6 +1478,9 @@ def cli_cases():
         CliCase('dump_missing', ['dump', '-i', '{work}/absent.j2k'], 1),
         CliCase('encode_missing', ['encode', '-i', '{work}/absent.ppm', '-o', '{work}/y.j2c'], 1),
         CliCase('encode_bad_cblk', ['encode', '-i', 'x.ppm', '-o', 'y.j2c', '--cblk', '48x48'], 2),
+        # Precinct exponents of 0 are not expressible (0 means the default): refused, not replaced.
+        CliCase('encode_precincts_1x1', ['encode', '-i', 'x.ppm', '-o', 'y.j2c', '--precincts', '1x1'], 2),
+        CliCase('encode_precincts_r0_1x1', ['encode', '-i', 'x.ppm', '-o', 'y.j2c', '--precincts', '64x64,1x1'], 2),
         CliCase('encode_bad_profile', ['encode', '-i', 'x.ppm', '-o', 'y.j2c', '--profile', 'dci_8k'], 2),
         CliCase('encode_raw_no_layout', ['encode', '-i', '{work}/x.raw', '-o', '{work}/y.j2c'], 1),
     ]

@@ -39,7 +39,10 @@ Sections:
              code-blocks, progressions with precincts, tiles, tile-parts,
              PLT/SOP/EPH, MCT off, image offset, 8..16 bits signed and
              unsigned), and 180 combinations of their options drawn with a
-             fixed seed, decoded by `j2kc decode --raw-components` and by
+             fixed seed; edge_* cases (also on the CUDA backend, skipped
+             without a GPU) code uniform noise, flat, checkerboard and sparse
+             images at 8..16 bits, signed extremes, images of 1..7 samples a
+             side and bands of 26 and 29 magnitude bit-planes; all decoded by `j2kc decode --raw-components` and by
              ojph_expand, opj_decompress and grk_decompress, some at reduced
              resolutions (-r, -skip_res, FFmpeg's -lowres): exact for 5/3
              (and j2kc's decode is the source image), within 1 LSB for 9/7
@@ -1739,6 +1742,12 @@ GRK_24_BITPLANES = ('grk_decompress 10 refuses ("Failed to decompress tile") HT 
                     'samples give')
 
 
+OJPH_TINY = ('ojph_expand 0.9 decodes images of a few samples a side at 5 levels wrongly (1x7, 7x1, 2x3, 3x2, '
+             '5x5; 1x1, 1x100 and 2x33 right), or refuses them ("missing msbs are larger or equal to Kmax"): '
+             'resolutions whose subbands are all empty, as OJPH_EMPTY_BANDS; OpenJPEG and Grok decode them as '
+             'j2kc does, the 5/3 ones to their source')
+
+
 def ht_exception(case, peer):
     return case.known.get(peer)
 
@@ -2073,7 +2082,7 @@ def ht_decode_cases():
         G('tile_parts_R_sop_eph_%s' % t, big, 'pnm', ['-u', 'R', '-S', '-E'] + irr, known={'grk': GRK_TILE_PARTS_SOP})
         G('mct0_%s' % t, rgb8, 'pnm', ['-Y', '0'] + irr)
         G('reduce2_%s' % t, big, 'pnm', ['-t', '128,64'] + irr, reduce=2)
-    cases += ht_decode_mix(120) + ht_decode_grk_mix(60)
+    cases += ht_decode_mix(120) + ht_decode_grk_mix(60) + ht_decode_edge_cases()
     for bits in (8, 9, 10, 11, 12, 13, 14, 15, 16):
         for signed in (False, True):
             s = source('ht_d%d%s_67x45' % (bits, 's' if signed else 'u'), 67, 45, 1, bits, signed, seed=90 + bits)
@@ -2084,6 +2093,89 @@ def ht_decode_cases():
             G('depth%d%s_53' % (bits, 's' if signed else 'u'), s, kind, [], known=known)
             if bits in (8, 12, 16):
                 G('depth%d%s_97' % (bits, 's' if signed else 'u'), s, kind, ['-I'], known=known)
+    return cases
+
+
+def ht_pattern_source(key, w, h, prec, signed, pattern, seed):
+    """One component whose samples stress the HT block coder: 'noise'
+    (uniform over the whole range: long U-VLC prefixes and suffixes, every
+    MagSgn width, MEL runs of significant quads), 'zero' and 'max' (code-blocks
+    without a significant sample, or a flat top), 'min' (signed: the most
+    negative sample), 'checker' (the range's ends alternating: the widest
+    high-pass magnitudes), 'sparse' (one sample in a hundred at the top:
+    long MEL runs of insignificant quads between single quads)."""
+    s = source(key, w, h, 1, prec, signed, None, seed)
+    if s.planes is None:
+        rng = random.Random(seed)
+        lo = -(1 << (prec - 1)) if signed else 0
+        hi = (1 << (prec - 1)) - 1 if signed else (1 << prec) - 1
+        n = w * h
+        if pattern == 'noise':
+            p = [rng.randint(lo, hi) for _ in range(n)]
+        elif pattern == 'checker':
+            p = [hi if (i % w + i // w) % 2 else lo for i in range(n)]
+        elif pattern == 'sparse':
+            p = [hi if rng.random() < 0.01 else (0 if not signed else lo) for _ in range(n)]
+        else:
+            p = [{'zero': 0, 'max': hi, 'min': lo}[pattern]] * n
+        s.planes = [p]
+    return s
+
+
+def ht_decode_edge_cases():
+    """Stream features that have broken HT decoders, made by ojph_compress
+    and grk_compress (names edge_*, also run on the CUDA backend by
+    interop_ht_cuda): extreme sample patterns at 8, 12 and 16 bits through
+    code-blocks of 64x64, 4x4, 1024x4 and 4x1024; signed extremes; images of
+    a few samples a side at 5 levels (code-blocks of 1 row or column, empty
+    subbands and resolutions); bands of 26 and 29 magnitude bit-planes
+    (15444-15 allows up to 30 in a 32-bit decoder)."""
+    cases = []
+    rev = ['-reversible', 'true']
+
+    def O(name, src, kind, args, **k):
+        irr = '-reversible' not in args
+        cases.append(HtDecodeCase('edge_' + name, 'ojph', src, kind, args, irr, **k))
+
+    def G(name, src, kind, args, **k):
+        cases.append(HtDecodeCase('edge_' + name, 'grk', src, kind, args, '-I' in args, **k))
+
+    for prec in (8, 12, 16):
+        for pat in ('noise', 'zero', 'max', 'checker', 'sparse'):
+            if prec == 12 and pat != 'noise':
+                continue
+            s = ht_pattern_source('ht_%s%d_67x45' % (pat, prec), 67, 45, prec, False, pat, seed=300 + prec)
+            t = '%s%d' % (pat, prec)
+            O(t + '_53', s, 'pnm', rev)
+            O(t + '_53_b4x4', s, 'pnm', rev + ['-block_size', '{4,4}'])
+            O(t + '_53_b1024x4', s, 'pnm', rev + ['-block_size', '{1024,4}'])
+            O(t + '_97', s, 'pnm', ['-qstep', '0.001' if prec < 16 else '0.0001'])
+            G(t + '_53', s, 'pgx', [])
+            G(t + '_53_b4x1024', s, 'pgx', ['-b', '4,1024'])
+            G(t + '_97', s, 'pgx', ['-I'])
+    # grk_compress reads signed little-endian raw samples right (ht_decode_cases).
+    for prec in (12, 16):
+        for pat in ('noise', 'min', 'max', 'checker'):
+            s = ht_pattern_source('ht_s%s%d_40x33' % (pat, prec), 40, 33, prec, True, pat, seed=350 + prec)
+            known = None if pat == 'max' else {'ojph': OJPH_SIGNED}
+            G('s%s%d_53' % (pat, prec), s, 'rawl', [], known=known)
+            G('s%s%d_97' % (pat, prec), s, 'rawl', ['-I'], known=known)
+    for w, h in ((1, 1), (1, 7), (7, 1), (2, 3), (3, 2), (1, 100), (100, 1), (5, 5), (33, 2), (2, 33)):
+        s = ht_pattern_source('ht_tiny%dx%d' % (w, h), w, h, 8, False, 'noise', seed=400 + 7 * w + h)
+        known = {'ojph': OJPH_TINY} if (w, h) in ((1, 7), (7, 1), (2, 3), (3, 2), (5, 5)) else None
+        t = 'tiny%dx%d' % (w, h)
+        O(t + '_53', s, 'pnm', rev, known=known)
+        O(t + '_97', s, 'pnm', ['-qstep', '0.01'], known=known)
+        G(t + '_53', s, 'pgx', [], known=known)
+        G(t + '_97', s, 'pgx', ['-I'], known=known)
+        G(t + '_53_n1', s, 'pgx', ['-n', '1'])
+    # 1 guard bit and exponents of 26 and 29 (QCD): Mb 26 and 29, as deep as
+    # 9/7 steps of 16-bit samples go (a 32-bit decoder's limit is 30).
+    n16 = ht_pattern_source('ht_noise16_67x45', 67, 45, 16, False, 'noise', seed=316)
+    O('mb26_noise16_97', n16, 'pnm', ['-qstep', '0.000001'], known={'grk': GRK_24_BITPLANES})
+    O('mb29_noise16_97', n16, 'pnm', ['-qstep', '0.0000001'], known={'grk': GRK_24_BITPLANES})
+    g16 = ht_source('ht_gray16_67x45', 67, 45, 1, 16, seed=74)
+    O('mb29_gray16_97', g16, 'pnm', ['-qstep', '0.0000001'], known={'grk': GRK_24_BITPLANES})
     return cases
 
 
@@ -2322,6 +2414,14 @@ def main():
     if args.dut == 'grk' and shutil.which('grk_decompress') is None:
         print('interop: SKIPPED, missing grk_decompress')
         return SKIP
+    if args.backend == 'cuda' and needs_j2kc:
+        probe = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'data', 'ht', 'o_gray8_rev.j2c')
+        out = tempfile.mkdtemp(prefix='j2kc-interop-probe-')
+        rc, _, se = run([args.j2kc, 'decode', '-i', probe, '-o', os.path.join(out, 'p.pgx'), '--backend', 'cuda'])
+        shutil.rmtree(out, ignore_errors=True)
+        if rc != 0:
+            print('interop: SKIPPED, the CUDA backend cannot decode here: %s' % se.strip())
+            return SKIP
     return run_matrix(args, sections)
 
 

@@ -22,6 +22,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "codestream/dump.h"
@@ -292,6 +293,91 @@ TEST(HtDecode, DumpShowsCapAndCcap15)
     EXPECT_NE(text.find("Ccap15 0x"), std::string::npos) << text;
     EXPECT_NE(text.find("HTONLY"), std::string::npos) << text;
     EXPECT_NE(text.find("style 0x40 (HT)"), std::string::npos) << text;
+}
+
+/**
+ * CAP (A.5.2 of 15444-1 as amended by 15444-15) and Rsiz variants of an HT
+ * codestream that decoders have treated differently: the code-block style
+ * (0x40, 15444-15 A.2) alone says which block coder runs, so a stream
+ * without CAP, with Rsiz 0, with a Part-2 Pcap bit and its Ccap word beside
+ * Part 15's, or with Ccap15 flags that disagree with the coding (HTIRV on a
+ * reversible stream, MIXED and MULTIHT, all zero) decodes to the same samples.
+ * A Pcap that asks for more Ccap words than Lcap holds is refused.
+ */
+std::vector<std::pair<std::string, std::vector<uint8_t>>> cap_variants(const std::vector<uint8_t> &cs)
+{
+    size_t at = 0;
+    for (const MarkerSegment &m : list_marker_segments(cs.data(), cs.size()))
+        if (m.marker == kCAP) at = static_cast<size_t>(m.offset);
+    std::vector<std::pair<std::string, std::vector<uint8_t>>> out;
+    if (at == 0) return out;
+    const size_t lcap = size_t{cs[at + 2]} << 8 | cs[at + 3];
+    EXPECT_EQ(lcap, 8u);  // Pcap (Part 15 only) and Ccap15
+    const std::vector<uint8_t> head(cs.begin(), cs.begin() + static_cast<std::ptrdiff_t>(at));
+    const std::vector<uint8_t> tail(cs.begin() + static_cast<std::ptrdiff_t>(at + 2 + lcap), cs.end());
+    const uint8_t ccap[2] = {cs[at + 8], cs[at + 9]};
+    auto with_cap = [&](const std::vector<uint8_t> &cap) {
+        std::vector<uint8_t> v = head;
+        v.insert(v.end(), cap.begin(), cap.end());
+        v.insert(v.end(), tail.begin(), tail.end());
+        return v;
+    };
+    std::vector<uint8_t> v = with_cap({});
+    out.emplace_back("no CAP", v);
+    v[6] = v[7] = 0;  // SIZ's Rsiz
+    out.emplace_back("no CAP, Rsiz 0", v);
+    v = cs;
+    v[6] = v[7] = 0;
+    out.emplace_back("Rsiz 0", v);
+    // Pcap bits 2 (Part 2) and 15, Ccap words in the order of their bits.
+    out.emplace_back("Pcap Part 2 and 15",
+                     with_cap({0xFF, 0x50, 0x00, 0x0A, 0x40, 0x02, 0x00, 0x00, 0x00, 0x00, ccap[0], ccap[1]}));
+    v = cs;
+    v[at + 9] |= 0x20;  // HTIRV
+    out.emplace_back("Ccap15 HTIRV", v);
+    v = cs;
+    v[at + 8] |= 0xE0;  // MIXED, MULTIHT
+    out.emplace_back("Ccap15 MIXED MULTIHT", v);
+    v = cs;
+    v[at + 8] = v[at + 9] = 0;
+    out.emplace_back("Ccap15 0", v);
+    return out;
+}
+
+std::vector<uint8_t> cap_short_of_ccap(const std::vector<uint8_t> &cs)
+{
+    std::vector<uint8_t> v = cs;
+    for (const MarkerSegment &m : list_marker_segments(cs.data(), cs.size()))
+        if (m.marker == kCAP) v[static_cast<size_t>(m.offset) + 5] |= 0x40;  // Pcap bit 18, no Ccap word for it
+    return v;
+}
+
+TEST(HtDecode, CapAndRsizVariants)
+{
+    for (const char *name : {"o_gray8_rev.j2c", "g_gray16_rev.j2k"}) {
+        const std::vector<uint8_t> cs = read_file(data_path(name));
+        const auto variants = cap_variants(cs);
+        ASSERT_EQ(variants.size(), 7u) << name;
+        for (const auto &v : variants) {
+            SCOPED_TRACE(std::string(name) + ": " + v.first);
+            check_against_reference(name, decode(v.second, J2KC_BACKEND_CPU));
+        }
+        const Decoded bad = decode(cap_short_of_ccap(cs), J2KC_BACKEND_CPU);
+        EXPECT_EQ(bad.status, J2KC_ERR_INVALID_DATA) << name;
+    }
+}
+
+TEST(GpuHtDecode, CapAndRsizVariantsMatchReference)
+{
+    if (!have_gpu()) GTEST_SKIP() << "no usable CUDA device";
+    for (const char *name : {"o_gray8_rev.j2c", "g_gray16_rev.j2k"}) {
+        const std::vector<uint8_t> cs = read_file(data_path(name));
+        for (const auto &v : cap_variants(cs)) {
+            SCOPED_TRACE(std::string(name) + ": " + v.first);
+            check_against_reference(name, decode(v.second, J2KC_BACKEND_CUDA, 1));
+        }
+        EXPECT_EQ(decode(cap_short_of_ccap(cs), J2KC_BACKEND_CUDA, 1).status, J2KC_ERR_INVALID_DATA) << name;
+    }
 }
 
 /** A JPH file (brand 'jph ', ISO/IEC 15444-15 Annex D) is a JP2-like file the decoder takes as it is. */

@@ -380,6 +380,59 @@ TEST(GpuHtDecode, CapAndRsizVariantsMatchReference)
     }
 }
 
+/**
+ * The Part-1 mode bits of the code-block style beside the HT bit (0x40):
+ * BYPASS, RESET, RESTART, ERTERM and SEGMARK say nothing of HT code-blocks
+ * (of the six, only the vertically causal bit applies to them, 15444-15
+ * Annex A); an HT set is one cleanup segment and at most one refinement
+ * segment whatever they say (15444-15 clause 7), so setting them leaves the
+ * samples alone (one pass, SigProp and MagRef, placeholder passes, a set over
+ * layers, tiles). OpenJPEG 2.5 decodes these streams as j2kc does. The COD
+ * segments are all in the main header here.
+ */
+std::vector<uint8_t> with_style_bits(const std::vector<uint8_t> &cs, uint8_t bits)
+{
+    std::vector<uint8_t> v = cs;
+    size_t cods = 0;
+    for (const MarkerSegment &m : list_marker_segments(cs.data(), cs.size())) {
+        EXPECT_NE(m.marker, kCOC);
+        if (m.marker != kCOD) continue;
+        // Lcod, Scod, SGcod (4), levels, xcb, ycb, style
+        v[static_cast<size_t>(m.offset) + 2 + 2 + 1 + 4 + 3] |= bits;
+        ++cods;
+    }
+    EXPECT_EQ(cods, 1u);
+    return v;
+}
+
+const char *const kStyleStreams[] = {"o_gray8_rev.j2c", "r_refine_32x20.j2c", "r_placeholders_24x24.j2c",
+                                     "r_layers_31x9.j2c", "g_rgb8_rev_tiles.j2k"};
+const uint8_t kPart1ModeBits[] = {0x01, 0x02, 0x04, 0x10, 0x20, 0x37};
+
+TEST(HtDecode, PartOneModeBitsBesideHtAreIgnored)
+{
+    for (const char *name : kStyleStreams) {
+        const std::vector<uint8_t> cs = read_file(data_path(name));
+        ASSERT_FALSE(cs.empty()) << name;
+        for (uint8_t bits : kPart1ModeBits) {
+            SCOPED_TRACE(std::string(name) + " style bits " + std::to_string(bits));
+            check_against_reference(name, decode(with_style_bits(cs, bits), J2KC_BACKEND_CPU));
+        }
+    }
+}
+
+TEST(GpuHtDecode, PartOneModeBitsBesideHtMatchReference)
+{
+    if (!have_gpu()) GTEST_SKIP() << "no usable CUDA device";
+    for (const char *name : kStyleStreams) {
+        const std::vector<uint8_t> cs = read_file(data_path(name));
+        for (uint8_t bits : kPart1ModeBits) {
+            SCOPED_TRACE(std::string(name) + " style bits " + std::to_string(bits));
+            check_against_reference(name, decode(with_style_bits(cs, bits), J2KC_BACKEND_CUDA, 1));
+        }
+    }
+}
+
 /** A JPH file (brand 'jph ', ISO/IEC 15444-15 Annex D) is a JP2-like file the decoder takes as it is. */
 TEST(HtDecode, JphFile)
 {

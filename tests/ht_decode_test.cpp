@@ -387,7 +387,9 @@ TEST(GpuHtDecode, CapAndRsizVariantsMatchReference)
  * Annex A); an HT set is one cleanup segment and at most one refinement
  * segment whatever they say (15444-15 clause 7), so setting them leaves the
  * samples alone (one pass, SigProp and MagRef, placeholder passes, a set over
- * layers, tiles). OpenJPEG 2.5 decodes these streams as j2kc does. The COD
+ * layers, tiles); OpenJPEG 2.5 decodes the one-pass and the tiled ones with
+ * the bits set as j2kc does (it refuses the placeholder and layered ones
+ * either way). The COD
  * segments are all in the main header here.
  */
 std::vector<uint8_t> with_style_bits(const std::vector<uint8_t> &cs, uint8_t bits)

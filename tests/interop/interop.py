@@ -42,7 +42,8 @@ Sections:
              fixed seed; edge_* cases (also on the CUDA backend, skipped
              without a GPU) code uniform noise, flat, checkerboard and sparse
              images at 8..16 bits, signed extremes, images of 1..7 samples a
-             side and bands of 26 and 29 magnitude bit-planes; all decoded by `j2kc decode --raw-components` and by
+             side, bands of 26 and 29 magnitude bit-planes, and HT and Part-1
+             tiles or components spliced into one codestream; all decoded by `j2kc decode --raw-components` and by
              ojph_expand, opj_decompress and grk_decompress, some at reduced
              resolutions (-r, -skip_res, FFmpeg's -lowres): exact for 5/3
              (and j2kc's decode is the source image), within 1 LSB for 9/7
@@ -1748,6 +1749,11 @@ OJPH_TINY = ('ojph_expand 0.9 decodes images of a few samples a side at 5 levels
              'j2kc does, the 5/3 ones to their source')
 
 
+GRK_HT_DECLARED = ('grk_decompress 10 refuses ("Failed to decompress tile") codestreams whose tile-components '
+                   'are some HT and some Part 1 (Ccap15 HTDECLARED, the style set by tile-part COD or main COC), '
+                   'the Part-1 tiles too; OpenJPEG 2.5 decodes them to their source as j2kc does')
+
+
 def ht_exception(case, peer):
     return case.known.get(peer)
 
@@ -1972,6 +1978,98 @@ class HtEncodeCase:
         return Result(self, 'pass', '; '.join(notes), worst, ndiff, self.irreversible, arbitrated=bool(notes))
 
 
+def split_codestream(data):
+    """(main header segments [(marker, bytes)], tile-parts [(SOT bytes, header
+    segments, packet data)]) of a codestream without PPM; Psot must be set."""
+    i, main, parts = 2, [], []
+    while i + 4 <= len(data):
+        marker, length = struct.unpack('>HH', data[i:i + 4])
+        if marker == 0xFF90:
+            psot = struct.unpack('>I', data[i + 6:i + 10])[0]
+            sot, j, head = data[i:i + 12], i + 12, []
+            while struct.unpack('>H', data[j:j + 2])[0] != 0xFF93:
+                m, n = struct.unpack('>HH', data[j:j + 4])
+                head.append((m, data[j:j + 2 + n]))
+                j += 2 + n
+            parts.append((sot, head, data[j + 2:i + psot]))
+            i += psot
+            continue
+        if marker == 0xFFD9:
+            break
+        main.append((marker, data[i:i + 2 + length]))
+        i += 2 + length
+    return main, parts
+
+
+def join_codestream(main, parts):
+    out = bytearray(b'\xff\x4f')
+    for _, seg in main:
+        out += seg
+    for sot, head, body in parts:
+        hdr = b''.join(seg for _, seg in head)
+        psot = len(sot) + len(hdr) + 2 + len(body)
+        out += sot[:6] + struct.pack('>I', psot) + sot[10:] + hdr + b'\xff\x93' + body
+    return bytes(out + b'\xff\xd9')
+
+
+class HtSpliceCase(HtDecodeCase):
+    """HT and Part-1 tile-components in one codestream: grk_compress codes the
+    image twice (Part 1, and HT with -M 64) with the same tiles and levels, and
+    the codestream takes the Part-1 one's main header with CAP (Ccap15
+    HTDECLARED, 15444-15 A.3) and, from the HT one, 'tiles': every other
+    tile-part with a tile-part COD and QCD, or 'components': component 1's
+    tile-part (CPRL, -u C, no MCT) with a main-header COC and QCC. Both are
+    lossless, so j2kc's decode is the source, and OpenJPEG's (GRK_HT_DECLARED)."""
+
+    def __init__(self, name, src, kind, args, mode, **k):
+        HtDecodeCase.__init__(self, name, 'grk', src, kind, args, False, peers=['opj', 'grk'],
+                              known={'grk': GRK_HT_DECLARED}, **k)
+        self.mode = mode
+
+    def encode(self, ctx, work):
+        inp = self.src.file(ctx.root, self.kind)
+        streams = []
+        for tag, extra in (('p1', []), ('ht', ['-M', '64'])):
+            path = os.path.join(work, tag + '.j2k')
+            rc, so, se = run(['grk_compress', '-i', inp, '-o', path] + self.args + extra)
+            if rc != 0 or not os.path.exists(path):
+                raise RuntimeError('grk_compress failed (%s): %s' % (rc, (se or so).strip()[-200:]))
+            with open(path, 'rb') as f:
+                streams.append(split_codestream(f.read()))
+        (p1_main, p1_parts), (ht_main, ht_parts) = streams
+        if len(p1_parts) != len(ht_parts) or len(p1_parts) < 2:
+            raise RuntimeError('the two encodings have %d and %d tile-parts' % (len(p1_parts), len(ht_parts)))
+        seg = dict(ht_main)
+        cap = bytearray(seg[0xFF50])
+        cap[8] = (cap[8] & 0x3F) | 0x80  # Ccap15: HTDECLARED
+        cod, qcd = seg[0xFF52], seg[0xFF5C]
+        main = []
+        for m, b in p1_main:
+            if m == 0xFF51:
+                b = b[:4] + struct.pack('>H', struct.unpack('>H', b[4:6])[0] | 0x4000) + b[6:]
+            main.append((m, b))
+            if m == 0xFF51:
+                main.append((0xFF50, bytes(cap)))
+        parts = []
+        if self.mode == 'tiles':
+            for i, (p1, ht) in enumerate(zip(p1_parts, ht_parts)):
+                parts.append(p1 if i % 2 == 0 else (ht[0], [(0xFF52, cod), (0xFF5C, qcd)] + ht[1], ht[2]))
+        else:
+            # COC: Ccoc, Scoc (the precinct bit of Scod), SPcoc (SPcod: after Scod and SGcod's 4 bytes).
+            body = b'\x01' + bytes([cod[4] & 1]) + cod[9:]
+            coc = struct.pack('>HH', 0xFF53, 2 + len(body)) + body
+            body = b'\x01' + qcd[4:]
+            qcc = struct.pack('>HH', 0xFF5D, 2 + len(body)) + body
+            at = max(i for i, (m, _) in enumerate(main) if m in (0xFF52, 0xFF5C))
+            main[at + 1:at + 1] = [(0xFF53, coc), (0xFF5D, qcc)]
+            for p1, ht in zip(p1_parts, ht_parts):
+                parts.append(ht if p1[0][10] == 1 else p1)  # TPsot: a tile-part a component
+        stream = os.path.join(work, 'stream.j2k')
+        with open(stream, 'wb') as f:
+            f.write(join_codestream(main, parts))
+        return stream
+
+
 def ht_source(key, w, h, comps, prec, signed=False, sub=None, seed=1):
     s = source(key, w, h, comps, prec, signed, sub, seed)
     if signed and s.planes is None:
@@ -2176,6 +2274,17 @@ def ht_decode_edge_cases():
     O('mb29_noise16_97', n16, 'pnm', ['-qstep', '0.0000001'], known={'grk': GRK_24_BITPLANES})
     g16 = ht_source('ht_gray16_67x45', 67, 45, 1, 16, seed=74)
     O('mb29_gray16_97', g16, 'pnm', ['-qstep', '0.0000001'], known={'grk': GRK_24_BITPLANES})
+    # HT and Part-1 tile-components side by side (HtSpliceCase).
+    rgb = ht_source('ht_rgb8_67x45', 67, 45, 3, 8, seed=70)
+    big = ht_source('ht_rgb8_256x192', 256, 192, 3, 8, seed=76)
+    cases.append(HtSpliceCase('edge_splice_tiles', rgb, 'pnm', ['-t', '32,32', '-n', '3'], 'tiles'))
+    cases.append(HtSpliceCase('edge_splice_tiles_rpcl', big, 'pnm', ['-t', '64,64', '-p', 'RPCL', '-c', '[32,32]',
+                                                                    '-b', '16,16'], 'tiles'))
+    cases.append(HtSpliceCase('edge_splice_components', rgb, 'pnm', ['-n', '3', '-Y', '0', '-p', 'CPRL', '-u', 'C'],
+                              'components'))
+    cases.append(HtSpliceCase('edge_splice_components_tiles', big, 'pnm', ['-Y', '0', '-p', 'CPRL', '-u', 'C',
+                                                                          '-t', '128,96', '-b', '32,16'],
+                              'components'))
     return cases
 
 

@@ -43,7 +43,8 @@ Sections:
              without a GPU) code uniform noise, flat, checkerboard and sparse
              images at 8..16 bits, signed extremes, images of 1..7 samples a
              side, bands of 26 and 29 magnitude bit-planes, and HT and Part-1
-             tiles or components spliced into one codestream; all decoded by `j2kc decode --raw-components` and by
+             tiles or components spliced into one codestream, an RGN shift
+             above every magnitude; all decoded by `j2kc decode --raw-components` and by
              ojph_expand, opj_decompress and grk_decompress, some at reduced
              resolutions (-r, -skip_res, FFmpeg's -lowres): exact for 5/3
              (and j2kc's decode is the source image), within 1 LSB for 9/7
@@ -1754,6 +1755,19 @@ GRK_HT_DECLARED = ('grk_decompress 10 refuses ("Failed to decompress tile") code
                    'the Part-1 tiles too; OpenJPEG 2.5 decodes them to their source as j2kc does')
 
 
+# An RGN shift (Annex H) of 10 on an 8-bit component coded by grk_compress -R
+# with -M 64: above every magnitude, so every coefficient is background and the
+# stream holds the source, with the blocks' missing MSBs counted over Mb + s.
+HT_RGN = {
+    'ojph': 'ojph_expand 0.9 ignores RGN: it counts the missing MSBs over Mb alone ("missing msbs are larger '
+            'or equal to Kmax")',
+    'opj': 'opj_decompress 2.5 refuses HT code-blocks of a component with an RGN shift',
+    'grk': 'grk_decompress 10 does not decode its own HT streams with -R to their source (nor do the other '
+           'decoders here where the shift is below the magnitudes, U=1 or 5, which grk_compress 10 writes '
+           'inconsistently)',
+}
+
+
 def ht_exception(case, peer):
     return case.known.get(peer)
 
@@ -2276,6 +2290,7 @@ def ht_decode_edge_cases():
     O('mb29_gray16_97', g16, 'pnm', ['-qstep', '0.0000001'], known={'grk': GRK_24_BITPLANES})
     # HT and Part-1 tile-components side by side (HtSpliceCase).
     rgb = ht_source('ht_rgb8_67x45', 67, 45, 3, 8, seed=70)
+    cases.append(HtDecodeCase('edge_rgn_U10', 'grk', rgb, 'pnm', ['-R', 'c=0,U=10'], False, known=HT_RGN))
     big = ht_source('ht_rgb8_256x192', 256, 192, 3, 8, seed=76)
     cases.append(HtSpliceCase('edge_splice_tiles', rgb, 'pnm', ['-t', '32,32', '-n', '3'], 'tiles'))
     cases.append(HtSpliceCase('edge_splice_tiles_rpcl', big, 'pnm', ['-t', '64,64', '-p', 'RPCL', '-c', '[32,32]',

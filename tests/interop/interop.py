@@ -44,7 +44,9 @@ Sections:
              images at 8..16 bits, signed extremes, images of 1..7 samples a
              side, bands of 26 and 29 magnitude bit-planes, and HT and Part-1
              tiles or components spliced into one codestream, an RGN shift
-             above every magnitude; all decoded by `j2kc decode --raw-components` and by
+             above every magnitude (FFmpeg's native decoder a peer of these
+             too, given --ffmpeg or $FFMPEG); all decoded by `j2kc decode
+             --raw-components` and by
              ojph_expand, opj_decompress and grk_decompress, some at reduced
              resolutions (-r, -skip_res, FFmpeg's -lowres): exact for 5/3
              (and j2kc's decode is the source image), within 1 LSB for 9/7
@@ -1755,6 +1757,12 @@ GRK_HT_DECLARED = ('grk_decompress 10 refuses ("Failed to decompress tile") code
                    'the Part-1 tiles too; OpenJPEG 2.5 decodes them to their source as j2kc does')
 
 
+FFMPEG_HT_RGN = ('FFmpeg 8.1\'s native decoder refuses (AVERROR_PATCHWELCOME) HT code-blocks of a component '
+                 'with an RGN shift')
+FFMPEG_HT_DECLARED = ('FFmpeg 8.1\'s native decoder refuses (AVERROR_PATCHWELCOME) codestreams whose tile-components '
+                      'are some HT and some Part 1')
+
+
 # An RGN shift (Annex H) of 10 on an 8-bit component coded by grk_compress -R
 # with -M 64: above every magnitude, so every coefficient is background and the
 # stream holds the source, with the blocks' missing MSBs counted over Mb + s.
@@ -1762,6 +1770,7 @@ HT_RGN = {
     'ojph': 'ojph_expand 0.9 ignores RGN: it counts the missing MSBs over Mb alone ("missing msbs are larger '
             'or equal to Kmax")',
     'opj': 'opj_decompress 2.5 refuses HT code-blocks of a component with an RGN shift',
+    'ffmpeg': FFMPEG_HT_RGN,
     'grk': 'grk_decompress 10 does not decode its own HT streams with -R to their source (nor do the other '
            'decoders here where the shift is below the magnitudes, U=1 or 5, which grk_compress 10 writes '
            'inconsistently)',
@@ -1794,6 +1803,8 @@ def check_peers(ctx, case, work, stream, own, delivered, tolerance, peers, src=N
     differing samples of a peer that passed without arbitration."""
     fails, notes, stats = [], [], (0, 0)
     for peer in peers:
+        if peer == 'ffmpeg' and not ctx.ffmpeg:
+            continue  # FFmpeg is a peer of the edge_* cases where --ffmpeg or $FFMPEG names one
         decode = HT_PEERS[peer][0]
         known = ht_exception(case, peer)
         pwork = os.path.join(work, peer)
@@ -2033,11 +2044,12 @@ class HtSpliceCase(HtDecodeCase):
     HTDECLARED, 15444-15 A.3) and, from the HT one, 'tiles': every other
     tile-part with a tile-part COD and QCD, or 'components': component 1's
     tile-part (CPRL, -u C, no MCT) with a main-header COC and QCC. Both are
-    lossless, so j2kc's decode is the source, and OpenJPEG's (GRK_HT_DECLARED)."""
+    lossless, so j2kc's decode is the source, and OpenJPEG's (GRK_HT_DECLARED,
+    FFMPEG_HT_DECLARED)."""
 
     def __init__(self, name, src, kind, args, mode, **k):
-        HtDecodeCase.__init__(self, name, 'grk', src, kind, args, False, peers=['opj', 'grk'],
-                              known={'grk': GRK_HT_DECLARED}, **k)
+        HtDecodeCase.__init__(self, name, 'grk', src, kind, args, False, peers=['opj', 'grk', 'ffmpeg'],
+                              known={'grk': GRK_HT_DECLARED, 'ffmpeg': FFMPEG_HT_DECLARED}, **k)
         self.mode = mode
 
     def encode(self, ctx, work):
@@ -2245,12 +2257,14 @@ def ht_decode_edge_cases():
     cases = []
     rev = ['-reversible', 'true']
 
+    peers = ['ojph', 'opj', 'grk', 'ffmpeg']
+
     def O(name, src, kind, args, **k):
         irr = '-reversible' not in args
-        cases.append(HtDecodeCase('edge_' + name, 'ojph', src, kind, args, irr, **k))
+        cases.append(HtDecodeCase('edge_' + name, 'ojph', src, kind, args, irr, peers=peers, **k))
 
     def G(name, src, kind, args, **k):
-        cases.append(HtDecodeCase('edge_' + name, 'grk', src, kind, args, '-I' in args, **k))
+        cases.append(HtDecodeCase('edge_' + name, 'grk', src, kind, args, '-I' in args, peers=peers, **k))
 
     for prec in (8, 12, 16):
         for pat in ('noise', 'zero', 'max', 'checker', 'sparse'):
@@ -2290,7 +2304,8 @@ def ht_decode_edge_cases():
     O('mb29_gray16_97', g16, 'pnm', ['-qstep', '0.0000001'], known={'grk': GRK_24_BITPLANES})
     # HT and Part-1 tile-components side by side (HtSpliceCase).
     rgb = ht_source('ht_rgb8_67x45', 67, 45, 3, 8, seed=70)
-    cases.append(HtDecodeCase('edge_rgn_U10', 'grk', rgb, 'pnm', ['-R', 'c=0,U=10'], False, known=HT_RGN))
+    cases.append(HtDecodeCase('edge_rgn_U10', 'grk', rgb, 'pnm', ['-R', 'c=0,U=10'], False, peers=peers,
+                              known=HT_RGN))
     big = ht_source('ht_rgb8_256x192', 256, 192, 3, 8, seed=76)
     cases.append(HtSpliceCase('edge_splice_tiles', rgb, 'pnm', ['-t', '32,32', '-n', '3'], 'tiles'))
     cases.append(HtSpliceCase('edge_splice_tiles_rpcl', big, 'pnm', ['-t', '64,64', '-p', 'RPCL', '-c', '[32,32]',

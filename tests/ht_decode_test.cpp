@@ -389,8 +389,7 @@ TEST(GpuHtDecode, CapAndRsizVariantsMatchReference)
  * samples alone (one pass, SigProp and MagRef, placeholder passes, a set over
  * layers, tiles); OpenJPEG 2.5 decodes the one-pass and the tiled ones with
  * the bits set as j2kc does (it refuses the placeholder and layered ones
- * either way). The COD
- * segments are all in the main header here.
+ * either way). The COD segments are all in the main header here.
  */
 std::vector<uint8_t> with_style_bits(const std::vector<uint8_t> &cs, uint8_t bits)
 {
@@ -423,6 +422,25 @@ TEST(HtDecode, PartOneModeBitsBesideHtAreIgnored)
     }
 }
 
+/**
+ * The vertically causal bit (0x08) changes the SigProp pass's neighbourhood
+ * only (15444-15 clause 7.4); the cleanup pass's quad contexts do not see
+ * it, so streams of cleanup passes alone (code-blocks of 64x64, 4x1024,
+ * 1024x4, 8x64) decode to the same samples with it set, as ojph_expand 0.9
+ * decodes them. r_refine_causal_17x13 checks its effect on SigProp.
+ */
+const char *const kCleanupOnlyStreams[] = {"o_gray8_rev.j2c", "o_wide8_4x1024.j2c", "o_tall8_1024x4.j2c",
+                                           "g_gray16_rev.j2k"};
+
+TEST(HtDecode, CausalBitLeavesCleanupPassesAlone)
+{
+    for (const char *name : kCleanupOnlyStreams) {
+        const std::vector<uint8_t> cs = read_file(data_path(name));
+        ASSERT_FALSE(cs.empty()) << name;
+        check_against_reference(name, decode(with_style_bits(cs, 0x08), J2KC_BACKEND_CPU));
+    }
+}
+
 TEST(GpuHtDecode, PartOneModeBitsBesideHtMatchReference)
 {
     if (!have_gpu()) GTEST_SKIP() << "no usable CUDA device";
@@ -433,6 +451,13 @@ TEST(GpuHtDecode, PartOneModeBitsBesideHtMatchReference)
             check_against_reference(name, decode(with_style_bits(cs, bits), J2KC_BACKEND_CUDA, 1));
         }
     }
+}
+
+TEST(GpuHtDecode, CausalBitLeavesCleanupPassesAlone)
+{
+    if (!have_gpu()) GTEST_SKIP() << "no usable CUDA device";
+    for (const char *name : kCleanupOnlyStreams)
+        check_against_reference(name, decode(with_style_bits(read_file(data_path(name)), 0x08), J2KC_BACKEND_CUDA, 1));
 }
 
 /** A JPH file (brand 'jph ', ISO/IEC 15444-15 Annex D) is a JP2-like file the decoder takes as it is. */

@@ -427,7 +427,10 @@ TEST(HtDecode, PartOneModeBitsBesideHtAreIgnored)
  * only (15444-15 clause 7.4); the cleanup pass's quad contexts do not see
  * it, so streams of cleanup passes alone (code-blocks of 64x64, 4x1024,
  * 1024x4, 8x64) decode to the same samples with it set, as ojph_expand 0.9
- * decodes them. r_refine_causal_17x13 checks its effect on SigProp.
+ * decodes them. On SigProp it matters: r_causal_rows_16x12 (significant
+ * samples only in the first row of stripes 1 and 2) decodes to other samples
+ * without it, since the last row of the stripe above then sees its
+ * significant neighbours below.
  */
 const char *const kCleanupOnlyStreams[] = {"o_gray8_rev.j2c", "o_wide8_4x1024.j2c", "o_tall8_1024x4.j2c",
                                            "g_gray16_rev.j2k"};
@@ -439,6 +442,16 @@ TEST(HtDecode, CausalBitLeavesCleanupPassesAlone)
         ASSERT_FALSE(cs.empty()) << name;
         check_against_reference(name, decode(with_style_bits(cs, 0x08), J2KC_BACKEND_CPU));
     }
+    std::vector<uint8_t> cs = read_file(data_path("r_causal_rows_16x12.j2c"));
+    ASSERT_FALSE(cs.empty());
+    const Decoded causal = decode(cs, J2KC_BACKEND_CPU);
+    check_against_reference("r_causal_rows_16x12.j2c", causal);
+    for (const MarkerSegment &m : list_marker_segments(cs.data(), cs.size()))
+        if (m.marker == kCOD) cs[static_cast<size_t>(m.offset) + 12] &= static_cast<uint8_t>(~0x08);
+    const Decoded plain = decode(cs, J2KC_BACKEND_CPU);
+    ASSERT_EQ(plain.status, J2KC_OK);
+    ASSERT_EQ(plain.planes.size(), 1u);
+    EXPECT_NE(plain.planes[0], causal.planes[0]) << "the causal bit changed nothing in SigProp";
 }
 
 TEST(GpuHtDecode, PartOneModeBitsBesideHtMatchReference)

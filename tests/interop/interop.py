@@ -42,11 +42,11 @@ Sections:
              fixed seed; edge_* cases (also on the CUDA backend, skipped
              without a GPU) code uniform noise, flat, checkerboard and sparse
              images at 8..16 bits, signed extremes, images of 1..7 samples a
-             side, bands of 26 and 29 magnitude bit-planes, and HT and Part-1
+             side, bands of 26 and 29 magnitude bit-planes, HT and Part-1
              tiles or components spliced into one codestream, an RGN shift
-             above every magnitude (FFmpeg's native decoder a peer of these
-             too, given --ffmpeg or $FFMPEG); all decoded by `j2kc decode
-             --raw-components` and by
+             above every magnitude, 2 and 5 components (FFmpeg's native
+             decoder a peer of these too, given --ffmpeg or $FFMPEG); all
+             decoded by `j2kc decode --raw-components` and by
              ojph_expand, opj_decompress and grk_decompress, some at reduced
              resolutions (-r, -skip_res, FFmpeg's -lowres): exact for 5/3
              (and j2kc's decode is the source image), within 1 LSB for 9/7
@@ -2302,6 +2302,14 @@ def ht_decode_edge_cases():
     O('mb29_noise16_97', n16, 'pnm', ['-qstep', '0.0000001'], known={'grk': GRK_24_BITPLANES})
     g16 = ht_source('ht_gray16_67x45', 67, 45, 1, 16, seed=74)
     O('mb29_gray16_97', g16, 'pnm', ['-qstep', '0.0000001'], known={'grk': GRK_24_BITPLANES})
+    # Five components (MCT on the first three), and two: ojph_expand 0.9 writes
+    # neither, nor FFmpeg five.
+    for comps, others in ((5, ['opj', 'grk']), (2, ['opj', 'grk', 'ffmpeg'])):
+        s = source('ht_c%d_8_40x30' % comps, 40, 30, comps, 8, seed=500 + comps)
+        for t, extra in (('53', []), ('97', ['-I']), ('53_tiles', ['-t', '16,16']),
+                         ('53_cprl_tp', ['-p', 'CPRL', '-u', 'C'])):
+            cases.append(HtDecodeCase('edge_comps%d_%s' % (comps, t), 'grk', s, 'raw', extra, '-I' in extra,
+                                      peers=others))
     # HT and Part-1 tile-components side by side (HtSpliceCase).
     rgb = ht_source('ht_rgb8_67x45', 67, 45, 3, 8, seed=70)
     cases.append(HtDecodeCase('edge_rgn_U10', 'grk', rgb, 'pnm', ['-R', 'c=0,U=10'], False, peers=peers,

@@ -483,6 +483,29 @@ TEST(HtDecode, JphFile)
     check_against_reference("g_rgb8_rev.jph", decode(f, J2KC_BACKEND_CPU));
 }
 
+/**
+ * A JPH file may say its colour by METH 5 (15444-15 Annex D: colour primaries,
+ * transfer characteristics, matrix coefficients and range of ITU-T H.273), as
+ * encoders of HTJ2K for video write it: the codestream decodes the same.
+ */
+TEST(HtDecode, JphFileWithParameterisedColour)
+{
+    const std::vector<uint8_t> f = read_file(data_path("g_rgb8_rev.jph"));
+    ASSERT_GE(f.size(), 77u);
+    // signature (12), ftyp (20), jp2h at 32 holding ihdr (22) and an enumerated colr (15) at 62
+    ASSERT_EQ(std::string(f.begin() + 36, f.begin() + 40), "jp2h");
+    ASSERT_EQ(std::string(f.begin() + 66, f.begin() + 70), "colr");
+    ASSERT_EQ(f[70], 1);  // METH 1
+    const uint8_t colr[] = {0, 0, 0, 18, 'c', 'o', 'l', 'r', 5, 0, 0, 0, 1, 0, 13, 0, 0, 0x80};  // BT.709, sRGB, RGB, full
+    std::vector<uint8_t> g(f.begin(), f.begin() + 62);
+    g.insert(g.end(), std::begin(colr), std::end(colr));
+    g.insert(g.end(), f.begin() + 77, f.end());
+    const uint32_t jp2h = 8 + 22 + sizeof(colr);
+    g[32] = uint8_t(jp2h >> 24), g[33] = uint8_t(jp2h >> 16), g[34] = uint8_t(jp2h >> 8), g[35] = uint8_t(jp2h);
+    EXPECT_EQ(parse_jp2(g.data(), g.size()).brand, jp2_box::kBrandJph);
+    check_against_reference("g_rgb8_rev.jph", decode(g, J2KC_BACKEND_CPU));
+}
+
 /** Reduced resolutions and fewer layers decode too, with the same values on both paths of Tier-1. */
 TEST(HtDecode, ReduceAndLayers)
 {

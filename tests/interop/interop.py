@@ -2323,6 +2323,40 @@ def ht_decode_edge_cases():
     cases.append(HtSpliceCase('edge_splice_components_tiles', big, 'pnm', ['-Y', '0', '-p', 'CPRL', '-u', 'C',
                                                                           '-t', '128,96', '-b', '32,16'],
                               'components'))
+    cases += ht_decode_odd_mix(60)
+    return cases
+
+
+def ht_decode_odd_mix(count):
+    """edge_odd*: ojph_compress 5/3 streams of odd little images (1..70 a side,
+    8..16 bits, noise, sparse, checkerboard or gradient) with option
+    combinations drawn with a fixed seed: levels 0..6, code-blocks from 4x4 to
+    1024x4, every progression, tiles with image and tile offsets, precincts;
+    against the source and opj_decompress (ojph_expand: OJPH_TINY; Grok's
+    decoder: GRK_TILE_ROWS)."""
+    rng = random.Random(150015)
+    cases = []
+    for i in range(count):
+        w, h = rng.randint(1, 70), rng.randint(1, 70)
+        prec = rng.choice([8, 10, 12, 16])
+        pat = rng.choice(['noise', 'sparse', 'checker', 'grad'])
+        key = 'ht_odd%d_%dx%d_%d_%s' % (i, w, h, prec, pat)
+        s = (ht_source(key, w, h, 1, prec, seed=600 + i) if pat == 'grad' else
+             ht_pattern_source(key, w, h, prec, False, pat, seed=600 + i))
+        bw, bh = rng.choice([(4, 4), (8, 8), (16, 16), (32, 32), (64, 64), (4, 1024), (1024, 4), (8, 512),
+                             (128, 32), (16, 4), (4, 16)])
+        args = ['-reversible', 'true', '-num_decomps', str(rng.randint(0, 6)), '-block_size', '{%d,%d}' % (bh, bw),
+                '-prog_order', rng.choice(PROGRESSIONS)]
+        if rng.random() < 0.4:
+            args += ['-tile_size', '{%d,%d}' % (rng.randint(10, 40), rng.randint(10, 40))]
+            if rng.random() < 0.5:
+                ox, oy = rng.randint(0, 9), rng.randint(0, 9)
+                args += ['-image_offset', '{%d,%d}' % (ox, oy),
+                         '-tile_offset', '{%d,%d}' % (rng.randint(0, ox), rng.randint(0, oy))]
+        if rng.random() < 0.3:
+            args += ['-precincts', '{%d,%d}' % (2 ** rng.randint(2, 7), 2 ** rng.randint(2, 7))]
+        cases.append(HtDecodeCase('edge_odd%02d_%dx%d_%d_%s' % (i, w, h, prec, pat), 'ojph', s, 'pnm', args, False,
+                                  peers=['opj']))
     return cases
 
 

@@ -1763,6 +1763,11 @@ FFMPEG_HT_DECLARED = ('FFmpeg 8.1\'s native decoder refuses (AVERROR_PATCHWELCOM
                       'are some HT and some Part 1')
 
 
+FFMPEG_CPRL_NARROW = ('FFmpeg 8.1\'s native decoder refuses ("prc 0 0 outside limits 0 1") a CPRL stream of '
+                      '10x37 tiles at 4 levels with 4x16 precincts (its packet iteration, Part 1 as much as HT); '
+                      'OpenJPEG decodes it to its source as j2kc does')
+
+
 # An RGN shift (Annex H) of 10 on an 8-bit component coded by grk_compress -R
 # with -M 64: above every magnitude, so every coefficient is background and the
 # stream holds the source, with the blocks' missing MSBs counted over Mb + s.
@@ -2332,8 +2337,8 @@ def ht_decode_odd_mix(count):
     8..16 bits, noise, sparse, checkerboard or gradient) with option
     combinations drawn with a fixed seed: levels 0..6, code-blocks from 4x4 to
     1024x4, every progression, tiles with image and tile offsets, precincts;
-    against the source and opj_decompress (ojph_expand: OJPH_TINY; Grok's
-    decoder: GRK_TILE_ROWS)."""
+    against the source, opj_decompress and FFmpeg's native decoder (ojph_expand:
+    OJPH_TINY; Grok's decoder: GRK_TILE_ROWS)."""
     rng = random.Random(150015)
     cases = []
     for i in range(count):
@@ -2355,8 +2360,9 @@ def ht_decode_odd_mix(count):
                          '-tile_offset', '{%d,%d}' % (rng.randint(0, ox), rng.randint(0, oy))]
         if rng.random() < 0.3:
             args += ['-precincts', '{%d,%d}' % (2 ** rng.randint(2, 7), 2 ** rng.randint(2, 7))]
-        cases.append(HtDecodeCase('edge_odd%02d_%dx%d_%d_%s' % (i, w, h, prec, pat), 'ojph', s, 'pnm', args, False,
-                                  peers=['opj']))
+        name = 'edge_odd%02d_%dx%d_%d_%s' % (i, w, h, prec, pat)
+        known = {'ffmpeg': FFMPEG_CPRL_NARROW} if name == 'edge_odd58_45x70_8_grad' else None
+        cases.append(HtDecodeCase(name, 'ojph', s, 'pnm', args, False, peers=['opj', 'ffmpeg'], known=known))
     return cases
 
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """HT streams with SigProp and MagRef passes, placeholder passes and an HT set
-spread over layers, which no encoder at hand writes (OpenJPH and Grok code
-one cleanup pass a block): run by scripts/make-ht-data.sh.
+spread over layers, and a vertically causal SigProp that differs from the
+plain one, which no encoder at hand writes (OpenJPH and Grok code one
+cleanup pass a block): run by scripts/make-ht-data.sh.
 
 Each stream holds one code-block. Its HT cleanup pass is OpenJPH's, of an
 8-bit image with no wavelet levels (the coefficients are the samples less
@@ -331,16 +332,24 @@ def main():
     ffmpeg = sys.argv[4] if len(sys.argv) > 4 else ''
     rng = random.Random(15444)
     cases = [('r_refine_32x20', 32, 20, 'one', 0), ('r_refine_causal_17x13', 17, 13, 'one', 0x08),
-             ('r_placeholders_24x24', 24, 24, 'placeholders', 0), ('r_layers_31x9', 31, 9, 'layers', 0)]
+             ('r_placeholders_24x24', 24, 24, 'placeholders', 0), ('r_layers_31x9', 31, 9, 'layers', 0),
+             ('r_causal_rows_16x12', 16, 12, 'one', 0x08)]
     lines = []
     for (name, w, h, variant, style) in cases:
         pix = []
         for y in range(h):
             row = []
             for x in range(w):
-                # Sparse, with clusters: many insignificant samples next to significant ones.
                 v = 128
-                if rng.random() < 0.35 or (x // 5 + y // 3) % 4 == 0:
+                if name.startswith('r_causal_rows'):
+                    # Significant samples only in the first row of the second and third
+                    # stripes: the last row of the stripe above has its significant
+                    # neighbours below it alone, which the vertically causal SigProp
+                    # does not see (7.4), so the bit changes which samples it codes.
+                    if y in (4, 8) and rng.random() < 0.6:
+                        v += rng.choice([-1, 1]) * rng.choice([1, 2, 3, 7, 20])
+                elif rng.random() < 0.35 or (x // 5 + y // 3) % 4 == 0:
+                    # Sparse, with clusters: many insignificant samples next to significant ones.
                     v += rng.choice([-1, 1]) * rng.choice([1, 1, 2, 3, 7, 20, 60, 125])
                 row.append(v)
             pix.append(row)

@@ -22,6 +22,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "codestream/dump.h"
@@ -294,6 +295,184 @@ TEST(HtDecode, DumpShowsCapAndCcap15)
     EXPECT_NE(text.find("style 0x40 (HT)"), std::string::npos) << text;
 }
 
+/**
+ * CAP (A.5.2 of 15444-1 as amended by 15444-15) and Rsiz variants of an HT
+ * codestream that decoders have treated differently: the code-block style
+ * (0x40, 15444-15 A.2) alone says which block coder runs, so a stream
+ * without CAP, with Rsiz 0, with a Part-2 Pcap bit and its Ccap word beside
+ * Part 15's, or with Ccap15 flags that disagree with the coding (HTIRV on a
+ * reversible stream, MIXED and MULTIHT, all zero) decodes to the same samples.
+ * A Pcap that asks for more Ccap words than Lcap holds is refused.
+ */
+std::vector<std::pair<std::string, std::vector<uint8_t>>> cap_variants(const std::vector<uint8_t> &cs)
+{
+    size_t at = 0;
+    for (const MarkerSegment &m : list_marker_segments(cs.data(), cs.size()))
+        if (m.marker == kCAP) at = static_cast<size_t>(m.offset);
+    std::vector<std::pair<std::string, std::vector<uint8_t>>> out;
+    if (at == 0) return out;
+    const size_t lcap = size_t{cs[at + 2]} << 8 | cs[at + 3];
+    EXPECT_EQ(lcap, 8u);  // Pcap (Part 15 only) and Ccap15
+    const std::vector<uint8_t> head(cs.begin(), cs.begin() + static_cast<std::ptrdiff_t>(at));
+    const std::vector<uint8_t> tail(cs.begin() + static_cast<std::ptrdiff_t>(at + 2 + lcap), cs.end());
+    const uint8_t ccap[2] = {cs[at + 8], cs[at + 9]};
+    auto with_cap = [&](const std::vector<uint8_t> &cap) {
+        std::vector<uint8_t> v = head;
+        v.insert(v.end(), cap.begin(), cap.end());
+        v.insert(v.end(), tail.begin(), tail.end());
+        return v;
+    };
+    std::vector<uint8_t> v = with_cap({});
+    out.emplace_back("no CAP", v);
+    v[6] = v[7] = 0;  // SIZ's Rsiz
+    out.emplace_back("no CAP, Rsiz 0", v);
+    v = cs;
+    v[6] = v[7] = 0;
+    out.emplace_back("Rsiz 0", v);
+    // Pcap bits 2 (Part 2) and 15, Ccap words in the order of their bits.
+    out.emplace_back("Pcap Part 2 and 15",
+                     with_cap({0xFF, 0x50, 0x00, 0x0A, 0x40, 0x02, 0x00, 0x00, 0x00, 0x00, ccap[0], ccap[1]}));
+    v = cs;
+    v[at + 9] |= 0x20;  // HTIRV
+    out.emplace_back("Ccap15 HTIRV", v);
+    v = cs;
+    v[at + 8] |= 0xE0;  // MIXED, MULTIHT
+    out.emplace_back("Ccap15 MIXED MULTIHT", v);
+    v = cs;
+    v[at + 8] = v[at + 9] = 0;
+    out.emplace_back("Ccap15 0", v);
+    return out;
+}
+
+std::vector<uint8_t> cap_short_of_ccap(const std::vector<uint8_t> &cs)
+{
+    std::vector<uint8_t> v = cs;
+    for (const MarkerSegment &m : list_marker_segments(cs.data(), cs.size()))
+        if (m.marker == kCAP) v[static_cast<size_t>(m.offset) + 5] |= 0x40;  // Pcap bit 18, no Ccap word for it
+    return v;
+}
+
+TEST(HtDecode, CapAndRsizVariants)
+{
+    for (const char *name : {"o_gray8_rev.j2c", "g_gray16_rev.j2k"}) {
+        const std::vector<uint8_t> cs = read_file(data_path(name));
+        const auto variants = cap_variants(cs);
+        ASSERT_EQ(variants.size(), 7u) << name;
+        for (const auto &v : variants) {
+            SCOPED_TRACE(std::string(name) + ": " + v.first);
+            check_against_reference(name, decode(v.second, J2KC_BACKEND_CPU));
+        }
+        const Decoded bad = decode(cap_short_of_ccap(cs), J2KC_BACKEND_CPU);
+        EXPECT_EQ(bad.status, J2KC_ERR_INVALID_DATA) << name;
+    }
+}
+
+TEST(GpuHtDecode, CapAndRsizVariantsMatchReference)
+{
+    if (!have_gpu()) GTEST_SKIP() << "no usable CUDA device";
+    for (const char *name : {"o_gray8_rev.j2c", "g_gray16_rev.j2k"}) {
+        const std::vector<uint8_t> cs = read_file(data_path(name));
+        for (const auto &v : cap_variants(cs)) {
+            SCOPED_TRACE(std::string(name) + ": " + v.first);
+            check_against_reference(name, decode(v.second, J2KC_BACKEND_CUDA, 1));
+        }
+        EXPECT_EQ(decode(cap_short_of_ccap(cs), J2KC_BACKEND_CUDA, 1).status, J2KC_ERR_INVALID_DATA) << name;
+    }
+}
+
+/**
+ * The Part-1 mode bits of the code-block style beside the HT bit (0x40):
+ * BYPASS, RESET, RESTART, ERTERM and SEGMARK say nothing of HT code-blocks
+ * (of the six, only the vertically causal bit applies to them, 15444-15
+ * Annex A); an HT set is one cleanup segment and at most one refinement
+ * segment whatever they say (15444-15 clause 7), so setting them leaves the
+ * samples alone (one pass, SigProp and MagRef, placeholder passes, a set over
+ * layers, tiles); OpenJPEG 2.5 decodes the one-pass and the tiled ones with
+ * the bits set as j2kc does (it refuses the placeholder and layered ones
+ * either way). The COD segments are all in the main header here.
+ */
+std::vector<uint8_t> with_style_bits(const std::vector<uint8_t> &cs, uint8_t bits)
+{
+    std::vector<uint8_t> v = cs;
+    size_t cods = 0;
+    for (const MarkerSegment &m : list_marker_segments(cs.data(), cs.size())) {
+        EXPECT_NE(m.marker, kCOC);
+        if (m.marker != kCOD) continue;
+        // Lcod, Scod, SGcod (4), levels, xcb, ycb, style
+        v[static_cast<size_t>(m.offset) + 2 + 2 + 1 + 4 + 3] |= bits;
+        ++cods;
+    }
+    EXPECT_EQ(cods, 1u);
+    return v;
+}
+
+const char *const kStyleStreams[] = {"o_gray8_rev.j2c", "r_refine_32x20.j2c", "r_placeholders_24x24.j2c",
+                                     "r_layers_31x9.j2c", "g_rgb8_rev_tiles.j2k"};
+const uint8_t kPart1ModeBits[] = {0x01, 0x02, 0x04, 0x10, 0x20, 0x37};
+
+TEST(HtDecode, PartOneModeBitsBesideHtAreIgnored)
+{
+    for (const char *name : kStyleStreams) {
+        const std::vector<uint8_t> cs = read_file(data_path(name));
+        ASSERT_FALSE(cs.empty()) << name;
+        for (uint8_t bits : kPart1ModeBits) {
+            SCOPED_TRACE(std::string(name) + " style bits " + std::to_string(bits));
+            check_against_reference(name, decode(with_style_bits(cs, bits), J2KC_BACKEND_CPU));
+        }
+    }
+}
+
+/**
+ * The vertically causal bit (0x08) changes the SigProp pass's neighbourhood
+ * only (15444-15 clause 7.4); the cleanup pass's quad contexts do not see
+ * it, so streams of cleanup passes alone (code-blocks of 64x64, 4x1024,
+ * 1024x4, 8x64) decode to the same samples with it set, as ojph_expand 0.9
+ * decodes them. On SigProp it matters: r_causal_rows_16x12 (significant
+ * samples only in the first row of stripes 1 and 2) decodes to other samples
+ * without it, since the last row of the stripe above then sees its
+ * significant neighbours below.
+ */
+const char *const kCleanupOnlyStreams[] = {"o_gray8_rev.j2c", "o_wide8_4x1024.j2c", "o_tall8_1024x4.j2c",
+                                           "g_gray16_rev.j2k"};
+
+TEST(HtDecode, CausalBitLeavesCleanupPassesAlone)
+{
+    for (const char *name : kCleanupOnlyStreams) {
+        const std::vector<uint8_t> cs = read_file(data_path(name));
+        ASSERT_FALSE(cs.empty()) << name;
+        check_against_reference(name, decode(with_style_bits(cs, 0x08), J2KC_BACKEND_CPU));
+    }
+    std::vector<uint8_t> cs = read_file(data_path("r_causal_rows_16x12.j2c"));
+    ASSERT_FALSE(cs.empty());
+    const Decoded causal = decode(cs, J2KC_BACKEND_CPU);
+    check_against_reference("r_causal_rows_16x12.j2c", causal);
+    for (const MarkerSegment &m : list_marker_segments(cs.data(), cs.size()))
+        if (m.marker == kCOD) cs[static_cast<size_t>(m.offset) + 12] &= static_cast<uint8_t>(~0x08);
+    const Decoded plain = decode(cs, J2KC_BACKEND_CPU);
+    ASSERT_EQ(plain.status, J2KC_OK);
+    ASSERT_EQ(plain.planes.size(), 1u);
+    EXPECT_NE(plain.planes[0], causal.planes[0]) << "the causal bit changed nothing in SigProp";
+}
+
+TEST(GpuHtDecode, PartOneModeBitsBesideHtMatchReference)
+{
+    if (!have_gpu()) GTEST_SKIP() << "no usable CUDA device";
+    for (const char *name : kStyleStreams) {
+        const std::vector<uint8_t> cs = read_file(data_path(name));
+        for (uint8_t bits : kPart1ModeBits) {
+            SCOPED_TRACE(std::string(name) + " style bits " + std::to_string(bits));
+            check_against_reference(name, decode(with_style_bits(cs, bits), J2KC_BACKEND_CUDA, 1));
+        }
+    }
+}
+
+TEST(GpuHtDecode, CausalBitLeavesCleanupPassesAlone)
+{
+    if (!have_gpu()) GTEST_SKIP() << "no usable CUDA device";
+    for (const char *name : kCleanupOnlyStreams)
+        check_against_reference(name, decode(with_style_bits(read_file(data_path(name)), 0x08), J2KC_BACKEND_CUDA, 1));
+}
+
 /** A JPH file (brand 'jph ', ISO/IEC 15444-15 Annex D) is a JP2-like file the decoder takes as it is. */
 TEST(HtDecode, JphFile)
 {
@@ -302,6 +481,29 @@ TEST(HtDecode, JphFile)
     EXPECT_EQ(jph.brand, jp2_box::kBrandJph);
     EXPECT_TRUE(jph.warnings.empty()) << jph.warnings[0];
     check_against_reference("g_rgb8_rev.jph", decode(f, J2KC_BACKEND_CPU));
+}
+
+/**
+ * A JPH file may say its colour by METH 5 (15444-15 Annex D: colour primaries,
+ * transfer characteristics, matrix coefficients and range of ITU-T H.273), as
+ * encoders of HTJ2K for video write it: the codestream decodes the same.
+ */
+TEST(HtDecode, JphFileWithParameterisedColour)
+{
+    const std::vector<uint8_t> f = read_file(data_path("g_rgb8_rev.jph"));
+    ASSERT_GE(f.size(), 77u);
+    // signature (12), ftyp (20), jp2h at 32 holding ihdr (22) and an enumerated colr (15) at 62
+    ASSERT_EQ(std::string(f.begin() + 36, f.begin() + 40), "jp2h");
+    ASSERT_EQ(std::string(f.begin() + 66, f.begin() + 70), "colr");
+    ASSERT_EQ(f[70], 1);  // METH 1
+    const uint8_t colr[] = {0, 0, 0, 18, 'c', 'o', 'l', 'r', 5, 0, 0, 0, 1, 0, 13, 0, 0, 0x80};  // BT.709, sRGB, RGB, full
+    std::vector<uint8_t> g(f.begin(), f.begin() + 62);
+    g.insert(g.end(), std::begin(colr), std::end(colr));
+    g.insert(g.end(), f.begin() + 77, f.end());
+    const uint32_t jp2h = 8 + 22 + sizeof(colr);
+    g[32] = uint8_t(jp2h >> 24), g[33] = uint8_t(jp2h >> 16), g[34] = uint8_t(jp2h >> 8), g[35] = uint8_t(jp2h);
+    EXPECT_EQ(parse_jp2(g.data(), g.size()).brand, jp2_box::kBrandJph);
+    check_against_reference("g_rgb8_rev.jph", decode(g, J2KC_BACKEND_CPU));
 }
 
 /** Reduced resolutions and fewer layers decode too, with the same values on both paths of Tier-1. */

@@ -39,7 +39,14 @@ Sections:
              code-blocks, progressions with precincts, tiles, tile-parts,
              PLT/SOP/EPH, MCT off, image offset, 8..16 bits signed and
              unsigned), and 180 combinations of their options drawn with a
-             fixed seed, decoded by `j2kc decode --raw-components` and by
+             fixed seed; edge_* cases (also on the CUDA backend, skipped
+             without a GPU) code uniform noise, flat, checkerboard and sparse
+             images at 8..16 bits, signed extremes, images of 1..7 samples a
+             side, bands of 26 and 29 magnitude bit-planes, HT and Part-1
+             tiles or components spliced into one codestream, an RGN shift
+             above every magnitude, 2 and 5 components (FFmpeg's native
+             decoder a peer of these too, given --ffmpeg or $FFMPEG); all
+             decoded by `j2kc decode --raw-components` and by
              ojph_expand, opj_decompress and grk_decompress, some at reduced
              resolutions (-r, -skip_res, FFmpeg's -lowres): exact for 5/3
              (and j2kc's decode is the source image), within 1 LSB for 9/7
@@ -1742,6 +1749,42 @@ GRK_24_BITPLANES = ('grk_decompress 10 refuses ("Failed to decompress tile") HT 
                     'samples give')
 
 
+OJPH_TINY = ('ojph_expand 0.9 decodes images of a few samples a side at 5 levels wrongly (1x7, 7x1, 2x3, 3x2, '
+             '5x5; 1x1, 1x100 and 2x33 right), or refuses them ("missing msbs are larger or equal to Kmax"): '
+             'resolutions whose subbands are all empty, as OJPH_EMPTY_BANDS; OpenJPEG and Grok decode them as '
+             'j2kc does, the 5/3 ones to their source')
+
+
+GRK_HT_DECLARED = ('grk_decompress 10 refuses ("Failed to decompress tile") codestreams whose tile-components '
+                   'are some HT and some Part 1 (Ccap15 HTDECLARED, the style set by tile-part COD or main COC), '
+                   'the Part-1 tiles too; OpenJPEG 2.5 decodes them to their source as j2kc does')
+
+
+FFMPEG_HT_RGN = ('FFmpeg 8.1\'s native decoder refuses (AVERROR_PATCHWELCOME) HT code-blocks of a component '
+                 'with an RGN shift')
+FFMPEG_HT_DECLARED = ('FFmpeg 8.1\'s native decoder refuses (AVERROR_PATCHWELCOME) codestreams whose tile-components '
+                      'are some HT and some Part 1')
+
+
+FFMPEG_CPRL_NARROW = ('FFmpeg 8.1\'s native decoder refuses ("prc 0 0 outside limits 0 1") a CPRL stream of '
+                      '10x37 tiles at 4 levels with 4x16 precincts (its packet iteration, Part 1 as much as HT); '
+                      'OpenJPEG decodes it to its source as j2kc does')
+
+
+# An RGN shift (Annex H) of 10 on an 8-bit component coded by grk_compress -R
+# with -M 64: above every magnitude, so every coefficient is background and the
+# stream holds the source, with the blocks' missing MSBs counted over Mb + s.
+HT_RGN = {
+    'ojph': 'ojph_expand 0.9 ignores RGN: it counts the missing MSBs over Mb alone ("missing msbs are larger '
+            'or equal to Kmax")',
+    'opj': 'opj_decompress 2.5 refuses HT code-blocks of a component with an RGN shift',
+    'ffmpeg': FFMPEG_HT_RGN,
+    'grk': 'grk_decompress 10 does not decode its own HT streams with -R to their source (nor do the other '
+           'decoders here where the shift is below the magnitudes, U=1 or 5, which grk_compress 10 writes '
+           'inconsistently)',
+}
+
+
 def ht_exception(case, peer):
     return case.known.get(peer)
 
@@ -1768,6 +1811,8 @@ def check_peers(ctx, case, work, stream, own, delivered, tolerance, peers, src=N
     differing samples of a peer that passed without arbitration."""
     fails, notes, stats = [], [], (0, 0)
     for peer in peers:
+        if peer == 'ffmpeg' and not ctx.ffmpeg:
+            continue  # FFmpeg is a peer of the edge_* cases where --ffmpeg or $FFMPEG names one
         decode = HT_PEERS[peer][0]
         known = ht_exception(case, peer)
         pwork = os.path.join(work, peer)
@@ -1966,6 +2011,99 @@ class HtEncodeCase:
         return Result(self, 'pass', '; '.join(notes), worst, ndiff, self.irreversible, arbitrated=bool(notes))
 
 
+def split_codestream(data):
+    """(main header segments [(marker, bytes)], tile-parts [(SOT bytes, header
+    segments, packet data)]) of a codestream without PPM; Psot must be set."""
+    i, main, parts = 2, [], []
+    while i + 4 <= len(data):
+        marker, length = struct.unpack('>HH', data[i:i + 4])
+        if marker == 0xFF90:
+            psot = struct.unpack('>I', data[i + 6:i + 10])[0]
+            sot, j, head = data[i:i + 12], i + 12, []
+            while struct.unpack('>H', data[j:j + 2])[0] != 0xFF93:
+                m, n = struct.unpack('>HH', data[j:j + 4])
+                head.append((m, data[j:j + 2 + n]))
+                j += 2 + n
+            parts.append((sot, head, data[j + 2:i + psot]))
+            i += psot
+            continue
+        if marker == 0xFFD9:
+            break
+        main.append((marker, data[i:i + 2 + length]))
+        i += 2 + length
+    return main, parts
+
+
+def join_codestream(main, parts):
+    out = bytearray(b'\xff\x4f')
+    for _, seg in main:
+        out += seg
+    for sot, head, body in parts:
+        hdr = b''.join(seg for _, seg in head)
+        psot = len(sot) + len(hdr) + 2 + len(body)
+        out += sot[:6] + struct.pack('>I', psot) + sot[10:] + hdr + b'\xff\x93' + body
+    return bytes(out + b'\xff\xd9')
+
+
+class HtSpliceCase(HtDecodeCase):
+    """HT and Part-1 tile-components in one codestream: grk_compress codes the
+    image twice (Part 1, and HT with -M 64) with the same tiles and levels, and
+    the codestream takes the Part-1 one's main header with CAP (Ccap15
+    HTDECLARED, 15444-15 A.3) and, from the HT one, 'tiles': every other
+    tile-part with a tile-part COD and QCD, or 'components': component 1's
+    tile-part (CPRL, -u C, no MCT) with a main-header COC and QCC. Both are
+    lossless, so j2kc's decode is the source, and OpenJPEG's (GRK_HT_DECLARED,
+    FFMPEG_HT_DECLARED)."""
+
+    def __init__(self, name, src, kind, args, mode, **k):
+        HtDecodeCase.__init__(self, name, 'grk', src, kind, args, False, peers=['opj', 'grk', 'ffmpeg'],
+                              known={'grk': GRK_HT_DECLARED, 'ffmpeg': FFMPEG_HT_DECLARED}, **k)
+        self.mode = mode
+
+    def encode(self, ctx, work):
+        inp = self.src.file(ctx.root, self.kind)
+        streams = []
+        for tag, extra in (('p1', []), ('ht', ['-M', '64'])):
+            path = os.path.join(work, tag + '.j2k')
+            rc, so, se = run(['grk_compress', '-i', inp, '-o', path] + self.args + extra)
+            if rc != 0 or not os.path.exists(path):
+                raise RuntimeError('grk_compress failed (%s): %s' % (rc, (se or so).strip()[-200:]))
+            with open(path, 'rb') as f:
+                streams.append(split_codestream(f.read()))
+        (p1_main, p1_parts), (ht_main, ht_parts) = streams
+        if len(p1_parts) != len(ht_parts) or len(p1_parts) < 2:
+            raise RuntimeError('the two encodings have %d and %d tile-parts' % (len(p1_parts), len(ht_parts)))
+        seg = dict(ht_main)
+        cap = bytearray(seg[0xFF50])
+        cap[8] = (cap[8] & 0x3F) | 0x80  # Ccap15: HTDECLARED
+        cod, qcd = seg[0xFF52], seg[0xFF5C]
+        main = []
+        for m, b in p1_main:
+            if m == 0xFF51:
+                b = b[:4] + struct.pack('>H', struct.unpack('>H', b[4:6])[0] | 0x4000) + b[6:]
+            main.append((m, b))
+            if m == 0xFF51:
+                main.append((0xFF50, bytes(cap)))
+        parts = []
+        if self.mode == 'tiles':
+            for i, (p1, ht) in enumerate(zip(p1_parts, ht_parts)):
+                parts.append(p1 if i % 2 == 0 else (ht[0], [(0xFF52, cod), (0xFF5C, qcd)] + ht[1], ht[2]))
+        else:
+            # COC: Ccoc, Scoc (the precinct bit of Scod), SPcoc (SPcod: after Scod and SGcod's 4 bytes).
+            body = b'\x01' + bytes([cod[4] & 1]) + cod[9:]
+            coc = struct.pack('>HH', 0xFF53, 2 + len(body)) + body
+            body = b'\x01' + qcd[4:]
+            qcc = struct.pack('>HH', 0xFF5D, 2 + len(body)) + body
+            at = max(i for i, (m, _) in enumerate(main) if m in (0xFF52, 0xFF5C))
+            main[at + 1:at + 1] = [(0xFF53, coc), (0xFF5D, qcc)]
+            for p1, ht in zip(p1_parts, ht_parts):
+                parts.append(ht if p1[0][10] == 1 else p1)  # TPsot: a tile-part a component
+        stream = os.path.join(work, 'stream.j2k')
+        with open(stream, 'wb') as f:
+            f.write(join_codestream(main, parts))
+        return stream
+
+
 def ht_source(key, w, h, comps, prec, signed=False, sub=None, seed=1):
     s = source(key, w, h, comps, prec, signed, sub, seed)
     if signed and s.planes is None:
@@ -2076,7 +2214,7 @@ def ht_decode_cases():
         G('tile_parts_R_sop_eph_%s' % t, big, 'pnm', ['-u', 'R', '-S', '-E'] + irr, known={'grk': GRK_TILE_PARTS_SOP})
         G('mct0_%s' % t, rgb8, 'pnm', ['-Y', '0'] + irr)
         G('reduce2_%s' % t, big, 'pnm', ['-t', '128,64'] + irr, reduce=2)
-    cases += ht_decode_mix(120) + ht_decode_grk_mix(60)
+    cases += ht_decode_mix(120) + ht_decode_grk_mix(60) + ht_decode_edge_cases()
     for bits in (8, 9, 10, 11, 12, 13, 14, 15, 16):
         for signed in (False, True):
             s = source('ht_d%d%s_67x45' % (bits, 's' if signed else 'u'), 67, 45, 1, bits, signed, seed=90 + bits)
@@ -2087,6 +2225,147 @@ def ht_decode_cases():
             G('depth%d%s_53' % (bits, 's' if signed else 'u'), s, kind, [], known=known)
             if bits in (8, 12, 16):
                 G('depth%d%s_97' % (bits, 's' if signed else 'u'), s, kind, ['-I'], known=known)
+    return cases
+
+
+def ht_pattern_source(key, w, h, prec, signed, pattern, seed):
+    """One component whose samples stress the HT block coder: 'noise'
+    (uniform over the whole range: long U-VLC prefixes and suffixes, every
+    MagSgn width, MEL runs of significant quads), 'zero' and 'max' (code-blocks
+    without a significant sample, or a flat top), 'min' (signed: the most
+    negative sample), 'checker' (the range's ends alternating: the widest
+    high-pass magnitudes), 'sparse' (one sample in a hundred at the top:
+    long MEL runs of insignificant quads between single quads)."""
+    s = source(key, w, h, 1, prec, signed, None, seed)
+    if s.planes is None:
+        rng = random.Random(seed)
+        lo = -(1 << (prec - 1)) if signed else 0
+        hi = (1 << (prec - 1)) - 1 if signed else (1 << prec) - 1
+        n = w * h
+        if pattern == 'noise':
+            p = [rng.randint(lo, hi) for _ in range(n)]
+        elif pattern == 'checker':
+            p = [hi if (i % w + i // w) % 2 else lo for i in range(n)]
+        elif pattern == 'sparse':
+            p = [hi if rng.random() < 0.01 else (0 if not signed else lo) for _ in range(n)]
+        else:
+            p = [{'zero': 0, 'max': hi, 'min': lo}[pattern]] * n
+        s.planes = [p]
+    return s
+
+
+def ht_decode_edge_cases():
+    """Stream features that have broken HT decoders, made by ojph_compress
+    and grk_compress (names edge_*, also run on the CUDA backend by
+    interop_ht_cuda): extreme sample patterns at 8, 12 and 16 bits through
+    code-blocks of 64x64, 4x4, 1024x4 and 4x1024; signed extremes; images of
+    a few samples a side at 5 levels (code-blocks of 1 row or column, empty
+    subbands and resolutions); bands of 26 and 29 magnitude bit-planes
+    (15444-15 allows up to 30 in a 32-bit decoder)."""
+    cases = []
+    rev = ['-reversible', 'true']
+
+    peers = ['ojph', 'opj', 'grk', 'ffmpeg']
+
+    def O(name, src, kind, args, **k):
+        irr = '-reversible' not in args
+        cases.append(HtDecodeCase('edge_' + name, 'ojph', src, kind, args, irr, peers=peers, **k))
+
+    def G(name, src, kind, args, **k):
+        cases.append(HtDecodeCase('edge_' + name, 'grk', src, kind, args, '-I' in args, peers=peers, **k))
+
+    for prec in (8, 12, 16):
+        for pat in ('noise', 'zero', 'max', 'checker', 'sparse'):
+            if prec == 12 and pat != 'noise':
+                continue
+            s = ht_pattern_source('ht_%s%d_67x45' % (pat, prec), 67, 45, prec, False, pat, seed=300 + prec)
+            t = '%s%d' % (pat, prec)
+            O(t + '_53', s, 'pnm', rev)
+            O(t + '_53_b4x4', s, 'pnm', rev + ['-block_size', '{4,4}'])
+            O(t + '_53_b1024x4', s, 'pnm', rev + ['-block_size', '{1024,4}'])
+            O(t + '_97', s, 'pnm', ['-qstep', '0.001' if prec < 16 else '0.0001'])
+            G(t + '_53', s, 'pgx', [])
+            G(t + '_53_b4x1024', s, 'pgx', ['-b', '4,1024'])
+            G(t + '_97', s, 'pgx', ['-I'])
+    # grk_compress reads signed little-endian raw samples right (ht_decode_cases).
+    for prec in (12, 16):
+        for pat in ('noise', 'min', 'max', 'checker'):
+            s = ht_pattern_source('ht_s%s%d_40x33' % (pat, prec), 40, 33, prec, True, pat, seed=350 + prec)
+            known = None if pat == 'max' else {'ojph': OJPH_SIGNED}
+            G('s%s%d_53' % (pat, prec), s, 'rawl', [], known=known)
+            G('s%s%d_97' % (pat, prec), s, 'rawl', ['-I'], known=known)
+    for w, h in ((1, 1), (1, 7), (7, 1), (2, 3), (3, 2), (1, 100), (100, 1), (5, 5), (33, 2), (2, 33)):
+        s = ht_pattern_source('ht_tiny%dx%d' % (w, h), w, h, 8, False, 'noise', seed=400 + 7 * w + h)
+        known = {'ojph': OJPH_TINY} if (w, h) in ((1, 7), (7, 1), (2, 3), (3, 2), (5, 5)) else None
+        t = 'tiny%dx%d' % (w, h)
+        O(t + '_53', s, 'pnm', rev, known=known)
+        O(t + '_97', s, 'pnm', ['-qstep', '0.01'], known=known)
+        G(t + '_53', s, 'pgx', [], known=known)
+        G(t + '_97', s, 'pgx', ['-I'], known=known)
+        G(t + '_53_n1', s, 'pgx', ['-n', '1'])
+    # 1 guard bit and exponents of 26 and 29 (QCD): Mb 26 and 29, as deep as
+    # 9/7 steps of 16-bit samples go (a 32-bit decoder's limit is 30).
+    n16 = ht_pattern_source('ht_noise16_67x45', 67, 45, 16, False, 'noise', seed=316)
+    O('mb26_noise16_97', n16, 'pnm', ['-qstep', '0.000001'], known={'grk': GRK_24_BITPLANES})
+    O('mb29_noise16_97', n16, 'pnm', ['-qstep', '0.0000001'], known={'grk': GRK_24_BITPLANES})
+    g16 = ht_source('ht_gray16_67x45', 67, 45, 1, 16, seed=74)
+    O('mb29_gray16_97', g16, 'pnm', ['-qstep', '0.0000001'], known={'grk': GRK_24_BITPLANES})
+    # Five components (MCT on the first three), and two: ojph_expand 0.9 writes
+    # neither, nor FFmpeg five.
+    for comps, others in ((5, ['opj', 'grk']), (2, ['opj', 'grk', 'ffmpeg'])):
+        s = source('ht_c%d_8_40x30' % comps, 40, 30, comps, 8, seed=500 + comps)
+        for t, extra in (('53', []), ('97', ['-I']), ('53_tiles', ['-t', '16,16']),
+                         ('53_cprl_tp', ['-p', 'CPRL', '-u', 'C'])):
+            cases.append(HtDecodeCase('edge_comps%d_%s' % (comps, t), 'grk', s, 'raw', extra, '-I' in extra,
+                                      peers=others))
+    # HT and Part-1 tile-components side by side (HtSpliceCase).
+    rgb = ht_source('ht_rgb8_67x45', 67, 45, 3, 8, seed=70)
+    cases.append(HtDecodeCase('edge_rgn_U10', 'grk', rgb, 'pnm', ['-R', 'c=0,U=10'], False, peers=peers,
+                              known=HT_RGN))
+    big = ht_source('ht_rgb8_256x192', 256, 192, 3, 8, seed=76)
+    cases.append(HtSpliceCase('edge_splice_tiles', rgb, 'pnm', ['-t', '32,32', '-n', '3'], 'tiles'))
+    cases.append(HtSpliceCase('edge_splice_tiles_rpcl', big, 'pnm', ['-t', '64,64', '-p', 'RPCL', '-c', '[32,32]',
+                                                                    '-b', '16,16'], 'tiles'))
+    cases.append(HtSpliceCase('edge_splice_components', rgb, 'pnm', ['-n', '3', '-Y', '0', '-p', 'CPRL', '-u', 'C'],
+                              'components'))
+    cases.append(HtSpliceCase('edge_splice_components_tiles', big, 'pnm', ['-Y', '0', '-p', 'CPRL', '-u', 'C',
+                                                                          '-t', '128,96', '-b', '32,16'],
+                              'components'))
+    cases += ht_decode_odd_mix(60)
+    return cases
+
+
+def ht_decode_odd_mix(count):
+    """edge_odd*: ojph_compress 5/3 streams of odd little images (1..70 a side,
+    8..16 bits, noise, sparse, checkerboard or gradient) with option
+    combinations drawn with a fixed seed: levels 0..6, code-blocks from 4x4 to
+    1024x4, every progression, tiles with image and tile offsets, precincts;
+    against the source, opj_decompress and FFmpeg's native decoder (ojph_expand:
+    OJPH_TINY; Grok's decoder: GRK_TILE_ROWS)."""
+    rng = random.Random(150015)
+    cases = []
+    for i in range(count):
+        w, h = rng.randint(1, 70), rng.randint(1, 70)
+        prec = rng.choice([8, 10, 12, 16])
+        pat = rng.choice(['noise', 'sparse', 'checker', 'grad'])
+        key = 'ht_odd%d_%dx%d_%d_%s' % (i, w, h, prec, pat)
+        s = (ht_source(key, w, h, 1, prec, seed=600 + i) if pat == 'grad' else
+             ht_pattern_source(key, w, h, prec, False, pat, seed=600 + i))
+        bw, bh = rng.choice([(4, 4), (8, 8), (16, 16), (32, 32), (64, 64), (4, 1024), (1024, 4), (8, 512),
+                             (128, 32), (16, 4), (4, 16)])
+        args = ['-reversible', 'true', '-num_decomps', str(rng.randint(0, 6)), '-block_size', '{%d,%d}' % (bh, bw),
+                '-prog_order', rng.choice(PROGRESSIONS)]
+        if rng.random() < 0.4:
+            args += ['-tile_size', '{%d,%d}' % (rng.randint(10, 40), rng.randint(10, 40))]
+            if rng.random() < 0.5:
+                ox, oy = rng.randint(0, 9), rng.randint(0, 9)
+                args += ['-image_offset', '{%d,%d}' % (ox, oy),
+                         '-tile_offset', '{%d,%d}' % (rng.randint(0, ox), rng.randint(0, oy))]
+        if rng.random() < 0.3:
+            args += ['-precincts', '{%d,%d}' % (2 ** rng.randint(2, 7), 2 ** rng.randint(2, 7))]
+        name = 'edge_odd%02d_%dx%d_%d_%s' % (i, w, h, prec, pat)
+        known = {'ffmpeg': FFMPEG_CPRL_NARROW} if name == 'edge_odd58_45x70_8_grad' else None
+        cases.append(HtDecodeCase(name, 'ojph', s, 'pnm', args, False, peers=['opj', 'ffmpeg'], known=known))
     return cases
 
 
@@ -2325,6 +2604,14 @@ def main():
     if args.dut == 'grk' and shutil.which('grk_decompress') is None:
         print('interop: SKIPPED, missing grk_decompress')
         return SKIP
+    if args.backend == 'cuda' and needs_j2kc:
+        probe = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'data', 'ht', 'o_gray8_rev.j2c')
+        out = tempfile.mkdtemp(prefix='j2kc-interop-probe-')
+        rc, _, se = run([args.j2kc, 'decode', '-i', probe, '-o', os.path.join(out, 'p.pgx'), '--backend', 'cuda'])
+        shutil.rmtree(out, ignore_errors=True)
+        if rc != 0:
+            print('interop: SKIPPED, the CUDA backend cannot decode here: %s' % se.strip())
+            return SKIP
     return run_matrix(args, sections)
 
 

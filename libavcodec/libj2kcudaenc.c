@@ -185,16 +185,16 @@ static int fill_config(AVCodecContext *avctx, j2kc_encoder_config *config, const
         (ret = log2_size(avctx, "cblk_height", ctx->cblk_height, 4, 1024, &config->cblk_height_log2)) < 0)
         return ret;
     if (ctx->precinct_width > 0 &&
-        (ret = log2_size(avctx, "precinct_width", ctx->precinct_width, 1, 32768, &config->precinct_width_log2)) < 0)
+        (ret = log2_size(avctx, "precinct_width", ctx->precinct_width, 2, 32768, &config->precinct_width_log2)) < 0)
         return ret;
     if (ctx->precinct_height > 0 &&
-        (ret = log2_size(avctx, "precinct_height", ctx->precinct_height, 1, 32768, &config->precinct_height_log2)) < 0)
+        (ret = log2_size(avctx, "precinct_height", ctx->precinct_height, 2, 32768, &config->precinct_height_log2)) < 0)
         return ret;
     if (ctx->precinct_width_r0 > 0 &&
-        (ret = log2_size(avctx, "precinct_width_r0", ctx->precinct_width_r0, 1, 32768, &config->precinct_r0_width_log2)) < 0)
+        (ret = log2_size(avctx, "precinct_width_r0", ctx->precinct_width_r0, 2, 32768, &config->precinct_r0_width_log2)) < 0)
         return ret;
     if (ctx->precinct_height_r0 > 0 &&
-        (ret = log2_size(avctx, "precinct_height_r0", ctx->precinct_height_r0, 1, 32768, &config->precinct_r0_height_log2)) < 0)
+        (ret = log2_size(avctx, "precinct_height_r0", ctx->precinct_height_r0, 2, 32768, &config->precinct_r0_height_log2)) < 0)
         return ret;
     if (ctx->prog_order >= 0)
         config->progression = ctx->prog_order;

@@ -349,6 +349,7 @@ check_encoder_rejects() {
     reject lossless-budget 'lossless' "${src[@]}" "${enc[@]}" -lossless 1 -max_frame_bytes 100
     reject cblk-area 'code-block size' "${src[@]}" "${enc[@]}" -cblk_width 1024 -cblk_height 1024
     reject cblk-power 'power of two' "${src[@]}" "${enc[@]}" -cblk_width 48
+    reject precinct-one 'power of two in 2' "${src[@]}" "${enc[@]}" -precinct_width_r0 1
     reject bitrate 'bytes a frame' "${src[@]}" "${enc[@]}" -b:v 100
     # Pixel formats: ffmpeg converts what the encoder does not list, with one
     # line naming the format it chose; the frame is then encoded.

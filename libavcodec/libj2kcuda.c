@@ -209,8 +209,11 @@ enum AVPixelFormat ff_libj2kcuda_output_format(const j2kc_stream_info *info,
     alpha = n == 2 || (n == 4 && info->color_space != J2KC_COLOR_CMYK);
     if (!c || n < 1 || info->components_capacity < FFMIN(n, 4))
         return AV_PIX_FMT_NONE;
+    /* FFmpeg has no signed pixel formats: signed components come out in
+     * offset binary (the sample plus 2^(precision-1)), as FFmpeg's native
+     * decoder gives them; ff_libj2kcuda_describe asks for unsigned output. */
     for (int i = 0; i < FFMIN(n, alpha ? 4 : 3); i++) {
-        if (c[i].is_signed || c[i].precision > 16)
+        if (c[i].precision > 16)
             return AV_PIX_FMT_NONE;
         precision = FFMAX(precision, c[i].precision);
     }

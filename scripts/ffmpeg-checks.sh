@@ -526,6 +526,24 @@ check_alpha() {
     fi
 }
 
+# A signed component (Ssiz's sign bit) comes out in offset binary, the sample
+# plus 2^(precision-1), as FFmpeg's native decoder gives it: FFmpeg has no
+# signed pixel formats. opj_compress writes a lossless 12-bit signed stream.
+check_signed() {
+    if ! have opj_compress || ! have python3; then
+        skip signed-offset-binary "needs opj_compress and python3"; return
+    fi
+    ff -f lavfi -i testsrc2=s=64x48:d=0.04 -frames:v 1 -pix_fmt gray12le -f rawvideo "$OUT/signed-expect.raw" &&
+    python3 -c 'import sys; d = open(sys.argv[1], "rb").read(); open(sys.argv[2], "wb").write(b"".join(
+        ((int.from_bytes(d[i:i + 2], "little") - 2048) & 0xFFFF).to_bytes(2, "big") for i in range(0, len(d), 2)))' \
+        "$OUT/signed-expect.raw" "$OUT/signed.raw" &&
+    opj_compress -i "$OUT/signed.raw" -F 64,48,1,12,s -o "$OUT/signed.j2k" > /dev/null 2>&1 &&
+    ff -c:v libj2kcuda -backend "$BACKEND" -i "$OUT/signed.j2k" -f rawvideo -pix_fmt gray12le "$OUT/signed-out.raw" ||
+        { fail signed-offset-binary "could not make or decode the signed stream"; return; }
+    cmp -s "$OUT/signed-out.raw" "$OUT/signed-expect.raw" && pass signed-offset-binary ||
+        fail signed-offset-binary "the samples are not the signed ones plus 2048"
+}
+
 check_start
 check_help
 check_names
@@ -544,3 +562,4 @@ check_colour_hostile
 check_strict
 check_mxf_cuda_frames
 check_alpha
+check_signed

@@ -39,7 +39,7 @@ import tempfile
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from interop import Pgx, pgx_components, run  # noqa: E402
+from interop import Pgx, cuda_decode_refusal, pgx_components, run  # noqa: E402
 
 SKIP = 77
 
@@ -225,12 +225,9 @@ def main():
         print('corpus: SKIPPED, cannot fetch the corpus from PyPI: %s' % e)
         return SKIP
     if args.backend == 'cuda':
-        probe = os.path.join(args.cache, 'files', 'glymur_p1_07.j2k')
-        out = tempfile.mkdtemp(prefix='j2kc-corpus-probe-')
-        rc, _, se = run([args.j2kc, 'decode', '-i', probe, '-o', os.path.join(out, 'p.pgx'), '--backend', 'cuda'])
-        shutil.rmtree(out, ignore_errors=True)
-        if rc != 0:
-            print('corpus: SKIPPED, the CUDA backend cannot decode here: %s' % se.strip())
+        refusal = cuda_decode_refusal(args.j2kc, os.path.join(args.cache, 'files', 'glymur_p1_07.j2k'))
+        if refusal:
+            print('corpus: SKIPPED, the CUDA backend cannot decode here: %s' % refusal)
             return SKIP
     if args.filter:
         files = [f for f in files if re.search(args.filter, os.path.basename(f))]

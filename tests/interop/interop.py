@@ -368,6 +368,17 @@ def run(cmd, cwd=None, timeout=TIMEOUT):
         return 'oserror', '', str(e)
 
 
+def cuda_decode_refusal(j2kc, stream):
+    """Why j2kc's CUDA backend cannot decode `stream` here (no usable GPU,
+    ...), or None when it can: the runs on the CUDA backend skip on it."""
+    out = tempfile.mkdtemp(prefix='j2kc-cuda-probe-')
+    try:
+        rc, _, se = run([j2kc, 'decode', '-i', stream, '-o', os.path.join(out, 'p.pgx'), '--backend', 'cuda'])
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+    return None if rc == 0 else se.strip() or 'exit status %s' % rc
+
+
 def pgx_components(base):
     """out.pgx -> [out_0.pgx, out_1.pgx, ...] that exist."""
     stem = base[:-4]
@@ -2606,11 +2617,9 @@ def main():
         return SKIP
     if args.backend == 'cuda' and needs_j2kc:
         probe = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'data', 'ht', 'o_gray8_rev.j2c')
-        out = tempfile.mkdtemp(prefix='j2kc-interop-probe-')
-        rc, _, se = run([args.j2kc, 'decode', '-i', probe, '-o', os.path.join(out, 'p.pgx'), '--backend', 'cuda'])
-        shutil.rmtree(out, ignore_errors=True)
-        if rc != 0:
-            print('interop: SKIPPED, the CUDA backend cannot decode here: %s' % se.strip())
+        refusal = cuda_decode_refusal(args.j2kc, probe)
+        if refusal:
+            print('interop: SKIPPED, the CUDA backend cannot decode here: %s' % refusal)
             return SKIP
     return run_matrix(args, sections)
 

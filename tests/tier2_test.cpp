@@ -222,7 +222,6 @@ TEST(Tier2BitIo, NumPassesCodewords)
 
 // ---------------------------------------------------------------- tag trees
 
-/** Brute-force parent minima for checking build(). */
 /** B.10.2's decoding of a tag tree leaf, walked from the root every time:
  *  the reference the encoder's trees and TagTreeDecoder are checked against. */
 template <typename Reader>

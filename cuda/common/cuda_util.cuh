@@ -29,6 +29,15 @@ inline void check_cuda(cudaError_t e, const char *what)
     }
 }
 
+/** Streaming multiprocessors of the current device (at least 1): launch shapes follow it. */
+inline uint32_t multiprocessor_count()
+{
+    int device = 0, count = 0;
+    check_cuda(cudaGetDevice(&device), "cudaGetDevice");
+    check_cuda(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
+    return count > 0 ? static_cast<uint32_t>(count) : 1u;
+}
+
 /**
  * Allocations made by DeviceBuffer and PinnedBuffer in this process: tests
  * read it before and after steady-state frames to show that they allocate

@@ -314,12 +314,7 @@ struct PcrdCuda::Impl {
 
     void reserve(uint32_t blocks, uint32_t passes_n, uint32_t layers)
     {
-        if (max_rows == 0) {
-            int device = 0, sms = 0;
-            check_cuda(cudaGetDevice(&device), "cudaGetDevice");
-            check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
-            max_rows = static_cast<uint32_t>(std::max(1, sms * 2));
-        }
+        if (max_rows == 0) max_rows = multiprocessor_count() * 2;
         hull_pass.reserve(passes_n);
         hull_key.reserve(passes_n);
         hull_dist.reserve(passes_n);

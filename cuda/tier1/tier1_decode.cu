@@ -89,14 +89,6 @@ __global__ void tier1_place_host_blocks_kernel(const T1HostBlock *blocks, const 
     }
 }
 
-uint32_t multiprocessors()
-{
-    int device = 0, count = 0;
-    check_cuda(cudaGetDevice(&device), "cudaGetDevice");
-    check_cuda(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
-    return static_cast<uint32_t>(std::max(count, 1));
-}
-
 }  // namespace
 
 uint32_t tier1_decode_host_ranks(const T1DecodeJob *jobs, const uint32_t *order, uint32_t num_jobs)
@@ -156,7 +148,7 @@ void tier1_decode_order(const T1DecodeJob *jobs, uint32_t num_jobs, uint32_t *or
 uint32_t tier1_decode_gpu_lanes(uint32_t lanes, uint32_t positions)
 {
     if (lanes != 0) return std::min(lanes, kWarpSize);
-    const uint32_t per_sm = positions / multiprocessors();
+    const uint32_t per_sm = positions / multiprocessor_count();
     return per_sm >= kEightLanesJobsPerSm ? 8 : per_sm >= kFourLanesJobsPerSm ? 4 : kT1DecodeDefaultLanes;
 }
 

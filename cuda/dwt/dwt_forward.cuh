@@ -146,17 +146,10 @@ void forward_level(LevelInput<T> src, const Sink &dst, const Rect &rr, cudaStrea
     const uint32_t tiles_x = dwt_tile::tiles_along(w, kTileSide), tiles_y = dwt_tile::tiles_along(h, kTileSide);
     const dim3 grid(tiles_x, std::min(tiles_y, kMaxGridY));
     const DwtRun rx = dwt_run(rr.x0, w), ry = dwt_run(rr.y0, h);
-    switch (dwt_tile::tile_rows(uint64_t{tiles_x} * tiles_y)) {
-    case 24:
-        dwt_forward_level_kernel<T, Sink, 24><<<grid, dim3(kTileLanes, 24), 0, stream>>>(src, dst, rx, ry, tiles_y);
-        break;
-    case 16:
-        dwt_forward_level_kernel<T, Sink, 16><<<grid, dim3(kTileLanes, 16), 0, stream>>>(src, dst, rx, ry, tiles_y);
-        break;
-    default:
-        dwt_forward_level_kernel<T, Sink, 8><<<grid, dim3(kTileLanes, 8), 0, stream>>>(src, dst, rx, ry, tiles_y);
-        break;
-    }
+    dwt_tile::with_tile_rows(uint64_t{tiles_x} * tiles_y, [&](auto rows) {
+        constexpr uint32_t kRows = decltype(rows)::value;
+        dwt_forward_level_kernel<T, Sink, kRows><<<grid, dim3(kTileLanes, kRows), 0, stream>>>(src, dst, rx, ry, tiles_y);
+    });
     check_cuda(cudaGetLastError(), "DWT: forward kernel");
 }
 

@@ -149,27 +149,19 @@ __global__ void __launch_bounds__(kTileLanes *kTileRows, kTileRows < 32 ? 32 / k
     }
 }
 
-template <class T, class Source, uint32_t kTileRows>
-void launch_level(const Source &src, LevelOutput<T> dst, uint32_t w, uint32_t h, const Rect &rr, cudaStream_t stream)
-{
-    const uint32_t tiles_x = dwt_tile::tiles_along(w, kTileSide), tiles_y = dwt_tile::tiles_along(h, kTileSide);
-    const dim3 grid(tiles_x, std::min(tiles_y, kMaxGridY));
-    const dim3 block(kTileLanes, kTileRows);
-    dwt_inverse_level_kernel<T, Source, kTileRows>
-        <<<grid, block, 0, stream>>>(src, dst, dwt_run(rr.x0, w), dwt_run(rr.y0, h), tiles_y);
-}
-
 /** Queues one level on `stream`: resolution rect `rr`'s samples from `src` into `dst`. */
 template <class T, class Source>
 void inverse_level(const Source &src, LevelOutput<T> dst, const Rect &rr, cudaStream_t stream)
 {
     const uint32_t w = rr.width(), h = rr.height();
     if (w == 0 || h == 0) return;
-    switch (dwt_tile::tile_rows(uint64_t{dwt_tile::tiles_along(w, kTileSide)} * dwt_tile::tiles_along(h, kTileSide))) {
-    case 24: launch_level<T, Source, 24>(src, dst, w, h, rr, stream); break;
-    case 16: launch_level<T, Source, 16>(src, dst, w, h, rr, stream); break;
-    default: launch_level<T, Source, 8>(src, dst, w, h, rr, stream); break;
-    }
+    const uint32_t tiles_x = dwt_tile::tiles_along(w, kTileSide), tiles_y = dwt_tile::tiles_along(h, kTileSide);
+    const dim3 grid(tiles_x, std::min(tiles_y, kMaxGridY));
+    const DwtRun rx = dwt_run(rr.x0, w), ry = dwt_run(rr.y0, h);
+    dwt_tile::with_tile_rows(uint64_t{tiles_x} * tiles_y, [&](auto rows) {
+        constexpr uint32_t kRows = decltype(rows)::value;
+        dwt_inverse_level_kernel<T, Source, kRows><<<grid, dim3(kTileLanes, kRows), 0, stream>>>(src, dst, rx, ry, tiles_y);
+    });
     check_cuda(cudaGetLastError(), "DWT: inverse kernel");
 }
 

@@ -15,6 +15,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "common/cuda_util.cuh"
 #include "dwt/dwt_lifting.h"
@@ -107,11 +108,24 @@ __device__ void lift_tile(T *s, const DwtRun &r, const TileAxis<Shape> &a, uint3
  */
 inline uint32_t tile_rows(uint64_t tiles)
 {
-    int device = 0, sms = 1;
-    check_cuda(cudaGetDevice(&device), "DWT: cudaGetDevice");
-    check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "DWT: cudaDeviceGetAttribute");
-    if (tiles * 2 <= uint64_t(sms)) return 24;
-    return tiles <= 8 * uint64_t(sms) ? 16 : 8;
+    const uint64_t sms = multiprocessor_count();
+    if (tiles * 2 <= sms) return 24;
+    return tiles <= 8 * sms ? 16 : 8;
+}
+
+/**
+ * Calls `launch` with std::integral_constant<uint32_t, tile_rows(tiles)>:
+ * the level kernels take their warps a tile as a template parameter, so that
+ * their row loops unroll.
+ */
+template <class Launch>
+void with_tile_rows(uint64_t tiles, Launch &&launch)
+{
+    switch (tile_rows(tiles)) {
+    case 24: launch(std::integral_constant<uint32_t, 24>{}); break;
+    case 16: launch(std::integral_constant<uint32_t, 16>{}); break;
+    default: launch(std::integral_constant<uint32_t, 8>{}); break;
+    }
 }
 
 /** Tiles of a side of n samples. */

@@ -438,7 +438,7 @@ struct HostModel {
         for (uint32_t bi = 0; bi < t.num_bands; ++bi) {
             const uint32_t levels = t2g_tree_levels(t.bands[bi]);
             for (uint32_t level = 0; level < levels; ++level) {
-                const T2gTreeLevel l = t2g_tree_level(t.bands[bi], level);
+                const TagTreeLevel l = t2g_tree_level(t.bands[bi], level);
                 for (uint32_t i = 0; i < l.width * l.height; ++i) t2g_first_packet_node(t, b, passes, s, bi, level, i);
             }
         }

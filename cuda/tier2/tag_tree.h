@@ -36,17 +36,25 @@ struct TagTreeNode {
     uint32_t known = 0;
 };
 
+/**
+ * One level of a tag tree in its node array: where its nodes start, its
+ * width and its height. Level 0 holds the leaves; each level above halves
+ * both sides, rounded up, up to a root of one node (B.10.2).
+ */
+struct TagTreeLevel {
+    uint32_t offset = 0, width = 0, height = 0;
+
+    J2KC_HD bool root() const { return width == 1 && height == 1; }
+    J2KC_HD TagTreeLevel parent() const { return {offset + width * height, (width + 1) >> 1, (height + 1) >> 1}; }
+};
+
 /** Nodes of a tag tree over w x h leaves (0 when empty). */
 J2KC_HD uint32_t tag_tree_num_nodes(uint32_t w, uint32_t h)
 {
     if (w == 0 || h == 0) return 0;
-    uint32_t n = 0;
-    for (;;) {
-        n += w * h;
-        if (w == 1 && h == 1) return n;
-        w = (w + 1) >> 1;
-        h = (h + 1) >> 1;
-    }
+    TagTreeLevel l{0, w, h};
+    while (!l.root()) l = l.parent();
+    return l.offset + 1;
 }
 
 /**
@@ -55,15 +63,10 @@ J2KC_HD uint32_t tag_tree_num_nodes(uint32_t w, uint32_t h)
  */
 J2KC_HD uint32_t tag_tree_path(uint32_t w, uint32_t h, uint32_t x, uint32_t y, uint32_t path[kTagTreeMaxLevels])
 {
-    uint32_t offset = 0, depth = 0;
-    for (;;) {
-        path[depth++] = offset + y * w + x;
-        if (w == 1 && h == 1) return depth;
-        offset += w * h;
-        w = (w + 1) >> 1;
-        h = (h + 1) >> 1;
-        x >>= 1;
-        y >>= 1;
+    uint32_t depth = 0;
+    for (TagTreeLevel l{0, w, h};; l = l.parent(), x >>= 1, y >>= 1) {
+        path[depth++] = l.offset + y * l.width + x;
+        if (l.root()) return depth;
     }
 }
 
@@ -115,21 +118,17 @@ struct TagTree {
     /** Recomputes every inner node as the minimum of its children. */
     J2KC_HD void build()
     {
-        uint32_t w = width, h = height, offset = 0;
-        if (w == 0 || h == 0) return;
-        while (w > 1 || h > 1) {
-            const uint32_t pw = (w + 1) >> 1, ph = (h + 1) >> 1, parent = offset + w * h;
-            for (uint32_t i = 0; i < pw * ph; ++i) nodes[parent + i].value = kTagTreeUnknown;
-            for (uint32_t y = 0; y < h; ++y) {
-                for (uint32_t x = 0; x < w; ++x) {
-                    const int32_t v = nodes[offset + y * w + x].value;
-                    TagTreeNode &p = nodes[parent + (y >> 1) * pw + (x >> 1)];
-                    if (v < p.value) p.value = v;
+        if (width == 0 || height == 0) return;
+        for (TagTreeLevel l{0, width, height}; !l.root(); l = l.parent()) {
+            const TagTreeLevel p = l.parent();
+            for (uint32_t i = 0; i < p.width * p.height; ++i) nodes[p.offset + i].value = kTagTreeUnknown;
+            for (uint32_t y = 0; y < l.height; ++y) {
+                for (uint32_t x = 0; x < l.width; ++x) {
+                    const int32_t v = nodes[l.offset + y * l.width + x].value;
+                    TagTreeNode &n = nodes[p.offset + (y >> 1) * p.width + (x >> 1)];
+                    if (v < n.value) n.value = v;
                 }
             }
-            offset = parent;
-            w = pw;
-            h = ph;
         }
     }
 
@@ -188,16 +187,12 @@ class TagTreeDecoder {
 public:
     TagTreeDecoder(const TagTree &tree, int32_t threshold) : nodes_(tree.nodes), threshold_(threshold)
     {
-        uint32_t w = tree.width, h = tree.height, offset = 0;
-        if (w == 0 || h == 0) return;
-        for (;;) {
-            offset_[levels_] = offset;
-            width_[levels_] = w;
+        if (tree.width == 0 || tree.height == 0) return;
+        for (TagTreeLevel l{0, tree.width, tree.height};; l = l.parent()) {
+            offset_[levels_] = l.offset;
+            width_[levels_] = l.width;
             ++levels_;
-            if (w == 1 && h == 1) return;
-            offset += w * h;
-            w = (w + 1) >> 1;
-            h = (h + 1) >> 1;
+            if (l.root()) return;
         }
     }
 

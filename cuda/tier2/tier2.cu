@@ -74,7 +74,7 @@ __global__ void tier2_first_packet_trees_kernel(T2gTables t, T2gBlocks b, const 
     const T2gBand band = t.bands[bi];
     const uint32_t levels = t2g_tree_levels(band);
     for (uint32_t level = 0; level < levels; ++level) {
-        const T2gTreeLevel l = t2g_tree_level(band, level);
+        const TagTreeLevel l = t2g_tree_level(band, level);
         for (uint32_t i = threadIdx.x; i < l.width * l.height; i += blockDim.x)
             t2g_first_packet_node(t, b, passes, s, bi, level, i);
         __syncthreads();

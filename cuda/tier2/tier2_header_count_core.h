@@ -49,19 +49,11 @@ namespace j2kc {
 /** No code-block under a node is included. */
 constexpr uint32_t kT2gNoLeaf = UINT32_MAX;
 
-/** Offset, width and height of level `level` of a band's trees (0: the leaves). */
-struct T2gTreeLevel {
-    uint32_t offset = 0, width = 0, height = 0;
-};
-
-J2KC_HD T2gTreeLevel t2g_tree_level(const T2gBand &band, uint32_t level)
+/** Level `level` of a band's trees (0: the leaves). */
+J2KC_HD TagTreeLevel t2g_tree_level(const T2gBand &band, uint32_t level)
 {
-    T2gTreeLevel l{0, band.cblks_x, band.cblks_y};
-    for (uint32_t k = 0; k < level; ++k) {
-        l.offset += l.width * l.height;
-        l.width = (l.width + 1) >> 1;
-        l.height = (l.height + 1) >> 1;
-    }
+    TagTreeLevel l{0, band.cblks_x, band.cblks_y};
+    for (uint32_t k = 0; k < level; ++k) l = l.parent();
     return l;
 }
 
@@ -70,10 +62,7 @@ J2KC_HD uint32_t t2g_tree_levels(const T2gBand &band)
 {
     if (band.cblks_x == 0 || band.cblks_y == 0) return 0;
     uint32_t n = 1;
-    for (uint32_t w = band.cblks_x, h = band.cblks_y; w > 1 || h > 1; ++n) {
-        w = (w + 1) >> 1;
-        h = (h + 1) >> 1;
-    }
+    for (TagTreeLevel l{0, band.cblks_x, band.cblks_y}; !l.root(); l = l.parent()) ++n;
     return n;
 }
 
@@ -88,7 +77,7 @@ J2KC_HD void t2g_first_packet_node(const T2gTables &t, const T2gBlocks &b, const
                                    uint32_t bi, uint32_t level, uint32_t i)
 {
     const T2gBand band = t.bands[bi];
-    const T2gTreeLevel l = t2g_tree_level(band, level);
+    const TagTreeLevel l = t2g_tree_level(band, level);
     const uint32_t node = band.node_offset + l.offset + i;
     if (level == 0) {
         const uint32_t cb = band.first_block + i;
@@ -96,7 +85,7 @@ J2KC_HD void t2g_first_packet_node(const T2gTables &t, const T2gBlocks &b, const
         s.first_included[node] = passes[size_t{cb} * t.layers] > 0 ? i : kT2gNoLeaf;
         return;
     }
-    const T2gTreeLevel c = t2g_tree_level(band, level - 1);
+    const TagTreeLevel c = t2g_tree_level(band, level - 1);
     const uint32_t x = i % l.width, y = i / l.width;
     int32_t value = kTagTreeUnknown;
     uint32_t first = kT2gNoLeaf;

@@ -270,7 +270,8 @@ int j2kc_encoder_receive(j2kc_encoder *encoder, j2kc_packet *packet, int flush);
 /** @brief submit + receive for one frame, for callers that need no queue. */
 int j2kc_encode(j2kc_encoder *encoder, const j2kc_image *image, j2kc_packet *packet);
 
-/** @brief Per-stage milliseconds of the last frame, when timing is on (env J2KC_TIMING=1). */
+/** @brief Per-stage milliseconds of the last frame, when timing is on (env J2KC_TIMING=1). The CUDA
+ *  backend quantises in the DWT's stores: its quant is 0 and dwt holds both. */
 typedef struct j2kc_stage_times {
     double upload, color, dwt, quant, tier1, rate, tier2, download, total;
 } j2kc_stage_times;

@@ -119,7 +119,7 @@ constexpr unsigned kMaxSlots = 16;
 constexpr size_t kCopyChunk = size_t{4} << 20;
 
 /** Stage boundaries on a slot's streams, for J2KC_TIMING (events, so timing adds no synchronisation). */
-enum StageMark { kMarkStart, kMarkUploaded, kMarkDwt, kMarkQuant, kMarkTier1, kNumMarks };
+enum StageMark { kMarkStart, kMarkUploaded, kMarkDwt, kMarkTier1, kNumMarks };
 
 class CudaEncoder final : public StagedEncoder {
 public:
@@ -498,7 +498,7 @@ private:
         check_cuda(cudaStreamWaitEvent(mn, s.consumed.get(), 0), "cudaStreamWaitEvent");
 
         // DWT of every tile-component, the 9/7's quantised in its stores
-        // (the quantisation mark then times nothing).
+        // (so the quantisation's time is the DWT's).
         int32_t *indices = s.indices.as<int32_t>();
         void *scratch = s.dwt_scratch.as<void>();
         for (size_t t = 0; t < tiles_.size(); ++t) {
@@ -512,7 +512,6 @@ private:
             }
         }
         mark(s, kMarkDwt, mn);
-        mark(s, kMarkQuant, mn);
 
         if (plan_.ht_coding_sets())
             ht_plan_sets_gpu(s.jobs.as<GpuCodeBlockJob>(), blocks_, plan_.budget_bytes(), s.ht_model.as<uint64_t>(),
@@ -730,8 +729,7 @@ private:
             s.times.upload = s.staging_ms + elapsed_ms(s.marks[kMarkStart], s.marks[kMarkUploaded]);
             s.times.color = elapsed_ms(s.marks[kMarkUploaded], s.consumed);
             s.times.dwt = elapsed_ms(s.consumed, s.marks[kMarkDwt]);
-            s.times.quant = elapsed_ms(s.marks[kMarkDwt], s.marks[kMarkQuant]);
-            s.times.tier1 = elapsed_ms(s.marks[kMarkQuant], s.marks[kMarkTier1]);
+            s.times.tier1 = elapsed_ms(s.marks[kMarkDwt], s.marks[kMarkTier1]);
         }
         s.pcrd_blocks.num_passes = small[0];
         auto t0 = Clock::now();

@@ -351,7 +351,7 @@ struct HostModel {
     std::vector<TagTreeNode> inclusion, zbp;
     std::vector<uint8_t> lblock;
     std::vector<uint32_t> header_len, packet_len, contrib_rel, psot, status, first_included, run_steps, run_included;
-    std::vector<uint64_t> cell_len, cell_off, sums, run_body;
+    std::vector<uint64_t> cell_len, cell_off, sums, run_body, run_entry;
     T2gScratch s;
 
     HostModel(const Tier2GpuConfig &config, const std::vector<const TileLayout *> &layouts)
@@ -380,6 +380,8 @@ struct HostModel {
         run_steps.resize(size_t{t.num_runs} * kPacketHeaderPhases);
         run_body.resize(t.num_runs);
         run_included.resize(t.num_runs);
+        run_entry.resize(t.num_runs);
+        s.run_entry = run_entry.data();
         s.first_included = first_included.data();
         s.run_steps = run_steps.data();
         s.run_body = run_body.data();
@@ -471,16 +473,17 @@ struct HostModel {
         for (uint32_t pi = 0; pi < t.num_precincts; ++pi) {
             const T2gPrecinct prec = t.precincts[pi];
             if (prec.layers_emitted == 0) continue;
+            bool any = false;
+            for (uint32_t r = prec.run_begin; r < prec.run_begin + prec.num_runs; ++r) any |= run_included[r] != 0;
             T2gPhaseWalk header{t2g_first_packet_phase(), 0};
             uint64_t total = 0;
-            bool any = false;
             for (uint32_t r = prec.run_begin; r < prec.run_begin + prec.num_runs; ++r) {
+                run_entry[r] = any ? header.packed() : kT2gNoEntry;
                 header.take(run_steps.data() + size_t{r} * kPacketHeaderPhases);
                 const T2gRun run = t.runs[r];
                 for (uint32_t j = 0; j < run.count; ++j)
                     contrib_rel[t.bands[run.band].first_block + run.first_leaf + j] += static_cast<uint32_t>(total);
                 total += run_body[r];
-                any |= run_included[r] != 0;
             }
             t2g_store_packet_length(t, s, t.precinct_packets[prec.packet_begin], t2g_first_packet_header(any, header),
                                     total);
@@ -496,6 +499,42 @@ struct HostModel {
         return out;
     }
 
+    /** The two header kernels of one layer: each precinct's header opened, then each code-block's bits OR-ed in. */
+    void write_first_packets(const T2gBlocks &b, const uint16_t *passes, uint8_t *out)
+    {
+        const uint32_t sop = t.sop ? kT2gSopBytes : 0, eph = t.eph ? kT2gEphBytes : 0;
+        for (uint32_t pi = 0; pi < t.num_precincts; ++pi) {
+            const T2gPrecinct prec = t.precincts[pi];
+            if (prec.layers_emitted == 0) continue;
+            const uint32_t pk = t.precinct_packets[prec.packet_begin];
+            uint8_t *at = out + cell_off[t.packets[pk].cell];
+            const uint32_t header = header_len[pk] - eph;
+            bool any = false;
+            for (uint32_t r = prec.run_begin; r < prec.run_begin + prec.num_runs; ++r) any |= run_included[r] != 0;
+            std::fill(at + sop, at + sop + header, 0);
+            t2g_packet_markers(t, t.packets[pk], at, header);
+            t2g_first_packet_open(at + sop, header, any);
+        }
+        for (uint32_t r = 0; r < t.num_runs; ++r) {
+            const T2gRun run = t.runs[r];
+            const T2gPrecinct prec = t.precincts[run.precinct];
+            if (prec.layers_emitted == 0 || run_entry[r] == kT2gNoEntry) continue;
+            const uint32_t pk = t.precinct_packets[prec.packet_begin];
+            T2gPhaseWalk walk = T2gPhaseWalk::unpacked(run_entry[r]);
+            for (uint32_t j = 0; j < run.count; ++j) {
+                uint32_t steps[kPacketHeaderPhases];
+                for (uint32_t p = 0; p < kPacketHeaderPhases; ++p) {
+                    PacketHeaderWriter w = PacketHeaderWriter::at_phase(p);
+                    t2g_first_packet_block(t, b, passes, s, run, run.first_leaf + j, w);
+                    steps[p] = T2gPhaseWalk::of(w).step();
+                }
+                t2g_first_packet_block_write(t, b, passes, s, run, run.first_leaf + j, walk,
+                                             out + cell_off[t.packets[pk].cell] + sop, header_len[pk] - eph);
+                walk.take(steps);
+            }
+        }
+    }
+
     std::vector<uint8_t> write(const FlatBlocks &fl, const uint16_t *passes)
     {
         count(fl, passes);
@@ -508,7 +547,10 @@ struct HostModel {
         std::copy(h.main_header.begin(), h.main_header.end(), out.begin());
         for (uint32_t k = 0; k < t.num_tile_parts; ++k) t2g_tile_part_write(t, s, k, out.data());
         const T2gBlocks b = view(fl);
-        for (uint32_t i = 0; i < t.num_precincts; ++i) t2g_precinct_packets(t, b, passes, s, i, out.data());
+        if (t.layers == 1)
+            write_first_packets(b, passes, out.data());
+        else
+            for (uint32_t i = 0; i < t.num_precincts; ++i) t2g_precinct_packets(t, b, passes, s, i, out.data());
         for (uint32_t cb = 0; cb < t.num_blocks; ++cb) {
             for (uint32_t l = 0; l < t.layers; ++l) {
                 const T2gCopy c = t2g_contribution(t, b, passes, s, cb, l);
@@ -758,7 +800,7 @@ uint64_t header_ff_bytes(const HostModel &m, const std::vector<uint8_t> &cs)
     return n;
 }
 
-TEST(Tier2GpuModel, ParallelHeaderCountIsTheSerialCoders)
+TEST(Tier2GpuModel, ParallelHeadersAreTheSerialCoders)
 {
     std::mt19937 rng(0xFF);
     static const uint8_t styles[] = {cblk_style::kHighThroughput, cblk_style::kTermAll, 0, cblk_style::kBypass};

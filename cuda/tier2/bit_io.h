@@ -23,6 +23,25 @@
 
 namespace j2kc {
 
+/**
+ * ORs `v` into the header byte at p, which writers of neighbouring pieces of
+ * one header may share. On the device a 16-bit compare-and-swap on the
+ * halfword around it: the bytes around a packet header's are the
+ * codestream's too (its headers are followed by EOC at least).
+ */
+J2KC_HD void or_header_byte(uint8_t *p, uint32_t v)
+{
+#if defined(__CUDA_ARCH__)
+    const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+    unsigned short *half = reinterpret_cast<unsigned short *>(a & ~uintptr_t{1});
+    const unsigned short bits = static_cast<unsigned short>(v << (8 * (a & 1)));
+    unsigned short old = *half, seen;
+    while ((seen = atomicCAS(half, old, static_cast<unsigned short>(old | bits))) != old) old = seen;
+#else
+    *p |= static_cast<uint8_t>(v);
+#endif
+}
+
 /** Phases of PacketHeaderWriter::at_phase(). */
 constexpr uint32_t kPacketHeaderPhases = 22;
 
@@ -35,6 +54,7 @@ struct PacketHeaderWriter {
     uint32_t nbits = 0;    ///< how many bits acc holds
     uint32_t limit = 8;    ///< bits this byte takes: 7 right after a 0xFF
     bool last_ff = false;  ///< the last emitted byte was 0xFF
+    bool combine = false;  ///< OR bytes into a zeroed buffer that writers of the header's other pieces share
 
     PacketHeaderWriter() = default;
     J2KC_HD PacketHeaderWriter(uint8_t *buffer, uint32_t size) : out(buffer), capacity(size) {}
@@ -77,9 +97,18 @@ struct PacketHeaderWriter {
     /** True when every emitted byte fitted into the buffer. */
     J2KC_HD bool fits() const { return length <= capacity; }
 
+    J2KC_HD void store(uint32_t at, uint32_t byte)
+    {
+        if (!out || at >= capacity) return;
+        if (combine)
+            or_header_byte(out + at, byte);
+        else
+            out[at] = static_cast<uint8_t>(byte);
+    }
+
     J2KC_HD void emit_byte(uint32_t byte)
     {
-        if (out && length < capacity) out[length] = static_cast<uint8_t>(byte);
+        store(length, byte);
         ++length;
         last_ff = byte == 0xFF;
         limit = last_ff ? 7 : 8;
@@ -97,6 +126,15 @@ struct PacketHeaderWriter {
     J2KC_HD void put_bits(uint32_t v, uint32_t n)
     {
         for (uint32_t i = n; i-- > 0;) put_bit(v >> i);
+    }
+
+    /**
+     * A combining writer's last bits: ORs those of the byte being assembled
+     * where that byte goes, leaving the rest of it to the next piece.
+     */
+    J2KC_HD void put_partial()
+    {
+        if (nbits > 0) store(length, acc << (limit - nbits));
     }
 
     /**

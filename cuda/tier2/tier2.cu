@@ -17,8 +17,10 @@
  *  3. scan_exclusive_sum over the cell lengths (common/scan.h, CUB);
  *  4. tier2_check_kernel: the codestream size against the capacity;
  *  5. fill: main header (copied, prepared once), tier2_write_tile_parts_kernel
- *     (SOT, PLT, SOD, TLM entries, EOC), tier2_write_headers_kernel (the same
- *     coder as 1, now writing: SOP, header, EPH), tier2_copy_bodies_kernel
+ *     (SOT, PLT, SOD, TLM entries, EOC), the headers with SOP and EPH (one
+ *     layer: tier2_first_packet_open_kernel and _write_kernel, the steps
+ *     of 1; several: tier2_write_headers_kernel, the serial coder of 1 now
+ *     writing), tier2_copy_bodies_kernel
  *     (one warp per code-block and layer, 16-byte chunks where source and
  *     destination agree in alignment, else destination-aligned words).
  * Every kernel after 1 returns at once when an earlier one reported an error,
@@ -81,6 +83,25 @@ __global__ void tier2_first_packet_trees_kernel(T2gTables t, T2gBlocks b, const 
     }
 }
 
+/** The run's code-blocks coded from every phase (a warp a code-block, a lane a phase): their steps, bodies, inclusion. */
+__device__ void tier2_run_block_steps(const T2gTables &t, const T2gBlocks &b, const uint16_t *passes,
+                                      const T2gScratch &s, const T2gRun &run,
+                                      uint32_t (&steps)[kT2gRunBlocks][kPacketHeaderPhases],
+                                      uint64_t (&body)[kT2gRunBlocks], uint32_t (&included)[kT2gRunBlocks])
+{
+    const uint32_t warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    if (lane >= kPacketHeaderPhases) return;
+    for (uint32_t j = warp; j < run.count; j += kRunWarps) {
+        PacketHeaderWriter w = PacketHeaderWriter::at_phase(lane);
+        const T2gBlockCount c = t2g_first_packet_block(t, b, passes, s, run, run.first_leaf + j, w);
+        steps[j][lane] = T2gPhaseWalk::of(w).step();
+        if (lane == 0) {
+            body[j] = c.failed ? 0 : c.body;
+            included[j] = c.included;
+        }
+    }
+}
+
 __global__ void tier2_first_packet_runs_kernel(T2gTables t, T2gBlocks b, const uint16_t *passes, T2gScratch s)
 {
     __shared__ uint32_t steps[kT2gRunBlocks][kPacketHeaderPhases];
@@ -91,19 +112,9 @@ __global__ void tier2_first_packet_runs_kernel(T2gTables t, T2gBlocks b, const u
     const T2gRun run = t.runs[r];
     // A packet a POC leaves out is neither coded nor checked.
     if (t.precincts[run.precinct].layers_emitted == 0) return;
-    const uint32_t warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    if (lane < kPacketHeaderPhases) {
-        for (uint32_t j = warp; j < run.count; j += kRunWarps) {
-            PacketHeaderWriter w = PacketHeaderWriter::at_phase(lane);
-            const T2gBlockCount c = t2g_first_packet_block(t, b, passes, s, run, run.first_leaf + j, w);
-            steps[j][lane] = T2gPhaseWalk::of(w).step();
-            if (lane == 0) {
-                body[j] = c.failed ? 0 : c.body;
-                included[j] = c.included;
-            }
-        }
-    }
+    tier2_run_block_steps(t, b, passes, s, run, steps, body, included);
     __syncthreads();
+    const uint32_t warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     if (warp != 0) return;
     if (lane < kPacketHeaderPhases) {
         T2gPhaseWalk walk{lane, 0};
@@ -161,11 +172,14 @@ __global__ void tier2_first_packet_precincts_kernel(T2gTables t, T2gScratch s)
     __syncthreads();
     if (failed) return;
     __shared__ uint64_t warp_at[kRunWalkWarps];
+    __shared__ T2gPhaseWalk warp_entry[kRunWalkWarps];
+    __shared__ bool any;
     if (threadIdx.x == 0) {
         T2gPhaseWalk header{t2g_first_packet_phase(), 0};
         uint64_t total = 0;
-        bool any = false;
+        any = false;
         for (uint32_t w = 0; w < kRunWalkWarps; ++w) {
+            warp_entry[w] = header;
             header.take(walks[w]);
             warp_at[w] = total;
             total += warp_body[w];
@@ -176,12 +190,69 @@ __global__ void tier2_first_packet_precincts_kernel(T2gTables t, T2gScratch s)
     }
     __syncthreads();
     uint64_t at = warp_at[warp];
+    T2gPhaseWalk entry = warp_entry[warp];
     for (uint32_t r = begin; r < end; ++r) {
         const T2gRun run = t.runs[r];
         if (lane < run.count)
             s.contrib_rel[t.bands[run.band].first_block + run.first_leaf + lane] += static_cast<uint32_t>(at);
+        if (lane == 0) {
+            s.run_entry[r] = any ? entry.packed() : kT2gNoEntry;
+            entry.take(s.run_steps + size_t{r} * kPacketHeaderPhases);
+        }
         at += s.run_body[r];
     }
+}
+
+/** A warp a precinct: SOP and EPH of its first packet, the header zeroed and its first bit written. */
+__global__ void tier2_first_packet_open_kernel(T2gTables t, T2gScratch s, uint8_t *out)
+{
+    const uint32_t pi = (blockIdx.x * blockDim.x + threadIdx.x) / 32, lane = threadIdx.x % 32;
+    if (pi >= t.num_precincts || t2g_failed(s.status)) return;
+    const T2gPrecinct prec = t.precincts[pi];
+    if (prec.layers_emitted == 0) return;
+    const uint32_t pk = t.precinct_packets[prec.packet_begin];
+    const T2gPacket packet = t.packets[pk];
+    uint8_t *at = out + s.cell_off[packet.cell];
+    const uint32_t sop = t.sop ? kT2gSopBytes : 0, header = s.header_len[pk] - (t.eph ? kT2gEphBytes : 0);
+    uint32_t included = 0;
+    for (uint32_t r = prec.run_begin + lane; r < prec.run_begin + prec.num_runs; r += 32) included |= s.run_included[r];
+    included = __any_sync(0xFFFFFFFFu, included);
+    for (uint32_t i = lane; i < header; i += 32) at[sop + i] = 0;
+    __syncwarp();
+    if (lane != 0) return;
+    t2g_packet_markers(t, packet, at, header);
+    t2g_first_packet_open(at + sop, header, included != 0);
+}
+
+/** A CTA a run: its code-blocks' bits OR-ed into the header the open kernel prepared. */
+__global__ void tier2_first_packet_write_kernel(T2gTables t, T2gBlocks b, const uint16_t *passes, T2gScratch s,
+                                                uint8_t *out)
+{
+    __shared__ uint32_t steps[kT2gRunBlocks][kPacketHeaderPhases];
+    __shared__ uint64_t body[kT2gRunBlocks];
+    __shared__ uint32_t included[kT2gRunBlocks];
+    __shared__ T2gPhaseWalk entries[kT2gRunBlocks];
+    const uint32_t r = blockIdx.x;
+    if (r >= t.num_runs || t2g_failed(s.status)) return;
+    const T2gRun run = t.runs[r];
+    const T2gPrecinct prec = t.precincts[run.precinct];
+    if (prec.layers_emitted == 0 || s.run_entry[r] == kT2gNoEntry) return;
+    tier2_run_block_steps(t, b, passes, s, run, steps, body, included);
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        T2gPhaseWalk walk = T2gPhaseWalk::unpacked(s.run_entry[r]);
+        for (uint32_t j = 0; j < run.count; ++j) {
+            entries[j] = walk;
+            walk.take(steps[j]);
+        }
+    }
+    __syncthreads();
+    const uint32_t warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const uint32_t pk = t.precinct_packets[prec.packet_begin];
+    uint8_t *header = out + s.cell_off[t.packets[pk].cell] + (t.sop ? kT2gSopBytes : 0);
+    const uint32_t size = s.header_len[pk] - (t.eph ? kT2gEphBytes : 0);
+    for (uint32_t j = warp; lane == 0 && j < run.count; j += kRunWarps)
+        t2g_first_packet_block_write(t, b, passes, s, run, run.first_leaf + j, entries[j], header, size);
 }
 
 __global__ void tier2_count_tile_parts_kernel(T2gTables t, T2gScratch s)
@@ -312,7 +383,7 @@ struct Tier2Gpu::Impl {
     size_t scan_temp_bytes = 0;
     DeviceBuffer precincts, bands, precinct_packets, packets, tile_parts, block_precinct, runs, main_header;
     DeviceBuffer inclusion, zero_bitplanes, lblock, header_len, packet_len, contrib_rel, psot, cell_len, cell_off, sums,
-        status, scan_temp, first_included, run_steps, run_body, run_included;
+        status, scan_temp, first_included, run_steps, run_body, run_included, run_entry;
     PinnedBuffer pinned;  ///< status (4 words) then sums
 
     uint32_t *pinned_status() const { return pinned.as<uint32_t>(); }
@@ -417,6 +488,7 @@ void Tier2Gpu::prepare(const Tier2GpuConfig &config, const std::vector<const Til
     k.run_steps = alloc<uint32_t>(m.run_steps, size_t{t.num_runs} * kPacketHeaderPhases);
     k.run_body = alloc<uint64_t>(m.run_body, t.num_runs);
     k.run_included = alloc<uint32_t>(m.run_included, t.num_runs);
+    k.run_entry = alloc<uint64_t>(m.run_entry, t.num_runs);
     m.scan_temp_bytes = std::max<size_t>(16, scan_exclusive_sum_temp_bytes<uint64_t>(t.num_cells));
     m.scan_temp.reserve(m.scan_temp_bytes);
     m.pinned.reserve(16 + m.sums_count() * sizeof(uint64_t));
@@ -465,9 +537,15 @@ size_t Tier2Gpu::write(const uint16_t *d_passes, const GpuBlocks &blocks, uint8_
         check_cuda(cudaMemcpyAsync(d_out, m.main_header.as<uint8_t>(), header, cudaMemcpyDeviceToDevice, s),
                    "main header copy");
     tier2_write_tile_parts_kernel<<<grid_for(t.num_tile_parts, kThreads), kThreads, 0, s>>>(t, m.scratch, d_out);
-    if (t.num_precincts)
+    if (t.layers == 1 && t.num_precincts) {
+        tier2_first_packet_open_kernel<<<grid_for(t.num_precincts, kRunWalkWarps), kRunWalkWarps * 32, 0, s>>>(
+            t, m.scratch, d_out);
+        if (t.num_runs)
+            tier2_first_packet_write_kernel<<<t.num_runs, kRunWarps * 32, 0, s>>>(t, b, d_passes, m.scratch, d_out);
+    } else if (t.num_precincts) {
         tier2_write_headers_kernel<<<grid_for(t.num_precincts, kPrecinctWarps), kPrecinctWarps * 32, 0, s>>>(
             t, b, d_passes, m.scratch, d_out);
+    }
     const uint64_t warps = uint64_t{t.num_blocks} * t.layers;
     if (warps) tier2_copy_bodies_kernel<<<grid_for(warps * 32, 256), 256, 0, s>>>(t, b, d_passes, m.scratch, d_out);
     check_cuda(cudaGetLastError(), "Tier-2 fill kernels");

@@ -145,6 +145,7 @@ struct T2gScratch {
     uint32_t *run_steps = nullptr;       ///< per run and phase: its T2gPhaseWalk step
     uint64_t *run_body = nullptr;        ///< per run: its code-blocks' bytes in the body
     uint32_t *run_included = nullptr;    ///< per run: 1 when one of its code-blocks is included
+    uint64_t *run_entry = nullptr;       ///< per run: the T2gPhaseWalk from its header's start to it
 };
 
 J2KC_HD void t2g_fail(uint32_t *status, uint32_t code, uint32_t a, uint32_t b, uint32_t c)
@@ -264,6 +265,24 @@ J2KC_HD bool t2g_store_packet_length(const T2gTables &t, const T2gScratch &s, ui
     return true;
 }
 
+/** SOP and EPH of a packet whose cell starts at `at`, around a header of `header` bytes. */
+J2KC_HD void t2g_packet_markers(const T2gTables &t, const T2gPacket &packet, uint8_t *at, uint32_t header)
+{
+    const uint32_t sop = t.sop ? kT2gSopBytes : 0;
+    if (sop) {
+        at[0] = 0xFF;
+        at[1] = 0x91;
+        at[2] = 0x00;
+        at[3] = 0x04;
+        at[4] = static_cast<uint8_t>(packet.sequence >> 8);
+        at[5] = static_cast<uint8_t>(packet.sequence);
+    }
+    if (t.eph) {
+        at[sop + header] = 0xFF;
+        at[sop + header + 1] = 0x92;
+    }
+}
+
 /**
  * All packets of precinct `pi`, layer after layer. Counting (out == null):
  * stores header and packet lengths and the packets' cell lengths. Writing:
@@ -290,18 +309,7 @@ J2KC_HD void t2g_precinct_packets(const T2gTables &t, const T2gBlocks &b, const 
             if (!t2g_store_packet_length(t, s, pk, header, body)) return;
             continue;
         }
-        if (sop) {
-            at[0] = 0xFF;
-            at[1] = 0x91;
-            at[2] = 0x00;
-            at[3] = 0x04;
-            at[4] = static_cast<uint8_t>(packet.sequence >> 8);
-            at[5] = static_cast<uint8_t>(packet.sequence);
-        }
-        if (eph) {
-            at[sop + header] = 0xFF;
-            at[sop + header + 1] = 0x92;
-        }
+        t2g_packet_markers(t, packet, at, header);
     }
 }
 

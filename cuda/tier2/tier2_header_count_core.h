@@ -1,8 +1,8 @@
 /**
  * @file tier2_header_count_core.h
- * @brief The exact byte count of single-layer packet headers (ISO/IEC
- * 15444-1 B.10), in parallel over a precinct's code-blocks, for the GPU
- * Tier-2's measures: the serial coder (code_packet_header()) takes one
+ * @brief Single-layer packet headers (ISO/IEC 15444-1 B.10) counted and
+ * written in parallel over a precinct's code-blocks, for the GPU Tier-2's
+ * measures and write: the serial coder (code_packet_header()) takes one
  * thread the whole precinct, thousands of code-blocks where precincts are
  * not partitioned.
  *
@@ -22,8 +22,8 @@
  * phases (PacketHeaderWriter::at_phase()), giving the bytes it emits and
  * the phase it ends in; runs of code-blocks compose these steps, and a
  * precinct walks its runs' steps from the phase after the header's first
- * bit. The final write stays the serial coder's; these counts equal its
- * byte for byte (tests/gpu_tier2_test.cpp).
+ * bit. These counts and bytes equal the serial coder's
+ * (tests/gpu_tier2_test.cpp), which headers of several layers keep.
  *
  * Three kernels (tier2.cu), each step here J2KC_HD so the tests run it on
  * the host:
@@ -32,7 +32,12 @@
  *  2. a CTA a run, a warp a code-block and a lane a phase
  *     (t2g_first_packet_block), the run's steps composed by T2gPhaseWalk;
  *  3. a CTA a precinct: its runs' steps walked, header and packet lengths
- *     stored, and the code-blocks' body offsets.
+ *     stored, and the code-blocks' body offsets and the runs' entry walks.
+ * The write takes the same steps: a warp a precinct zeroes its header and
+ * writes the first bit (t2g_first_packet_open), then a CTA a run recomputes
+ * its code-blocks' steps, walks them from the run's entry, and each
+ * code-block ORs its bits in where the walk puts them
+ * (t2g_first_packet_block_write).
  */
 #pragma once
 
@@ -185,6 +190,9 @@ struct T2gPhaseWalk {
     J2KC_HD static T2gPhaseWalk of(const PacketHeaderWriter &w) { return {w.phase(), w.length}; }
     /** This walk as one step (of a run: under 2^27 bytes). */
     J2KC_HD uint32_t step() const { return static_cast<uint32_t>(bytes) << 5 | phase; }
+    /** This walk in 64 bits (T2gScratch::run_entry), and back. */
+    J2KC_HD uint64_t packed() const { return bytes << 5 | phase; }
+    J2KC_HD static T2gPhaseWalk unpacked(uint64_t v) { return {static_cast<uint32_t>(v & 31), v >> 5}; }
 
     /** Takes the step of `steps` (one a phase) for the phase it is in. */
     J2KC_HD void take(const uint32_t *steps)
@@ -226,6 +234,41 @@ J2KC_HD uint32_t t2g_first_packet_phase()
     PacketHeaderWriter w;
     w.put_bit(1);
     return w.phase();
+}
+
+/** T2gScratch::run_entry of a run whose packet is empty: its code-blocks write nothing. */
+constexpr uint64_t kT2gNoEntry = UINT64_MAX;
+
+/**
+ * The first bit of a first packet's header (`size` bytes without EPH,
+ * zeroed), which the code-blocks' bits then join: 1 when one of them is
+ * included (B.10.3). The header's last byte and the one that follows a
+ * final 0xFF are zeros, as flush() ends it.
+ */
+J2KC_HD void t2g_first_packet_open(uint8_t *header, uint32_t size, bool included)
+{
+    PacketHeaderWriter w(header, size);
+    w.combine = true;
+    w.put_bit(included ? 1 : 0);
+    w.put_partial();
+}
+
+/**
+ * Writes code-block `leaf` of run `run` into its precinct's first-packet
+ * header (`size` bytes without EPH, zeroed, its first bit written), where
+ * `entry`, the walk from the header's start to the code-block, puts it: its
+ * bits are OR-ed in, its first and last bytes shared with its neighbours.
+ */
+J2KC_HD void t2g_first_packet_block_write(const T2gTables &t, const T2gBlocks &b, const uint16_t *passes,
+                                          const T2gScratch &s, const T2gRun &run, uint32_t leaf,
+                                          const T2gPhaseWalk &entry, uint8_t *header, uint32_t size)
+{
+    PacketHeaderWriter w = PacketHeaderWriter::at_phase(entry.phase);
+    w.out = header + entry.bytes;
+    w.capacity = size > entry.bytes ? static_cast<uint32_t>(size - entry.bytes) : 0;
+    w.combine = true;
+    t2g_first_packet_block(t, b, passes, s, run, leaf, w);
+    w.put_partial();
 }
 
 }  // namespace j2kc

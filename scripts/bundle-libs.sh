@@ -31,7 +31,7 @@ resolved() {  # "soname path" for each library ldd resolves (the path without ..
 
 # Copy by the name the loader asks for (the soname), following links.
 resolved "$@" | while read -r soname path; do
-    echo "$soname" | grep -q -E "$leave" && continue
+    grep -q -E "$leave" <<<"$soname" && continue
     [ "$path" = not-found ] && { echo "bundle-libs: $soname is not found for $*" >&2; exit 1; }
     case $path in "$libdir"/*) continue ;; esac
     cp -L "$path" "$libdir/$soname"
@@ -39,7 +39,7 @@ resolved "$@" | while read -r soname path; do
 done
 
 bad=$(resolved "$@" | while read -r soname path; do
-    echo "$soname" | grep -q -E "$leave" && continue
+    grep -q -E "$leave" <<<"$soname" && continue
     case $path in "$libdir"/*) ;; *) echo "$soname => $path" ;; esac
 done)
 if [ -n "$bad" ]; then

@@ -62,7 +62,9 @@ CONF
 export APT_CONFIG="$apt_dir/apt.conf"
 
 has_version() {
-    apt-cache showsrc "$pkg" 2>/dev/null | grep -qx "Version: $version"
+    # grep without -q reads all of apt-cache's output: stopping early would
+    # make, with pipefail, apt-cache's SIGPIPE read as "not there".
+    apt-cache showsrc "$pkg" 2>/dev/null | grep -x "Version: $version" >/dev/null
 }
 if ! has_version; then
     echo "fetch: apt-get update (private config in $apt_dir)"

@@ -28,7 +28,7 @@ check_start() {
     if ! "$FFMPEG" -hide_banner -version >/dev/null 2>&1; then
         fail start "ffmpeg does not run"; return
     fi
-    if ldd "$FFMPEG" 2>/dev/null | grep -q 'libcuda\.'; then
+    if ldd "$FFMPEG" 2>/dev/null | grep 'libcuda\.' >/dev/null; then
         fail start "ffmpeg links libcuda.so (must load it lazily)"; return
     fi
     pass start
@@ -39,11 +39,11 @@ check_help() {
     h=$("$FFMPEG" -hide_banner -h encoder=libj2kcuda 2>&1)
     for opt in profile lossless max_frame_bytes levels cblk_width precinct_width prog_order \
                layers tile_width tile_parts tlm plt sop eph gpu backend dci_4k; do
-        echo "$h" | grep -q -- "$opt" || { fail help-encoder "option $opt missing"; return; }
+        grep -q -- "$opt" <<<"$h" || { fail help-encoder "option $opt missing"; return; }
     done
     pass help-encoder
     h=$("$FFMPEG" -hide_banner -h decoder=libj2kcuda 2>&1)
-    echo "$h" | grep -q backend && echo "$h" | grep -q layers && pass help-decoder ||
+    grep -q backend <<<"$h" && grep -q layers <<<"$h" && pass help-decoder ||
         fail help-decoder "options missing"
 }
 
@@ -54,7 +54,7 @@ check_names() {
         { fail names "libj2kcuda could not encode"; return; }
     local map
     map=$("$FFMPEG" -nostdin -hide_banner -backend "$BACKEND" -i "$OUT/names.j2c" -f null - 2>&1)
-    echo "$map" | grep -q 'jpeg2000 (libj2kcuda)' && pass decoder-preferred ||
+    grep -q 'jpeg2000 (libj2kcuda)' <<<"$map" && pass decoder-preferred ||
         fail decoder-preferred "ffmpeg picked another decoder: $(echo "$map" | grep -m 1 'Stream #0:0 ->')"
     ff -f lavfi -i testsrc2=s=64x48:d=0.04 -c:v j2k_cuda -backend "$BACKEND" "$OUT/names-alias.j2c" &&
         ff -c:v j2k_cuda -backend "$BACKEND" -i "$OUT/names-alias.j2c" -f null - &&
@@ -102,8 +102,8 @@ check_dci_4k() {
     local probe
     probe=$("$FFPROBE" -v error -select_streams v:0 -show_entries stream=codec_name,width,height,pix_fmt,profile \
             -of default=nw=1 "$mxf")
-    if echo "$probe" | grep -q 'codec_name=jpeg2000' && echo "$probe" | grep -q 'width=4096' &&
-       echo "$probe" | grep -q 'height=2160'; then
+    if grep -q 'codec_name=jpeg2000' <<<"$probe" && grep -q 'width=4096' <<<"$probe" &&
+       grep -q 'height=2160' <<<"$probe"; then
         pass dci-4k-ffprobe
     else
         fail dci-4k-ffprobe "$(echo "$probe" | tr '\n' ' ')"
@@ -418,7 +418,7 @@ check_colour() {
         local sd
         sd=$("$FFPROBE" -v error -c:v libj2kcuda -backend "$BACKEND" -show_frames -show_entries frame=side_data_list \
              "$OUT/icc.jp2" 2>&1)
-        echo "$sd" | grep -q 'side_data_type=ICC profile' && pass colour-icc ||
+        grep -q 'side_data_type=ICC profile' <<<"$sd" && pass colour-icc ||
             fail colour-icc "no ICC profile side data on the decoded frame: $(echo "$sd" | head -n 3 | tr '\n' ' ')"
         # With FFmpeg's ICC handling on, the profile's primaries and transfer come back.
         sd=$("$FFPROBE" -v error -c:v libj2kcuda -backend "$BACKEND" -flags2 icc_profiles -show_frames \

@@ -526,7 +526,9 @@ def dec_ffmpeg_j2kcuda(tier1=None, cuda_frames=False):
     command), timed from its progress reports; the clip loops (-stream_loop -1).
     cuda_frames: the decoder writes AV_PIX_FMT_CUDA frames (`-hwaccel cuda
     -hwaccel_output_format cuda`), as the C API row writes CUDA memory; the
-    PSNR comes from the same decode to system memory."""
+    PSNR comes from the same decode to system memory. FFmpeg's CUDA frames
+    take no X'Y'Z', so DCI frames stay in system memory there (the wrapper
+    warns), decoded in FFmpeg's CUDA context: the note says which."""
     def run(bench, fs, files, out):
         clip = _mxf_clip(bench, files, FF_DEC_CLIP)
         head = [bench.tool("ffmpeg"), "-hide_banner", "-nostdin", "-y", "-threads", str(THREADS), "-c:v", "libj2kcuda"]
@@ -537,7 +539,8 @@ def dec_ffmpeg_j2kcuda(tier1=None, cuda_frames=False):
         q, pix, _ = _ff_dec_first(bench, fs, clip, head, out)
         if cuda_frames:
             head += ["-hwaccel", "cuda", "-hwaccel_output_format", "cuda"]
-            pix = "cuda (%s)" % pix
+            pix = ("%s in system memory (FFmpeg's CUDA frames take no X'Y'Z')" % pix if pix.startswith("xyz")
+                   else "cuda (%s)" % pix)
         cmd = head[:4] + ["-loglevel", "error"] + head[4:] + ["-i", clip] + FF_PROGRESS + ["-f", "null", "-"]
         r = bench.rate(cmd)
         r.update(psnr=q, command=bench.cmd_text(cmd),

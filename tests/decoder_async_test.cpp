@@ -14,6 +14,7 @@
 #include <cstring>
 #include <memory>
 #include <random>
+#include <thread>
 #include <vector>
 
 #include "common/status.h"
@@ -431,6 +432,31 @@ TEST(GpuAsyncDecoder, QueueMatchesCpuPixelForPixel)
     check_queue(J2KC_BACKEND_CUDA, 0, 3);
     check_queue(J2KC_BACKEND_CUDA, 4, 8);
     check_queue(J2KC_BACKEND_CUDA, 1, 1);
+}
+
+/** With room in the queue, a receive without flush says AGAIN until the
+ *  oldest frame is done on the GPU too, and then gives it: polling alone,
+ *  never a flush, gets every frame out, each equal to the CPU's. */
+TEST(GpuAsyncDecoder, ReceiveWithRoomGivesEachFrameOnceDone)
+{
+    if (!have_gpu()) GTEST_SKIP() << "no usable CUDA device";
+    const auto streams = sample_streams();
+    j2kc_decoder *gpu = make_decoder(J2KC_BACKEND_CUDA, 4, 3);
+    ASSERT_NE(gpu, nullptr);
+    for (size_t i = 0; i < streams.size(); ++i) {
+        const Shape s = parse(gpu, streams[i]);
+        Image out = Image::planar(s.info, s.ci.data());
+        ASSERT_EQ(j2kc_decoder_submit(gpu, streams[i].data(), streams[i].size(), int64_t(i)), J2KC_OK);
+        int64_t tag = -1;
+        int st;
+        while ((st = j2kc_decoder_receive(gpu, &out.image, &tag, 0)) == J2KC_ERR_AGAIN) std::this_thread::yield();
+        ASSERT_EQ(st, J2KC_OK) << "frame " << i;
+        EXPECT_EQ(tag, int64_t(i));
+        expect_same(decode_sync(streams[i], J2KC_BACKEND_CPU), out, "polled CUDA vs CPU", i);
+    }
+    int64_t tag;
+    EXPECT_EQ(j2kc_decoder_receive(gpu, nullptr, &tag, 1), J2KC_ERR_EOF);
+    j2kc_decoder_free(&gpu);
 }
 
 /** Codestreams of megabytes, which a submit copies in bands that the workers

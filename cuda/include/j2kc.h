@@ -404,10 +404,12 @@ int j2kc_decoder_submit(j2kc_decoder *decoder, const uint8_t *data, size_t size,
  * @brief Writes the oldest queued frame into the caller's planes (as
  * j2kc_decode does: sizes as j2kc_decoder_parse reported for its bytes).
  *
- * Without flush: the oldest frame if it is finished; if it is not, waits for
- * it when the queue is full (so that a submit/receive loop never spins), else
- * returns J2KC_ERR_AGAIN. With flush: waits for the oldest frame, and returns
- * J2KC_ERR_EOF once the queue is empty.
+ * Without flush: the oldest frame if it is finished (on the CUDA backend, its
+ * GPU work included); if it is not, waits for it when the queue is full (so
+ * that a submit/receive loop never spins), else returns J2KC_ERR_AGAIN, so
+ * that a caller with more input submits it rather than wait. With flush:
+ * waits for the oldest frame, and returns J2KC_ERR_EOF once the queue is
+ * empty.
  *
  * Any other return consumes exactly one frame and sets *tag to the tag it was
  * submitted with: J2KC_OK, or that frame's error (invalid data, an output that

@@ -223,9 +223,11 @@ public:
 
     bool receive(const j2kc_image *output, int64_t &tag, bool flush) override
     {
-        // Without flush, a receive waits only when no submit could go on.
-        const std::optional<size_t> entry = queue_.oldest(flush || queue_.full());
-        if (!entry) return false;
+        // Without flush, a receive waits only when no submit could go on:
+        // neither for the oldest frame's workers nor for its GPU work.
+        const bool wait = flush || queue_.full();
+        const std::optional<size_t> entry = queue_.oldest(wait);
+        if (!entry || (!wait && !gpu_done(*frames_[*entry]))) return false;
         const std::unique_ptr<Frame> frame = std::move(frames_[*entry]);
         tag = frame->tag;
         // The slot comes back however this ends, once its stream is idle.
@@ -963,6 +965,14 @@ private:
             }
         }
         queue_.finish(frame.entry);
+    }
+
+    /** Whether a finished frame's reconstruction has run on the GPU (or it failed, and has none to run). */
+    bool gpu_done(const Frame &frame) const
+    {
+        if (frame.error) return true;
+        ContextScope scope(config_.cuda_context, config_.device);
+        return cudaEventQuery(frame.slot->reconstructed.get()) != cudaErrorNotReady;
     }
 
     /** GPU Tier-1: the per-job statuses (back once tier1_done is) into the per-tile corrupt counts. */

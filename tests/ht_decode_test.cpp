@@ -1081,28 +1081,34 @@ TEST(GpuHtDecode, RefinementPassesMatchHostJobs)
     }
     EXPECT_GT(refined, out_size / 8);
 
-    uint8_t *d_bytes = device_copy(bytes);
-    CodewordSegment *d_segs = device_copy(segs);
-    T1DecodeJob *d_jobs = device_copy(jobs);
-    int32_t *d_out = device_copy(start);
-    uint8_t *d_status = device_copy(std::vector<uint8_t>(jobs.size(), 0xEE));
-    ht_decode_gpu(d_jobs, static_cast<uint32_t>(jobs.size()), d_bytes, d_segs, d_out, d_status, nullptr);
-    std::vector<int32_t> gpu(out_size);
-    std::vector<uint8_t> status(jobs.size());
-    ASSERT_EQ(cudaMemcpy(gpu.data(), d_out, gpu.size() * 4, cudaMemcpyDeviceToHost), cudaSuccess);
-    ASSERT_EQ(cudaMemcpy(status.data(), d_status, status.size(), cudaMemcpyDeviceToHost), cudaSuccess);
-    for (void *p : {static_cast<void *>(d_bytes), static_cast<void *>(d_segs), static_cast<void *>(d_jobs),
-                    static_cast<void *>(d_out), static_cast<void *>(d_status)})
-        cudaFree(p);
-    for (size_t j = 0; j < jobs.size(); ++j) {
-        const T1DecodeJob &job = jobs[j];
-        ASSERT_EQ(status[j], kT1JobOk) << "job " << j;
-        for (uint32_t y = 0; y < job.height; ++y)
-            for (uint32_t x = 0; x < job.out_stride; ++x) {
-                const size_t i = job.out_offset + size_t{y} * job.out_stride + x;
-                ASSERT_EQ(gpu[i], host[i]) << "job " << j << " (" << job.width << "x" << job.height << ", style "
-                                           << int(job.style) << ") at " << x << "," << y;
-            }
+    // Warps of kGroup positions, and of one (the group a 64 x 64 block gets in a frame's batch).
+    for (const uint32_t max_quads : {0u, 32u * 32u}) {
+        uint8_t *d_bytes = device_copy(bytes);
+        CodewordSegment *d_segs = device_copy(segs);
+        T1DecodeJob *d_jobs = device_copy(jobs);
+        int32_t *d_out = device_copy(start);
+        uint8_t *d_status = device_copy(std::vector<uint8_t>(jobs.size(), 0xEE));
+        ht_decode_gpu_batch(
+            tier1_decode_single(d_jobs, static_cast<uint32_t>(jobs.size()), d_bytes, d_segs, d_out, d_status, nullptr),
+            nullptr, max_quads);
+        std::vector<int32_t> gpu(out_size);
+        std::vector<uint8_t> status(jobs.size());
+        ASSERT_EQ(cudaMemcpy(gpu.data(), d_out, gpu.size() * 4, cudaMemcpyDeviceToHost), cudaSuccess);
+        ASSERT_EQ(cudaMemcpy(status.data(), d_status, status.size(), cudaMemcpyDeviceToHost), cudaSuccess);
+        for (void *p : {static_cast<void *>(d_bytes), static_cast<void *>(d_segs), static_cast<void *>(d_jobs),
+                        static_cast<void *>(d_out), static_cast<void *>(d_status)})
+            cudaFree(p);
+        for (size_t j = 0; j < jobs.size(); ++j) {
+            const T1DecodeJob &job = jobs[j];
+            ASSERT_EQ(status[j], kT1JobOk) << "job " << j << ", max_quads " << max_quads;
+            for (uint32_t y = 0; y < job.height; ++y)
+                for (uint32_t x = 0; x < job.out_stride; ++x) {
+                    const size_t i = job.out_offset + size_t{y} * job.out_stride + x;
+                    ASSERT_EQ(gpu[i], host[i])
+                        << "job " << j << " (" << job.width << "x" << job.height << ", style " << int(job.style)
+                        << ") at " << x << "," << y << ", max_quads " << max_quads;
+                }
+        }
     }
 }
 

@@ -55,7 +55,7 @@ constexpr uint32_t kMaxQuads = (ht::kMaxSamples + ht::kMaxSide + 4 + 1) / 4;
 /// A warp's quad records: as many blocks at once as fit (six of 32 x 32).
 constexpr uint32_t kAreaQuads = 1536;
 static_assert(kAreaQuads >= kMaxQuads, "the largest block fits alone");
-/// Jobs a warp takes together: lanes below this read their MEL and VLC streams at once.
+/// Jobs a warp takes together at most: lanes below this read their MEL and VLC streams at once.
 constexpr uint32_t kGroup = 6;
 /// The MagSgn ring: 8192 bits, twice what a step of 32 quads can take
 /// (32 x 4 samples x 31 bits) plus a fill step, so no bit still to be read is
@@ -533,23 +533,24 @@ __device__ void complete_job(const HtJob &h, uint32_t status, uint32_t lane)
 }
 
 /**
- * A warp takes kGroup positions at once. Lane g works out job g; the jobs
- * whose records fit the area together (from the first not yet done) run
- * their VLC passes at once, a lane each, into consecutive records; then the
- * warp decodes them one after another (MagSgn, the refinement passes and the
- * two's complement over the lanes), and goes on with the next that fit.
+ * A warp takes `group_size` positions (kGroup at most) at once. Lane g
+ * works out job g; the jobs whose records fit the area together (from the
+ * first not yet done) run their VLC passes at once, a lane each, into
+ * consecutive records; then the warp decodes them one after another (MagSgn,
+ * the refinement passes and the two's complement over the lanes), and goes
+ * on with the next that fit.
  */
 __global__ void __launch_bounds__(kWarpsPerCta *kWarpSize)
-    ht_decode_kernel(const __grid_constant__ T1DecodeBatch batch, uint32_t positions)
+    ht_decode_kernel(const __grid_constant__ T1DecodeBatch batch, uint32_t positions, uint32_t group_size)
 {
     __shared__ WarpArea areas[kWarpsPerCta];
     const uint32_t lane = threadIdx.x % kWarpSize;
     WarpArea &area = areas[threadIdx.x / kWarpSize];
-    const uint32_t stride = gridDim.x * kWarpsPerCta * kGroup;
+    const uint32_t stride = gridDim.x * kWarpsPerCta * group_size;
 #pragma unroll 1
-    for (uint32_t first = (blockIdx.x * kWarpsPerCta + threadIdx.x / kWarpSize) * kGroup; first < positions;
+    for (uint32_t first = (blockIdx.x * kWarpsPerCta + threadIdx.x / kWarpSize) * group_size; first < positions;
          first += stride) {
-        const uint32_t group = min(kGroup, positions - first);
+        const uint32_t group = min(group_size, positions - first);
         const HtJob mine = lane < group ? ht_job_at(batch, first + lane) : HtJob{};
         const uint32_t quads = mine.quads();
 #pragma unroll 1
@@ -582,13 +583,17 @@ __global__ void __launch_bounds__(kWarpsPerCta *kWarpSize)
 
 }  // namespace
 
-void ht_decode_gpu_batch(const T1DecodeBatch &batch, void *stream)
+void ht_decode_gpu_batch(const T1DecodeBatch &batch, void *stream, uint32_t max_quads)
 {
     const uint32_t positions = tier1_decode_batch_positions(batch);
     if (positions == 0) return;
-    const uint32_t warps = std::min((positions + kGroup - 1) / kGroup, kMaxWarps);
+    // A warp's group decodes its blocks one after another once their VLC
+    // passes are done, so a group of blocks that do not fit the area together
+    // would only take warps from the grid.
+    const uint32_t group = max_quads == 0 ? kGroup : std::clamp(kAreaQuads / max_quads, 1u, kGroup);
+    const uint32_t warps = std::min((positions + group - 1) / group, kMaxWarps);
     const uint32_t ctas = (warps + kWarpsPerCta - 1) / kWarpsPerCta;
-    ht_decode_kernel<<<ctas, kWarpsPerCta * kWarpSize, 0, static_cast<cudaStream_t>(stream)>>>(batch, positions);
+    ht_decode_kernel<<<ctas, kWarpsPerCta * kWarpSize, 0, static_cast<cudaStream_t>(stream)>>>(batch, positions, group);
     check_cuda(cudaGetLastError(), "HT decode kernel launch");
 }
 

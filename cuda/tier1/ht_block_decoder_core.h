@@ -6,7 +6,7 @@
  * MagRef refinement passes, and the choice of the HT set to decode from the
  * passes Tier-2 delivered (placeholder passes, several HT sets). One
  * implementation, J2KC_HD, for the host (Tier1Decoder::decode) and the CUDA
- * kernel (ht_decode.cu, a thread per code-block): no allocation, no
+ * kernel (ht_decode.cu, a warp per code-block): no allocation, no
  * exceptions, every read bounded by the block's segments.
  *
  * Output: the representation Tier1Decoder gives for Part-1 blocks (tier1.h),

@@ -374,34 +374,28 @@ __device__ __forceinline__ uint32_t deposit4(uint32_t bits, uint32_t mask)
     return out;
 }
 
-/**
- * Where a lane's bits start among its SigProp group's (kGroupColumns lanes
- * in a row): the count of its group's lanes before it, and the group's total.
- */
-__device__ __forceinline__ void group_offsets(uint32_t count, uint32_t lane, uint32_t &before, uint32_t &total)
+/** The count of the lanes of a lane's SigProp group (kGroupColumns lanes in a row) before it. */
+__device__ __forceinline__ uint32_t group_before(uint32_t count, uint32_t lane)
 {
     const uint32_t end = warp_inclusive_sum(count, lane);
-    const uint32_t first = lane & ~(kGroupColumns - 1), last = first + kGroupColumns - 1;
-    const uint32_t base = __shfl_sync(kFullMask, end - count, first);
-    before = end - count - base;
-    total = __shfl_sync(kFullMask, end, last) - base;
+    return end - count - __shfl_sync(kFullMask, end - count, lane & ~(kGroupColumns - 1));
 }
 
 /**
  * The significance bits SigProp reads for a stripe's 32 columns from
  * `cursor` on, given the members `m` of each lane's column: the groups one
  * after another (a group's start follows the one before and its signs, so
- * the fresh samples of each), then the lanes at once. Gives the lane's
- * fresh rows, where its group starts and how many members its group has
- * (`columns` of the lanes lie in the block);
- * returns where the chunk's bits end.
+ * the fresh samples of each), then the lanes at once; `columns` of the
+ * lanes lie in the block. Gives the lane's fresh rows, where its group
+ * starts and how many members its group has; returns where the chunk's bits
+ * end.
  */
 __device__ uint32_t sigprop_read(const uint32_t *ring, uint32_t cursor, uint32_t columns, uint32_t m, uint32_t lane,
                                  uint32_t &fresh, uint32_t &group_start, uint32_t &group_members)
 {
     const uint32_t count = __popc(m);
-    uint32_t before = 0;
-    group_offsets(count, lane, before, group_members);
+    const uint32_t before = group_before(count, lane);
+    group_members = __shfl_sync(kFullMask, before + count, lane | (kGroupColumns - 1));
     uint32_t at = cursor;
 #pragma unroll 1
     for (uint32_t g = 0; g < columns; g += kGroupColumns) {
@@ -452,8 +446,7 @@ __device__ void sigprop_warp(uint32_t *values, uint32_t stride, uint32_t width, 
                 end =
                     sigprop_read(ring, cursor, min(kWarpSize, width - x0), m, lane, fresh, group_start, group_members);
             }
-            uint32_t before = 0, group_fresh = 0;
-            group_offsets(__popc(fresh), lane, before, group_fresh);
+            const uint32_t before = group_before(__popc(fresh), lane);
             const uint32_t signs =
                 deposit4(ring_bits(ring, group_start + group_members + before, __popc(fresh)), fresh);
             for (uint32_t r = 0; r < rows; ++r)

@@ -630,9 +630,10 @@ J2KC_HT_FN void decode_sigprop(uint32_t *values, size_t vstride, uint32_t width,
             for (uint32_t cx = 0; cx < cols; ++cx) {
                 const uint32_t x = x0 + cx;
                 const uint32_t right = stripe_column(values, vstride, width, height, x + 1, y0, causal);
-                uint32_t col = 0;
-                for (uint32_t r = 0; r < rows; ++r)
-                    if ((sigprop_members(left, own, col, right, rows) >> r) & 1u) col |= sp.get(1) << r;
+                uint32_t col = 0;  // rows made significant: members for the rows below them
+                if (sigprop_members(left, own, 0, right, rows) != 0)
+                    for (uint32_t r = 0; r < rows; ++r)
+                        if ((sigprop_members(left, own, col, right, rows) >> r) & 1u) col |= sp.get(1) << r;
                 for (uint32_t r = 0; r < rows; ++r)
                     if ((col >> r) & 1u) values[size_t(y0 + r) * vstride + x] = sigprop_value(0, p);
                 fresh |= col << (4 * cx);

@@ -8,7 +8,10 @@
 // HTJ2K block coder ht4k htlossless4k decodeht4k decodehtlossless4k (4K 12-bit
 // 4:4:4 at a fixed step, quality 3 (about 2.5 bits a sample), and lossless),
 // htbudget4k (the same frames under the DCI 4K cap of 1,302,083 bytes, generic
-// profile) and htimf4k (IMF APP2.HT irreversible under that cap) (default: all)
+// profile), htimf4k (IMF APP2.HT irreversible under that cap), and
+// decodehtbudget4k decodehtbudget4k64 (decoding the frame coded under a budget
+// of 2 bits a sample, most blocks ending in SigProp and MagRef passes, with
+// 32 x 32 and 64 x 64 blocks) (default: all)
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -245,8 +248,20 @@ int main(int argc, char **argv)
             cases.push_back(a);
     }
     if (cases.empty())
-        cases = {"dci4k", "dci2k",        "lossless4k", "decode4k", "decode2k",   "decodelossless4k",
-                 "ht4k",  "htlossless4k", "htbudget4k", "htimf4k",  "decodeht4k", "decodehtlossless4k"};
+        cases = {"dci4k",
+                 "dci2k",
+                 "lossless4k",
+                 "decode4k",
+                 "decode2k",
+                 "decodelossless4k",
+                 "ht4k",
+                 "htlossless4k",
+                 "htbudget4k",
+                 "htimf4k",
+                 "decodeht4k",
+                 "decodehtlossless4k",
+                 "decodehtbudget4k",
+                 "decodehtbudget4k64"};
     const bool timing = std::getenv("J2KC_TIMING") != nullptr;
     // Decoder frames in flight to measure (J2KC_BENCH_DECODE_IN_FLIGHT=1,8,16; 0 = the library's default).
     std::vector<int> decode_depths = {1, 0};
@@ -323,6 +338,22 @@ int main(int argc, char **argv)
                     "| decode HT 4K 12-bit %s, %zu bytes (host frames, %s in flight) | %s | %.1f | PSNR %.2f dB |\n",
                     cfg.lossless ? "lossless" : "quality 3", stream.size(),
                     in_flight == 0 ? "default" : std::to_string(in_flight).c_str(),
+                    backend == J2KC_BACKEND_CUDA ? "cuda" : "cpu", r.fps, r.psnr);
+                std::fflush(stdout);
+            }
+        } else if (c == "decodehtbudget4k" || c == "decodehtbudget4k64") {
+            set_ht(cfg, false);
+            if (c == "decodehtbudget4k64") cfg.cblk_width_log2 = cfg.cblk_height_log2 = 6;
+            cfg.frame_bytes = size_t{f4k.width} * f4k.height * 3 * 2 / 8;
+            std::vector<uint8_t> stream;
+            run_encode(f4k, cfg, 1, false, &stream);
+            const int side = 1 << cfg.cblk_width_log2;
+            for (int in_flight : decode_depths) {
+                const Result r = run_decode(stream, f4k, backend, threads, frames, in_flight);
+                std::printf(
+                    "| decode HT 4K 12-bit, budget 2 bits a sample, %dx%d blocks, %zu bytes (%s in flight) "
+                    "| %s | %.1f | PSNR %.2f dB |\n",
+                    side, side, stream.size(), in_flight == 0 ? "default" : std::to_string(in_flight).c_str(),
                     backend == J2KC_BACKEND_CUDA ? "cuda" : "cpu", r.fps, r.psnr);
                 std::fflush(stdout);
             }

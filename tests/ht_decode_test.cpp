@@ -35,6 +35,7 @@
 #include "test_images.h"
 #include "test_streams.h"
 #include "tier1/ht_block_decoder_core.h"
+#include "tier1/ht_block_encoder.h"
 #include "tier1/ht_decode_cuda.h"
 #include "tier1/ht_decode_job.h"
 #include "tier1/ht_vlc_table.h"
@@ -496,7 +497,8 @@ TEST(HtDecode, JphFileWithParameterisedColour)
     ASSERT_EQ(std::string(f.begin() + 36, f.begin() + 40), "jp2h");
     ASSERT_EQ(std::string(f.begin() + 66, f.begin() + 70), "colr");
     ASSERT_EQ(f[70], 1);  // METH 1
-    const uint8_t colr[] = {0, 0, 0, 18, 'c', 'o', 'l', 'r', 5, 0, 0, 0, 1, 0, 13, 0, 0, 0x80};  // BT.709, sRGB, RGB, full
+    const uint8_t colr[] = {0, 0, 0, 18, 'c', 'o', 'l', 'r', 5,
+                            0, 0, 0, 1,  0,   13,  0,   0,   0x80};  // BT.709, sRGB, RGB, full
     std::vector<uint8_t> g(f.begin(), f.begin() + 62);
     g.insert(g.end(), std::begin(colr), std::end(colr));
     g.insert(g.end(), f.begin() + 77, f.end());
@@ -985,6 +987,129 @@ TEST(GpuHtHostile, RandomSegmentsMatchHostJobs)
     }
     EXPECT_GT(ok, 0u);
     EXPECT_GT(bad, 50u);
+}
+
+/**
+ * A block whose cleanup pass (the encoder's, over random indices of a given
+ * density) is read `extra_planes` planes up, so that SigProp and MagRef
+ * follow it at the plane below, over a refinement segment of random bytes:
+ * any bits are a valid refinement, and random ones make SigProp's members
+ * spread along the stripes.
+ */
+struct RefinedHtBlock {
+    std::vector<uint8_t> bytes;
+    std::vector<CodewordSegment> segs;
+    uint8_t planes = 0, zbp = 0;
+
+    RefinedHtBlock(std::mt19937 &rng, uint32_t w, uint32_t h, double density, uint32_t refinement_passes)
+    {
+        constexpr uint8_t kCoded = 6;
+        std::vector<int32_t> coeffs(size_t{w} * h, 0);
+        std::bernoulli_distribution significant(density);
+        for (int32_t &c : coeffs)
+            if (significant(rng)) c = int32_t(1 + rng() % ((1u << kCoded) - 1)) * (rng() % 2 ? 1 : -1);
+        coeffs[rng() % coeffs.size()] = 1;  // never an empty block
+        EncodedCodeBlock enc;
+        encode_ht_code_block(coeffs.data(), w, w, h, kCoded, false, 0, enc);
+        bytes = enc.data;
+        segs.push_back({uint32_t(bytes.size()), 1});
+        const uint32_t lref = 1 + rng() % (w * h / 4 + 4);
+        const bool stuffing = rng() % 2;  // bytes that stuff the next one's bit, forward or backward
+        const uint8_t stuffers[] = {0xFF, 0x7F, 0x8F, 0x90, 0xFE};
+        for (uint32_t i = 0; i < lref; ++i)
+            bytes.push_back(stuffing && rng() % 2 ? stuffers[rng() % 5] : uint8_t(rng()));
+        segs.push_back({lref, refinement_passes});
+        const uint8_t extra_planes[] = {1, 2, 5};
+        planes = uint8_t(kCoded + extra_planes[rng() % 3]);
+        zbp = enc.zero_bitplanes;
+    }
+};
+
+/**
+ * The kernel's SigProp and MagRef over the lanes against the host's serial
+ * passes: dense and sparse significance, every stripe height, widths across
+ * and beyond a warp's 32 columns, 64 x 64, causal mode, SigProp alone and
+ * with MagRef; all blocks in one table, each with a margin on its right
+ * that must stay untouched.
+ */
+TEST(GpuHtDecode, RefinementPassesMatchHostJobs)
+{
+    if (!have_gpu()) GTEST_SKIP() << "no usable CUDA device";
+    const std::pair<uint32_t, uint32_t> shapes[] = {{64, 64},  {32, 32},  {64, 61}, {64, 62},  {64, 63},
+                                                    {33, 17},  {5, 7},    {1, 64},  {1024, 4}, {4, 1024},
+                                                    {128, 32}, {100, 40}, {37, 9}};
+    std::mt19937 rng(77);
+    std::vector<uint8_t> bytes;
+    std::vector<CodewordSegment> segs;
+    std::vector<T1DecodeJob> jobs;
+    size_t out_size = 0;
+    for (const auto &[w, h] : shapes)
+        for (const double density : {0.02, 0.3, 0.9})
+            for (const uint8_t causal : {uint8_t{0}, cblk_style::kVerticallyCausal})
+                for (const uint32_t passes : {1u, 2u}) {
+                    const RefinedHtBlock b(rng, w, h, density, passes);
+                    T1DecodeJob job{};
+                    job.data_offset = bytes.size();
+                    job.out_offset = out_size;
+                    job.data_length = static_cast<uint32_t>(b.bytes.size());
+                    job.segment_offset = static_cast<uint32_t>(segs.size());
+                    job.num_segments = static_cast<uint32_t>(b.segs.size());
+                    job.out_stride = w + 2;
+                    job.width = static_cast<uint16_t>(w);
+                    job.height = static_cast<uint16_t>(h);
+                    job.style = static_cast<uint8_t>(cblk_style::kHighThroughput | causal);
+                    job.num_bitplanes = b.planes;
+                    job.zero_bitplanes = b.zbp;
+                    bytes.insert(bytes.end(), b.bytes.begin(), b.bytes.end());
+                    segs.insert(segs.end(), b.segs.begin(), b.segs.end());
+                    jobs.push_back(job);
+                    out_size += size_t{h} * job.out_stride;
+                }
+    std::vector<int32_t> host(out_size, 0x3C3C3C3C);
+    const std::vector<int32_t> start = host;
+    std::vector<uint32_t> scratch(t1_decode_job_scratch_words(1024, 1024));
+    size_t refined = 0;  // samples the refinement passes changed
+    for (const T1DecodeJob &job : jobs) {
+        ASSERT_EQ(t1_decode_any_job(job, bytes.data(), segs.data(), host.data(), scratch.data(), scratch.size()),
+                  kT1JobOk);
+        T1DecodeJob cleanup_only = job;
+        cleanup_only.num_segments = 1;
+        std::vector<int32_t> cleanup(start);
+        t1_decode_any_job(cleanup_only, bytes.data(), segs.data(), cleanup.data(), scratch.data(), scratch.size());
+        for (size_t i = job.out_offset; i < job.out_offset + size_t{job.height} * job.out_stride; ++i)
+            refined += host[i] != cleanup[i];
+    }
+    EXPECT_GT(refined, out_size / 8);
+
+    // Warps of kGroup positions, and of one (the group a 64 x 64 block gets in a frame's batch).
+    for (const uint32_t max_quads : {0u, 32u * 32u}) {
+        uint8_t *d_bytes = device_copy(bytes);
+        CodewordSegment *d_segs = device_copy(segs);
+        T1DecodeJob *d_jobs = device_copy(jobs);
+        int32_t *d_out = device_copy(start);
+        uint8_t *d_status = device_copy(std::vector<uint8_t>(jobs.size(), 0xEE));
+        ht_decode_gpu_batch(
+            tier1_decode_single(d_jobs, static_cast<uint32_t>(jobs.size()), d_bytes, d_segs, d_out, d_status, nullptr),
+            nullptr, max_quads);
+        std::vector<int32_t> gpu(out_size);
+        std::vector<uint8_t> status(jobs.size());
+        ASSERT_EQ(cudaMemcpy(gpu.data(), d_out, gpu.size() * 4, cudaMemcpyDeviceToHost), cudaSuccess);
+        ASSERT_EQ(cudaMemcpy(status.data(), d_status, status.size(), cudaMemcpyDeviceToHost), cudaSuccess);
+        for (void *p : {static_cast<void *>(d_bytes), static_cast<void *>(d_segs), static_cast<void *>(d_jobs),
+                        static_cast<void *>(d_out), static_cast<void *>(d_status)})
+            cudaFree(p);
+        for (size_t j = 0; j < jobs.size(); ++j) {
+            const T1DecodeJob &job = jobs[j];
+            ASSERT_EQ(status[j], kT1JobOk) << "job " << j << ", max_quads " << max_quads;
+            for (uint32_t y = 0; y < job.height; ++y)
+                for (uint32_t x = 0; x < job.out_stride; ++x) {
+                    const size_t i = job.out_offset + size_t{y} * job.out_stride + x;
+                    ASSERT_EQ(gpu[i], host[i])
+                        << "job " << j << " (" << job.width << "x" << job.height << ", style " << int(job.style)
+                        << ") at " << x << "," << y << ", max_quads " << max_quads;
+                }
+        }
+    }
 }
 
 /** Cut, garbled and truncated HT streams through the whole decoder: a status, never a crash. */

@@ -1124,12 +1124,14 @@ private:
         T1DecodeBatch batch;
         size_t scratch_words = 1;
         bool ht = false, part1 = false;
+        uint32_t ht_max_quads = 0;
         for (Frame *f : frames) {
             Slot &slot = *f->slot;
             check_cuda(cudaStreamWaitEvent(st, slot.uploaded.get(), 0), "cudaStreamWaitEvent");
             batch.tables[batch.num_tables++] = tier1_table(slot);
             scratch_words = std::max(scratch_words, slot.jobs.max_scratch_words);
             ht = ht || slot.jobs.ht_jobs;
+            ht_max_quads = std::max(ht_max_quads, slot.jobs.ht_max_quads);
             part1 = part1 || slot.jobs.jobs.size() > slot.jobs.ht_jobs;
         }
         for (Frame *f : frames) check_cuda(cudaEventRecord(f->slot->tier1_start.get(), st), "cudaEventRecord");
@@ -1142,7 +1144,7 @@ private:
         }
         // HT code-blocks (ISO/IEC 15444-15): their own kernel, after the
         // Part-1 one (which zeroes them) where there is one, on the same stream.
-        if (ht) ht_decode_gpu_batch(batch, st);
+        if (ht) ht_decode_gpu_batch(batch, st, ht_max_quads);
         for (Frame *f : frames) {
             Slot &slot = *f->slot;
             if (!slot.jobs.jobs.empty())

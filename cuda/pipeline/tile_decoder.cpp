@@ -268,10 +268,11 @@ namespace {
 /** The sizes of a job table, to go back to. */
 struct TableMark {
     size_t byte_runs, num_bytes, segments, jobs, max_scratch_words, ht_jobs;
+    uint32_t ht_max_quads;
 
     explicit TableMark(const Tier1JobTable &t)
         : byte_runs(t.byte_runs.size()), num_bytes(t.num_bytes), segments(t.segments.size()), jobs(t.jobs.size()),
-          max_scratch_words(t.max_scratch_words), ht_jobs(t.ht_jobs)
+          max_scratch_words(t.max_scratch_words), ht_jobs(t.ht_jobs), ht_max_quads(t.ht_max_quads)
     {}
 
     void restore(Tier1JobTable &t) const
@@ -282,6 +283,7 @@ struct TableMark {
         t.jobs.resize(jobs);
         t.max_scratch_words = max_scratch_words;
         t.ht_jobs = ht_jobs;
+        t.ht_max_quads = ht_max_quads;
     }
 };
 
@@ -336,6 +338,8 @@ uint64_t append_jobs(const Codestream &cs, const Tile &tile, const TileDecodeOpt
             ++table.ht_jobs;
         }
         table.max_scratch_words = std::max(table.max_scratch_words, t1_decode_job_scratch_words(job.width, job.height));
+        if (job.style & cblk_style::kHighThroughput)
+            table.ht_max_quads = std::max(table.ht_max_quads, ((job.width + 1u) / 2) * ((job.height + 1u) / 2));
         table.jobs.push_back(job);
     }
     return used;

@@ -79,6 +79,7 @@ struct Tier1JobTable {
     std::vector<T1DecodeJob> jobs;
     size_t max_scratch_words = 0;  ///< t1_decode_job_scratch_words of the largest block
     size_t ht_jobs = 0;            ///< jobs of HT code-blocks (style 0x40), for ht_decode_cuda.h
+    uint32_t ht_max_quads = 0;     ///< quads (2 x 2 samples) of the largest HT block, for ht_decode_gpu_batch
 
     void clear()
     {
@@ -88,6 +89,7 @@ struct Tier1JobTable {
         jobs.clear();
         max_scratch_words = 0;
         ht_jobs = 0;
+        ht_max_quads = 0;
     }
 
     /**

@@ -6,7 +6,7 @@
  * MagRef refinement passes, and the choice of the HT set to decode from the
  * passes Tier-2 delivered (placeholder passes, several HT sets). One
  * implementation, J2KC_HD, for the host (Tier1Decoder::decode) and the CUDA
- * kernel (ht_decode.cu, a thread per code-block): no allocation, no
+ * kernel (ht_decode.cu, a warp per code-block): no allocation, no
  * exceptions, every read bounded by the block's segments.
  *
  * Output: the representation Tier1Decoder gives for Part-1 blocks (tier1.h),
@@ -126,6 +126,19 @@ struct LsbAccumulator {
     }
 };
 
+/** Bits a forward stream (MagSgn, SigProp) takes from a byte read after `last`: 7 after 0xFF (a stuffed 0). */
+J2KC_HT_INLINE uint32_t forward_byte_bits(uint32_t last) { return last == 0xFF ? 7u : 8u; }
+
+/**
+ * Bits a backward stream (VLC, MagRef) takes from byte b read after `last`:
+ * 7 when b's low seven bits are all ones and `last` is above 0x8F (b's most
+ * significant bit is stuffed).
+ */
+J2KC_HT_INLINE uint32_t backward_byte_bits(uint32_t last, uint32_t b)
+{
+    return last > 0x8F && (b & 0x7F) == 0x7F ? 7u : 8u;
+}
+
 /**
  * A forward stream read least-significant bit first (MagSgn, SigProp): after
  * a 0xFF byte the next byte's most significant bit is a stuffed 0 and is
@@ -150,7 +163,7 @@ struct ForwardLsb : LsbAccumulator<ForwardLsb> {
     {
         while (bits <= 56) {
             const uint32_t b = pos < size ? data[pos++] : fill;
-            push(b, last == 0xFF ? 7u : 8u);
+            push(b, forward_byte_bits(last));
         }
     }
 };
@@ -170,7 +183,7 @@ struct BackwardLsb : LsbAccumulator<BackwardLsb> {
         while (bits <= 56) {
             const uint32_t b = pos >= lo ? data[pos] : 0u;
             --pos;
-            push(b, (last > 0x8F && (b & 0x7F) == 0x7F) ? 7u : 8u);
+            push(b, backward_byte_bits(last, b));
         }
     }
     J2KC_HT_INLINE uint32_t peek7()
@@ -558,54 +571,74 @@ J2KC_HT_FN uint32_t decode_cleanup(const CleanupFrame &f, const uint8_t *d, uint
     return kHtOk;
 }
 
-/** Significance of the sample at (x, y) for SigProp: non-zero value, inside the block. */
-J2KC_HT_INLINE bool sig_at(const uint32_t *values, size_t vstride, uint32_t width, uint32_t height, int64_t x,
-                           int64_t y)
+/**
+ * A column of a SigProp stripe (7.4) as six bits, read from the values as
+ * they stand: bit 0 the sample above the stripe, bits 1..4 the stripe's rows,
+ * bit 5 the sample below it (left out in vertically causal mode); a bit is
+ * set when that sample lies in the block and is significant. Outside the
+ * block the column is 0.
+ */
+J2KC_HT_INLINE uint32_t stripe_column(const uint32_t *values, size_t vstride, uint32_t width, uint32_t height,
+                                      uint32_t x, uint32_t y0, bool causal)
 {
-    if (x < 0 || y < 0 || x >= width || y >= height) return false;
-    return values[size_t(y) * vstride + size_t(x)] != 0;
+    if (x >= width) return 0;
+    const uint32_t *col = values + x;
+    uint32_t c = y0 > 0 && col[size_t{y0 - 1} * vstride] != 0 ? 1u : 0u;
+    const uint32_t rows = height - y0 < 4 ? height - y0 : 4;
+    for (uint32_t r = 0; r < rows; ++r) c |= (col[size_t{y0 + r} * vstride] != 0 ? 1u : 0u) << (1 + r);
+    if (!causal && y0 + 4 < height && col[size_t{y0 + 4} * vstride] != 0) c |= 1u << 5;
+    return c;
 }
+
+/**
+ * The SigProp members of a stripe column (7.4): bit r set when row r (below
+ * `rows`) is insignificant and one of its eight neighbours is significant as
+ * the scan reaches it. `left` is the stripe_column to the left with its
+ * significance final (it comes earlier in the scan), `own` and `right` the
+ * column's and the next one's as the cleanup left them (their rows come
+ * later, only the row above is final), `fresh` the rows of this column
+ * SigProp has made significant so far: those count for the rows below them.
+ */
+J2KC_HT_INLINE uint32_t sigprop_members(uint32_t left, uint32_t own, uint32_t fresh, uint32_t right, uint32_t rows)
+{
+    const uint32_t sides = left | (left >> 1) | (left >> 2) | right | (right >> 1) | (right >> 2);
+    const uint32_t up = own | (fresh << 1), down = own >> 2;
+    const uint32_t insignificant = ~(own >> 1) & ((1u << rows) - 1u);
+    return (sides | up | down) & insignificant & 0xFu;
+}
+
+/** A sample SigProp makes significant at plane p: 3 * 2^p (the middle of its interval), and its sign. */
+J2KC_HT_INLINE uint32_t sigprop_value(uint32_t sign, uint32_t p) { return (sign << 31) | (3u << p); }
 
 /**
  * HT SigProp (7.4) at plane p over the refinement segment (forward, zeros
  * past its end): stripes of four rows, in groups of four columns; in a group
- * the significance bits of the candidates (insignificant, with a significant
- * neighbour: cleanup-significant anywhere, SigProp-significant earlier in
- * the scan; in vertically causal mode not the row below a stripe) column by
- * column, then the signs of those that became significant.
+ * the significance bits of the members (sigprop_members) column by column,
+ * then the signs of those that became significant.
  */
 J2KC_HT_FN void decode_sigprop(uint32_t *values, size_t vstride, uint32_t width, uint32_t height, uint32_t p,
                                bool causal, const uint8_t *dref, uint32_t lref)
 {
     ForwardLsb sp;
     sp.init(dref, lref, 0);
-    const uint32_t mark = 3u << p;
     for (uint32_t y0 = 0; y0 < height; y0 += 4) {
         const uint32_t rows = height - y0 < 4 ? height - y0 : 4;
+        uint32_t left = 0, own = stripe_column(values, vstride, width, height, 0, y0, causal);
         for (uint32_t x0 = 0; x0 < width; x0 += 4) {
             const uint32_t cols = width - x0 < 4 ? width - x0 : 4;
             uint32_t fresh = 0;  // bit 4 * col + row: became significant in this group
             for (uint32_t cx = 0; cx < cols; ++cx) {
-                const int64_t x = x0 + cx;
-                for (uint32_t r = 0; r < rows; ++r) {
-                    const int64_t y = y0 + r;
-                    uint32_t &v = values[size_t(y) * vstride + size_t(x)];
-                    if (v != 0) continue;
-                    const bool below = !(causal && r == 3);
-                    const bool nb = sig_at(values, vstride, width, height, x - 1, y - 1) ||
-                                    sig_at(values, vstride, width, height, x, y - 1) ||
-                                    sig_at(values, vstride, width, height, x + 1, y - 1) ||
-                                    sig_at(values, vstride, width, height, x - 1, y) ||
-                                    sig_at(values, vstride, width, height, x + 1, y) ||
-                                    (below && (sig_at(values, vstride, width, height, x - 1, y + 1) ||
-                                               sig_at(values, vstride, width, height, x, y + 1) ||
-                                               sig_at(values, vstride, width, height, x + 1, y + 1)));
-                    if (!nb) continue;
-                    if (sp.get(1)) {
-                        v = mark;
-                        fresh |= 1u << (4 * cx + r);
-                    }
-                }
+                const uint32_t x = x0 + cx;
+                const uint32_t right = stripe_column(values, vstride, width, height, x + 1, y0, causal);
+                uint32_t col = 0;  // rows made significant: members for the rows below them
+                if (sigprop_members(left, own, 0, right, rows) != 0)
+                    for (uint32_t r = 0; r < rows; ++r)
+                        if ((sigprop_members(left, own, col, right, rows) >> r) & 1u) col |= sp.get(1) << r;
+                for (uint32_t r = 0; r < rows; ++r)
+                    if ((col >> r) & 1u) values[size_t(y0 + r) * vstride + x] = sigprop_value(0, p);
+                fresh |= col << (4 * cx);
+                left = own | (col << 1);
+                own = right;
             }
             while (fresh) {
 #if defined(__CUDA_ARCH__)
@@ -619,6 +652,15 @@ J2KC_HT_FN void decode_sigprop(uint32_t *values, size_t vstride, uint32_t width,
         }
     }
 }
+
+/**
+ * Whether MagRef (7.5) refines a sample at plane p: significant in the
+ * cleanup (its magnitude a multiple of 2^(p + 1); SigProp's have bit p).
+ */
+J2KC_HT_INLINE bool magref_refines(uint32_t v, uint32_t p) { return v != 0 && ((v >> p) & 1u) == 0; }
+
+/** A refined sample: the middle of the upper (bit 1) or lower half of its interval. */
+J2KC_HT_INLINE uint32_t magref_value(uint32_t v, uint32_t bit, uint32_t p) { return v + (bit << (p + 1)) - (1u << p); }
 
 /**
  * HT MagRef (7.5) at plane p over the refinement segment, read backward from
@@ -640,9 +682,7 @@ J2KC_HT_FN void decode_magref(uint32_t *values, size_t vstride, uint32_t width, 
         for (uint32_t x = 0; x < width; ++x) {
             for (uint32_t r = 0; r < rows; ++r) {
                 uint32_t &v = values[size_t(y0 + r) * vstride + x];
-                // Cleanup magnitudes are multiples of 2^(p + 1); SigProp's have bit p.
-                if (v == 0 || ((v >> p) & 1u)) continue;
-                v += (mr.get(1) << (p + 1)) - (1u << p);
+                if (magref_refines(v, p)) v = magref_value(v, mr.get(1), p);
             }
         }
     }
@@ -720,16 +760,19 @@ J2KC_HT_INLINE CleanupFrame cleanup_frame(uint32_t *values, size_t vstride, uint
 }
 
 /**
- * The refinement passes of a set whose cleanup is decoded: SigProp, and
- * MagRef after it, at the plane below the cleanup's (none at plane 0, as
- * Part-1 skips passes beyond the last plane).
+ * Refinement passes a set decodes after its cleanup, at the plane below the
+ * cleanup's: 0, 1 (SigProp) or 2 (SigProp and MagRef); none at plane 0, as
+ * Part-1 skips passes beyond the last plane.
  */
+J2KC_HT_INLINE uint32_t refinement_passes(const HtSet &set) { return set.pc == 0 ? 0u : set.z - 1; }
+
+/** The refinement passes (refinement_passes) of a set whose cleanup is decoded. */
 J2KC_HT_FN void decode_refinement(const HtSet &set, uint32_t *values, size_t vstride, uint32_t width, uint32_t height,
                                   bool causal, const uint8_t *dref)
 {
-    if (set.z < 2 || set.pc == 0) return;
-    decode_sigprop(values, vstride, width, height, set.pc - 1, causal, dref, set.lref);
-    if (set.z > 2) decode_magref(values, vstride, width, height, set.pc - 1, dref, set.lref);
+    const uint32_t passes = refinement_passes(set);
+    if (passes > 0) decode_sigprop(values, vstride, width, height, set.pc - 1, causal, dref, set.lref);
+    if (passes > 1) decode_magref(values, vstride, width, height, set.pc - 1, dref, set.lref);
 }
 
 /**

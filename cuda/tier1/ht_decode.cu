@@ -16,10 +16,12 @@
  * and a prefix sum over the lanes gives each quad where its bits start. The
  * MagSgn stream is unstuffed into a ring of words in shared memory, 32 bytes
  * a step, the stuffing rule of ForwardLsb::refill (a byte after 0xFF gives
- * seven bits, 0xFF past the end). SigProp and MagRef run on one lane a block
- * (the core's functions), the blocks of a warp's group at once; clearing and
- * the two's complement go a row at a time over the lanes, so the stores of a
- * row are contiguous.
+ * seven bits, 0xFF past the end). SigProp and MagRef go over the lanes a
+ * column each, 32 columns of a stripe at a time, their streams unstuffed into
+ * the same ring: a MagRef bit's place is the count of refined samples before
+ * it; SigProp's members and bits are guessed and read again until they stop
+ * changing (sigprop_warp). Clearing and the two's complement go a row at a
+ * time over the lanes, so the stores of a row are contiguous.
  *
  * The one lane's VLC pass is most of a block's issued instructions, so a
  * warp takes several neighbouring positions of the batch at once (blocks of
@@ -53,16 +55,14 @@ constexpr uint32_t kMaxQuads = (ht::kMaxSamples + ht::kMaxSide + 4 + 1) / 4;
 /// A warp's quad records: as many blocks at once as fit (six of 32 x 32).
 constexpr uint32_t kAreaQuads = 1536;
 static_assert(kAreaQuads >= kMaxQuads, "the largest block fits alone");
-/// Jobs a warp takes together: lanes below this read their MEL and VLC streams at once.
+/// Jobs a warp takes together at most: lanes below this read their MEL and VLC streams at once.
 constexpr uint32_t kGroup = 6;
 /// The MagSgn ring: 8192 bits, twice what a step of 32 quads can take
 /// (32 x 4 samples x 31 bits) plus a fill step, so no bit still to be read is
 /// overwritten.
 constexpr uint32_t kRingWords = 256;
-/// Bits that hold one job's cleanup status (ht::kHt* codes) for the group's refinement step.
-constexpr uint32_t kStatusBits = 4;
-constexpr uint32_t kStatusMask = (1u << kStatusBits) - 1;
-static_assert(kGroup * kStatusBits <= 32, "a group's statuses fit a word");
+/// Columns of a SigProp group (7.4): its signs follow its significance bits.
+constexpr uint32_t kGroupColumns = 4;
 /// Warps enough to fill the largest GPUs several times over; the rest loop.
 constexpr uint32_t kMaxWarps = 1u << 15;
 
@@ -123,34 +123,79 @@ __device__ __forceinline__ uint32_t warp_inclusive_sum(uint32_t v, uint32_t lane
     return v;
 }
 
-/** The MagSgn stream unstuffed into the ring up to bit `need` (at least): all lanes, 32 bytes a step. */
-struct MagSgnRing {
+/**
+ * Appends a byte a lane, n of its bits (7 or 8), to the ring after its
+ * `filled` bits, in lane order: all lanes; `filled` grows by the bits of all.
+ */
+__device__ __forceinline__ void ring_append(uint32_t *ring, uint32_t &filled, uint32_t b, uint32_t n, uint32_t lane)
+{
+    // Words from the first not yet touched: zero what this step ORs into.
+    const uint32_t fresh = (filled + 31) >> 5;
+    if (lane < 9) ring[(fresh + lane) % kRingWords] = 0;
+    __syncwarp();
+    const uint32_t end = warp_inclusive_sum(n, lane);
+    const uint32_t at = filled + end - n, bits = b & ((1u << n) - 1u);
+    const uint32_t word = at >> 5, shift = at & 31u;
+    atomicOr(&ring[word % kRingWords], bits << shift);
+    if (shift + n > 32) atomicOr(&ring[(word + 1) % kRingWords], bits >> (32 - shift));
+    filled += __shfl_sync(kFullMask, end, kWarpSize - 1);
+    __syncwarp();
+}
+
+/**
+ * A forward stream (MagSgn, SigProp) unstuffed into the ring up to bit
+ * `need` (at least), 32 bytes a step (ForwardLsb's rule): all lanes.
+ */
+struct ForwardRing {
+    const uint8_t *data;
+    uint32_t size;
+    uint32_t fill_byte;   ///< read past the end: 0xFF for MagSgn, 0 for SigProp
     uint32_t filled = 0;  ///< bits in the ring so far (absolute)
     uint32_t next = 0;    ///< the next byte of the stream
     uint32_t last = 0;    ///< the byte read last, which decides the next one's stuffing
 
-    __device__ __forceinline__ void fill(uint32_t *ring, const uint8_t *d, uint32_t pcup, uint32_t need, uint32_t lane)
+    __device__ ForwardRing(const uint8_t *d, uint32_t n, uint32_t fill) : data(d), size(n), fill_byte(fill) {}
+
+    __device__ __forceinline__ void fill(uint32_t *ring, uint32_t need, uint32_t lane)
     {
 #pragma unroll 1
         while (filled < need) {
-            // Words from the first not yet touched: zero what this step ORs into.
-            const uint32_t fresh = (filled + 31) >> 5;
-            if (lane < 9) ring[(fresh + lane) % kRingWords] = 0;
-            __syncwarp();
             const uint32_t j = next + lane;
-            const uint32_t b = j < pcup ? d[j] : 0xFFu;
+            const uint32_t b = j < size ? data[j] : fill_byte;
             uint32_t before = __shfl_up_sync(kFullMask, b, 1);
             if (lane == 0) before = last;
-            const uint32_t n = before == 0xFF ? 7u : 8u;
-            const uint32_t end = warp_inclusive_sum(n, lane);
-            const uint32_t at = filled + end - n, bits = b & ((1u << n) - 1u);
-            const uint32_t word = at >> 5, shift = at & 31u;
-            atomicOr(&ring[word % kRingWords], bits << shift);
-            if (shift + n > 32) atomicOr(&ring[(word + 1) % kRingWords], bits >> (32 - shift));
-            filled += __shfl_sync(kFullMask, end, kWarpSize - 1);
+            ring_append(ring, filled, b, ht::forward_byte_bits(before), lane);
             last = __shfl_sync(kFullMask, b, kWarpSize - 1);
             next += kWarpSize;
-            __syncwarp();
+        }
+    }
+};
+
+/**
+ * The MagRef stream, read backward from the end of the refinement segment
+ * (zeros before its start), unstuffed into the ring up to bit `need` (at
+ * least), 32 bytes a step (BackwardLsb's rule): all lanes.
+ */
+struct BackwardRing {
+    const uint8_t *data;
+    uint32_t size;
+    uint32_t filled = 0;   ///< bits in the ring so far (absolute)
+    uint32_t next = 0;     ///< bytes read so far, from the end
+    uint32_t last = 0xFF;  ///< the byte read last (as if one of 0xFF came before the first)
+
+    __device__ BackwardRing(const uint8_t *d, uint32_t n) : data(d), size(n) {}
+
+    __device__ __forceinline__ void fill(uint32_t *ring, uint32_t need, uint32_t lane)
+    {
+#pragma unroll 1
+        while (filled < need) {
+            const uint32_t j = next + lane;
+            const uint32_t b = j < size ? data[size - 1 - j] : 0u;
+            uint32_t before = __shfl_up_sync(kFullMask, b, 1);
+            if (lane == 0) before = last;
+            ring_append(ring, filled, b, ht::backward_byte_bits(before, b), lane);
+            last = __shfl_sync(kFullMask, b, kWarpSize - 1);
+            next += kWarpSize;
         }
     }
 };
@@ -173,7 +218,7 @@ __device__ uint32_t magsgn_warp(const ht::CleanupFrame &f, const uint8_t *d, uin
 {
     const uint32_t qw = (f.width + 1) / 2, qh = (f.height + 1) / 2;
 
-    MagSgnRing ms;
+    ForwardRing ms(d, pcup, 0xFF);
     uint32_t cursor = 0;  // the row step's first MagSgn bit
     bool bad = false;
 #pragma unroll 1
@@ -202,7 +247,7 @@ __device__ uint32_t magsgn_warp(const ht::CleanupFrame &f, const uint8_t *d, uin
                 if ((s.rho >> i) & 1u) quad_bits += ht::magsgn_bits(s, U, i);
             const uint32_t end = warp_inclusive_sum(quad_bits, lane);
             const uint32_t step_bits = __shfl_sync(kFullMask, end, kWarpSize - 1);
-            ms.fill(ring, d, pcup, cursor + step_bits, lane);
+            ms.fill(ring, cursor + step_bits, lane);
             uint32_t at = cursor + end - quad_bits;
             uint32_t e_bl = 0, e_br = 0;
 #pragma unroll
@@ -316,13 +361,149 @@ __device__ uint32_t cleanup_job(const HtJob &h, uint32_t *quads, uint32_t *ring,
     return magsgn_warp(f, h.dcup, h.pcup, quads, ring, lane);
 }
 
-/** One lane: the job's SigProp and MagRef passes (the shared core's), after its cleanup. */
-__device__ void refine_job(const HtJob &h)
+/** The low n <= 4 bits of `bits`, placed at the set bits of `mask` (the first at its lowest). */
+__device__ __forceinline__ uint32_t deposit4(uint32_t bits, uint32_t mask)
+{
+    uint32_t out = 0;
+#pragma unroll
+    for (uint32_t r = 0; r < 4; ++r)
+        if ((mask >> r) & 1u) {
+            out |= (bits & 1u) << r;
+            bits >>= 1;
+        }
+    return out;
+}
+
+/** The count of the lanes of a lane's SigProp group (kGroupColumns lanes in a row) before it. */
+__device__ __forceinline__ uint32_t group_before(uint32_t count, uint32_t lane)
+{
+    const uint32_t end = warp_inclusive_sum(count, lane);
+    return end - count - __shfl_sync(kFullMask, end - count, lane & ~(kGroupColumns - 1));
+}
+
+/**
+ * The significance bits SigProp reads for a stripe's 32 columns from
+ * `cursor` on, given the members `m` of each lane's column: the groups one
+ * after another (a group's start follows the one before and its signs, so
+ * the fresh samples of each), then the lanes at once; `columns` of the
+ * lanes lie in the block. Gives the lane's fresh rows, where its group
+ * starts and how many members its group has; returns where the chunk's bits
+ * end.
+ */
+__device__ uint32_t sigprop_read(const uint32_t *ring, uint32_t cursor, uint32_t columns, uint32_t m, uint32_t lane,
+                                 uint32_t &fresh, uint32_t &group_start, uint32_t &group_members)
+{
+    const uint32_t count = __popc(m);
+    const uint32_t before = group_before(count, lane);
+    group_members = __shfl_sync(kFullMask, before + count, lane | (kGroupColumns - 1));
+    uint32_t at = cursor;
+#pragma unroll 1
+    for (uint32_t g = 0; g < columns; g += kGroupColumns) {
+        const uint32_t members = __shfl_sync(kFullMask, group_members, g);
+        if (lane / kGroupColumns == g / kGroupColumns) group_start = at;
+        at += members + __popc(ring_bits(ring, at, members));
+    }
+    fresh = deposit4(ring_bits(ring, group_start + before, count), m);
+    return at;
+}
+
+/**
+ * HT SigProp (ht::decode_sigprop) over the warp, 32 columns of a stripe at
+ * a time, a lane a column. A sample's membership depends on the samples
+ * SigProp made significant before it in the scan, and where its bit lies on
+ * the fresh samples of the groups before its own, so the lanes guess: no
+ * fresh samples, then those the last guess read, until the members stop
+ * changing. Each round settles at least the first sample the last one had
+ * wrong (its membership and bit depend only on samples before it), so the
+ * rounds end, and where they end every lane holds what the serial scan reads.
+ */
+__device__ void sigprop_warp(uint32_t *values, uint32_t stride, uint32_t width, uint32_t height, uint32_t p,
+                             bool causal, const uint8_t *dref, uint32_t lref, uint32_t *ring, uint32_t lane)
+{
+    ForwardRing sp(dref, lref, 0);
+    uint32_t cursor = 0;
+#pragma unroll 1
+    for (uint32_t y0 = 0; y0 < height; y0 += 4) {
+        const uint32_t rows = min(4u, height - y0);
+        uint32_t left_of_chunk = 0;  // the final stripe_column left of the chunk
+#pragma unroll 1
+        for (uint32_t x0 = 0; x0 < width; x0 += kWarpSize) {
+            const uint32_t x = x0 + lane;
+            const uint32_t own = ht::stripe_column(values, stride, width, height, x, y0, causal);
+            uint32_t right = __shfl_down_sync(kFullMask, own, 1);
+            if (lane == kWarpSize - 1) right = ht::stripe_column(values, stride, width, height, x + 1, y0, causal);
+            uint32_t m = 0, fresh = 0, group_start = 0, group_members = 0, end = cursor;
+#pragma unroll 1
+            for (;;) {
+                uint32_t left = __shfl_up_sync(kFullMask, own | (fresh << 1), 1);
+                if (lane == 0) left = left_of_chunk;
+                const uint32_t members = x < width ? ht::sigprop_members(left, own, fresh, right, rows) : 0u;
+                if (!__any_sync(kFullMask, members != m)) break;
+                m = members;
+                // At most two bits a member: its significance and its sign.
+                const uint32_t bound = 2 * warp_inclusive_sum(__popc(m), lane);
+                sp.fill(ring, cursor + __shfl_sync(kFullMask, bound, kWarpSize - 1), lane);
+                end =
+                    sigprop_read(ring, cursor, min(kWarpSize, width - x0), m, lane, fresh, group_start, group_members);
+            }
+            const uint32_t before = group_before(__popc(fresh), lane);
+            const uint32_t signs =
+                deposit4(ring_bits(ring, group_start + group_members + before, __popc(fresh)), fresh);
+            for (uint32_t r = 0; r < rows; ++r)
+                if ((fresh >> r) & 1u) values[size_t{y0 + r} * stride + x] = ht::sigprop_value((signs >> r) & 1u, p);
+            left_of_chunk = __shfl_sync(kFullMask, own | (fresh << 1), kWarpSize - 1);
+            cursor = end;
+            __syncwarp();  // the stripe's samples, for the columns and the stripe after it
+        }
+    }
+}
+
+/**
+ * HT MagRef (ht::decode_magref) over the warp, 32 columns of a stripe at a
+ * time, a lane a column: a lane's bits start after those of the columns
+ * before it, the count of their refined samples.
+ */
+__device__ void magref_warp(uint32_t *values, uint32_t stride, uint32_t width, uint32_t height, uint32_t p,
+                            const uint8_t *dref, uint32_t lref, uint32_t *ring, uint32_t lane)
+{
+    BackwardRing mr(dref, lref);
+    uint32_t cursor = 0;
+#pragma unroll 1
+    for (uint32_t y0 = 0; y0 < height; y0 += 4) {
+        const uint32_t rows = min(4u, height - y0);
+#pragma unroll 1
+        for (uint32_t x0 = 0; x0 < width; x0 += kWarpSize) {
+            const uint32_t x = x0 + lane;
+            uint32_t v[4] = {0, 0, 0, 0}, refined = 0;
+            for (uint32_t r = 0; r < rows; ++r)
+                if (x < width) {
+                    v[r] = values[size_t{y0 + r} * stride + x];
+                    refined |= (ht::magref_refines(v[r], p) ? 1u : 0u) << r;
+                }
+            const uint32_t count = __popc(refined);
+            const uint32_t end = warp_inclusive_sum(count, lane);
+            mr.fill(ring, cursor + __shfl_sync(kFullMask, end, kWarpSize - 1), lane);
+            const uint32_t bits = deposit4(ring_bits(ring, cursor + end - count, count), refined);
+            for (uint32_t r = 0; r < rows; ++r)
+                if ((refined >> r) & 1u)
+                    values[size_t{y0 + r} * stride + x] = ht::magref_value(v[r], (bits >> r) & 1u, p);
+            cursor += __shfl_sync(kFullMask, end, kWarpSize - 1);
+        }
+    }
+}
+
+/** The job's refinement passes (ht::decode_refinement) over the warp, after its cleanup. */
+__device__ void refine_job(const HtJob &h, uint32_t *ring, uint32_t lane)
 {
     const T1DecodeJob &job = h.job;
+    const uint32_t passes = ht::refinement_passes(h.set);
     uint32_t *values = reinterpret_cast<uint32_t *>(h.table->out + job.out_offset);
-    ht::decode_refinement(h.set, values, job.out_stride, job.width, job.height,
-                          (job.style & kT1JobStyleCausal) != 0, h.dcup + h.set.lcup);
+    const uint8_t *dref = h.dcup + h.set.lcup;
+    if (passes > 0)
+        sigprop_warp(values, job.out_stride, job.width, job.height, h.set.pc - 1, (job.style & kT1JobStyleCausal) != 0,
+                     dref, h.set.lref, ring, lane);
+    if (passes > 1)
+        magref_warp(values, job.out_stride, job.width, job.height, h.set.pc - 1, dref, h.set.lref, ring, lane);
 }
 
 /**
@@ -345,24 +526,24 @@ __device__ void complete_job(const HtJob &h, uint32_t status, uint32_t lane)
 }
 
 /**
- * A warp takes kGroup positions at once. Lane g works out job g; the jobs
- * whose records fit the area together (from the first not yet done) run
- * their VLC passes at once, a lane each, into consecutive records; then the
- * warp decodes their MagSgn one after another, runs their refinement passes
- * at once, a lane each (one lane's serial work, like the VLC pass), finishes
- * them one after another, and goes on with the next that fit.
+ * A warp takes `group_size` positions (kGroup at most) at once. Lane g
+ * works out job g; the jobs whose records fit the area together (from the
+ * first not yet done) run their VLC passes at once, a lane each, into
+ * consecutive records; then the warp decodes them one after another (MagSgn,
+ * the refinement passes and the two's complement over the lanes), and goes
+ * on with the next that fit.
  */
 __global__ void __launch_bounds__(kWarpsPerCta *kWarpSize)
-    ht_decode_kernel(const __grid_constant__ T1DecodeBatch batch, uint32_t positions)
+    ht_decode_kernel(const __grid_constant__ T1DecodeBatch batch, uint32_t positions, uint32_t group_size)
 {
     __shared__ WarpArea areas[kWarpsPerCta];
     const uint32_t lane = threadIdx.x % kWarpSize;
     WarpArea &area = areas[threadIdx.x / kWarpSize];
-    const uint32_t stride = gridDim.x * kWarpsPerCta * kGroup;
+    const uint32_t stride = gridDim.x * kWarpsPerCta * group_size;
 #pragma unroll 1
-    for (uint32_t first = (blockIdx.x * kWarpsPerCta + threadIdx.x / kWarpSize) * kGroup; first < positions;
+    for (uint32_t first = (blockIdx.x * kWarpsPerCta + threadIdx.x / kWarpSize) * group_size; first < positions;
          first += stride) {
-        const uint32_t group = min(kGroup, positions - first);
+        const uint32_t group = min(group_size, positions - first);
         const HtJob mine = lane < group ? ht_job_at(batch, first + lane) : HtJob{};
         const uint32_t quads = mine.quads();
 #pragma unroll 1
@@ -376,25 +557,18 @@ __global__ void __launch_bounds__(kWarpsPerCta *kWarpSize)
             // The jobs that fit are those from `done` on, up to the first that does not (at least one).
             const uint32_t next = done + __popc(__ballot_sync(kFullMask, fits));
             __syncwarp();
-            uint32_t statuses = 0;  // cleanup_job's a job, kStatusBits each from `done` on
 #pragma unroll 1
             for (uint32_t g = done; g < next; ++g) {
-                const HtJob h = ht_job_at(batch, first + g);
                 const uint32_t at = __shfl_sync(kFullMask, end - waiting, g);
-                const uint32_t status = h.take ? cleanup_job(h, area.quads + at, area.ring, lane) : ht::kHtOk;
-                statuses |= status << (kStatusBits * (g - done));
-                __syncwarp();  // its records and ring are the next job's; its samples the refining lane's
-            }
-            if (lane >= done && lane < next && mine.quads() != 0 &&
-                (statuses >> (kStatusBits * (lane - done)) & kStatusMask) == ht::kHtOk)
-                refine_job(mine);
-            __syncwarp();  // the refined samples, for the two's complement over the lanes
-#pragma unroll 1
-            for (uint32_t g = done; g < next; ++g) {
                 const HtJob h = ht_job_at(batch, first + g);
-                if (h.take) complete_job(h, statuses >> (kStatusBits * (g - done)) & kStatusMask, lane);
+                if (!h.take) continue;
+                const uint32_t status = cleanup_job(h, area.quads + at, area.ring, lane);
+                __syncwarp();  // the cleanup's samples, for the refinement over the lanes
+                if (h.decode && status == ht::kHtOk) refine_job(h, area.ring, lane);
+                __syncwarp();  // the refined samples, for the two's complement over the lanes
+                complete_job(h, status, lane);
+                __syncwarp();  // its records and ring are the next job's
             }
-            __syncwarp();
             done = next;
         }
     }
@@ -402,13 +576,17 @@ __global__ void __launch_bounds__(kWarpsPerCta *kWarpSize)
 
 }  // namespace
 
-void ht_decode_gpu_batch(const T1DecodeBatch &batch, void *stream)
+void ht_decode_gpu_batch(const T1DecodeBatch &batch, void *stream, uint32_t max_quads)
 {
     const uint32_t positions = tier1_decode_batch_positions(batch);
     if (positions == 0) return;
-    const uint32_t warps = std::min((positions + kGroup - 1) / kGroup, kMaxWarps);
+    // A warp's group decodes its blocks one after another once their VLC
+    // passes are done, so a group of blocks that do not fit the area together
+    // would only take warps from the grid.
+    const uint32_t group = max_quads == 0 ? kGroup : std::clamp(kAreaQuads / max_quads, 1u, kGroup);
+    const uint32_t warps = std::min((positions + group - 1) / group, kMaxWarps);
     const uint32_t ctas = (warps + kWarpsPerCta - 1) / kWarpsPerCta;
-    ht_decode_kernel<<<ctas, kWarpsPerCta * kWarpSize, 0, static_cast<cudaStream_t>(stream)>>>(batch, positions);
+    ht_decode_kernel<<<ctas, kWarpsPerCta * kWarpSize, 0, static_cast<cudaStream_t>(stream)>>>(batch, positions, group);
     check_cuda(cudaGetLastError(), "HT decode kernel launch");
 }
 

@@ -30,7 +30,13 @@ namespace j2kc {
 void ht_decode_gpu(const T1DecodeJob *jobs, uint32_t num_jobs, const uint8_t *bytes, const CodewordSegment *segments,
                    int32_t *out, uint8_t *status, void *stream, const uint32_t *order = nullptr);
 
-/** @brief The HT jobs of every table of a batch in one launch (asynchronous), in the batch's order. */
-void ht_decode_gpu_batch(const T1DecodeBatch &batch, void *stream);
+/**
+ * @brief The HT jobs of every table of a batch in one launch (asynchronous),
+ * in the batch's order. `max_quads`: the quads (2 x 2 samples) of its
+ * largest HT block, where known (0: not known); a warp takes as many
+ * positions as blocks of that size fit its shared memory, so large blocks
+ * get a warp each.
+ */
+void ht_decode_gpu_batch(const T1DecodeBatch &batch, void *stream, uint32_t max_quads = 0);
 
 }  // namespace j2kc

@@ -13,6 +13,7 @@
 #include "tier1/mq_coder.h"
 #include "tier1/tier1.h"
 #include "tier1/tier1_contexts.h"
+#include "tier1/tier1_plane_floor.h"
 #include "tier1_decoder_oracle.h"
 
 namespace j2kc {
@@ -473,6 +474,91 @@ TEST(Tier1, TruncationPointsAreTight)
         advancing += enc.passes[k].end > enc.passes[k - 1].end;
     }
     EXPECT_EQ(advancing, spp);
+}
+
+/**
+ * A block coded down to a lowest plane L: the passes of the planes from its
+ * top down to L, with the distortions of the block coded whole, the last
+ * one terminated; decoded whole it gives what the whole block gives after
+ * as many passes. Data wholly under L codes no pass.
+ */
+TEST(Tier1, LowestPlaneStopsThePassesThere)
+{
+    std::mt19937 rng(41);
+    Tier1Decoder dec;
+    for (const uint8_t style : {uint8_t{0}, uint8_t{0x01}, uint8_t{0x04}, uint8_t{0x10}, uint8_t{0x21}, uint8_t{0x3F}})
+        for (int kind = 0; kind < 4; ++kind) {
+            const uint32_t w = 1 + rng() % 40, h = 1 + rng() % 40;
+            const std::vector<int32_t> q = make_block(rng, w, h, kind, 10);
+            Tier1EncodeParams ep;
+            ep.orientation = kOrients[rng() % 4];
+            ep.style = style;
+            ep.num_bitplanes = 11;
+            EncodedCodeBlock whole;
+            encode_code_block(q.data(), w, w, h, ep, whole);
+            const uint32_t nbp = (static_cast<uint32_t>(whole.passes.size()) + 2) / 3;
+            for (uint8_t lowest = 1; lowest <= 11; ++lowest) {
+                SCOPED_TRACE(testing::Message() << w << "x" << h << " kind " << kind << " style " << int(style)
+                                                << " lowest plane " << int(lowest));
+                ep.lowest_plane = lowest;
+                EncodedCodeBlock cut;
+                encode_code_block(q.data(), w, w, h, ep, cut);
+                EXPECT_EQ(cut.zero_bitplanes, whole.zero_bitplanes);
+                const size_t n = nbp > lowest ? 3 * (nbp - lowest) - 2 : 0;
+                ASSERT_EQ(cut.passes.size(), n);
+                if (n == 0) {
+                    EXPECT_TRUE(cut.data.empty());
+                    continue;
+                }
+                for (size_t k = 0; k < n; ++k) {
+                    EXPECT_EQ(cut.passes[k].distortion, whole.passes[k].distortion) << "pass " << k;
+                    EXPECT_EQ(cut.passes[k].terminated, k + 1 == n || t1_pass_is_terminated(uint32_t(k), style));
+                }
+                ASSERT_EQ(cut.passes.back().end, cut.data.size());
+                Tier1DecodeParams dp;
+                dp.orientation = ep.orientation;
+                dp.style = style;
+                dp.num_bitplanes = ep.num_bitplanes;
+                dp.zero_bitplanes = whole.zero_bitplanes;
+                std::vector<int32_t> got(size_t{w} * h), want(size_t{w} * h);
+                const std::vector<CodewordSegment> cut_segs = segments_up_to(cut, n - 1);
+                dec.decode(cut.data.data(), cut_segs.data(), cut_segs.size(), w, h, dp, got.data(), w);
+                const std::vector<CodewordSegment> whole_segs = segments_up_to(whole, n - 1);
+                dec.decode(whole.data.data(), whole_segs.data(), whole_segs.size(), w, h, dp, want.data(), w);
+                EXPECT_EQ(got, want);
+            }
+        }
+}
+
+/**
+ * The plane a budget's cost model lets Part 1 stop at: kT1FloorMarginPlanes
+ * under the lowest plane whose modelled bytes fit the budget, lower as the
+ * budget grows, plane 0 once everything fits.
+ */
+TEST(Tier1PlaneFloor, LowestPlaneIsTheMarginUnderThePlaneThatFits)
+{
+    std::mt19937 rng(43);
+    uint64_t model[htenc::kHtPlaneBins] = {};
+    for (int block = 0; block < 64; ++block) {
+        const std::vector<int32_t> q = make_block(rng, 32, 32, block % 3, 4 + block % 12);
+        htenc::ht_add_cleanup_model(q.data(), 32, 32, 32, model);
+    }
+    const uint32_t margin = t1core::kT1FloorMarginPlanes;
+    uint32_t last = htenc::kHtPlaneBins;
+    for (uint64_t budget = 8; budget < model[0]; budget += budget / 4) {
+        SCOPED_TRACE(testing::Message() << "budget " << budget);
+        const uint32_t lowest = t1core::t1_lowest_plane(model, budget);
+        EXPECT_LE(lowest, last);
+        last = lowest;
+        if (lowest == 0) {
+            EXPECT_LE(model[margin] / 8, budget);
+            continue;
+        }
+        EXPECT_LE(model[lowest + margin] / 8, budget);
+        EXPECT_GT(model[lowest + margin - 1] / 8, budget);
+    }
+    EXPECT_EQ(last, 0u);
+    EXPECT_EQ(t1core::t1_lowest_plane(model, model[0] / 8), 0u);
 }
 
 TEST(Tier1, RoiShiftDecodesOverMorePlanes)

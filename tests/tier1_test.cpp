@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <random>
 #include <vector>
@@ -530,12 +531,30 @@ TEST(Tier1, LowestPlaneStopsThePassesThere)
         }
 }
 
+/** The plane t1_lowest_plane keeps, with `fit` the lowest plane whose modelled bytes fit. */
+void expect_lowest_plane_bounds(const uint64_t (&model)[htenc::kHtPlaneBins], uint64_t budget, uint32_t lowest)
+{
+    uint32_t fit = 0;
+    while (fit + 1 < htenc::kHtPlaneBins && model[fit] / 8 > budget) ++fit;
+    const uint32_t margin = t1core::kT1FloorMarginPlanes;
+    const uint64_t reach = t1core::kT1FloorBudgets * budget;
+    SCOPED_TRACE(testing::Message() << "budget " << budget << ", fits at plane " << fit << ", lowest " << lowest);
+    EXPECT_LE(lowest + margin, std::max(fit, margin));
+    if (lowest > 0) {
+        EXPECT_GE(model[lowest] / 8, reach);
+    }
+    if (lowest + margin < fit) {
+        EXPECT_LT(model[lowest + 1] / 8, reach);
+    }
+}
+
 /**
  * The plane a budget's cost model lets Part 1 stop at: kT1FloorMarginPlanes
- * under the lowest plane whose modelled bytes fit the budget, lower as the
+ * under the lowest plane whose modelled bytes fit the budget, or lower where
+ * the planes under it cost less than kT1FloorBudgets budgets; lower as the
  * budget grows, plane 0 once everything fits.
  */
-TEST(Tier1PlaneFloor, LowestPlaneIsTheMarginUnderThePlaneThatFits)
+TEST(Tier1PlaneFloor, LowestPlaneFollowsTheBudget)
 {
     std::mt19937 rng(43);
     uint64_t model[htenc::kHtPlaneBins] = {};
@@ -543,22 +562,30 @@ TEST(Tier1PlaneFloor, LowestPlaneIsTheMarginUnderThePlaneThatFits)
         const std::vector<int32_t> q = make_block(rng, 32, 32, block % 3, 4 + block % 12);
         htenc::ht_add_cleanup_model(q.data(), 32, 32, 32, model);
     }
-    const uint32_t margin = t1core::kT1FloorMarginPlanes;
     uint32_t last = htenc::kHtPlaneBins;
     for (uint64_t budget = 8; budget < model[0]; budget += budget / 4) {
-        SCOPED_TRACE(testing::Message() << "budget " << budget);
         const uint32_t lowest = t1core::t1_lowest_plane(model, budget);
+        expect_lowest_plane_bounds(model, budget, lowest);
         EXPECT_LE(lowest, last);
         last = lowest;
-        if (lowest == 0) {
-            EXPECT_LE(model[margin] / 8, budget);
-            continue;
-        }
-        EXPECT_LE(model[lowest + margin] / 8, budget);
-        EXPECT_GT(model[lowest + margin - 1] / 8, budget);
     }
     EXPECT_EQ(last, 0u);
     EXPECT_EQ(t1core::t1_lowest_plane(model, model[0] / 8), 0u);
+}
+
+/** Costs that double with each plane down stop three planes under the fit;
+ *  costs that grow by a fifth a plane (noise) reach further down. */
+TEST(Tier1PlaneFloor, FlatCostsReachFurtherDown)
+{
+    for (const double growth : {2.0, 1.2}) {
+        SCOPED_TRACE(testing::Message() << "growth " << growth);
+        uint64_t model[htenc::kHtPlaneBins] = {};
+        for (uint32_t p = 0; p < 20; ++p) model[p] = static_cast<uint64_t>(8e6 * std::pow(growth, 20.0 - p));
+        const uint64_t budget = model[10] / 8;  // fits at plane 10
+        const uint32_t lowest = t1core::t1_lowest_plane(model, budget);
+        expect_lowest_plane_bounds(model, budget, lowest);
+        EXPECT_EQ(lowest, growth == 2.0 ? 10 - t1core::kT1FloorMarginPlanes : 6u);  // 1.2^4 > 2 > 1.2^3
+    }
 }
 
 TEST(Tier1, RoiShiftDecodesOverMorePlanes)

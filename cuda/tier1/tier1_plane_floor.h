@@ -11,8 +11,8 @@
  * index units stands for the same slope in every band: a frame-level model
  * of the bytes of coding every plane down to p (HT's cleanup model,
  * ht_add_cleanup_model, summed over the frame's code-blocks) finds the plane
- * whose bytes fit the budget, and Tier-1 codes kT1FloorMarginPlanes planes
- * below it and no further. Blocks whose slopes lie far from the frame's
+ * whose bytes fit the budget, and Tier-1 codes a few planes below it and no
+ * further (t1_lowest_plane). Blocks whose slopes lie far from the frame's
  * still have those planes to be truncated in.
  *
  * Both backends sum the model in integers and pick the plane here, so they
@@ -28,21 +28,28 @@
 namespace j2kc {
 namespace t1core {
 
-/** Planes coded under the one whose modelled bytes fit the budget
- *  (docs/measurements.md: the smallest margin that left every photograph's
- *  selection as it was with every plane coded). */
+/** Planes coded under the one whose modelled bytes fit the budget. */
 constexpr uint32_t kT1FloorMarginPlanes = 3;
+/** ... and at least down to the highest plane whose modelled bytes reach
+ *  this many budgets. */
+constexpr uint64_t kT1FloorBudgets = 2;
 
 /**
  * The lowest plane to code for a frame whose modelled costs are `bits`
  * (htenc::kHtPlaneBins entries, ht_add_cleanup_model: bits of coding every
- * plane down to p) under `budget` bytes.
+ * plane down to p) under `budget` bytes: kT1FloorMarginPlanes under the
+ * lowest plane whose cost fits, or lower, to the highest plane that costs
+ * kT1FloorBudgets budgets. The second bound matters where each plane costs
+ * little more than the one above (noise), and the blocks whose slopes are
+ * steepest keep passes far under the frame's plane (docs/measurements.md).
  */
 J2KC_HD uint32_t t1_lowest_plane(const uint64_t *bits, uint64_t budget)
 {
-    uint32_t p = 0;
-    while (p + 1 < htenc::kHtPlaneBins && bits[p] / 8 > budget) ++p;
-    return p > kT1FloorMarginPlanes ? p - kT1FloorMarginPlanes : 0;
+    uint32_t fit = 0;
+    while (fit + 1 < htenc::kHtPlaneBins && bits[fit] / 8 > budget) ++fit;
+    uint32_t lowest = fit > kT1FloorMarginPlanes ? fit - kT1FloorMarginPlanes : 0;
+    while (lowest > 0 && bits[lowest] / 8 < kT1FloorBudgets * budget) --lowest;
+    return lowest;
 }
 
 }  // namespace t1core

@@ -23,6 +23,7 @@
 #include "tier1/tier1_cuda.h"
 #include "tier1/tier1_encode_job.h"
 #include "tier1/tier1_encoder_core.h"
+#include "tier1/tier1_plane_floor.h"
 
 namespace j2kc {
 namespace {
@@ -459,6 +460,7 @@ struct BlockSpec {
     uint8_t style;
     uint8_t num_bitplanes;
     size_t capacity = 0;  ///< 0: tier1_gpu_capacity_bound
+    uint8_t lowest_plane = 0;
 };
 
 struct Batch {
@@ -503,6 +505,7 @@ Layout lay_out(const Batch &b, GpuRun &g)
         j.orientation = static_cast<uint8_t>(s.orientation);
         j.style = s.style;
         j.num_bitplanes = s.num_bitplanes;
+        j.lowest_plane = s.lowest_plane;
         j.out_offset = l.arena;
         const size_t cap = s.capacity ? s.capacity : tier1_gpu_capacity_bound(s.width, s.height, s.num_bitplanes);
         j.out_capacity = static_cast<uint32_t>(cap);
@@ -668,7 +671,7 @@ size_t compare_with_cpu(const Batch &b, const GpuRun &g)
         bool ref_ok = true;
         try {
             encode_code_block(b.pool.data() + s.offset, s.stride, s.width, s.height,
-                              Tier1EncodeParams{s.orientation, s.style, s.num_bitplanes}, ref);
+                              Tier1EncodeParams{s.orientation, s.style, s.num_bitplanes, s.lowest_plane}, ref);
         } catch (const Error &) {
             ref_ok = false;
         }
@@ -780,6 +783,25 @@ void check_DeepBlocksSparseAndDense(Runner run)
     s.num_bitplanes = 30;
     for (int k = 0; k < 64; ++k) b.pool.push_back((k % 3 == 0) ? -((1 << 30) - 1) : (k % 3 == 1 ? (1 << 30) - 1 : k));
     b.blocks.push_back(s);
+    GpuRun g;
+    ASSERT_NO_FATAL_FAILURE(run(b, g));
+    EXPECT_EQ(compare_with_cpu(b, g), 0u) << "of " << b.blocks.size() << " blocks";
+}
+
+/** Blocks coded down to a lowest plane (tier1_plane_floor.h): above, at and
+ *  under their data's top plane, in every style that changes segments. */
+void check_LowestPlanes(Runner run)
+{
+    std::mt19937 rng(207);
+    Batch b;
+    for (int style : {0, 0x01, 0x04, 0x10, 0x21, 0x1B, 0x3F})
+        for (int kind = 0; kind < 4; ++kind)
+            for (int lowest : {1, 2, 5, 9, 13}) {
+                const uint32_t w = 1 + rng() % 64, h = 1 + rng() % 64;
+                add_random_block(b, rng, w, h, kOrients[rng() % 4], uint8_t(style), kind, 12,
+                                 static_cast<int>(rng() % 2));
+                b.blocks.back().lowest_plane = static_cast<uint8_t>(lowest);
+            }
     GpuRun g;
     ASSERT_NO_FATAL_FAILURE(run(b, g));
     EXPECT_EQ(compare_with_cpu(b, g), 0u) << "of " << b.blocks.size() << " blocks";
@@ -996,6 +1018,67 @@ TEST(GpuTier1ThreadPerBlock, DeepBlocksSparseAndDense)
 }
 TEST(Tier1JobOnHost, DeepBlocksSparseAndDense) { check_DeepBlocksSparseAndDense(run_on_host); }
 TEST(Tier1WarpJobOnHost, DeepBlocksSparseAndDense) { check_DeepBlocksSparseAndDense(run_on_host_warp); }
+TEST(GpuTier1, LowestPlanes)
+{
+    SKIP_WITHOUT_DEVICE();
+    check_LowestPlanes(run_on_gpu);
+}
+TEST(GpuTier1ThreadPerBlock, LowestPlanes)
+{
+    SKIP_WITHOUT_DEVICE();
+    check_LowestPlanes(run_on_gpu_thread);
+}
+TEST(GpuTier1TwoPhase, LowestPlanes)
+{
+    SKIP_WITHOUT_DEVICE();
+    check_LowestPlanes(run_on_gpu_two_phase);
+}
+TEST(Tier1JobOnHost, LowestPlanes) { check_LowestPlanes(run_on_host); }
+TEST(Tier1WarpJobOnHost, LowestPlanes) { check_LowestPlanes(run_on_host_warp); }
+TEST(Tier1TwoPhaseJobOnHost, LowestPlanes) { check_LowestPlanes(run_on_host_two_phase); }
+
+/** The frame's cost model summed on the GPU (a warp a job) and the lowest
+ *  plane it sets in every job: the host's integers, on blocks of odd sides
+ *  (quads cut at the edges) and of many depths. */
+TEST(GpuTier1PlanPlanes, ModelAndLowestPlaneMatchTheHost)
+{
+    SKIP_WITHOUT_DEVICE();
+    std::mt19937 rng(208);
+    Batch b;
+    for (int k = 0; k < 300; ++k) {
+        const uint32_t w = 1 + rng() % 64, h = 1 + rng() % 64;
+        const int depth = 1 + static_cast<int>(rng() % 20);
+        add_random_block(b, rng, w, h, kOrients[rng() % 4], 0, static_cast<int>(rng() % 4), depth, 0);
+    }
+    uint64_t host_model[htenc::kHtPlaneBins] = {};
+    for (const BlockSpec &s : b.blocks)
+        htenc::ht_add_cleanup_model(b.pool.data() + s.offset, s.stride, s.width, s.height, host_model);
+    GpuRun g;
+    const size_t n = b.blocks.size();
+    lay_out(b, g);
+    DevMem d_pool, d_jobs, d_model;
+    CUDA_OK(d_pool.alloc(b.pool.size() * sizeof(int32_t)));
+    CUDA_OK(cudaMemcpy(d_pool.p, b.pool.data(), b.pool.size() * sizeof(int32_t), cudaMemcpyHostToDevice));
+    for (GpuCodeBlockJob &j : g.jobs) j.coeffs += reinterpret_cast<uint64_t>(d_pool.p);
+    CUDA_OK(d_jobs.alloc(n * sizeof(GpuCodeBlockJob)));
+    CUDA_OK(d_model.alloc(sizeof(host_model)));
+    CUDA_OK(cudaMemset(d_model.p, 0xA5, sizeof(host_model)));  // the planner clears it
+    for (const uint64_t budget : {uint64_t{1}, host_model[6] / 8, host_model[3] / 8 + 1, host_model[0]}) {
+        SCOPED_TRACE(testing::Message() << "budget " << budget);
+        CUDA_OK(cudaMemcpy(d_jobs.p, g.jobs.data(), n * sizeof(GpuCodeBlockJob), cudaMemcpyHostToDevice));
+        tier1_plan_planes_gpu(d_jobs.as<GpuCodeBlockJob>(), static_cast<uint32_t>(n), budget, d_model.as<uint64_t>(),
+                              nullptr);
+        CUDA_OK(cudaDeviceSynchronize());
+        uint64_t model[htenc::kHtPlaneBins];
+        std::vector<GpuCodeBlockJob> jobs(n);
+        CUDA_OK(cudaMemcpy(model, d_model.p, sizeof(model), cudaMemcpyDeviceToHost));
+        CUDA_OK(cudaMemcpy(jobs.data(), d_jobs.p, n * sizeof(GpuCodeBlockJob), cudaMemcpyDeviceToHost));
+        for (uint32_t p = 0; p < htenc::kHtPlaneBins; ++p) EXPECT_EQ(model[p], host_model[p]) << "plane " << p;
+        const uint32_t lowest = t1core::t1_lowest_plane(host_model, budget);
+        for (size_t k = 0; k < n; ++k) ASSERT_EQ(jobs[k].lowest_plane, lowest) << "job " << k;
+    }
+}
+
 TEST(GpuTier1, RejectedJobsReportAStatusAndWriteNothing)
 {
     SKIP_WITHOUT_DEVICE();
@@ -1169,7 +1252,7 @@ void throughput_4k_frame(const std::vector<int> &shifts, const char *label)
             const BlockSpec &s = b.blocks[k];
             EncodedCodeBlock ref;
             encode_code_block(b.pool.data() + s.offset, s.stride, s.width, s.height,
-                              Tier1EncodeParams{s.orientation, s.style, s.num_bitplanes}, ref);
+                              Tier1EncodeParams{s.orientation, s.style, s.num_bitplanes, s.lowest_plane}, ref);
             ASSERT_EQ(g.results[k].status, kGpuTier1Ok);
             ASSERT_EQ(g.results[k].bytes, ref.data.size()) << "block " << k;
             std::vector<uint8_t> got(ref.data.size());

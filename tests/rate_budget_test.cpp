@@ -16,6 +16,7 @@
 #include <initializer_list>
 #include <cstdint>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "j2kc.h"
@@ -89,6 +90,47 @@ TEST(RateBudget, Dci4kCapFilledOnSmoothContent)
 {
     if (j2kc_test::instrumented()) GTEST_SKIP() << "4K frames take minutes under instrumentation";
     expect_dci_cap_filled(J2KC_PROFILE_DCI_4K, 4096, 2160, 2.0);
+}
+
+void collect(void *messages, int, const char *line)
+{
+    static_cast<std::vector<std::string> *>(messages)->push_back(line);
+}
+
+/** The number after `key` in the first of `lines` that holds it; -1 if none does. */
+long long logged_number(const std::vector<std::string> &lines, const std::string &key)
+{
+    for (const std::string &l : lines) {
+        const size_t at = l.find(key);
+        if (at != std::string::npos) return std::stoll(l.substr(at + key.size()));
+    }
+    return -1;
+}
+
+/**
+ * Under the DCI 2K cap Tier-1 leaves out the bit-planes the budget will not
+ * reach (tier1/tier1_plane_floor.h), and the cap is still filled.
+ */
+TEST(RateBudget, LowPlanesLeftOutAndTheDciCapFilled)
+{
+    const Planes16 f = j2kc_test::synthetic_frame(2048, 1080, 3, 12, 3, 0.01);
+    std::vector<std::string> log;
+    j2kc_encoder_config cfg = j2kc_test::cpu_encoder_config(collect);
+    cfg.log_opaque = &log;
+    cfg.profile = J2KC_PROFILE_DCI_2K;
+    cfg.frame_rate_num = 24;
+    cfg.frame_rate_den = 1;
+    const size_t bytes = encode(cfg, f.image).size();
+    EXPECT_LE(bytes, 1302083u);
+    EXPECT_GE(double(bytes), 0.995 * 1302083);
+    const long long lowest = logged_number(log, "bit-planes under ");
+    const long long coded = logged_number(log, "code-blocks, ");
+    const long long kept = logged_number(log, "coding passes coded, ");
+    SCOPED_TRACE(testing::Message() << bytes << " bytes, planes under " << lowest << " left out, " << coded
+                                    << " passes coded, " << kept << " kept");
+    EXPECT_GT(lowest, 0);
+    EXPECT_GT(kept, 0);
+    EXPECT_LE(kept, coded);
 }
 
 /**

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <random>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "tier1/mq_coder.h"
 #include "tier1/tier1.h"
 #include "tier1/tier1_contexts.h"
+#include "tier1/tier1_plane_floor.h"
 #include "tier1_decoder_oracle.h"
 
 namespace j2kc {
@@ -473,6 +475,117 @@ TEST(Tier1, TruncationPointsAreTight)
         advancing += enc.passes[k].end > enc.passes[k - 1].end;
     }
     EXPECT_EQ(advancing, spp);
+}
+
+/**
+ * A block coded down to a lowest plane L: the passes of the planes from its
+ * top down to L, with the distortions of the block coded whole, the last
+ * one terminated; decoded whole it gives what the whole block gives after
+ * as many passes. Data wholly under L codes no pass.
+ */
+TEST(Tier1, LowestPlaneStopsThePassesThere)
+{
+    std::mt19937 rng(41);
+    Tier1Decoder dec;
+    for (const uint8_t style : {uint8_t{0}, uint8_t{0x01}, uint8_t{0x04}, uint8_t{0x10}, uint8_t{0x21}, uint8_t{0x3F}})
+        for (int kind = 0; kind < 4; ++kind) {
+            const uint32_t w = 1 + rng() % 40, h = 1 + rng() % 40;
+            const std::vector<int32_t> q = make_block(rng, w, h, kind, 10);
+            Tier1EncodeParams ep;
+            ep.orientation = kOrients[rng() % 4];
+            ep.style = style;
+            ep.num_bitplanes = 11;
+            EncodedCodeBlock whole;
+            encode_code_block(q.data(), w, w, h, ep, whole);
+            const uint32_t nbp = (static_cast<uint32_t>(whole.passes.size()) + 2) / 3;
+            for (uint8_t lowest = 1; lowest <= 11; ++lowest) {
+                SCOPED_TRACE(testing::Message() << w << "x" << h << " kind " << kind << " style " << int(style)
+                                                << " lowest plane " << int(lowest));
+                ep.lowest_plane = lowest;
+                EncodedCodeBlock cut;
+                encode_code_block(q.data(), w, w, h, ep, cut);
+                EXPECT_EQ(cut.zero_bitplanes, whole.zero_bitplanes);
+                const size_t n = nbp > lowest ? 3 * (nbp - lowest) - 2 : 0;
+                ASSERT_EQ(cut.passes.size(), n);
+                if (n == 0) {
+                    EXPECT_TRUE(cut.data.empty());
+                    continue;
+                }
+                for (size_t k = 0; k < n; ++k) {
+                    EXPECT_EQ(cut.passes[k].distortion, whole.passes[k].distortion) << "pass " << k;
+                    EXPECT_EQ(cut.passes[k].terminated, k + 1 == n || t1_pass_is_terminated(uint32_t(k), style));
+                }
+                ASSERT_EQ(cut.passes.back().end, cut.data.size());
+                Tier1DecodeParams dp;
+                dp.orientation = ep.orientation;
+                dp.style = style;
+                dp.num_bitplanes = ep.num_bitplanes;
+                dp.zero_bitplanes = whole.zero_bitplanes;
+                std::vector<int32_t> got(size_t{w} * h), want(size_t{w} * h);
+                const std::vector<CodewordSegment> cut_segs = segments_up_to(cut, n - 1);
+                dec.decode(cut.data.data(), cut_segs.data(), cut_segs.size(), w, h, dp, got.data(), w);
+                const std::vector<CodewordSegment> whole_segs = segments_up_to(whole, n - 1);
+                dec.decode(whole.data.data(), whole_segs.data(), whole_segs.size(), w, h, dp, want.data(), w);
+                EXPECT_EQ(got, want);
+            }
+        }
+}
+
+/** The plane t1_lowest_plane keeps, with `fit` the lowest plane whose modelled bytes fit. */
+void expect_lowest_plane_bounds(const uint64_t (&model)[htenc::kHtPlaneBins], uint64_t budget, uint32_t lowest)
+{
+    uint32_t fit = 0;
+    while (fit + 1 < htenc::kHtPlaneBins && model[fit] / 8 > budget) ++fit;
+    const uint32_t margin = t1core::kT1FloorMarginPlanes;
+    const uint64_t reach = t1core::kT1FloorBudgets * budget;
+    SCOPED_TRACE(testing::Message() << "budget " << budget << ", fits at plane " << fit << ", lowest " << lowest);
+    EXPECT_LE(lowest + margin, std::max(fit, margin));
+    if (lowest > 0) {
+        EXPECT_GE(model[lowest] / 8, reach);
+    }
+    if (lowest + margin < fit) {
+        EXPECT_LT(model[lowest + 1] / 8, reach);
+    }
+}
+
+/**
+ * The plane a budget's cost model lets Part 1 stop at: kT1FloorMarginPlanes
+ * under the lowest plane whose modelled bytes fit the budget, or lower where
+ * the planes under it cost less than kT1FloorBudgets budgets; lower as the
+ * budget grows, plane 0 once everything fits.
+ */
+TEST(Tier1PlaneFloor, LowestPlaneFollowsTheBudget)
+{
+    std::mt19937 rng(43);
+    uint64_t model[htenc::kHtPlaneBins] = {};
+    for (int block = 0; block < 64; ++block) {
+        const std::vector<int32_t> q = make_block(rng, 32, 32, block % 3, 4 + block % 12);
+        htenc::ht_add_cleanup_model(q.data(), 32, 32, 32, model);
+    }
+    uint32_t last = htenc::kHtPlaneBins;
+    for (uint64_t budget = 8; budget < model[0]; budget += budget / 4) {
+        const uint32_t lowest = t1core::t1_lowest_plane(model, budget);
+        expect_lowest_plane_bounds(model, budget, lowest);
+        EXPECT_LE(lowest, last);
+        last = lowest;
+    }
+    EXPECT_EQ(last, 0u);
+    EXPECT_EQ(t1core::t1_lowest_plane(model, model[0] / 8), 0u);
+}
+
+/** Costs that double with each plane down stop three planes under the fit;
+ *  costs that grow by a fifth a plane (noise) reach further down. */
+TEST(Tier1PlaneFloor, FlatCostsReachFurtherDown)
+{
+    for (const double growth : {2.0, 1.2}) {
+        SCOPED_TRACE(testing::Message() << "growth " << growth);
+        uint64_t model[htenc::kHtPlaneBins] = {};
+        for (uint32_t p = 0; p < 20; ++p) model[p] = static_cast<uint64_t>(8e6 * std::pow(growth, 20.0 - p));
+        const uint64_t budget = model[10] / 8;  // fits at plane 10
+        const uint32_t lowest = t1core::t1_lowest_plane(model, budget);
+        expect_lowest_plane_bounds(model, budget, lowest);
+        EXPECT_EQ(lowest, growth == 2.0 ? 10 - t1core::kT1FloorMarginPlanes : 6u);  // 1.2^4 > 2 > 1.2^3
+    }
 }
 
 TEST(Tier1, RoiShiftDecodesOverMorePlanes)

@@ -216,10 +216,12 @@ private:
         DeviceBuffer jobs, results, arena, t1_scratch, sparse_end, sparse_dist, sparse_term;
         DeviceBuffer num_passes, zero_bitplanes, byte_offset, pass_offset, pass_end, pass_dist, pass_term;
         DeviceBuffer status_word, scan_temp, out;
+        /** The frame's plane cost model under a budget (HT sets' planes, Part 1's lowest plane). */
+        DeviceBuffer plane_model;
         /** HT coding sets (EncoderPlan::ht_coding_sets): each block's sets, and the tables Tier-2
          *  reads of the chosen ones (ht_choose_sets_gpu). */
-        DeviceBuffer ht_model, ht_top_plane, ht_sets, set_passes, set_byte_offset, set_pass_offset, set_pass_end,
-            set_pass_term, set_num_passes, set_zero_bitplanes;
+        DeviceBuffer ht_top_plane, ht_sets, set_passes, set_byte_offset, set_pass_offset, set_pass_end, set_pass_term,
+            set_num_passes, set_zero_bitplanes;
         HtChosenSetTables chosen{};
         PinnedBuffer staging, host_small, host_out;
         PcrdCuda pcrd;
@@ -440,6 +442,7 @@ private:
         s->t2_blocks.zero_bitplanes = s->zero_bitplanes.as<uint8_t>();
         s->t2_blocks.num_blocks = blocks_;
         if (plan_.ht_coding_sets()) reserve_ht_sets(*s, n);
+        if (plan_.lowest_plane_from_budget()) s->plane_model.reserve(htenc::kHtPlaneBins * sizeof(uint64_t));
 
         const uint32_t ncomp = static_cast<uint32_t>(plan_.siz.components.size());
         s->device_components.resize(ncomp);
@@ -513,8 +516,11 @@ private:
         }
         mark(s, kMarkDwt, mn);
 
+        if (plan_.lowest_plane_from_budget())
+            tier1_plan_planes_gpu(s.jobs.as<GpuCodeBlockJob>(), blocks_, plan_.budget_bytes(),
+                                  s.plane_model.as<uint64_t>(), mn);
         if (plan_.ht_coding_sets())
-            ht_plan_sets_gpu(s.jobs.as<GpuCodeBlockJob>(), blocks_, plan_.budget_bytes(), s.ht_model.as<uint64_t>(),
+            ht_plan_sets_gpu(s.jobs.as<GpuCodeBlockJob>(), blocks_, plan_.budget_bytes(), s.plane_model.as<uint64_t>(),
                              s.ht_top_plane.as<uint32_t>(), mn);
         if (plan_.ht)
             ht_encode_gpu(s.jobs.as<GpuCodeBlockJob>(), blocks_,
@@ -611,7 +617,7 @@ private:
     /** A slot's HT coding sets and the chosen sets' tables, which Tier-2 then reads. */
     void reserve_ht_sets(Slot &s, size_t n)
     {
-        s.ht_model.reserve(htenc::kHtPlaneBins * sizeof(uint64_t));
+        s.plane_model.reserve(htenc::kHtPlaneBins * sizeof(uint64_t));
         s.ht_top_plane.reserve(4);
         s.ht_sets.reserve(std::max<size_t>(n, 1) * sizeof(htenc::HtCodingSets));
         s.set_passes.reserve(n * 2);

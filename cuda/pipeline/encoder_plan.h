@@ -51,6 +51,9 @@ struct EncoderPlan {
      * do not agree on, so each block's single pass goes whole into one layer.
      */
     bool ht_coding_sets() const { return ht && has_budget() && cod.layers == 1; }
+    /** Part 1 blocks coded down to the plane the frame's cost model picks
+     *  under the budget (tier1/tier1_plane_floor.h), not to plane 0. */
+    bool lowest_plane_from_budget() const { return !ht && has_budget(); }
 };
 
 /**

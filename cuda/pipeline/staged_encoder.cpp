@@ -11,6 +11,7 @@
 #include "pipeline/codestream_assembly.h"
 #include "rate/pcrd.h"
 #include "tier1/ht_block_encoder.h"
+#include "tier1/tier1_plane_floor.h"
 
 namespace j2kc {
 
@@ -57,9 +58,9 @@ const int32_t *StagedEncoder::block_indices(const TileWork &tw, const CodeBlock 
     return tw.indices[cb.component].data() + size_t{p.y} * stride + p.x;
 }
 
-uint32_t StagedEncoder::ht_sets_top_plane(const std::vector<TileWork> &work)
+void StagedEncoder::plane_cost_model(const std::vector<TileWork> &work, uint64_t (&bits)[htenc::kHtPlaneBins])
 {
-    uint64_t bits[htenc::kHtPlaneBins] = {};
+    for (uint64_t &b : bits) b = 0;
     for (const TileWork &tw : work) {
         std::vector<std::array<uint64_t, htenc::kHtPlaneBins>> block_bits(tw.layout.code_blocks.size());
         pool_.parallel_for(block_bits.size(), [&](size_t i, unsigned) {
@@ -72,26 +73,33 @@ uint32_t StagedEncoder::ht_sets_top_plane(const std::vector<TileWork> &work)
         for (const auto &h : block_bits)
             for (uint32_t b = 0; b < htenc::kHtPlaneBins; ++b) bits[b] += h[b];
     }
-    return htenc::ht_sets_top_plane(bits, plan_.budget_bytes());
 }
 
 void StagedEncoder::code_blocks(std::vector<TileWork> &work)
 {
-    // Under a budget, HT blocks offer rate control several HT sets around the plane the frame's model picks.
-    const bool sets = plan_.ht_coding_sets();
-    const uint32_t top_plane = sets ? ht_sets_top_plane(work) : 0;
+    // Under a budget the frame's cost model picks the planes: HT blocks offer
+    // rate control several HT sets around one, Part 1 blocks stop at another.
+    const bool sets = plan_.ht_coding_sets(), floor = plan_.lowest_plane_from_budget();
+    uint64_t bits[htenc::kHtPlaneBins] = {};
+    if (sets || floor) plane_cost_model(work, bits);
+    const uint32_t top_plane = sets ? htenc::ht_sets_top_plane(bits, plan_.budget_bytes()) : 0;
+    const uint32_t lowest_plane = floor ? t1core::t1_lowest_plane(bits, plan_.budget_bytes()) : 0;
+    if (floor)
+        log_.log(J2KC_LOG_VERBOSE, "Tier-1: bit-planes under %u left out (the budget's cost model)", lowest_plane);
     for (TileWork &tw : work) {
         tw.blocks.resize(tw.layout.code_blocks.size());
         pool_.parallel_for(tw.layout.code_blocks.size(), [&](size_t i, unsigned) {
             const CodeBlock &cb = tw.layout.code_blocks[i];
             size_t stride = 0;
             const int32_t *coeffs = block_indices(tw, cb, stride);
-            const BlockPlacement p = place_block(plan_, tw.layout, cb);
-            if (p.params.style & cblk_style::kHighThroughput)
+            BlockPlacement p = place_block(plan_, tw.layout, cb);
+            if (p.params.style & cblk_style::kHighThroughput) {
                 encode_ht_code_block(coeffs, stride, cb.rect.width(), cb.rect.height(), p.params.num_bitplanes, sets,
                                      top_plane, tw.blocks[i]);
-            else
+            } else {
+                p.params.lowest_plane = static_cast<uint8_t>(lowest_plane);
                 encode_code_block(coeffs, stride, cb.rect.width(), cb.rect.height(), p.params, tw.blocks[i]);
+            }
         });
     }
 }

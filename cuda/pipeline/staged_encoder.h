@@ -55,8 +55,9 @@ protected:
     void code_blocks(std::vector<TileWork> &work);
     /** Where a code-block's indices lie in its tile's index planes. */
     const int32_t *block_indices(const TileWork &tw, const CodeBlock &cb, size_t &stride) const;
-    /** The coarsest HT set's plane for this frame (tier1/ht_coding_sets.h), from all its indices. */
-    uint32_t ht_sets_top_plane(const std::vector<TileWork> &work);
+    /** The frame's modelled bytes of coding down to each plane (htenc::ht_add_cleanup_model over
+     *  all its code-blocks), which picks the HT sets' planes and Part 1's lowest plane. */
+    void plane_cost_model(const std::vector<TileWork> &work, uint64_t (&bits)[htenc::kHtPlaneBins]);
     /** PCRD-opt with exact Tier-2 sizing, then the codestream (CPU reference). */
     std::vector<uint8_t> rate_and_assemble(const std::vector<TileWork> &work);
     void log_kept_passes(const FrameBlocks &frame, const PcrdResult &selection) const;

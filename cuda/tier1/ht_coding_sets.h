@@ -91,11 +91,23 @@ constexpr uint32_t kHtQuadModelBits = 3;
 constexpr uint32_t kHtBlockModelBits = 24;
 
 /**
+ * The modelled bits of a cleanup at plane p < top for a quad whose samples'
+ * magnitudes are `length` bits long, `top` the longest: each sample
+ * significant at p costs about top - p MagSgn bits and a sign, the quad
+ * kHtQuadModelBits more.
+ */
+J2KC_HD uint32_t ht_quad_model_bits(const uint32_t (&length)[4], uint32_t top, uint32_t p)
+{
+    uint32_t quad = kHtQuadModelBits;
+    for (uint32_t i = 0; i < 4; ++i) quad += length[i] > p ? top - p + 1 : 0;
+    return quad;
+}
+
+/**
  * Adds a block's modelled cleanup cost to `bits` (kHtPlaneBins entries: bits
  * of a cleanup at plane p). A quad whose largest magnitude has U bits above p
- * is significant there: each of its samples significant at p costs about U
- * MagSgn bits and a sign, the quad kHtQuadModelBits more, the block
- * kHtBlockModelBits.
+ * is significant there (ht_quad_model_bits), and the block costs
+ * kHtBlockModelBits more.
  */
 J2KC_HD void ht_add_cleanup_model(const int32_t *coeffs, size_t stride, uint32_t width, uint32_t height, uint64_t *bits)
 {
@@ -110,11 +122,7 @@ J2KC_HD void ht_add_cleanup_model(const int32_t *coeffs, size_t stride, uint32_t
                 length[i] = ht::bit_length(c < 0 ? 0u - static_cast<uint32_t>(c) : static_cast<uint32_t>(c));
                 top = length[i] > top ? length[i] : top;
             }
-            for (uint32_t p = 0; p < top; ++p) {
-                uint32_t quad = kHtQuadModelBits;
-                for (uint32_t i = 0; i < 4; ++i) quad += length[i] > p ? top - p + 1 : 0;
-                bits[p] += quad;
-            }
+            for (uint32_t p = 0; p < top; ++p) bits[p] += ht_quad_model_bits(length, top, p);
             block_top = top > block_top ? top : block_top;
         }
     for (uint32_t p = 0; p < block_top; ++p) bits[p] += kHtBlockModelBits;

@@ -33,6 +33,7 @@
 #include "tier1/tier1_cuda.h"
 #include "tier1/tier1_encode_job.h"
 #include "tier1/tier1_encoder_core.h"
+#include "tier1/tier1_plane_floor.h"
 
 namespace j2kc {
 namespace {
@@ -116,7 +117,82 @@ __global__ void __launch_bounds__(kCodeThreadsPerCta)
     results[j] = res;
 }
 
+__device__ uint32_t warp_sum(uint32_t v)
+{
+    for (uint32_t d = 16; d > 0; d >>= 1) v += __shfl_xor_sync(0xffffffffu, v, d);
+    return v;
+}
+
+__device__ uint32_t warp_max(uint32_t v)
+{
+    for (uint32_t d = 16; d > 0; d >>= 1) v = max(v, __shfl_xor_sync(0xffffffffu, v, d));
+    return v;
+}
+
+static_assert(htenc::kHtPlaneBins == 32, "a lane keeps one plane of the cost model");
+
+/** A warp per job adds the job's modelled costs (ht_add_cleanup_model's
+ *  integers: the lanes take 32 quads at a time, their costs at each plane
+ *  summed across the warp) to the frame's; lane p keeps plane p. A block's
+ *  sums fit 32 bits (at most 1024 quads of 135 bits a plane). */
+__global__ void __launch_bounds__(kWarpsPerCta * 32)
+    tier1_plane_model_kernel(const GpuCodeBlockJob *__restrict__ jobs, uint32_t num_jobs, unsigned long long *model)
+{
+    const uint32_t lane = threadIdx.x & 31u;
+    const uint32_t j = blockIdx.x * kWarpsPerCta + (threadIdx.x >> 5);
+    if (j >= num_jobs) return;
+    const GpuCodeBlockJob job = jobs[j];
+    const auto *coeffs = reinterpret_cast<const int32_t *>(static_cast<uintptr_t>(job.coeffs));
+    const uint32_t quads_wide = (job.width + 1u) / 2u, quads = quads_wide * ((job.height + 1u) / 2u);
+    uint32_t plane_bits = 0, block_top = 0;
+    for (uint32_t first = 0; first < quads; first += 32) {
+        const uint32_t q = first + lane;
+        uint32_t length[4] = {}, top = 0;
+        if (q < quads) {
+            const uint32_t x = q % quads_wide * 2, y = q / quads_wide * 2;
+            for (uint32_t i = 0; i < 4; ++i) {
+                const uint32_t sx = x + (i >> 1), sy = y + (i & 1);
+                if (sx >= job.width || sy >= job.height) continue;
+                const int32_t c = coeffs[size_t{sy} * job.stride + sx];
+                length[i] = ht::bit_length(c < 0 ? 0u - static_cast<uint32_t>(c) : static_cast<uint32_t>(c));
+                top = max(top, length[i]);
+            }
+        }
+        const uint32_t quads_top = warp_max(top);
+        for (uint32_t p = 0; p < quads_top; ++p) {
+            const uint32_t sum = warp_sum(p < top ? htenc::ht_quad_model_bits(length, top, p) : 0u);
+            if (lane == p) plane_bits += sum;
+        }
+        block_top = max(block_top, quads_top);
+    }
+    if (lane < block_top) plane_bits += htenc::kHtBlockModelBits;
+    if (plane_bits) atomicAdd(model + lane, static_cast<unsigned long long>(plane_bits));
+}
+
+/** Every job's lowest_plane from the frame's summed model. */
+__global__ void tier1_lowest_plane_kernel(GpuCodeBlockJob *jobs, uint32_t num_jobs, const uint64_t *model,
+                                          uint64_t budget)
+{
+    __shared__ uint32_t lowest;
+    if (threadIdx.x == 0) lowest = t1core::t1_lowest_plane(model, budget);
+    __syncthreads();
+    const uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
+    if (j < num_jobs) jobs[j].lowest_plane = static_cast<uint8_t>(lowest);
+}
+
 }  // namespace
+
+void tier1_plan_planes_gpu(GpuCodeBlockJob *jobs, uint32_t num_jobs, uint64_t budget, uint64_t *model, void *stream)
+{
+    if (num_jobs == 0) return;
+    const cudaStream_t s = static_cast<cudaStream_t>(stream);
+    check_cuda(cudaMemsetAsync(model, 0, htenc::kHtPlaneBins * sizeof(uint64_t), s), "plane cost model reset");
+    tier1_plane_model_kernel<<<(num_jobs + kWarpsPerCta - 1) / kWarpsPerCta, kWarpsPerCta * 32, 0, s>>>(
+        jobs, num_jobs, reinterpret_cast<unsigned long long *>(model));
+    constexpr uint32_t kThreads = 256;
+    tier1_lowest_plane_kernel<<<(num_jobs + kThreads - 1) / kThreads, kThreads, 0, s>>>(jobs, num_jobs, model, budget);
+    check_cuda(cudaGetLastError(), "tier1 plane planning kernels launch");
+}
 
 void tier1_encode_gpu_phase(int phase, const GpuCodeBlockJob *jobs, uint32_t num_jobs, uint8_t *out_bytes,
                             GpuCodeBlockResult *results, uint32_t *pass_end, uint64_t *pass_distortion,

@@ -71,6 +71,9 @@ struct Tier1EncodeParams {
     BandOrientation orientation = kLL;
     uint8_t style = 0;          ///< cblk_style bits (kHighThroughput is rejected)
     uint8_t num_bitplanes = 0;  ///< Mb of the band (with ROI: Mb + s), at most 30
+    /** The lowest bit-plane coded: passes of lower planes are left out, as a
+     *  byte budget will not reach them (tier1_plane_floor.h); 0 codes all. */
+    uint8_t lowest_plane = 0;
 };
 
 /**

@@ -92,7 +92,7 @@ void encode_code_block(const int32_t *coeffs, size_t stride, uint32_t width, uin
     res.pass_distortion = at_least(scratch.pass_distortion, t1core::kMaxPasses);
     res.pass_terminated = at_least(scratch.pass_terminated, t1core::kMaxPasses);
     const uint32_t status = t1core::t1_encode_block(coeffs, stride, width, height, params.orientation, params.style,
-                                                    params.num_bitplanes, ws, res);
+                                                    params.num_bitplanes, ws, res, params.lowest_plane);
     J2KC_CHECK_ARG(status != t1core::kT1EncodeDataTooDeep, "coefficient needs %u bit-planes, band has %u",
                    res.data_bitplanes, params.num_bitplanes);
     J2KC_CHECK_ARG(status == t1core::kT1EncodeOk, "Tier-1 encoder status %u", status);

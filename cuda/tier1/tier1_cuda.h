@@ -65,7 +65,9 @@ struct GpuCodeBlockJob {
     uint8_t orientation;    ///< BandOrientation: 0 LL, 1 HL, 2 LH, 3 HH
     uint8_t style;          ///< cblk_style bits
     uint8_t num_bitplanes;  ///< Mb of the band (with ROI: Mb + s), at most 30
-    uint8_t reserved = 0;
+    /** The lowest bit-plane coded (tier1_plane_floor.h; 0: every plane):
+     *  passes below it are left out, as Tier1EncodeParams::lowest_plane. */
+    uint8_t lowest_plane = 0;
 };
 
 /** Result status of one job. */
@@ -114,6 +116,14 @@ void tier1_encode_gpu(const GpuCodeBlockJob *jobs, uint32_t num_jobs, uint8_t *o
 void tier1_encode_gpu_phase(int phase, const GpuCodeBlockJob *jobs, uint32_t num_jobs, uint8_t *out_bytes,
                             GpuCodeBlockResult *results, uint32_t *pass_end, uint64_t *pass_distortion,
                             uint8_t *pass_terminated, void *stream);
+
+/**
+ * @brief Sets every job's lowest_plane for a frame under `budget` bytes
+ * (tier1_plane_floor.h): sums the frame's cost model into `model`
+ * (htenc::kHtPlaneBins entries of device memory) and picks the plane, on
+ * `stream`, before tier1_encode_gpu on the same jobs.
+ */
+void tier1_plan_planes_gpu(GpuCodeBlockJob *jobs, uint32_t num_jobs, uint64_t budget, uint64_t *model, void *stream);
 
 /** @brief Output region size (dummy byte included) that is never too small. */
 size_t tier1_gpu_capacity_bound(uint32_t width, uint32_t height, uint8_t num_bitplanes);

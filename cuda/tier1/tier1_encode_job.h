@@ -108,7 +108,7 @@ J2KC_HD GpuCodeBlockResult t1_encode_job(const GpuCodeBlockJob &job, uint8_t *ou
     T1EncodeOutput out = t1_job_output(job, out_bytes, pass_end, pass_distortion, pass_terminated);
     const uint32_t status =
         t1_encode_block(reinterpret_cast<const int32_t *>(static_cast<uintptr_t>(job.coeffs)), job.stride, job.width,
-                        job.height, job.orientation, job.style, job.num_bitplanes, ws, out);
+                        job.height, job.orientation, job.style, job.num_bitplanes, ws, out, job.lowest_plane);
     t1_job_finish(res, status, out);
     return res;
 }
@@ -129,7 +129,7 @@ J2KC_HD GpuCodeBlockResult t1_warp_encode_job(T1WarpShared &sh, const GpuCodeBlo
     // fit in the flag and value regions of the scratch layout.
     const uint32_t status = t1_warp_encode_block(
         sh, reinterpret_cast<const int32_t *>(static_cast<uintptr_t>(job.coeffs)), job.stride, job.width, job.height,
-        job.orientation, job.style, job.num_bitplanes, ws.flags, ws.values, ws, out);
+        job.orientation, job.style, job.num_bitplanes, job.lowest_plane, ws.flags, ws.values, ws, out);
     t1_job_finish(res, status, out);
     return res;
 }
@@ -175,8 +175,8 @@ J2KC_HD GpuCodeBlockResult t1_model_job(T1WarpShared &sh, const GpuCodeBlockJob 
     T1EncodeOutput out = t1_job_output(job, nullptr, nullptr, pass_distortion, pass_terminated);
     const uint32_t status =
         t1w_model_block(sh, reinterpret_cast<const int32_t *>(static_cast<uintptr_t>(job.coeffs)), job.stride,
-                        job.width, job.height, job.orientation, job.style, job.num_bitplanes, v.words, v.mags,
-                        v.decisions, v.decision_cap, v.pass_dec_end, out);
+                        job.width, job.height, job.orientation, job.style, job.num_bitplanes, job.lowest_plane, v.words,
+                        v.mags, v.decisions, v.decision_cap, v.pass_dec_end, out);
     t1_job_finish(res, status, out);  // out.bytes is 0: phase 2 sets the bytes
     return res;
 }

@@ -536,12 +536,25 @@ J2KC_HD uint32_t t1_data_bitplanes(uint32_t max_mag, uint32_t num_bitplanes, T1E
 }
 
 /**
+ * Passes of a block whose data needs `nbp` planes when planes under
+ * `lowest_plane` are left out (tier1_plane_floor.h): from the cleanup of
+ * plane nbp - 1 to that of lowest_plane; none when the data lies below it.
+ */
+J2KC_HD uint32_t t1_num_passes(int nbp, uint32_t lowest_plane)
+{
+    const uint32_t planes = static_cast<uint32_t>(nbp);
+    return planes > lowest_plane ? 3 * (planes - lowest_plane) - 2 : 0;
+}
+
+/**
  * After the block is loaded: the bit-planes its data needs (*nbp), the passes
- * they make (*num_passes), the zero bit-planes, and the verdict that not even
- * one pass fits the output. kT1EncodeOk with *num_passes 0: an all-zero block.
+ * they make down to `lowest_plane` (*num_passes), the zero bit-planes, and
+ * the verdict that not even one pass fits the output. kT1EncodeOk with
+ * *num_passes 0: an all-zero block, or one with nothing at or above
+ * lowest_plane.
  */
 J2KC_HD uint32_t t1_encode_plan(uint32_t max_mag, uint32_t width, uint32_t height, uint32_t num_bitplanes,
-                                T1EncodeOutput &out, int *nbp, uint32_t *num_passes)
+                                uint32_t lowest_plane, T1EncodeOutput &out, int *nbp, uint32_t *num_passes)
 {
     *nbp = 0;
     *num_passes = 0;
@@ -549,7 +562,7 @@ J2KC_HD uint32_t t1_encode_plan(uint32_t max_mag, uint32_t width, uint32_t heigh
     if (const uint32_t deep = t1_data_bitplanes(max_mag, num_bitplanes, out, nbp)) return deep;
     out.zero_bitplanes = static_cast<uint8_t>(num_bitplanes - static_cast<uint32_t>(*nbp));
     if (out.capacity < 1 + t1_pass_byte_bound(width, height)) return kT1EncodeOverflow;
-    *num_passes = 3 * static_cast<uint32_t>(*nbp) - 2;
+    *num_passes = t1_num_passes(*nbp, lowest_plane);
     return kT1EncodeOk;
 }
 
@@ -664,13 +677,14 @@ struct T1SegmentDriver {
 };
 
 /**
- * Codes one code-block: the body of encode_code_block (tier1.h gives the
- * contract) for any memory the caller chooses. On a status other than
- * kT1EncodeOk the outputs are unspecified except data_bitplanes.
+ * Codes one code-block down to plane `lowest_plane`: the body of
+ * encode_code_block (tier1.h gives the contract) for any memory the caller
+ * chooses. On a status other than kT1EncodeOk the outputs are unspecified
+ * except data_bitplanes.
  */
 J2KC_HD uint32_t t1_encode_block(const int32_t *coeffs, size_t stride, uint32_t width, uint32_t height,
                                  uint32_t orientation, uint8_t style, uint32_t num_bitplanes,
-                                 const T1EncodeScratch &scratch, T1EncodeOutput &out)
+                                 const T1EncodeScratch &scratch, T1EncodeOutput &out, uint32_t lowest_plane = 0)
 {
     bool empty = false;
     const uint32_t check = t1_encode_check(width, height, style, num_bitplanes, out, &empty);
@@ -693,7 +707,7 @@ J2KC_HD uint32_t t1_encode_block(const int32_t *coeffs, size_t stride, uint32_t 
     }
     int nbp = 0;
     uint32_t num_passes = 0;
-    const uint32_t plan = t1_encode_plan(max_mag, width, height, num_bitplanes, out, &nbp, &num_passes);
+    const uint32_t plan = t1_encode_plan(max_mag, width, height, num_bitplanes, lowest_plane, out, &nbp, &num_passes);
     if (plan != kT1EncodeOk || num_passes == 0) return plan;
 
     const size_t pass_bound = t1_pass_byte_bound(width, height);

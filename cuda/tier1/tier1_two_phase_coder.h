@@ -58,7 +58,7 @@ J2KC_HD constexpr size_t t1_decision_bound(uint32_t width, uint32_t height, uint
  */
 J2KC_HD uint32_t t1w_model_block(T1WarpShared &sh, const int32_t *coeffs, size_t stride, uint32_t width,
                                  uint32_t height, uint32_t orientation, uint8_t style, uint32_t num_bitplanes,
-                                 uint16_t *words, uint32_t *mags, uint8_t *dec, uint32_t dec_cap,
+                                 uint32_t lowest_plane, uint16_t *words, uint32_t *mags, uint8_t *dec, uint32_t dec_cap,
                                  uint32_t *pass_dec_end, T1EncodeOutput &out)
 {
     // The steps of t1w_begin_block and t1_encode_plan written out, with the
@@ -71,7 +71,7 @@ J2KC_HD uint32_t t1w_model_block(T1WarpShared &sh, const int32_t *coeffs, size_t
     if (max_mag == 0) return kT1EncodeOk;
     int nbp = 0;
     if (const uint32_t deep = t1_data_bitplanes(max_mag, num_bitplanes, out, &nbp)) return deep;
-    const uint32_t num_passes = 3 * static_cast<uint32_t>(nbp) - 2;
+    const uint32_t num_passes = t1_num_passes(nbp, lowest_plane);
     if (out.capacity < 1 + t1_pass_byte_bound(width, height)) return kT1EncodeOverflow;
     T1WEmit em{dec, 0, dec_cap, false};
     // Phase 1 codes nothing: t1w_pass<true> leaves these alone.

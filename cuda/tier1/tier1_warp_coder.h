@@ -694,15 +694,16 @@ struct T1WBlockStart {
  * load, the planes and passes (t1_encode_plan). Every lane calls it.
  */
 J2KC_HD T1WBlockStart t1w_begin_block(T1WarpShared &sh, const int32_t *coeffs, size_t stride, uint32_t width,
-                                      uint32_t height, uint8_t style, uint32_t num_bitplanes, uint16_t *words,
-                                      uint32_t *mags, T1EncodeOutput &out)
+                                      uint32_t height, uint8_t style, uint32_t num_bitplanes, uint32_t lowest_plane,
+                                      uint16_t *words, uint32_t *mags, T1EncodeOutput &out)
 {
     T1WBlockStart start{kT1EncodeOk, 0, 0};
     bool empty = false;
     start.status = t1_encode_check(width, height, style, num_bitplanes, out, &empty);
     if (start.status != kT1EncodeOk || empty) return start;
     const uint32_t max_mag = t1w_load_block(sh, coeffs, stride, width, height, words, mags);
-    start.status = t1_encode_plan(max_mag, width, height, num_bitplanes, out, &start.nbp, &start.num_passes);
+    start.status =
+        t1_encode_plan(max_mag, width, height, num_bitplanes, lowest_plane, out, &start.nbp, &start.num_passes);
     return start;
 }
 
@@ -715,11 +716,11 @@ J2KC_HD T1WBlockStart t1w_begin_block(T1WarpShared &sh, const int32_t *coeffs, s
  */
 J2KC_HD uint32_t t1_warp_encode_block(T1WarpShared &sh, const int32_t *coeffs, size_t stride, uint32_t width,
                                       uint32_t height, uint32_t orientation, uint8_t style, uint32_t num_bitplanes,
-                                      uint16_t *words, uint32_t *mags, const T1EncodeScratch &scratch,
-                                      T1EncodeOutput &out)
+                                      uint32_t lowest_plane, uint16_t *words, uint32_t *mags,
+                                      const T1EncodeScratch &scratch, T1EncodeOutput &out)
 {
     const T1WBlockStart start =
-        t1w_begin_block(sh, coeffs, stride, width, height, style, num_bitplanes, words, mags, out);
+        t1w_begin_block(sh, coeffs, stride, width, height, style, num_bitplanes, lowest_plane, words, mags, out);
     if (start.status != kT1EncodeOk || start.num_passes == 0) return start.status;
     const int nbp = start.nbp;
     const uint32_t num_passes = start.num_passes;

@@ -12,6 +12,7 @@
 #include "common/status.h"
 #include "pipeline/decoder.h"
 #include "pipeline/encoder.h"
+#include "pipeline/host_memory.h"
 
 struct j2kc_encoder {
     j2kc::Logger log;
@@ -255,6 +256,16 @@ int j2kc_decoder_receive(j2kc_decoder *decoder, const j2kc_image *output, int64_
             throw j2kc::Error(flush ? J2KC_ERR_EOF : J2KC_ERR_AGAIN, "no frame");
     });
 }
+
+int j2kc_decoder_host_alloc(j2kc_decoder *decoder, size_t size, void **data)
+{
+    if (data) *data = nullptr;
+    if (!decoder || !data || size == 0) return J2KC_ERR_INVALID_ARG;
+    return guarded(decoder->log, "host memory",
+                   [&] { *data = j2kc::host_memory_allocate(size, decoder->impl->download_device()); });
+}
+
+void j2kc_host_free(void *data) { j2kc::host_memory_free(data); }
 
 int j2kc_decoder_reset(j2kc_decoder *decoder)
 {

@@ -419,6 +419,28 @@ int j2kc_decoder_submit(j2kc_decoder *decoder, const uint8_t *data, size_t size,
  */
 int j2kc_decoder_receive(j2kc_decoder *decoder, const j2kc_image *output, int64_t *tag, int flush);
 
+/**
+ * @brief Allocates host memory for output planes that this decoder writes
+ * fastest: on the CUDA backend page-locked (portable memory of the device's
+ * primary context, page-locked for every CUDA context), so that
+ * a receive brings the frame down by DMA straight into the planes, with no
+ * staging buffer and no host copy; on the CPU backend plain memory. It is
+ * zeroed and 64-byte aligned, and does not depend on the decoder: it may be
+ * freed after the decoder, from any thread, with j2kc_host_free.
+ *
+ * Page-locked memory is taken from the system's RAM until it is freed:
+ * allocate it for the frames in use and reuse it, rather than per frame
+ * (page-locking takes time, and so does giving it back).
+ *
+ * @return J2KC_OK with *data set; J2KC_ERR_INVALID_ARG for a NULL argument
+ * or size 0; J2KC_ERR_NOMEM; J2KC_ERR_CUDA when the memory cannot be
+ * page-locked. *data is NULL on any error.
+ */
+int j2kc_decoder_host_alloc(j2kc_decoder *decoder, size_t size, void **data);
+
+/** @brief Frees memory from j2kc_decoder_host_alloc; NULL is fine. */
+void j2kc_host_free(void *data);
+
 /** @brief Drops every queued frame, for a seek: work in progress is stopped or waited for. */
 int j2kc_decoder_reset(j2kc_decoder *decoder);
 

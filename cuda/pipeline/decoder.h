@@ -45,6 +45,13 @@ public:
 
     /** Milliseconds summed over the frames received since creation or the last reset. */
     virtual j2kc_stage_times stage_times() const = 0;
+
+    /**
+     * The CUDA device whose copies bring host output down, for memory to be
+     * page-locked through (host_memory.h); -1 when output is written by the
+     * CPU and page-locking gains nothing.
+     */
+    virtual int download_device() const { return -1; }
 };
 
 std::unique_ptr<Decoder> create_decoder(const j2kc_decoder_config &config, const Logger &log);

@@ -179,6 +179,7 @@ public:
           queue_(depth_), frames_(depth_)
     {
         ContextScope scope(config_.cuda_context, config_.device);
+        check_cuda(cudaGetDevice(&device_), "cudaGetDevice");  // a lent context's device
         gpu_ = std::make_unique<GpuState>(config_, depth_, this);
         scratch_.resize(workers_);
         threads_.reserve(workers_);
@@ -210,6 +211,7 @@ public:
     }
 
     j2kc_backend backend() const override { return J2KC_BACKEND_CUDA; }
+    int download_device() const override { return device_; }
 
     void parse(const uint8_t *data, size_t size, j2kc_stream_info &info) override
     {
@@ -1367,6 +1369,7 @@ private:
 
     j2kc_decoder_config config_;
     Logger log_;
+    int device_ = 0;  ///< the device of the context the decoder runs in
     size_t depth_;
     bool gpu_tier1_;  ///< Tier-1 on the GPU (tier1_on_gpu), else on the workers
     unsigned workers_;

@@ -40,6 +40,7 @@ public:
     {}
 
     j2kc_backend backend() const override { return J2KC_BACKEND_CUDA; }
+    int download_device() const override { return gpu_->download_device(); }
 
     void parse(const uint8_t *data, size_t size, j2kc_stream_info &info) override
     {

@@ -25,6 +25,11 @@
  * memory, or AV_PIX_FMT_CUDA frames when get_format picks them (with a
  * hw_device_ctx or hw_frames_ctx, as cuviddec does).
  *
+ * Host frames of the CUDA backend come from a pool of the library's
+ * page-locked memory (j2kc_decoder_host_alloc()), which the GPU's copies
+ * reach without a staging copy, unless the application allocates frames
+ * itself (get_buffer2), or the pinned option says otherwise.
+ *
  * Several packets are in flight (receive_frame API): each packet is parsed
  * and handed to j2kc_decoder_submit() as soon as the core has room, so the
  * core decodes the next frames on its CPU workers while the GPU finishes the
@@ -41,6 +46,7 @@
 #include "libavutil/common.h"
 #include "libavutil/fifo.h"
 #include "libavutil/hwcontext.h"
+#include "libavutil/imgutils.h"
 #include "libavutil/opt.h"
 #include "libavutil/pixdesc.h"
 
@@ -48,6 +54,7 @@
 #include "codec_internal.h"
 #include "decode.h"
 #include "hwconfig.h"
+#include "internal.h"
 #include "libj2kcuda.h"
 
 /** A packet handed to the core, waiting for its frame. */
@@ -80,12 +87,18 @@ typedef struct LibJ2KCudaDecContext {
     int            eof;           ///< ff_decode_get_packet() said EOF: drain
     const char    *warned_color;  ///< the colour space last warned about, to warn once
 
+    AVBufferPool  *host_pool;       ///< host frames in the library's memory, a buffer a frame
+    size_t         host_offset[4];  ///< where each plane of a host_pool frame starts
+    int            host_linesize[4];
+    int            host_pool_failed; ///< no more memory for it: FFmpeg's buffers from then on
+
     /* options */
     int            layers;
     int            gpu;
     int            backend;
     int            frames_in_flight;
     int            tier1;
+    int            pinned;
 } LibJ2KCudaDecContext;
 
 static int create_decoder(AVCodecContext *avctx, AVBufferRef *device_ref)
@@ -168,6 +181,112 @@ static int cuda_frames_hold(AVBufferRef *device_ref, enum AVPixelFormat sw_forma
     return found;
 }
 
+static void host_buffer_free(void *opaque, uint8_t *data)
+{
+    j2kc_host_free(data);
+}
+
+/* The pool's allocator; called only from the decoder's own calls, so the
+ * codec context is alive, while the buffers may outlive it. */
+static AVBufferRef *host_buffer_alloc(void *opaque, size_t size)
+{
+    AVCodecContext *avctx = opaque;
+    LibJ2KCudaDecContext *ctx = avctx->priv_data;
+    AVBufferRef *buf;
+    void *data;
+    int ret;
+
+    ret = j2kc_decoder_host_alloc(ctx->decoder, size, &data);
+    if (ret < 0) {
+        ff_libj2kcuda_error(&ctx->log, ret, "Cannot allocate a host frame");
+        return NULL;
+    }
+    buf = av_buffer_create(data, size, host_buffer_free, NULL, 0);
+    if (!buf)
+        j2kc_host_free(data);
+    return buf;
+}
+
+/* Lay host frames out as avcodec_default_get_buffer2() does (the same
+ * linesizes, and the same padding after each plane), the planes of a frame
+ * in one buffer of host_pool. */
+static int init_host_pool(AVCodecContext *avctx)
+{
+    LibJ2KCudaDecContext *ctx = avctx->priv_data;
+    int w = avctx->width, h = avctx->height, linesize_align[AV_NUM_DATA_POINTERS];
+    int unaligned, ret;
+    ptrdiff_t linesizes[4];
+    size_t sizes[4], total = 0;
+
+    avcodec_align_dimensions2(avctx, &w, &h, linesize_align);
+    do {
+        ret = av_image_fill_linesizes(ctx->host_linesize, avctx->pix_fmt, w);
+        if (ret < 0)
+            return ret;
+        w += w & ~(w - 1);
+        unaligned = 0;
+        for (int i = 0; i < 4; i++)
+            unaligned |= ctx->host_linesize[i] % linesize_align[i];
+    } while (unaligned);
+    for (int i = 0; i < 4; i++)
+        linesizes[i] = ctx->host_linesize[i];
+    ret = av_image_fill_plane_sizes(sizes, avctx->pix_fmt, h, linesizes);
+    if (ret < 0)
+        return ret;
+    for (int i = 0; i < 4; i++) {
+        ctx->host_offset[i] = total;
+        if (sizes[i])
+            total = FFALIGN(total + sizes[i] + 16 + STRIDE_ALIGN - 1, STRIDE_ALIGN);
+    }
+    ctx->host_pool = av_buffer_pool_init2(total, avctx, host_buffer_alloc, NULL);
+    if (!ctx->host_pool)
+        return AVERROR(ENOMEM);
+    av_log(avctx, AV_LOG_VERBOSE, "Host frames in libj2kcuda's %s memory, %zu bytes each\n",
+           j2kc_decoder_backend(ctx->decoder) == J2KC_BACKEND_CUDA ? "page-locked" : "plain", total);
+    return 0;
+}
+
+/* Host frames from host_pool: page-locked memory gains only on the CUDA
+ * backend, and an application's own get_buffer2() is honoured unless it
+ * asks for the pool (-pinned 1). */
+static int use_host_pool(AVCodecContext *avctx)
+{
+    LibJ2KCudaDecContext *ctx = avctx->priv_data;
+
+    if (avctx->pix_fmt == AV_PIX_FMT_CUDA || ctx->host_pool_failed || !ctx->pinned)
+        return 0;
+    return ctx->pinned > 0 || (avctx->get_buffer2 == avcodec_default_get_buffer2 &&
+                               j2kc_decoder_backend(ctx->decoder) == J2KC_BACKEND_CUDA);
+}
+
+/* What ff_get_buffer() does, with the buffer from host_pool. */
+static int get_host_buffer(AVCodecContext *avctx, AVFrame *frame)
+{
+    LibJ2KCudaDecContext *ctx = avctx->priv_data;
+    int ret;
+
+    if (!ctx->host_pool && (ret = init_host_pool(avctx)) < 0)
+        return ret;
+    frame->width  = avctx->width;
+    frame->height = avctx->height;
+    frame->format = avctx->pix_fmt;
+    ret = ff_decode_frame_props(avctx, frame);
+    if (ret < 0)
+        return ret;
+    frame->buf[0] = av_buffer_pool_get(ctx->host_pool);
+    if (!frame->buf[0]) {
+        av_log(avctx, AV_LOG_WARNING, "Host frames come from FFmpeg's buffers from now on\n");
+        ctx->host_pool_failed = 1;
+        av_frame_unref(frame);
+        return ff_get_buffer(avctx, frame, 0);
+    }
+    for (int i = 0; i < 4 && ctx->host_linesize[i]; i++) {
+        frame->data[i]     = frame->buf[0]->data + ctx->host_offset[i];
+        frame->linesize[i] = ctx->host_linesize[i];
+    }
+    return ff_attach_decode_data(frame);
+}
+
 /* Negotiate the output format for a new sequence shape: CUDA frames when
  * the caller's get_format picks them and they can hold the samples, else
  * the software format. */
@@ -198,6 +317,9 @@ static int configure_output(AVCodecContext *avctx, enum AVPixelFormat sw_format,
     /* A frames context sized for the previous sequence cannot serve this one. */
     if (avctx->hw_frames_ctx && ctx->sw_format != AV_PIX_FMT_NONE)
         av_buffer_unref(&avctx->hw_frames_ctx);
+
+    /* Frames still out keep their buffers; the pool goes with the last one. */
+    av_buffer_pool_uninit(&ctx->host_pool);
 
     avctx->sw_pix_fmt = sw_format;
     ret = ff_get_format(avctx, pix_fmts);
@@ -382,7 +504,8 @@ static int libj2kcuda_receive_frame(AVCodecContext *avctx, AVFrame *frame)
             avctx->color_range = entry.color.range;
     }
 
-    if ((ret = ff_get_buffer(avctx, frame, 0)) < 0)
+    ret = use_host_pool(avctx) ? get_host_buffer(avctx, frame) : ff_get_buffer(avctx, frame, 0);
+    if (ret < 0)
         goto drop;
     ret = ff_libj2kcuda_describe(&output, comps, entry.sw_format, entry.width, entry.height,
                                  frame->data, frame->linesize,
@@ -460,6 +583,7 @@ static av_cold int libj2kcuda_decode_close(AVCodecContext *avctx)
 
     libj2kcuda_decode_flush(avctx);
     j2kc_decoder_free(&ctx->decoder);
+    av_buffer_pool_uninit(&ctx->host_pool);
     av_fifo_freep2(&ctx->in_flight);
     av_packet_free(&ctx->pkt);
     return 0;
@@ -479,6 +603,8 @@ static const AVOption options[] = {
         { "auto", "The GPU",                              0, AV_OPT_TYPE_CONST, { .i64 = -1 }, 0, 0, VD, .unit = "tier1" },
         { "cpu",  "The CPU threads (same pixels)",        0, AV_OPT_TYPE_CONST, { .i64 = 0 },  0, 0, VD, .unit = "tier1" },
         { "gpu",  "The GPU (same pixels)",                0, AV_OPT_TYPE_CONST, { .i64 = 1 },  0, 0, VD, .unit = "tier1" },
+    { "pinned",  "Host frames in page-locked memory (auto: on the CUDA backend, with FFmpeg's frame allocator)",
+                 OFFSET(pinned), AV_OPT_TYPE_BOOL, { .i64 = -1 }, -1, 1, VD },
     { NULL },
 };
 

@@ -43,7 +43,7 @@ check_help() {
     done
     pass help-encoder
     h=$("$FFMPEG" -hide_banner -h decoder=libj2kcuda 2>&1)
-    grep -q backend <<<"$h" && grep -q layers <<<"$h" && pass help-decoder ||
+    grep -q backend <<<"$h" && grep -q layers <<<"$h" && grep -q pinned <<<"$h" && pass help-decoder ||
         fail help-decoder "options missing"
 }
 
@@ -304,6 +304,30 @@ check_size_change() {
     done
 }
 
+# Host frames from the library's memory (-pinned 1: page-locked on the CUDA
+# backend, plain memory on the CPU backend) against FFmpeg's own buffers
+# (-pinned 0): the same frames in formats of one to three planes, with
+# subsampled chroma, at odd sizes, and across a change of size (the
+# frames of check_size_change).
+check_pinned() {
+    local fmt p in
+    for fmt in yuv420p10le gbrp12le xyz12le gray; do
+        ff -f lavfi -i testsrc2=s=67x45:d=0.12 -vf "format=$fmt" -c:v libj2kcuda -backend "$BACKEND" -lossless 1 \
+           "$OUT/pinned-$fmt.mkv" || { fail pinned "could not encode $fmt"; return; }
+    done
+    for in in pinned-yuv420p10le.mkv pinned-gbrp12le.mkv pinned-xyz12le.mkv pinned-gray.mkv sizes.nut; do
+        for p in 0 1; do
+            ff -c:v libj2kcuda -backend "$BACKEND" -pinned $p -i "$OUT/$in" -f framemd5 "$OUT/$in-$p.md5" ||
+                { fail pinned "$in did not decode with -pinned $p"; return; }
+        done
+        if [ "$(grep -vc '^#' "$OUT/$in-1.md5")" -lt 3 ]; then
+            fail pinned "$in: $(grep -vc '^#' "$OUT/$in-1.md5") frames"; return
+        fi
+        diff "$OUT/$in-0.md5" "$OUT/$in-1.md5" >/dev/null || { fail pinned "$in: frames differ"; return; }
+    done
+    pass pinned
+}
+
 # The GPU is gone (hidden with CUDA_VISIBLE_DEVICES, or a device index that
 # does not exist): -backend cuda fails with one message naming the device, in
 # the encoder and in the decoder; with -backend auto the CPU takes over.
@@ -555,6 +579,7 @@ check_dci_4k
 check_truncated
 check_other_codec
 check_size_change
+check_pinned
 check_gpu_gone
 check_encoder_rejects
 check_colour

@@ -521,14 +521,16 @@ def _ff_dec_first(bench, fs, clip, head, out):
         return None, pix, dt
 
 
-def dec_ffmpeg_j2kcuda(tier1=None, cuda_frames=False):
+def dec_ffmpeg_j2kcuda(tier1=None, cuda_frames=False, pinned=False):
     """`ffmpeg -c:v libj2kcuda -i clip.mxf -f null -` (the decode target's
     command), timed from its progress reports; the clip loops (-stream_loop -1).
     cuda_frames: the decoder writes AV_PIX_FMT_CUDA frames (`-hwaccel cuda
     -hwaccel_output_format cuda`), as the C API row writes CUDA memory; the
     PSNR comes from the same decode to system memory. FFmpeg's CUDA frames
     take no X'Y'Z', so DCI frames stay in system memory there (the wrapper
-    warns), decoded in FFmpeg's CUDA context: the note says which."""
+    warns), decoded in FFmpeg's CUDA context: the note says which. pinned:
+    `-pinned 1`, host frames in the library's page-locked memory although
+    ffmpeg sets its own get_buffer2 (which the default honours)."""
     def run(bench, fs, files, out):
         clip = _mxf_clip(bench, files, FF_DEC_CLIP)
         head = [bench.tool("ffmpeg"), "-hide_banner", "-nostdin", "-y", "-threads", str(THREADS), "-c:v", "libj2kcuda"]
@@ -536,6 +538,8 @@ def dec_ffmpeg_j2kcuda(tier1=None, cuda_frames=False):
             head += ["-backend", J2KC["backend"]]
         if tier1:
             head += ["-tier1", tier1]
+        if pinned:
+            head += ["-pinned", "1"]
         q, pix, _ = _ff_dec_first(bench, fs, clip, head, out)
         if cuda_frames:
             head += ["-hwaccel", "cuda", "-hwaccel_output_format", "cuda"]
@@ -630,6 +634,7 @@ def decoders():
     else:
         rows += [("j2k_cuda in FFmpeg", dec_ffmpeg_j2kcuda())]
     if J2KC["backend"] == "cuda":
+        rows += [("j2k_cuda in FFmpeg, -pinned 1", dec_ffmpeg_j2kcuda("gpu" if variants else None, pinned=True))]
         rows += [("j2k_cuda in FFmpeg, CUDA frames", dec_ffmpeg_j2kcuda("gpu" if variants else None, cuda_frames=True))]
     rows += [("j2k_cuda CPU backend", dec_j2kc("cpu")),
              ("Grok grk_decompress", dec_grk),

@@ -216,17 +216,18 @@ void print_stages(const j2kc_stage_times &t, double n)
         t.total / n);
 }
 
-void add_stages(j2kc_stage_times &sum, const j2kc_stage_times &t)
+/** sum += sign * t, stage by stage. */
+void add_stages(j2kc_stage_times &sum, const j2kc_stage_times &t, double sign = 1)
 {
-    sum.upload += t.upload;
-    sum.color += t.color;
-    sum.dwt += t.dwt;
-    sum.quant += t.quant;
-    sum.tier1 += t.tier1;
-    sum.rate += t.rate;
-    sum.tier2 += t.tier2;
-    sum.download += t.download;
-    sum.total += t.total;
+    sum.upload += sign * t.upload;
+    sum.color += sign * t.color;
+    sum.dwt += sign * t.dwt;
+    sum.quant += sign * t.quant;
+    sum.tier1 += sign * t.tier1;
+    sum.rate += sign * t.rate;
+    sum.tier2 += sign * t.tier2;
+    sum.download += sign * t.download;
+    sum.total += sign * t.total;
 }
 
 int encode(const Args &a)
@@ -312,6 +313,10 @@ int encode(const Args &a)
     int stage_count = 0;
     int received = 0;
     const int total = a.warmup + a.frames;
+    // The clock runs from the output that ends the warm-up to the last one,
+    // the queue kept full in between: a streaming caller's rate, as FFmpeg's
+    // is read from its progress (one frame's latency: --in-flight 1).
+    Clock::time_point t0 = Clock::now(), t1 = t0;
     auto take = [&](j2kc_packet &p) {
         const int idx = int(p.tag);
         if (idx < a.distinct && sizes[idx] == 0) {
@@ -331,17 +336,10 @@ int encode(const Args &a)
         }
         ++received;
         mem.sample();
+        if (received == a.warmup) t0 = Clock::now();
+        if (received == total) t1 = Clock::now();
     };
-    Clock::time_point t0 = Clock::now();
     for (int f = 0; f < total; ++f) {
-        if (f == a.warmup) {
-            // Drain the warm-up frames so the clock starts on an idle pipeline.
-            j2kc_packet p;
-            int s;
-            while ((s = j2kc_encoder_receive(enc, &p, 1)) == J2KC_OK) take(p);
-            if (s != J2KC_ERR_EOF) check(s, "receive");
-            t0 = Clock::now();
-        }
         const j2kc_image &im = images[f % a.distinct];
         int s;
         while ((s = j2kc_encoder_submit(enc, &im, f)) == J2KC_ERR_AGAIN) {
@@ -360,7 +358,7 @@ int encode(const Args &a)
         while ((s = j2kc_encoder_receive(enc, &p, 1)) == J2KC_OK) take(p);
         if (s != J2KC_ERR_EOF) check(s, "receive");
     }
-    const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
+    const double secs = std::chrono::duration<double>(t1 - t0).count();
     const char *backend = j2kc_encoder_backend(enc) == J2KC_BACKEND_CUDA ? "cuda" : "cpu";
     j2kc_encoder_free(&enc);
 
@@ -456,14 +454,30 @@ int decode(const Args &a)
     }
     mem.sample();
     const bool async = !a.sync && j2kc_decoder_submit && j2kc_decoder_receive;
-    // Frames [first, first + count) in turn over the streams; the queue is
-    // drained at the end, so the clock covers every frame's decode.
+    const int total = a.warmup + a.frames;
+    // The clock runs from the frame that ends the warm-up to the last one,
+    // the queue kept full in between: a streaming caller's rate, as FFmpeg's
+    // is read from its progress (one frame's latency: --in-flight 1). Stage
+    // sums (summed at each receive) are taken from there too.
+    Clock::time_point t0, t1;
+    int received = 0;
+    j2kc_stage_times warmup_stages{};
+    auto received_one = [&] {
+        mem.sample();
+        if (++received == a.warmup) {
+            t0 = Clock::now();
+            if (async && j2kc_decoder_stage_times) j2kc_decoder_stage_times(dec, &warmup_stages);
+        }
+        if (received == total) t1 = Clock::now();
+    };
+    // Frames [first, first + count) in turn over the streams, the queue
+    // drained at the end.
     auto run = [&](int first, int count) {
         if (!async) {
             for (int f = first; f < first + count; ++f) {
                 const size_t i = size_t(f) % streams.size();
                 check(j2kc_decode(dec, streams[i].data(), streams[i].size(), &outs[i].image), "decode");
-                mem.sample();
+                received_one();
             }
             return;
         }
@@ -474,7 +488,7 @@ int decode(const Args &a)
             if (s == J2KC_ERR_AGAIN) return false;
             check(s, "receive");
             fifo.erase(fifo.begin());
-            mem.sample();
+            received_one();
             return true;
         };
         for (int f = first; f < first + count; ++f) {
@@ -499,11 +513,10 @@ int decode(const Args &a)
             check(j2kc_decoder_receive(dec, &outs[f % streams.size()].image, &tag, 1), "receive");
         }
     }
-    run(0, a.warmup);
     if (async && j2kc_decoder_reset) j2kc_decoder_reset(dec);  // stage sums from here
-    const Clock::time_point t0 = Clock::now();
-    run(a.warmup, a.frames);
-    const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
+    t0 = t1 = Clock::now();
+    run(0, total);
+    const double secs = std::chrono::duration<double>(t1 - t0).count();
     const char *backend = j2kc_decoder_backend(dec) == J2KC_BACKEND_CUDA ? "cuda" : "cpu";
     // Where Tier-1 ran: the GPU on the CUDA backend unless the config says the CPU.
     const char *tier1_place =
@@ -512,6 +525,7 @@ int decode(const Args &a)
     j2kc_stage_times stages{};
     const bool have_stages = async && j2kc_decoder_reset && j2kc_decoder_stage_times &&
                              j2kc_decoder_stage_times(dec, &stages) == J2KC_OK && stages.total > 0;
+    add_stages(stages, warmup_stages, -1);
     j2kc_decoder_free(&dec);
     for (const Out &o : outs)
         for (void *p : o.cuda) a.output == "pinned" ? cudaFreeHost(p) : cudaFree(p);

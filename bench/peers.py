@@ -439,7 +439,7 @@ def dec_j2kc(backend, tier1=None, in_flight=None):
         if in_flight:
             cmd += ["--in-flight", str(in_flight)]
         # Tier-1 placement variants: 16 frames (a CPU Tier-1 of 4K lossless runs at a few fps).
-        n = len(files) if bench.quick or be != "cuda" else (8 if fs.w * fs.h > 4096 * 2160 else 16 if tier1 else 32)
+        n = len(files) if bench.quick or be != "cuda" else (8 if fs.w * fs.h > 4096 * 2160 else 16 if tier1 else 64)
         if in_flight and not bench.quick:
             n = max(n, 2 * in_flight)  # the queue full for most of the run
         cmd += ["--frames", str(n)] + files

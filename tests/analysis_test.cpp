@@ -15,16 +15,13 @@
 
 #include "dwt/dwt.h"
 #include "quant/quant.h"
+#include "test_images.h"
 #include "test_regions.h"
 
 namespace j2kc {
 namespace {
 
-bool have_gpu()
-{
-    int n = 0;
-    return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
-}
+using j2kc_test::have_gpu;
 
 void compare(const Rect &tc, int levels, double base_step, uint32_t seed)
 {

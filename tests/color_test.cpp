@@ -14,6 +14,7 @@
 
 #include "color/color.h"
 #include "common/status.h"
+#include "test_images.h"
 
 namespace j2kc {
 namespace {
@@ -295,11 +296,7 @@ TEST(Color, FusedPathsRoundTripBytes)
 
 /* ---------------- GPU == CPU ---------------- */
 
-bool have_gpu()
-{
-    int n = 0;
-    return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
-}
+using j2kc_test::have_gpu;
 
 template <class T>
 void gpu_compare(const Layout &l, bool mct, uint32_t w, uint32_t h, uint32_t seed)

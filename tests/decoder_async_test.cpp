@@ -20,6 +20,7 @@
 #include "common/status.h"
 #include "j2kc.h"
 #include "pipeline/decoder_common.h"
+#include "test_images.h"
 #include "test_streams.h"
 
 namespace {
@@ -29,11 +30,7 @@ void quiet(void *, int level, const char *msg)
     if (level <= J2KC_LOG_ERROR && std::getenv("J2KC_TEST_VERBOSE")) std::fprintf(stderr, "j2kc: %s\n", msg);
 }
 
-bool have_gpu()
-{
-    int n = 0;
-    return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
-}
+using j2kc_test::have_gpu;
 
 /** An image in caller memory: planar 16-bit planes, or interleaved with room around the samples. */
 struct Image {

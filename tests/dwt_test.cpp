@@ -15,6 +15,7 @@
 
 #include "dwt/dwt.h"
 #include "geometry/partition.h"
+#include "test_images.h"
 
 namespace j2kc {
 namespace {
@@ -307,11 +308,7 @@ TEST(Dwt, RejectsBadArguments)
 
 /* ---------------- GPU == CPU ---------------- */
 
-bool have_gpu()
-{
-    int n = 0;
-    return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
-}
+using j2kc_test::have_gpu;
 
 template <class T>
 void gpu_compare(const Rect &tc, int levels, int skip, uint32_t seed)

@@ -12,19 +12,14 @@
 
 #include "j2kc.h"
 #include "pipeline/host_output_mirror.cuh"
+#include "test_images.h"
 #include "test_streams.h"
 
 namespace {
 
 void quiet(void *, int, const char *) {}
 
-bool have_gpu()
-{
-    int n = 0;
-    const bool ok = cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
-    cudaGetLastError();
-    return ok;
-}
+using j2kc_test::have_gpu;
 
 j2kc_decoder *make_decoder(j2kc_backend backend)
 {

@@ -14,6 +14,7 @@
 #include "dwt/dwt.h"
 #include "geometry/partition.h"
 #include "quant/quant.h"
+#include "test_images.h"
 
 namespace j2kc {
 namespace {
@@ -236,11 +237,7 @@ TEST(Quant, BandLookupMatchesPartitionRects)
 
 /* ---------------- GPU == CPU ---------------- */
 
-bool have_gpu()
-{
-    int n = 0;
-    return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
-}
+using j2kc_test::have_gpu;
 
 template <class T>
 T *to_device(const std::vector<T> &v)

@@ -16,16 +16,13 @@
 
 #include "dwt/dwt.h"
 #include "quant/quant.h"
+#include "test_images.h"
 #include "test_regions.h"
 
 namespace j2kc {
 namespace {
 
-bool have_gpu()
-{
-    int n = 0;
-    return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
-}
+using j2kc_test::have_gpu;
 
 /** A tile-component plane as Tier-1 leaves it: values sign * (2M + r), the
  * stride wider than the plane. */

@@ -104,6 +104,26 @@ J2KC_HD uint32_t ht_quad_model_bits(const uint32_t (&length)[4], uint32_t top, u
 }
 
 /**
+ * The magnitudes' bit lengths of the quad whose top-left sample is (x, y)
+ * (0 for its samples outside the block), the longest returned: the quad as
+ * the cost model sees it.
+ */
+J2KC_HD uint32_t ht_quad_lengths(const int32_t *coeffs, size_t stride, uint32_t width, uint32_t height, uint32_t x,
+                                 uint32_t y, uint32_t (&length)[4])
+{
+    uint32_t top = 0;
+    for (uint32_t i = 0; i < 4; ++i) {
+        const uint32_t sx = x + (i >> 1), sy = y + (i & 1);
+        length[i] = 0;
+        if (sx >= width || sy >= height) continue;
+        const int32_t c = coeffs[size_t{sy} * stride + sx];
+        length[i] = ht::bit_length(c < 0 ? 0u - static_cast<uint32_t>(c) : static_cast<uint32_t>(c));
+        top = length[i] > top ? length[i] : top;
+    }
+    return top;
+}
+
+/**
  * Adds a block's modelled cleanup cost to `bits` (kHtPlaneBins entries: bits
  * of a cleanup at plane p). A quad whose largest magnitude has U bits above p
  * is significant there (ht_quad_model_bits), and the block costs
@@ -114,14 +134,8 @@ J2KC_HD void ht_add_cleanup_model(const int32_t *coeffs, size_t stride, uint32_t
     uint32_t block_top = 0;
     for (uint32_t y = 0; y < height; y += 2)
         for (uint32_t x = 0; x < width; x += 2) {
-            uint32_t length[4] = {}, top = 0;
-            for (uint32_t i = 0; i < 4; ++i) {
-                const uint32_t sx = x + (i >> 1), sy = y + (i & 1);
-                if (sx >= width || sy >= height) continue;
-                const int32_t c = coeffs[size_t{sy} * stride + sx];
-                length[i] = ht::bit_length(c < 0 ? 0u - static_cast<uint32_t>(c) : static_cast<uint32_t>(c));
-                top = length[i] > top ? length[i] : top;
-            }
+            uint32_t length[4];
+            const uint32_t top = ht_quad_lengths(coeffs, stride, width, height, x, y, length);
             for (uint32_t p = 0; p < top; ++p) bits[p] += ht_quad_model_bits(length, top, p);
             block_top = top > block_top ? top : block_top;
         }

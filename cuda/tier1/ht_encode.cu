@@ -450,20 +450,6 @@ __global__ void __launch_bounds__(kThreadsPerCta)
                                       pass_distortion, pass_terminated);
 }
 
-/** A job's modelled cleanup costs into the frame's (integer sums: any order gives the CPU's). */
-__global__ void ht_cleanup_model_kernel(const GpuCodeBlockJob *__restrict__ jobs, uint32_t num_jobs,
-                                        unsigned long long *model)
-{
-    const uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
-    if (j >= num_jobs) return;
-    const GpuCodeBlockJob job = jobs[j];
-    uint64_t local[htenc::kHtPlaneBins] = {};
-    htenc::ht_add_cleanup_model(reinterpret_cast<const int32_t *>(static_cast<uintptr_t>(job.coeffs)), job.stride,
-                                job.width, job.height, local);
-    for (uint32_t b = 0; b < htenc::kHtPlaneBins; ++b)
-        if (local[b]) atomicAdd(model + b, static_cast<unsigned long long>(local[b]));
-}
-
 __global__ void ht_top_plane_kernel(const uint64_t *model, uint64_t budget, uint32_t *top_plane)
 {
     *top_plane = htenc::ht_sets_top_plane(model, budget);
@@ -511,13 +497,9 @@ void ht_encode_gpu(const GpuCodeBlockJob *jobs, uint32_t num_jobs, htenc::HtCodi
 void ht_plan_sets_gpu(const GpuCodeBlockJob *jobs, uint32_t num_jobs, uint64_t budget, uint64_t *model,
                       uint32_t *top_plane, void *stream)
 {
-    cudaStream_t s = static_cast<cudaStream_t>(stream);
-    check_cuda(cudaMemsetAsync(model, 0, htenc::kHtPlaneBins * sizeof(uint64_t), s), "HT cost model reset");
-    if (num_jobs)
-        ht_cleanup_model_kernel<<<(num_jobs + kThreadsPerCta - 1) / kThreadsPerCta, kThreadsPerCta, 0, s>>>(
-            jobs, num_jobs, reinterpret_cast<unsigned long long *>(model));
-    ht_top_plane_kernel<<<1, 1, 0, s>>>(model, budget, top_plane);
-    check_cuda(cudaGetLastError(), "HT set planning kernels launch");
+    tier1_plane_model_gpu(jobs, num_jobs, model, stream);
+    ht_top_plane_kernel<<<1, 1, 0, static_cast<cudaStream_t>(stream)>>>(model, budget, top_plane);
+    check_cuda(cudaGetLastError(), "HT top plane kernel launch");
 }
 
 void ht_choose_sets_gpu(const GpuCodeBlockJob *jobs, const htenc::HtCodingSets *sets, uint32_t num_jobs,

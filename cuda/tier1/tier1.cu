@@ -148,16 +148,9 @@ __global__ void __launch_bounds__(kWarpsPerCta * 32)
     for (uint32_t first = 0; first < quads; first += 32) {
         const uint32_t q = first + lane;
         uint32_t length[4] = {}, top = 0;
-        if (q < quads) {
-            const uint32_t x = q % quads_wide * 2, y = q / quads_wide * 2;
-            for (uint32_t i = 0; i < 4; ++i) {
-                const uint32_t sx = x + (i >> 1), sy = y + (i & 1);
-                if (sx >= job.width || sy >= job.height) continue;
-                const int32_t c = coeffs[size_t{sy} * job.stride + sx];
-                length[i] = ht::bit_length(c < 0 ? 0u - static_cast<uint32_t>(c) : static_cast<uint32_t>(c));
-                top = max(top, length[i]);
-            }
-        }
+        if (q < quads)
+            top = htenc::ht_quad_lengths(coeffs, job.stride, job.width, job.height, q % quads_wide * 2,
+                                         q / quads_wide * 2, length);
         const uint32_t quads_top = warp_max(top);
         for (uint32_t p = 0; p < quads_top; ++p) {
             const uint32_t sum = warp_sum(p < top ? htenc::ht_quad_model_bits(length, top, p) : 0u);
@@ -182,16 +175,24 @@ __global__ void tier1_lowest_plane_kernel(GpuCodeBlockJob *jobs, uint32_t num_jo
 
 }  // namespace
 
+void tier1_plane_model_gpu(const GpuCodeBlockJob *jobs, uint32_t num_jobs, uint64_t *model, void *stream)
+{
+    const cudaStream_t s = static_cast<cudaStream_t>(stream);
+    check_cuda(cudaMemsetAsync(model, 0, htenc::kHtPlaneBins * sizeof(uint64_t), s), "plane cost model reset");
+    if (num_jobs)
+        tier1_plane_model_kernel<<<(num_jobs + kWarpsPerCta - 1) / kWarpsPerCta, kWarpsPerCta * 32, 0, s>>>(
+            jobs, num_jobs, reinterpret_cast<unsigned long long *>(model));
+    check_cuda(cudaGetLastError(), "plane cost model kernel launch");
+}
+
 void tier1_plan_planes_gpu(GpuCodeBlockJob *jobs, uint32_t num_jobs, uint64_t budget, uint64_t *model, void *stream)
 {
     if (num_jobs == 0) return;
     const cudaStream_t s = static_cast<cudaStream_t>(stream);
-    check_cuda(cudaMemsetAsync(model, 0, htenc::kHtPlaneBins * sizeof(uint64_t), s), "plane cost model reset");
-    tier1_plane_model_kernel<<<(num_jobs + kWarpsPerCta - 1) / kWarpsPerCta, kWarpsPerCta * 32, 0, s>>>(
-        jobs, num_jobs, reinterpret_cast<unsigned long long *>(model));
+    tier1_plane_model_gpu(jobs, num_jobs, model, stream);
     constexpr uint32_t kThreads = 256;
     tier1_lowest_plane_kernel<<<(num_jobs + kThreads - 1) / kThreads, kThreads, 0, s>>>(jobs, num_jobs, model, budget);
-    check_cuda(cudaGetLastError(), "tier1 plane planning kernels launch");
+    check_cuda(cudaGetLastError(), "tier1 lowest plane kernel launch");
 }
 
 void tier1_encode_gpu_phase(int phase, const GpuCodeBlockJob *jobs, uint32_t num_jobs, uint8_t *out_bytes,

@@ -118,9 +118,17 @@ void tier1_encode_gpu_phase(int phase, const GpuCodeBlockJob *jobs, uint32_t num
                             uint8_t *pass_terminated, void *stream);
 
 /**
+ * @brief Sums the frame's plane cost model (htenc::ht_add_cleanup_model
+ * over every job's indices) into `model`, htenc::kHtPlaneBins 64-bit counts
+ * of device memory, on `stream`; asynchronous. The same integers as the
+ * CPU's sums, whatever the order.
+ */
+void tier1_plane_model_gpu(const GpuCodeBlockJob *jobs, uint32_t num_jobs, uint64_t *model, void *stream);
+
+/**
  * @brief Sets every job's lowest_plane for a frame under `budget` bytes
  * (tier1_plane_floor.h): sums the frame's cost model into `model`
- * (htenc::kHtPlaneBins entries of device memory) and picks the plane, on
+ * (tier1_plane_model_gpu) and picks the plane, on
  * `stream`, before tier1_encode_gpu on the same jobs.
  */
 void tier1_plan_planes_gpu(GpuCodeBlockJob *jobs, uint32_t num_jobs, uint64_t budget, uint64_t *model, void *stream);

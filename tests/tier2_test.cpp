@@ -14,6 +14,7 @@
 #include <string>
 #include <tuple>
 
+#include "codestream/reader.h"
 #include "common/status.h"
 #include "tier2/bit_io.h"
 #include "tier2/packet_decoder.h"
@@ -22,10 +23,6 @@
 #include "tier2/progression.h"
 #include "tier2/tag_tree.h"
 
-#if __has_include("codestream/reader.h")
-#include "codestream/reader.h"
-#define J2KC_HAVE_READER 1
-#endif
 
 namespace j2kc {
 namespace {
@@ -1070,7 +1067,6 @@ TEST(Tier2Hostile, TruncatedStreamsKeepAPrefix)
 
 // ---------------------------------------------------------------- OpenJPEG streams
 
-#ifdef J2KC_HAVE_READER
 bool have_opj_compress() { return std::system("command -v opj_compress >/dev/null 2>&1") == 0; }
 
 void write_pgm(const std::string &path, uint32_t w, uint32_t h, std::mt19937 &rng)
@@ -1279,7 +1275,6 @@ TEST(Tier2OpenJpeg, OurPacketsDecodeIdenticallyInOpenJpeg)
         EXPECT_LE(enc.data.size(), tile.data.size() + tile.data.size() / 100 + 8) << opt;
     }
 }
-#endif
 
 }  // namespace
 }  // namespace j2kc

@@ -19,18 +19,6 @@ namespace {
 
 constexpr size_t kMaxListed = 64;  // entries shown per list before "... N more"
 
-#if defined(__GNUC__)
-__attribute__((format(printf, 2, 3)))
-#endif
-void appendf(std::string &s, const char *format, ...)
-{
-    char line[512];
-    va_list args;
-    va_start(args, format);
-    std::vsnprintf(line, sizeof(line), format, args);
-    va_end(args);
-    s += line;
-}
 
 const char *progression_name(unsigned p)
 {
@@ -147,6 +135,16 @@ std::string printable(const std::string &text)
 }
 
 }  // namespace
+
+void appendf(std::string &s, const char *format, ...)
+{
+    char line[512];
+    va_list args;
+    va_start(args, format);
+    std::vsnprintf(line, sizeof(line), format, args);
+    va_end(args);
+    s += line;
+}
 
 std::string dump_codestream(const Codestream &cs)
 {

@@ -16,6 +16,12 @@
 
 namespace j2kc {
 
+/** @brief Appends printf-style text (up to 511 bytes a call) to `s`: the dumps' line maker. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+void appendf(std::string &s, const char *format, ...);
+
 /** @brief SIZ, CAP, COD/COC, QCD/QCC steps, RGN, POC, TLM, CRG, COM, tile-parts, tiles, warnings. */
 std::string dump_codestream(const Codestream &cs);
 

@@ -2,27 +2,19 @@
  * @file dump_bridge.cpp
  * @brief `j2kc dump` text: the stream summary the C API gives
  * (j2kc_decoder_parse), then the core's marker dump and profile checks
- * (codestream/dump.h, internal C++: the proposal is a public j2kc_dump()).
+ * (codestream/dump.h, internal C++ that the C API does not offer).
  */
 #include "tools/dump_bridge.h"
 
-#include <cstdarg>
-#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
 
-#include "common/status.h"
-#include "j2kc.h"
-
-// The marker dump lands in the core separately from this tool; without it
-// `j2kc dump` still prints the C API's summary.
-#if __has_include("codestream/dump.h")
-#define J2KC_TOOLS_HAVE_CORE_DUMP 1
 #include "codestream/dump.h"
 #include "codestream/jp2.h"
 #include "codestream/reader.h"
-#endif
+#include "common/status.h"
+#include "j2kc.h"
 
 namespace j2kc {
 namespace tools {
@@ -73,18 +65,7 @@ const char *color_name(j2kc_color_space c)
     }
 }
 
-void appendf(std::string &s, const char *format, ...) __attribute__((format(printf, 2, 3)));
-void appendf(std::string &s, const char *format, ...)
-{
-    char line[512];
-    va_list args;
-    va_start(args, format);
-    std::vsnprintf(line, sizeof(line), format, args);
-    va_end(args);
-    s += line;
-}
-
-/** The summary any build can give: what the decoder's header parse reports. */
+/** The summary of the C API: what the decoder's header parse reports. */
 std::string api_summary(const uint8_t *data, size_t size)
 {
     LastError last;
@@ -131,7 +112,6 @@ std::string dump_stream(const uint8_t *data, size_t size, bool *profile_ok)
 {
     *profile_ok = true;
     std::string text = api_summary(data, size);
-#if defined(J2KC_TOOLS_HAVE_CORE_DUMP)
     const uint8_t *cs_data = data;
     size_t cs_size = size;
     if (is_jp2(data, size)) {
@@ -149,9 +129,6 @@ std::string dump_stream(const uint8_t *data, size_t size, bool *profile_ok)
         for (const std::string &b : broken) text += "  " + b + "\n";
     }
     *profile_ok = broken.empty();
-#else
-    text += "(marker-level dump not in this build)\n";
-#endif
     return text;
 }
 

@@ -370,6 +370,10 @@ TEST(GpuDwt, MatchesCpuBitForBit)
     gpu_compare<float>(Rect{5, 2, 5 + 331, 2 + 203}, 3, 0, seed++);
     gpu_compare<int32_t>(Rect{5, 2, 5 + 331, 2 + 203}, 3, 1, seed++);
     gpu_compare<float>(Rect{0, 7, 260, 7 + 258}, 6, 0, seed++);
+    // 196 = 2 * 64 + 68: the last tile loads its whole span up to the run's
+    // end, whose last sample the inverse leaves as at a cut (lift_whole_span).
+    gpu_compare<float>(Rect{0, 1, 196, 1 + 196}, 1, 0, seed++);
+    gpu_compare<int32_t>(Rect{3, 0, 3 + 196, 196}, 1, 0, seed++);
 }
 
 }  // namespace

@@ -109,6 +109,9 @@ TEST(GpuReconstruct, FusedDequantisationMatchesCpuBitForBit)
     compare<int32_t>(Rect{1, 3, 1 + 1030, 3 + 1030}, 4, 1, 3, seed++);
     compare<float>(Rect{2, 0, 2 + 2100, 2100}, 5, 0, 3, seed++);
     compare<int32_t>(Rect{2, 0, 2 + 2100, 2100}, 5, 0, 0, seed++);
+    // A last tile whose whole span ends at the run's end (196 = 2 * 64 + 68).
+    compare<float>(Rect{1, 0, 1 + 196, 196}, 2, 0, 0, seed++);
+    compare<int32_t>(Rect{0, 1, 196, 1 + 196}, 2, 0, 3, seed++);
 }
 
 }  // namespace

@@ -10,9 +10,11 @@
  * Each block takes a tile of the level's output with its margin
  * (dwt_tile.cuh), loads it from the four sub-bands (interleaving and scaling
  * as it loads), runs every row step and then every column step in shared
- * memory, and writes the tile's inner part. Each sample goes through the
- * same operations in the same order as in dwt_cpu.cpp (rows, then columns),
- * so the results are the CPU's bit for bit.
+ * memory, and writes the tile's inner part. Along an axis where the tile
+ * loads its whole span (every tile but those at the level's edges) the
+ * steps run without margin checks (dwt_tile::lift_axis). Each sample goes
+ * through the same operations in the same order as in dwt_cpu.cpp (rows,
+ * then columns), so the results are the CPU's bit for bit.
  */
 #pragma once
 
@@ -109,18 +111,22 @@ __global__ void __launch_bounds__(kTileLanes *kTileRows, kTileRows < 32 ? 32 / k
         const TileAxis ay(tile_y, ry.n);
         const uint32_t sw = ax.size(), sh = ay.size();
         // Load, interleaving and scaling along x (the row pass's first step).
+        // The loops step by even counts, so a thread's samples share their
+        // parities, hence their band, and a step of 2 along an axis is one
+        // position in the band: the positions are the first's plus constants.
+        static_assert(kTileLanes % 2 == 0 && kTileRows % 2 == 0, "a thread's samples keep their parity");
+        const uint32_t px0 = dwt_split_pos(rx, ax.lo + lane), py0 = dwt_split_pos(ry, ay.lo + row);
+        const bool high_x = px0 >= rx.nl, high_y = py0 >= ry.nl;
 #pragma unroll
         for (uint32_t y0 = 0; y0 < kSpan; y0 += kTileRows)
 #pragma unroll
             for (uint32_t x0 = 0; x0 < kSpan; x0 += kTileLanes) {
                 const uint32_t y = y0 + row, x = x0 + lane;
                 if (y >= sh || x >= sw) continue;
-                const uint32_t px = dwt_split_pos(rx, ax.lo + x), py = dwt_split_pos(ry, ay.lo + y);
-                const bool high_x = px >= rx.nl;
-                s[y * kPitch + x] = scale_inv(src.load(px, py, high_x, py >= ry.nl), rx, high_x);
+                s[y * kPitch + x] = scale_inv(src.load(px0 + x0 / 2, py0 + y0 / 2, high_x, high_y), rx, high_x);
             }
         __syncthreads();
-        dwt_tile::lift_tile<T, InverseSteps<T>, Tile, true, false, kTileRows>(s, rx, ax, sh);
+        dwt_tile::lift_axis<T, InverseSteps<T>, Tile, true, false, kTileRows>(s, rx, ax, sh);
         // The column pass: its scaling, then its steps. Runs of two or more
         // samples are scaled by their steps (the 5/3 does not scale them).
         if (ry.n < 2) {
@@ -134,7 +140,7 @@ __global__ void __launch_bounds__(kTileLanes *kTileRows, kTileRows < 32 ? 32 / k
                 }
             __syncthreads();
         }
-        dwt_tile::lift_tile<T, InverseSteps<T>, Tile, false, InverseSteps<T>::kScales, kTileRows>(s, ry, ay, sw);
+        dwt_tile::lift_axis<T, InverseSteps<T>, Tile, false, InverseSteps<T>::kScales, kTileRows>(s, ry, ay, sw);
         const uint32_t ow = ax.out_hi - ax.out_lo, oh = ay.out_hi - ay.out_lo;
 #pragma unroll
         for (uint32_t y0 = 0; y0 < kTileSide; y0 += kTileRows)

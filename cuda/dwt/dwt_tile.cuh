@@ -52,6 +52,13 @@ struct TileAxis {
         hi = min(out_hi + Shape::kMargin, n);
     }
     __device__ uint32_t size() const { return hi - lo; }
+    /**
+     * Whether the tile loads its whole span along this axis: a margin on
+     * both sides of a whole tile side, so that no loaded sample is the run's
+     * first (lo is at least kSide - kMargin) and only a tile that ends
+     * exactly kMargin before the run's end holds its last.
+     */
+    __device__ bool whole() const { return hi - lo == Shape::kSpan; }
 };
 
 /**
@@ -97,6 +104,54 @@ __device__ void lift_tile(T *s, const DwtRun &r, const TileAxis<Shape> &a, uint3
             }
         __syncthreads();
     }
+}
+
+/**
+ * lift_tile for an axis the tile loads whole (TileAxis::whole): every line
+ * then updates the same samples at the same offsets, with no reflection and
+ * no margin check a sample, which are most of lift_tile's instructions on a
+ * large level. A step updates, of its parity, the kSpan / 2 - 1 samples whose
+ * two neighbours are loaded: from offset 1 or 2. Where the span ends at the
+ * run's end, lift_tile would update the last sample from its reflected
+ * neighbour; here it is left as at a cut, which only the margin's samples
+ * read, so the tile's inner part is the same.
+ */
+template <class T, class Steps, class Shape, bool kAlongX, bool kScaling, uint32_t kTileRows>
+__device__ void lift_whole_span(T *s, const DwtRun &r, const TileAxis<Shape> &a, uint32_t lines)
+{
+    constexpr uint32_t kSpan = Shape::kSpan, kPitch = Shape::kPitch;
+    constexpr uint32_t kStep = kAlongX ? 1 : kPitch;  // between a line's samples
+    constexpr uint32_t kUpdated = kSpan / 2 - 1;      // samples a line a step
+    const uint32_t lane = threadIdx.x, row = threadIdx.y;
+    // Offset of the first sample of the run's own parity with both neighbours loaded.
+    const uint32_t own_first = 2 - ((a.lo ^ r.parity) & 1u);
+#pragma unroll
+    for (int step = 0; step < Steps::kCount; ++step) {
+        const uint32_t first = Steps::on_parity(step) ? own_first : 3 - own_first;
+#pragma unroll
+        for (uint32_t t0 = 0; t0 < kSpan; t0 += kTileLanes)
+#pragma unroll
+            for (uint32_t j0 = 0; j0 < kUpdated; j0 += kTileRows) {
+                const uint32_t t = t0 + lane, j = j0 + row;
+                if (t >= lines || (j0 + kTileRows > kUpdated && j >= kUpdated)) continue;
+                T *x = s + (kAlongX ? t * kPitch : t) + (first + 2 * j) * kStep;
+                if constexpr (kScaling)
+                    *x = Steps::apply_scaling(step, *x, x[-int32_t{kStep}], x[kStep]);
+                else
+                    *x = Steps::apply(step, *x, x[-int32_t{kStep}], x[kStep]);
+            }
+        __syncthreads();
+    }
+}
+
+/** The lifting steps along one axis of the tile: lift_whole_span where it loads the whole span, else lift_tile. */
+template <class T, class Steps, class Shape, bool kAlongX, bool kScaling, uint32_t kTileRows>
+__device__ void lift_axis(T *s, const DwtRun &r, const TileAxis<Shape> &a, uint32_t lines)
+{
+    if (a.whole())
+        lift_whole_span<T, Steps, Shape, kAlongX, kScaling, kTileRows>(s, r, a, lines);
+    else
+        lift_tile<T, Steps, Shape, kAlongX, kScaling, kTileRows>(s, r, a, lines);
 }
 
 /**

@@ -72,6 +72,10 @@ TEST(GpuAnalysis, FusedQuantisationMatchesCpuBitForBit)
     // Levels of hundreds and of over a thousand tiles, which take blocks of other shapes.
     compare(Rect{1, 3, 1 + 1030, 3 + 1030}, 4, 1.0 / 16, seed++);
     compare(Rect{2, 0, 2 + 2100, 2100}, 5, 1.0 / 16, seed++);
+    // 116 = 56 + 60: the second tile loads its whole span up to the run's
+    // end, whose last sample the steps leave as at a cut (lift_whole_span).
+    compare(Rect{0, 1, 116, 1 + 116}, 1, 1.0 / 16, seed++);
+    compare(Rect{3, 0, 3 + 116, 116}, 2, 4.0, seed++);
 }
 
 }  // namespace

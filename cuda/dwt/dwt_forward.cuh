@@ -10,7 +10,9 @@
  * Each block loads a tile of the level's input with its margin
  * (dwt_tile.cuh), runs every column step, the column scaling and every row
  * step in shared memory, and stores the tile's inner part de-interleaved,
- * with the row scaling. Each sample goes through the same operations in the
+ * with the row scaling. Along an axis where the tile loads its whole span
+ * (every tile but those at the level's edges) the steps run without margin
+ * checks (dwt_tile::lift_axis). Each sample goes through the same operations in the
  * same order as in dwt_cpu.cpp (columns, then rows), so the results are the
  * CPU's bit for bit.
  */
@@ -103,7 +105,7 @@ __global__ void __launch_bounds__(kTileLanes *kTileRows, kTileRows < 32 ? 32 / k
                 if (y < sh && x < sw) s[y * kPitch + x] = src.data[size_t{ay.lo + y} * src.stride + ax.lo + x];
             }
         __syncthreads();
-        dwt_tile::lift_tile<T, ForwardSteps<T>, Tile, false, false, kTileRows>(s, ry, ay, sw);
+        dwt_tile::lift_axis<T, ForwardSteps<T>, Tile, false, false, kTileRows>(s, ry, ay, sw);
         // The column scaling, before the rows mix the samples of a row (the
         // 5/3 scales only a run of one sample).
         if (ForwardSteps<T>::kScales || ry.n < 2) {
@@ -117,7 +119,7 @@ __global__ void __launch_bounds__(kTileLanes *kTileRows, kTileRows < 32 ? 32 / k
                 }
             __syncthreads();
         }
-        dwt_tile::lift_tile<T, ForwardSteps<T>, Tile, true, false, kTileRows>(s, rx, ax, sh);
+        dwt_tile::lift_axis<T, ForwardSteps<T>, Tile, true, false, kTileRows>(s, rx, ax, sh);
         // The inner part, the low-pass samples of a row by the lanes, then
         // the high-pass ones, so that a warp's stores go to consecutive
         // positions of one band.

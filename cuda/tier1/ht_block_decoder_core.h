@@ -572,22 +572,35 @@ J2KC_HT_FN uint32_t decode_cleanup(const CleanupFrame &f, const uint8_t *d, uint
 }
 
 /**
- * A column of a SigProp stripe (7.4) as six bits, read from the values as
- * they stand: bit 0 the sample above the stripe, bits 1..4 the stripe's rows,
- * bit 5 the sample below it (left out in vertically causal mode); a bit is
- * set when that sample lies in the block and is significant. Outside the
- * block the column is 0.
+ * A column of a SigProp stripe (7.4) as six bits from its samples: bit 0
+ * the sample above the stripe, bits 1..4 the stripe's rows, bit 5 the
+ * sample below it; a bit is set when that sample is significant (not zero,
+ * in sign and magnitude or in two's complement alike: a significant
+ * sample's magnitude is never zero). Samples outside the block, and below
+ * in vertically causal mode, are passed as zero.
+ */
+J2KC_HT_INLINE uint32_t stripe_column_bits(uint32_t above, const uint32_t (&stripe)[4], uint32_t below)
+{
+    uint32_t c = above != 0 ? 1u : 0u;
+    for (uint32_t r = 0; r < 4; ++r) c |= (stripe[r] != 0 ? 1u : 0u) << (1 + r);
+    return c | (below != 0 ? 1u << 5 : 0u);
+}
+
+/**
+ * stripe_column_bits of column x of the stripe from row y0, read from the
+ * values as they stand. Outside the block the column is 0.
  */
 J2KC_HT_INLINE uint32_t stripe_column(const uint32_t *values, size_t vstride, uint32_t width, uint32_t height,
                                       uint32_t x, uint32_t y0, bool causal)
 {
     if (x >= width) return 0;
     const uint32_t *col = values + x;
-    uint32_t c = y0 > 0 && col[size_t{y0 - 1} * vstride] != 0 ? 1u : 0u;
+    const uint32_t above = y0 > 0 ? col[size_t{y0 - 1} * vstride] : 0u;
+    uint32_t stripe[4] = {0, 0, 0, 0};
     const uint32_t rows = height - y0 < 4 ? height - y0 : 4;
-    for (uint32_t r = 0; r < rows; ++r) c |= (col[size_t{y0 + r} * vstride] != 0 ? 1u : 0u) << (1 + r);
-    if (!causal && y0 + 4 < height && col[size_t{y0 + 4} * vstride] != 0) c |= 1u << 5;
-    return c;
+    for (uint32_t r = 0; r < rows; ++r) stripe[r] = col[size_t{y0 + r} * vstride];
+    const uint32_t below = !causal && y0 + 4 < height ? col[size_t{y0 + 4} * vstride] : 0u;
+    return stripe_column_bits(above, stripe, below);
 }
 
 /**

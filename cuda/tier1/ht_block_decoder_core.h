@@ -108,6 +108,12 @@ struct LsbAccumulator {
         last = b;
     }
 
+    /** The next n <= 32 bits, left unread. */
+    J2KC_HT_INLINE uint32_t peek(uint32_t n)
+    {
+        if (bits < n) static_cast<Stream *>(this)->refill();
+        return static_cast<uint32_t>(acc & ((uint64_t{1} << n) - 1u));
+    }
     J2KC_HT_INLINE void skip(uint32_t n)
     {
         if (bits < n) static_cast<Stream *>(this)->refill();
@@ -620,6 +626,26 @@ J2KC_HT_INLINE uint32_t sigprop_members(uint32_t left, uint32_t own, uint32_t fr
     return (sides | up | down) & insignificant & 0xFu;
 }
 
+/**
+ * The scan of a SigProp stripe column (7.4): its members row by row
+ * (sigprop_members: a row made significant makes the row below a member),
+ * each taking the next of `bits`, the first in bit 0. Returns the rows made
+ * significant; `members` gets the rows that took a bit.
+ */
+J2KC_HT_INLINE uint32_t sigprop_column(uint32_t left, uint32_t own, uint32_t right, uint32_t rows, uint32_t bits,
+                                       uint32_t &members)
+{
+    uint32_t col = 0;
+    members = 0;
+    for (uint32_t r = 0; r < 4; ++r)
+        if ((sigprop_members(left, own, col, right, rows) >> r) & 1u) {
+            members |= 1u << r;
+            col |= (bits & 1u) << r;
+            bits >>= 1;
+        }
+    return col;
+}
+
 /** A sample SigProp makes significant at plane p: 3 * 2^p (the middle of its interval), and its sign. */
 J2KC_HT_INLINE uint32_t sigprop_value(uint32_t sign, uint32_t p) { return (sign << 31) | (3u << p); }
 
@@ -643,10 +669,12 @@ J2KC_HT_FN void decode_sigprop(uint32_t *values, size_t vstride, uint32_t width,
             for (uint32_t cx = 0; cx < cols; ++cx) {
                 const uint32_t x = x0 + cx;
                 const uint32_t right = stripe_column(values, vstride, width, height, x + 1, y0, causal);
-                uint32_t col = 0;  // rows made significant: members for the rows below them
-                if (sigprop_members(left, own, 0, right, rows) != 0)
-                    for (uint32_t r = 0; r < rows; ++r)
-                        if ((sigprop_members(left, own, col, right, rows) >> r) & 1u) col |= sp.get(1) << r;
+                uint32_t col = 0;  // rows made significant
+                if (sigprop_members(left, own, 0, right, rows) != 0) {
+                    uint32_t members = 0;
+                    col = sigprop_column(left, own, right, rows, sp.peek(4), members);
+                    sp.skip(popcount4(members));
+                }
                 for (uint32_t r = 0; r < rows; ++r)
                     if ((col >> r) & 1u) values[size_t(y0 + r) * vstride + x] = sigprop_value(0, p);
                 fresh |= col << (4 * cx);

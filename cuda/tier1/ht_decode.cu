@@ -76,6 +76,10 @@ constexpr uint32_t kStripeSigPropBits = 2 * 4 * kWarpSize;
 constexpr uint32_t kStripeMagRefBits = 4 * kWarpSize;
 /// Columns of a SigProp group (7.4): its signs follow its significance bits.
 constexpr uint32_t kGroupColumns = 4;
+/// The launch bound: seven CTAs a multiprocessor, as many as their shared
+/// memory allows (7 x 28 KB of Hopper's 228 KB), so that the registers do
+/// not allow fewer.
+constexpr uint32_t kCtasPerSm = 7;
 /// Warps enough to fill the largest GPUs several times over; the rest loop.
 constexpr uint32_t kMaxWarps = 1u << 15;
 
@@ -382,28 +386,38 @@ __device__ __forceinline__ uint32_t deposit4(uint32_t bits, uint32_t mask)
     return out;
 }
 
-/** The count of the lanes of a lane's SigProp group (kGroupColumns lanes in a row) before it. */
-__device__ __forceinline__ uint32_t group_before(uint32_t count, uint32_t lane)
+/**
+ * The count of the lanes of a lane's SigProp group (kGroupColumns lanes in
+ * a row) before it, a scan over the group alone; `total` gets the group's.
+ */
+__device__ __forceinline__ uint32_t group_before(uint32_t count, uint32_t lane, uint32_t &total)
 {
-    const uint32_t end = warp_inclusive_sum(count, lane);
-    return end - count - __shfl_sync(kFullMask, end - count, lane & ~(kGroupColumns - 1));
+    uint32_t end = count;
+#pragma unroll
+    for (uint32_t d = 1; d < kGroupColumns; d *= 2) {
+        const uint32_t t = __shfl_up_sync(kFullMask, end, d, kGroupColumns);
+        if (lane % kGroupColumns >= d) end += t;
+    }
+    total = __shfl_sync(kFullMask, end, kGroupColumns - 1, kGroupColumns);
+    return end - count;
 }
 
 /**
  * The significance bits SigProp reads for a stripe's 32 columns from
  * `cursor` on, given the members `m` of each lane's column: the groups one
  * after another (a group's start follows the one before and its signs, so
- * the fresh samples of each), then the lanes at once; `columns` of the
- * lanes lie in the block. Gives the lane's fresh rows, where its group
- * starts and how many members its group has; returns where the chunk's bits
- * end.
+ * the fresh samples of each), then the lanes at once, each scanning its
+ * column from where its group's bits before it end (sigprop_column, with
+ * its `left`, `own`, `right` and `rows`); `columns` of the lanes lie in the
+ * block. Gives the lane's fresh rows and the members its scan found, where
+ * its group starts and how many members its group has; returns where the
+ * chunk's bits end.
  */
-__device__ uint32_t sigprop_read(const uint32_t *ring, uint32_t cursor, uint32_t columns, uint32_t m, uint32_t lane,
-                                 uint32_t &fresh, uint32_t &group_start, uint32_t &group_members)
+__device__ uint32_t sigprop_read(const uint32_t *ring, uint32_t cursor, uint32_t columns, uint32_t m, uint32_t left,
+                                 uint32_t own, uint32_t right, uint32_t rows, uint32_t lane, uint32_t &fresh,
+                                 uint32_t &scanned, uint32_t &group_start, uint32_t &group_members)
 {
-    const uint32_t count = __popc(m);
-    const uint32_t before = group_before(count, lane);
-    group_members = __shfl_sync(kFullMask, before + count, lane | (kGroupColumns - 1));
+    const uint32_t before = group_before(__popc(m), lane, group_members);
     uint32_t at = cursor;
     // Unrolled, so that the groups' member counts come over before the chain of reads.
 #pragma unroll
@@ -413,14 +427,12 @@ __device__ uint32_t sigprop_read(const uint32_t *ring, uint32_t cursor, uint32_t
         if (lane / kGroupColumns == g / kGroupColumns) group_start = at;
         at += members + __popc(ring_bits<kRefineRingWords>(ring, at, members));
     }
-    fresh = deposit4(ring_bits<kRefineRingWords>(ring, group_start + before, count), m);
+    fresh =
+        ht::sigprop_column(left, own, right, rows, ring_bits<kRefineRingWords>(ring, group_start + before, 4), scanned);
     return at;
 }
 
-/**
- * A sample of a stripe's column that SigProp (at plane p) made significant
- * in the rows `fresh`, with their signs.
- */
+/** The rows `fresh` of a stripe's column, made significant by SigProp at plane p, with their `signs`. */
 __device__ __forceinline__ void sigprop_apply(uint32_t (&stripe)[4], uint32_t fresh, uint32_t signs, uint32_t p)
 {
 #pragma unroll
@@ -437,29 +449,34 @@ __device__ __forceinline__ void sigprop_apply(uint32_t (&stripe)[4], uint32_t fr
  * chunk; `columns` of the lanes lie in the block. A sample's membership
  * depends on the samples SigProp made significant before it in the scan,
  * and where its bit lies on the fresh samples of the groups before its own,
- * so the lanes guess: no fresh samples, then those the last guess read,
- * until the members stop changing. Each round settles at least the first
- * sample the last one had wrong (its membership and bit depend only on
- * samples before it), so the rounds end, and where they end every lane
- * holds what the serial scan reads. The signs follow in the returned
- * `signs` (bit r for row r).
+ * so the lanes guess: no fresh samples, then those the last guess read
+ * (a lane scanning its own column: a fresh row's effect on the rows below
+ * needs no further round), until the members the positions came from, those
+ * the scans found and those of the fresh samples are the same. Each round
+ * settles at least the first sample the last one had wrong (its membership
+ * and bit depend only on samples before it), so the rounds end, and where
+ * they end every lane holds what the serial scan reads. The signs follow in
+ * the returned `signs` (bit r for row r).
  */
 __device__ uint32_t sigprop_stripe(const uint32_t *ring, uint32_t cursor, uint32_t columns, uint32_t rows,
                                    uint32_t left_of_chunk, uint32_t own, uint32_t right, bool inside, uint32_t lane,
                                    uint32_t &fresh, uint32_t &signs)
 {
-    uint32_t m = 0, group_start = 0, group_members = 0, end = cursor;
+    const uint32_t lane_rows = inside ? rows : 0u;  // no members outside the block
+    uint32_t m = 0, scanned = 0, group_start = 0, group_members = 0, end = cursor;
     fresh = 0;
 #pragma unroll 1
     for (;;) {
         uint32_t left = __shfl_up_sync(kFullMask, own | (fresh << 1), 1);
         if (lane == 0) left = left_of_chunk;
-        const uint32_t members = inside ? ht::sigprop_members(left, own, fresh, right, rows) : 0u;
-        if (!__any_sync(kFullMask, members != m)) break;
+        const uint32_t members = ht::sigprop_members(left, own, fresh, right, lane_rows);
+        if (!__any_sync(kFullMask, members != m || members != scanned)) break;
         m = members;
-        end = sigprop_read(ring, cursor, columns, m, lane, fresh, group_start, group_members);
+        end = sigprop_read(ring, cursor, columns, m, left, own, right, lane_rows, lane, fresh, scanned, group_start,
+                           group_members);
     }
-    const uint32_t before = group_before(__popc(fresh), lane);
+    uint32_t group_fresh;  // the group's signs, which no lane needs here
+    const uint32_t before = group_before(__popc(fresh), lane, group_fresh);
     signs = deposit4(ring_bits<kRefineRingWords>(ring, group_start + group_members + before, __popc(fresh)), fresh);
     return end;
 }
@@ -576,7 +593,7 @@ __device__ void complete_job(const HtJob &h, uint32_t status, uint32_t lane)
  * the refinement passes and the two's complement over the lanes), and goes
  * on with the next that fit.
  */
-__global__ void __launch_bounds__(kWarpsPerCta *kWarpSize)
+__global__ void __launch_bounds__(kWarpsPerCta *kWarpSize, kCtasPerSm)
     ht_decode_kernel(const __grid_constant__ T1DecodeBatch batch, uint32_t positions, uint32_t group_size)
 {
     __shared__ WarpArea areas[kWarpsPerCta];

@@ -108,6 +108,12 @@ struct LsbAccumulator {
         last = b;
     }
 
+    /** The next n <= 32 bits, left unread. */
+    J2KC_HT_INLINE uint32_t peek(uint32_t n)
+    {
+        if (bits < n) static_cast<Stream *>(this)->refill();
+        return static_cast<uint32_t>(acc & ((uint64_t{1} << n) - 1u));
+    }
     J2KC_HT_INLINE void skip(uint32_t n)
     {
         if (bits < n) static_cast<Stream *>(this)->refill();
@@ -572,22 +578,35 @@ J2KC_HT_FN uint32_t decode_cleanup(const CleanupFrame &f, const uint8_t *d, uint
 }
 
 /**
- * A column of a SigProp stripe (7.4) as six bits, read from the values as
- * they stand: bit 0 the sample above the stripe, bits 1..4 the stripe's rows,
- * bit 5 the sample below it (left out in vertically causal mode); a bit is
- * set when that sample lies in the block and is significant. Outside the
- * block the column is 0.
+ * A column of a SigProp stripe (7.4) as six bits from its samples: bit 0
+ * the sample above the stripe, bits 1..4 the stripe's rows, bit 5 the
+ * sample below it; a bit is set when that sample is significant (not zero,
+ * in sign and magnitude or in two's complement alike: a significant
+ * sample's magnitude is never zero). Samples outside the block, and below
+ * in vertically causal mode, are passed as zero.
+ */
+J2KC_HT_INLINE uint32_t stripe_column_bits(uint32_t above, const uint32_t (&stripe)[4], uint32_t below)
+{
+    uint32_t c = above != 0 ? 1u : 0u;
+    for (uint32_t r = 0; r < 4; ++r) c |= (stripe[r] != 0 ? 1u : 0u) << (1 + r);
+    return c | (below != 0 ? 1u << 5 : 0u);
+}
+
+/**
+ * stripe_column_bits of column x of the stripe from row y0, read from the
+ * values as they stand. Outside the block the column is 0.
  */
 J2KC_HT_INLINE uint32_t stripe_column(const uint32_t *values, size_t vstride, uint32_t width, uint32_t height,
                                       uint32_t x, uint32_t y0, bool causal)
 {
     if (x >= width) return 0;
     const uint32_t *col = values + x;
-    uint32_t c = y0 > 0 && col[size_t{y0 - 1} * vstride] != 0 ? 1u : 0u;
+    const uint32_t above = y0 > 0 ? col[size_t{y0 - 1} * vstride] : 0u;
+    uint32_t stripe[4] = {0, 0, 0, 0};
     const uint32_t rows = height - y0 < 4 ? height - y0 : 4;
-    for (uint32_t r = 0; r < rows; ++r) c |= (col[size_t{y0 + r} * vstride] != 0 ? 1u : 0u) << (1 + r);
-    if (!causal && y0 + 4 < height && col[size_t{y0 + 4} * vstride] != 0) c |= 1u << 5;
-    return c;
+    for (uint32_t r = 0; r < rows; ++r) stripe[r] = col[size_t{y0 + r} * vstride];
+    const uint32_t below = !causal && y0 + 4 < height ? col[size_t{y0 + 4} * vstride] : 0u;
+    return stripe_column_bits(above, stripe, below);
 }
 
 /**
@@ -605,6 +624,26 @@ J2KC_HT_INLINE uint32_t sigprop_members(uint32_t left, uint32_t own, uint32_t fr
     const uint32_t up = own | (fresh << 1), down = own >> 2;
     const uint32_t insignificant = ~(own >> 1) & ((1u << rows) - 1u);
     return (sides | up | down) & insignificant & 0xFu;
+}
+
+/**
+ * The scan of a SigProp stripe column (7.4): its members row by row
+ * (sigprop_members: a row made significant makes the row below a member),
+ * each taking the next of `bits`, the first in bit 0. Returns the rows made
+ * significant; `members` gets the rows that took a bit.
+ */
+J2KC_HT_INLINE uint32_t sigprop_column(uint32_t left, uint32_t own, uint32_t right, uint32_t rows, uint32_t bits,
+                                       uint32_t &members)
+{
+    uint32_t col = 0;
+    members = 0;
+    for (uint32_t r = 0; r < 4; ++r)
+        if ((sigprop_members(left, own, col, right, rows) >> r) & 1u) {
+            members |= 1u << r;
+            col |= (bits & 1u) << r;
+            bits >>= 1;
+        }
+    return col;
 }
 
 /** A sample SigProp makes significant at plane p: 3 * 2^p (the middle of its interval), and its sign. */
@@ -630,10 +669,12 @@ J2KC_HT_FN void decode_sigprop(uint32_t *values, size_t vstride, uint32_t width,
             for (uint32_t cx = 0; cx < cols; ++cx) {
                 const uint32_t x = x0 + cx;
                 const uint32_t right = stripe_column(values, vstride, width, height, x + 1, y0, causal);
-                uint32_t col = 0;  // rows made significant: members for the rows below them
-                if (sigprop_members(left, own, 0, right, rows) != 0)
-                    for (uint32_t r = 0; r < rows; ++r)
-                        if ((sigprop_members(left, own, col, right, rows) >> r) & 1u) col |= sp.get(1) << r;
+                uint32_t col = 0;  // rows made significant
+                if (sigprop_members(left, own, 0, right, rows) != 0) {
+                    uint32_t members = 0;
+                    col = sigprop_column(left, own, right, rows, sp.peek(4), members);
+                    sp.skip(popcount4(members));
+                }
                 for (uint32_t r = 0; r < rows; ++r)
                     if ((col >> r) & 1u) values[size_t(y0 + r) * vstride + x] = sigprop_value(0, p);
                 fresh |= col << (4 * cx);

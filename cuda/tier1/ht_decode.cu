@@ -17,11 +17,15 @@
  * MagSgn stream is unstuffed into a ring of words in shared memory, 32 bytes
  * a step, the stuffing rule of ForwardLsb::refill (a byte after 0xFF gives
  * seven bits, 0xFF past the end). SigProp and MagRef go over the lanes a
- * column each, 32 columns of a stripe at a time, their streams unstuffed into
- * the same ring: a MagRef bit's place is the count of refined samples before
- * it; SigProp's members and bits are guessed and read again until they stop
- * changing (sigprop_warp). Clearing and the two's complement go a row at a
- * time over the lanes, so the stores of a row are contiguous.
+ * column each, 32 columns of a stripe at a time, both passes a stripe before
+ * the next, their streams unstuffed into two halves of the ring: a MagRef
+ * bit's place is the count of refined samples before it; SigProp's members
+ * and bits are guessed and read again until they stop changing
+ * (sigprop_stripe). The last pass stores the samples in two's complement, so
+ * a block's samples are read back from memory at most once, a stripe's at a
+ * time (a warp's block is a chain of dependent steps; a load's wait is the
+ * longest of them). Clearing goes a row at a time over the lanes, so the
+ * stores of a row are contiguous.
  *
  * The one lane's VLC pass is most of a block's issued instructions, so a
  * warp takes several neighbouring positions of the batch at once (blocks of
@@ -61,8 +65,21 @@ constexpr uint32_t kGroup = 6;
 /// (32 x 4 samples x 31 bits) plus a fill step, so no bit still to be read is
 /// overwritten.
 constexpr uint32_t kRingWords = 256;
+/// The refinement passes split the ring between SigProp and MagRef: a stripe's
+/// 32 columns read at most 256 bits of SigProp (a significance bit and a sign
+/// a sample) and 128 of MagRef, each filled ahead by at most that and a fill
+/// step (256 bits), far inside 4096 bits.
+constexpr uint32_t kRefineRingWords = kRingWords / 2;
+/// SigProp bits a stripe's 32 columns read at most.
+constexpr uint32_t kStripeSigPropBits = 2 * 4 * kWarpSize;
+/// MagRef bits a stripe's 32 columns read at most.
+constexpr uint32_t kStripeMagRefBits = 4 * kWarpSize;
 /// Columns of a SigProp group (7.4): its signs follow its significance bits.
 constexpr uint32_t kGroupColumns = 4;
+/// The launch bound: seven CTAs a multiprocessor, as many as their shared
+/// memory allows (7 x 28 KB of Hopper's 228 KB), so that the registers do
+/// not allow fewer.
+constexpr uint32_t kCtasPerSm = 7;
 /// Warps enough to fill the largest GPUs several times over; the rest loop.
 constexpr uint32_t kMaxWarps = 1u << 15;
 
@@ -124,20 +141,22 @@ __device__ __forceinline__ uint32_t warp_inclusive_sum(uint32_t v, uint32_t lane
 }
 
 /**
- * Appends a byte a lane, n of its bits (7 or 8), to the ring after its
- * `filled` bits, in lane order: all lanes; `filled` grows by the bits of all.
+ * Appends a byte a lane, n of its bits (7 or 8), to a ring of kWords words
+ * after its `filled` bits, in lane order: all lanes; `filled` grows by the
+ * bits of all.
  */
+template <uint32_t kWords>
 __device__ __forceinline__ void ring_append(uint32_t *ring, uint32_t &filled, uint32_t b, uint32_t n, uint32_t lane)
 {
     // Words from the first not yet touched: zero what this step ORs into.
     const uint32_t fresh = (filled + 31) >> 5;
-    if (lane < 9) ring[(fresh + lane) % kRingWords] = 0;
+    if (lane < 9) ring[(fresh + lane) % kWords] = 0;
     __syncwarp();
     const uint32_t end = warp_inclusive_sum(n, lane);
     const uint32_t at = filled + end - n, bits = b & ((1u << n) - 1u);
     const uint32_t word = at >> 5, shift = at & 31u;
-    atomicOr(&ring[word % kRingWords], bits << shift);
-    if (shift + n > 32) atomicOr(&ring[(word + 1) % kRingWords], bits >> (32 - shift));
+    atomicOr(&ring[word % kWords], bits << shift);
+    if (shift + n > 32) atomicOr(&ring[(word + 1) % kWords], bits >> (32 - shift));
     filled += __shfl_sync(kFullMask, end, kWarpSize - 1);
     __syncwarp();
 }
@@ -156,6 +175,7 @@ struct ForwardRing {
 
     __device__ ForwardRing(const uint8_t *d, uint32_t n, uint32_t fill) : data(d), size(n), fill_byte(fill) {}
 
+    template <uint32_t kWords = kRingWords>
     __device__ __forceinline__ void fill(uint32_t *ring, uint32_t need, uint32_t lane)
     {
 #pragma unroll 1
@@ -164,7 +184,7 @@ struct ForwardRing {
             const uint32_t b = j < size ? data[j] : fill_byte;
             uint32_t before = __shfl_up_sync(kFullMask, b, 1);
             if (lane == 0) before = last;
-            ring_append(ring, filled, b, ht::forward_byte_bits(before), lane);
+            ring_append<kWords>(ring, filled, b, ht::forward_byte_bits(before), lane);
             last = __shfl_sync(kFullMask, b, kWarpSize - 1);
             next += kWarpSize;
         }
@@ -185,6 +205,7 @@ struct BackwardRing {
 
     __device__ BackwardRing(const uint8_t *d, uint32_t n) : data(d), size(n) {}
 
+    template <uint32_t kWords = kRingWords>
     __device__ __forceinline__ void fill(uint32_t *ring, uint32_t need, uint32_t lane)
     {
 #pragma unroll 1
@@ -193,27 +214,30 @@ struct BackwardRing {
             const uint32_t b = j < size ? data[size - 1 - j] : 0u;
             uint32_t before = __shfl_up_sync(kFullMask, b, 1);
             if (lane == 0) before = last;
-            ring_append(ring, filled, b, ht::backward_byte_bits(before, b), lane);
+            ring_append<kWords>(ring, filled, b, ht::backward_byte_bits(before, b), lane);
             last = __shfl_sync(kFullMask, b, kWarpSize - 1);
             next += kWarpSize;
         }
     }
 };
 
-/** m <= 31 bits of the ring from absolute bit `at`, the first in bit 0. */
+/** m <= 31 bits of a ring of kWords words from absolute bit `at`, the first in bit 0. */
+template <uint32_t kWords = kRingWords>
 __device__ __forceinline__ uint32_t ring_bits(const uint32_t *ring, uint32_t at, uint32_t m)
 {
     const uint32_t word = at >> 5;
-    const uint32_t v = __funnelshift_r(ring[word % kRingWords], ring[(word + 1) % kRingWords], at & 31u);
+    const uint32_t v = __funnelshift_r(ring[word % kWords], ring[(word + 1) % kWords], at & 31u);
     return v & ((1u << m) - 1u);
 }
 
 /**
  * The cleanup pass of a block over the warp once vlc_pass has filled
  * `quads` (decode_cleanup's results, every sample of the block written):
- * MagSgn from d[0, pcup). kHtOk or why the block is corrupt.
+ * MagSgn from d[0, pcup). The samples are stored in two's complement when
+ * `final` (no refinement pass follows, so no pass reads them back), else in
+ * sign and magnitude. kHtOk or why the block is corrupt.
  */
-__device__ uint32_t magsgn_warp(const ht::CleanupFrame &f, const uint8_t *d, uint32_t pcup, uint32_t *quads,
+__device__ uint32_t magsgn_warp(const ht::CleanupFrame &f, const uint8_t *d, uint32_t pcup, bool final, uint32_t *quads,
                                 uint32_t *ring, uint32_t lane)
 {
     const uint32_t qw = (f.width + 1) / 2, qh = (f.height + 1) / 2;
@@ -262,7 +286,8 @@ __device__ uint32_t magsgn_warp(const ht::CleanupFrame &f, const uint8_t *d, uin
                 if (i == 1) e_bl = e;
                 if (i == 3) e_br = e;
                 const uint32_t x = 2 * q + (i >> 1), y = 2 * qy + (i & 1u);
-                if (mine && x < f.width && y < f.height) f.values[size_t{y} * f.vstride + x] = value;
+                if (mine && x < f.width && y < f.height)
+                    f.values[size_t{y} * f.vstride + x] = final ? t1_twos_complement(value) : value;
             }
             if (mine) cur[q] = ht::quad_record(s.rho, e_bl, e_br);
             cursor += step_bits;
@@ -279,19 +304,6 @@ __device__ void clear_warp(const T1DecodeJob &job, int32_t *out, uint32_t lane)
 #pragma unroll 1
     for (uint32_t y = 0; y < job.height; ++y)
         for (uint32_t x = lane; x < job.width; x += kWarpSize) block[size_t{y} * job.out_stride + x] = 0;
-}
-
-/** t1_decode_job_twos_complement, a row at a time over the lanes. */
-__device__ void twos_complement_warp(const T1DecodeJob &job, uint32_t *values, uint32_t lane)
-{
-#pragma unroll 1
-    for (uint32_t y = 0; y < job.height; ++y) {
-        uint32_t *row = values + size_t{y} * job.out_stride;
-        for (uint32_t x = lane; x < job.width; x += kWarpSize) {
-            const uint32_t v = row[x], mag = v & 0x7FFFFFFFu;
-            row[x] = (v >> 31) ? 0u - mag : mag;
-        }
-    }
 }
 
 /** A job of the batch and what its checks found, as each lane of a warp works it out alike. */
@@ -349,7 +361,7 @@ __device__ HtJob ht_job_at(const T1DecodeBatch &batch, uint32_t position)
 /**
  * MagSgn of a job over the warp, once vlc_pass has written its quad
  * records; every lane calls it with the same job and gets the same result:
- * kHtOk when its refinement passes and two's complement are to follow.
+ * kHtOk when its refinement passes, if any, are to follow.
  */
 __device__ uint32_t cleanup_job(const HtJob &h, uint32_t *quads, uint32_t *ring, uint32_t lane)
 {
@@ -358,7 +370,7 @@ __device__ uint32_t cleanup_job(const HtJob &h, uint32_t *quads, uint32_t *ring,
     const uint32_t planes = uint32_t{job.num_bitplanes} + job.roi_shift;
     uint32_t *values = reinterpret_cast<uint32_t *>(h.table->out + job.out_offset);
     const ht::CleanupFrame f = ht::cleanup_frame(values, job.out_stride, job.width, job.height, planes, h.set.pc);
-    return magsgn_warp(f, h.dcup, h.pcup, quads, ring, lane);
+    return magsgn_warp(f, h.dcup, h.pcup, ht::refinement_passes(h.set) == 0, quads, ring, lane);
 }
 
 /** The low n <= 4 bits of `bits`, placed at the set bits of `mask` (the first at its lowest). */
@@ -374,152 +386,200 @@ __device__ __forceinline__ uint32_t deposit4(uint32_t bits, uint32_t mask)
     return out;
 }
 
-/** The count of the lanes of a lane's SigProp group (kGroupColumns lanes in a row) before it. */
-__device__ __forceinline__ uint32_t group_before(uint32_t count, uint32_t lane)
+/**
+ * The count of the lanes of a lane's SigProp group (kGroupColumns lanes in
+ * a row) before it, a scan over the group alone; `total` gets the group's.
+ */
+__device__ __forceinline__ uint32_t group_before(uint32_t count, uint32_t lane, uint32_t &total)
 {
-    const uint32_t end = warp_inclusive_sum(count, lane);
-    return end - count - __shfl_sync(kFullMask, end - count, lane & ~(kGroupColumns - 1));
+    uint32_t end = count;
+#pragma unroll
+    for (uint32_t d = 1; d < kGroupColumns; d *= 2) {
+        const uint32_t t = __shfl_up_sync(kFullMask, end, d, kGroupColumns);
+        if (lane % kGroupColumns >= d) end += t;
+    }
+    total = __shfl_sync(kFullMask, end, kGroupColumns - 1, kGroupColumns);
+    return end - count;
 }
 
 /**
  * The significance bits SigProp reads for a stripe's 32 columns from
  * `cursor` on, given the members `m` of each lane's column: the groups one
  * after another (a group's start follows the one before and its signs, so
- * the fresh samples of each), then the lanes at once; `columns` of the
- * lanes lie in the block. Gives the lane's fresh rows, where its group
- * starts and how many members its group has; returns where the chunk's bits
- * end.
+ * the fresh samples of each), then the lanes at once, each scanning its
+ * column from where its group's bits before it end (sigprop_column, with
+ * its `left`, `own`, `right` and `rows`); `columns` of the lanes lie in the
+ * block. Gives the lane's fresh rows and the members its scan found, where
+ * its group starts and how many members its group has; returns where the
+ * chunk's bits end.
  */
-__device__ uint32_t sigprop_read(const uint32_t *ring, uint32_t cursor, uint32_t columns, uint32_t m, uint32_t lane,
-                                 uint32_t &fresh, uint32_t &group_start, uint32_t &group_members)
+__device__ uint32_t sigprop_read(const uint32_t *ring, uint32_t cursor, uint32_t columns, uint32_t m, uint32_t left,
+                                 uint32_t own, uint32_t right, uint32_t rows, uint32_t lane, uint32_t &fresh,
+                                 uint32_t &scanned, uint32_t &group_start, uint32_t &group_members)
 {
-    const uint32_t count = __popc(m);
-    const uint32_t before = group_before(count, lane);
-    group_members = __shfl_sync(kFullMask, before + count, lane | (kGroupColumns - 1));
+    const uint32_t before = group_before(__popc(m), lane, group_members);
     uint32_t at = cursor;
-#pragma unroll 1
-    for (uint32_t g = 0; g < columns; g += kGroupColumns) {
+    // Unrolled, so that the groups' member counts come over before the chain of reads.
+#pragma unroll
+    for (uint32_t g = 0; g < kWarpSize; g += kGroupColumns) {
         const uint32_t members = __shfl_sync(kFullMask, group_members, g);
+        if (g >= columns) break;
         if (lane / kGroupColumns == g / kGroupColumns) group_start = at;
-        at += members + __popc(ring_bits(ring, at, members));
+        at += members + __popc(ring_bits<kRefineRingWords>(ring, at, members));
     }
-    fresh = deposit4(ring_bits(ring, group_start + before, count), m);
+    fresh =
+        ht::sigprop_column(left, own, right, rows, ring_bits<kRefineRingWords>(ring, group_start + before, 4), scanned);
     return at;
 }
 
-/**
- * HT SigProp (ht::decode_sigprop) over the warp, 32 columns of a stripe at
- * a time, a lane a column. A sample's membership depends on the samples
- * SigProp made significant before it in the scan, and where its bit lies on
- * the fresh samples of the groups before its own, so the lanes guess: no
- * fresh samples, then those the last guess read, until the members stop
- * changing. Each round settles at least the first sample the last one had
- * wrong (its membership and bit depend only on samples before it), so the
- * rounds end, and where they end every lane holds what the serial scan reads.
- */
-__device__ void sigprop_warp(uint32_t *values, uint32_t stride, uint32_t width, uint32_t height, uint32_t p,
-                             bool causal, const uint8_t *dref, uint32_t lref, uint32_t *ring, uint32_t lane)
+/** The rows `fresh` of a stripe's column, made significant by SigProp at plane p, with their `signs`. */
+__device__ __forceinline__ void sigprop_apply(uint32_t (&stripe)[4], uint32_t fresh, uint32_t signs, uint32_t p)
 {
-    ForwardRing sp(dref, lref, 0);
-    uint32_t cursor = 0;
+#pragma unroll
+    for (uint32_t r = 0; r < 4; ++r)
+        if ((fresh >> r) & 1u) stripe[r] = ht::sigprop_value((signs >> r) & 1u, p);
+}
+
+/**
+ * The significance SigProp (7.4) reads for a stripe's 32 columns, a lane a
+ * column, from the SigProp stream's bit `cursor`: the rows it makes
+ * significant in the lane's column (`fresh`) and where the chunk's bits end.
+ * `own` and `right` are the stripe_column_bits of the lane's column and the
+ * next as the cleanup left them, `left_of_chunk` the final one left of the
+ * chunk; `columns` of the lanes lie in the block. A sample's membership
+ * depends on the samples SigProp made significant before it in the scan,
+ * and where its bit lies on the fresh samples of the groups before its own,
+ * so the lanes guess: no fresh samples, then those the last guess read
+ * (a lane scanning its own column: a fresh row's effect on the rows below
+ * needs no further round), until the members the positions came from, those
+ * the scans found and those of the fresh samples are the same. Each round
+ * settles at least the first sample the last one had wrong (its membership
+ * and bit depend only on samples before it), so the rounds end, and where
+ * they end every lane holds what the serial scan reads. The signs follow in
+ * the returned `signs` (bit r for row r).
+ */
+__device__ uint32_t sigprop_stripe(const uint32_t *ring, uint32_t cursor, uint32_t columns, uint32_t rows,
+                                   uint32_t left_of_chunk, uint32_t own, uint32_t right, bool inside, uint32_t lane,
+                                   uint32_t &fresh, uint32_t &signs)
+{
+    const uint32_t lane_rows = inside ? rows : 0u;  // no members outside the block
+    uint32_t m = 0, scanned = 0, group_start = 0, group_members = 0, end = cursor;
+    fresh = 0;
+#pragma unroll 1
+    for (;;) {
+        uint32_t left = __shfl_up_sync(kFullMask, own | (fresh << 1), 1);
+        if (lane == 0) left = left_of_chunk;
+        const uint32_t members = ht::sigprop_members(left, own, fresh, right, lane_rows);
+        if (!__any_sync(kFullMask, members != m || members != scanned)) break;
+        m = members;
+        end = sigprop_read(ring, cursor, columns, m, left, own, right, lane_rows, lane, fresh, scanned, group_start,
+                           group_members);
+    }
+    uint32_t group_fresh;  // the group's signs, which no lane needs here
+    const uint32_t before = group_before(__popc(fresh), lane, group_fresh);
+    signs = deposit4(ring_bits<kRefineRingWords>(ring, group_start + group_members + before, __popc(fresh)), fresh);
+    return end;
+}
+
+/**
+ * MagRef (7.5) of a stripe's 32 columns, a lane a column, on the samples
+ * as SigProp left them, from the MagRef stream's bit `cursor`: a lane's
+ * bits start after those of the columns before it, the count of their
+ * refined samples. Returns where the chunk's bits end.
+ */
+__device__ uint32_t magref_stripe(const uint32_t *ring, uint32_t cursor, uint32_t (&stripe)[4], uint32_t p,
+                                  uint32_t lane)
+{
+    uint32_t refined = 0;
+#pragma unroll
+    for (uint32_t r = 0; r < 4; ++r) refined |= (ht::magref_refines(stripe[r], p) ? 1u : 0u) << r;
+    const uint32_t count = __popc(refined);
+    const uint32_t end = warp_inclusive_sum(count, lane);
+    const uint32_t bits = deposit4(ring_bits<kRefineRingWords>(ring, cursor + end - count, count), refined);
+#pragma unroll
+    for (uint32_t r = 0; r < 4; ++r)
+        if ((refined >> r) & 1u) stripe[r] = ht::magref_value(stripe[r], (bits >> r) & 1u, p);
+    return cursor + __shfl_sync(kFullMask, end, kWarpSize - 1);
+}
+
+/**
+ * The job's refinement passes (ht::decode_refinement) over the warp after
+ * its cleanup, and the two's complement of its samples: 32 columns of a
+ * stripe at a time, a lane a column, SigProp then MagRef, each stripe's
+ * samples read and written once. MagRef may follow SigProp stripe by
+ * stripe rather than after the whole block: it reads a stripe's samples
+ * alone, as SigProp left them, and changes no sample's significance, which
+ * is all SigProp reads of the stripes around. The row above a stripe is
+ * read back in two's complement, significant just the same
+ * (stripe_column_bits).
+ */
+__device__ void refine_job(const HtJob &h, uint32_t *ring, uint32_t lane)
+{
+    const T1DecodeJob &job = h.job;
+    const uint32_t width = job.width, height = job.height, stride = job.out_stride;
+    const uint32_t p = h.set.pc - 1;
+    const bool causal = (job.style & kT1JobStyleCausal) != 0;
+    const bool magref = ht::refinement_passes(h.set) > 1;
+    uint32_t *values = reinterpret_cast<uint32_t *>(h.table->out + job.out_offset);
+    const uint8_t *dref = h.dcup + h.set.lcup;
+    uint32_t *sp_ring = ring, *mr_ring = ring + kRefineRingWords;
+    ForwardRing sp(dref, h.set.lref, 0);
+    BackwardRing mr(dref, h.set.lref);
+    uint32_t sp_cursor = 0, mr_cursor = 0;
 #pragma unroll 1
     for (uint32_t y0 = 0; y0 < height; y0 += 4) {
         const uint32_t rows = min(4u, height - y0);
-        uint32_t left_of_chunk = 0;  // the final stripe_column left of the chunk
+        uint32_t left_of_chunk = 0;  // the final stripe_column_bits left of the chunk
 #pragma unroll 1
         for (uint32_t x0 = 0; x0 < width; x0 += kWarpSize) {
             const uint32_t x = x0 + lane;
-            const uint32_t own = ht::stripe_column(values, stride, width, height, x, y0, causal);
-            uint32_t right = __shfl_down_sync(kFullMask, own, 1);
-            if (lane == kWarpSize - 1) right = ht::stripe_column(values, stride, width, height, x + 1, y0, causal);
-            uint32_t m = 0, fresh = 0, group_start = 0, group_members = 0, end = cursor;
-#pragma unroll 1
-            for (;;) {
-                uint32_t left = __shfl_up_sync(kFullMask, own | (fresh << 1), 1);
-                if (lane == 0) left = left_of_chunk;
-                const uint32_t members = x < width ? ht::sigprop_members(left, own, fresh, right, rows) : 0u;
-                if (!__any_sync(kFullMask, members != m)) break;
-                m = members;
-                // At most two bits a member: its significance and its sign.
-                const uint32_t bound = 2 * warp_inclusive_sum(__popc(m), lane);
-                sp.fill(ring, cursor + __shfl_sync(kFullMask, bound, kWarpSize - 1), lane);
-                end =
-                    sigprop_read(ring, cursor, min(kWarpSize, width - x0), m, lane, fresh, group_start, group_members);
+            const bool inside = x < width;
+            uint32_t *col = values + size_t{y0} * stride + x;
+            // All of the stripe's loads at once, and the streams' refills beside them; the
+            // last lane's right is the next chunk's first column, still as the cleanup left it.
+            const uint32_t next_chunk =
+                lane == kWarpSize - 1 ? ht::stripe_column(values, stride, width, height, x + 1, y0, causal) : 0u;
+            uint32_t above = 0, below = 0, stripe[4] = {0, 0, 0, 0};
+            if (inside) {
+                if (y0 > 0) above = values[size_t{y0 - 1} * stride + x];
+#pragma unroll
+                for (uint32_t r = 0; r < 4; ++r)
+                    if (r < rows) stripe[r] = col[size_t{r} * stride];
+                if (!causal && y0 + 4 < height) below = col[size_t{4} * stride];
             }
-            const uint32_t before = group_before(__popc(fresh), lane);
-            const uint32_t signs =
-                deposit4(ring_bits(ring, group_start + group_members + before, __popc(fresh)), fresh);
-            for (uint32_t r = 0; r < rows; ++r)
-                if ((fresh >> r) & 1u) values[size_t{y0 + r} * stride + x] = ht::sigprop_value((signs >> r) & 1u, p);
+            const uint32_t own = ht::stripe_column_bits(above, stripe, below);
+            uint32_t right = __shfl_down_sync(kFullMask, own, 1);
+            if (lane == kWarpSize - 1) right = next_chunk;
+            sp.fill<kRefineRingWords>(sp_ring, sp_cursor + kStripeSigPropBits, lane);
+            if (magref) mr.fill<kRefineRingWords>(mr_ring, mr_cursor + kStripeMagRefBits, lane);
+
+            uint32_t fresh = 0, signs = 0;
+            sp_cursor = sigprop_stripe(sp_ring, sp_cursor, min(kWarpSize, width - x0), rows, left_of_chunk, own, right,
+                                       inside, lane, fresh, signs);
+            sigprop_apply(stripe, fresh, signs, p);
+            if (magref) mr_cursor = magref_stripe(mr_ring, mr_cursor, stripe, p, lane);
+            if (inside)
+#pragma unroll
+                for (uint32_t r = 0; r < 4; ++r)
+                    if (r < rows) col[size_t{r} * stride] = t1_twos_complement(stripe[r]);
             left_of_chunk = __shfl_sync(kFullMask, own | (fresh << 1), kWarpSize - 1);
-            cursor = end;
             __syncwarp();  // the stripe's samples, for the columns and the stripe after it
         }
     }
 }
 
 /**
- * HT MagRef (ht::decode_magref) over the warp, 32 columns of a stripe at a
- * time, a lane a column: a lane's bits start after those of the columns
- * before it, the count of their refined samples.
- */
-__device__ void magref_warp(uint32_t *values, uint32_t stride, uint32_t width, uint32_t height, uint32_t p,
-                            const uint8_t *dref, uint32_t lref, uint32_t *ring, uint32_t lane)
-{
-    BackwardRing mr(dref, lref);
-    uint32_t cursor = 0;
-#pragma unroll 1
-    for (uint32_t y0 = 0; y0 < height; y0 += 4) {
-        const uint32_t rows = min(4u, height - y0);
-#pragma unroll 1
-        for (uint32_t x0 = 0; x0 < width; x0 += kWarpSize) {
-            const uint32_t x = x0 + lane;
-            uint32_t v[4] = {0, 0, 0, 0}, refined = 0;
-            for (uint32_t r = 0; r < rows; ++r)
-                if (x < width) {
-                    v[r] = values[size_t{y0 + r} * stride + x];
-                    refined |= (ht::magref_refines(v[r], p) ? 1u : 0u) << r;
-                }
-            const uint32_t count = __popc(refined);
-            const uint32_t end = warp_inclusive_sum(count, lane);
-            mr.fill(ring, cursor + __shfl_sync(kFullMask, end, kWarpSize - 1), lane);
-            const uint32_t bits = deposit4(ring_bits(ring, cursor + end - count, count), refined);
-            for (uint32_t r = 0; r < rows; ++r)
-                if ((refined >> r) & 1u)
-                    values[size_t{y0 + r} * stride + x] = ht::magref_value(v[r], (bits >> r) & 1u, p);
-            cursor += __shfl_sync(kFullMask, end, kWarpSize - 1);
-        }
-    }
-}
-
-/** The job's refinement passes (ht::decode_refinement) over the warp, after its cleanup. */
-__device__ void refine_job(const HtJob &h, uint32_t *ring, uint32_t lane)
-{
-    const T1DecodeJob &job = h.job;
-    const uint32_t passes = ht::refinement_passes(h.set);
-    uint32_t *values = reinterpret_cast<uint32_t *>(h.table->out + job.out_offset);
-    const uint8_t *dref = h.dcup + h.set.lcup;
-    if (passes > 0)
-        sigprop_warp(values, job.out_stride, job.width, job.height, h.set.pc - 1, (job.style & kT1JobStyleCausal) != 0,
-                     dref, h.set.lref, ring, lane);
-    if (passes > 1)
-        magref_warp(values, job.out_stride, job.width, job.height, h.set.pc - 1, dref, h.set.lref, ring, lane);
-}
-
-/**
  * The rest of t1_decode_job_ht over the warp, once the job's passes ran
- * (`status` as cleanup_job returned it): the two's complement, or zeros
- * and the status why.
+ * (`status` as cleanup_job returned it), the last of them storing the
+ * samples in two's complement: the job's status, and zeros where it failed.
  */
 __device__ void complete_job(const HtJob &h, uint32_t status, uint32_t lane)
 {
-    const T1DecodeJob &job = h.job;
     uint8_t result = h.checked;
     if (h.decode && status == ht::kHtOk) {
-        twos_complement_warp(job, reinterpret_cast<uint32_t *>(h.table->out + job.out_offset), lane);
         result = kT1JobOk;
     } else {
-        clear_warp(job, h.table->out, lane);
+        clear_warp(h.job, h.table->out, lane);
         if (h.decode) result = kT1JobCorrupt;
     }
     if (lane == 0) h.table->status[h.j] = result;
@@ -533,7 +593,7 @@ __device__ void complete_job(const HtJob &h, uint32_t status, uint32_t lane)
  * the refinement passes and the two's complement over the lanes), and goes
  * on with the next that fit.
  */
-__global__ void __launch_bounds__(kWarpsPerCta *kWarpSize)
+__global__ void __launch_bounds__(kWarpsPerCta *kWarpSize, kCtasPerSm)
     ht_decode_kernel(const __grid_constant__ T1DecodeBatch batch, uint32_t positions, uint32_t group_size)
 {
     __shared__ WarpArea areas[kWarpsPerCta];
@@ -564,8 +624,8 @@ __global__ void __launch_bounds__(kWarpsPerCta *kWarpSize)
                 if (!h.take) continue;
                 const uint32_t status = cleanup_job(h, area.quads + at, area.ring, lane);
                 __syncwarp();  // the cleanup's samples, for the refinement over the lanes
-                if (h.decode && status == ht::kHtOk) refine_job(h, area.ring, lane);
-                __syncwarp();  // the refined samples, for the two's complement over the lanes
+                if (h.decode && status == ht::kHtOk && ht::refinement_passes(h.set) > 0) refine_job(h, area.ring, lane);
+                __syncwarp();  // the samples, for the clearing of a failed block over the lanes
                 complete_job(h, status, lane);
                 __syncwarp();  // its records and ring are the next job's
             }

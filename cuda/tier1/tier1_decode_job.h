@@ -102,17 +102,20 @@ J2KC_T1D_INLINE uint8_t t1_decode_job_check(const T1DecodeJob &job, const Codewo
     return t1_decode_job_verdict(job, segments, supported, decode);
 }
 
-/** Turns the block's values, built in sign and magnitude (bit 31 the sign), into two's complement in place. */
+/** A value in sign and magnitude (bit 31 the sign) in two's complement. */
+J2KC_T1D_INLINE uint32_t t1_twos_complement(uint32_t u)
+{
+    const uint32_t mag = u & 0x7FFFFFFFu;
+    return (u >> 31) ? 0u - mag : mag;
+}
+
+/** Turns the block's values, built in sign and magnitude, into two's complement in place. */
 J2KC_T1D_INLINE void t1_decode_job_twos_complement(const T1DecodeJob &job, uint32_t *values)
 {
     J2KC_DEVICE_NO_UNROLL
     for (uint32_t y = 0; y < job.height; ++y) {
         uint32_t *row = values + size_t{y} * job.out_stride;
-        for (uint32_t x = 0; x < job.width; ++x) {
-            const uint32_t u = row[x];
-            const uint32_t mag = u & 0x7FFFFFFFu;
-            row[x] = (u >> 31) ? 0u - mag : mag;
-        }
+        for (uint32_t x = 0; x < job.width; ++x) row[x] = t1_twos_complement(row[x]);
     }
 }
 

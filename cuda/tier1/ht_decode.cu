@@ -56,11 +56,13 @@ constexpr uint32_t kWarpsPerCta = 4;
 /// Quads of the largest block the checks let through: ceil(w/2) ceil(h/2) <=
 /// (w h + w + h + 1) / 4, with w h <= 4096 and w + h <= 1024 + 4.
 constexpr uint32_t kMaxQuads = (ht::kMaxSamples + ht::kMaxSide + 4 + 1) / 4;
-/// A warp's quad records at least: as many blocks at once as fit (six of 32 x 32).
+/// A warp's quad records: as many blocks at once as fit (six of 32 x 32).
 constexpr uint32_t kAreaQuads = 1536;
 static_assert(kAreaQuads >= kMaxQuads, "the largest block fits alone");
-/// A warp's quad records at most: two of the largest blocks (warp_area_quads).
-constexpr uint32_t kMaxAreaQuads = 2 * kMaxQuads;
+/// A warp's quad records for blocks of which kAreaQuads holds one alone:
+/// two of 64 x 64, so that their VLC passes, a lane's serial chain each, run
+/// side by side, for a CTA an SM fewer (six).
+constexpr uint32_t kPairAreaQuads = 2 * 1024;
 /// Jobs a warp takes together at most: lanes below this read their MEL and VLC streams at once.
 constexpr uint32_t kGroup = 6;
 /// The MagSgn ring: 8192 bits, twice what a step of 32 quads can take
@@ -85,24 +87,12 @@ constexpr uint32_t kCtasPerSm = 7;
 /// Warps enough to fill the largest GPUs several times over; the rest loop.
 constexpr uint32_t kMaxWarps = 1u << 15;
 
-/**
- * The quad records of a warp's area for a batch whose largest HT block has
- * `max_quads` quads (0: not known): kAreaQuads, or two of the largest blocks
- * where fewer fit in it (64 x 64), so that their VLC passes, a lane's serial
- * chain each, run side by side, at the cost of a CTA an SM.
- */
-uint32_t warp_area_quads(uint32_t max_quads)
-{
-    return std::clamp(2 * max_quads, kAreaQuads, kMaxAreaQuads);
-}
-
-/** A warp's shared memory, in words: the MagSgn ring, then its blocks' quad records. */
-__host__ __device__ constexpr uint32_t warp_area_words(uint32_t area_quads)
-{
-    return area_quads + kRingWords;
-}
-static_assert(kWarpsPerCta * warp_area_words(kMaxAreaQuads) * sizeof(uint32_t) <= 48 * 1024,
-              "the largest area needs no opt-in to dynamic shared memory");
+/** A warp's shared memory: its blocks' quad records and the MagSgn ring. */
+template <uint32_t kQuads>
+struct WarpArea {
+    uint32_t quads[kQuads];
+    uint32_t ring[kRingWords];
+};
 
 /** What the VLC pass keeps for a quad until MagSgn: rho, e_k, the U-VLC residual u, e_1. */
 __device__ __forceinline__ uint32_t vlc_record(const ht::QuadSig &q, uint32_t u)
@@ -602,20 +592,19 @@ __device__ void complete_job(const HtJob &h, uint32_t status, uint32_t lane)
 
 /**
  * A warp takes `group_size` positions (kGroup at most) at once. Lane g
- * works out job g; the jobs whose records fit the warp's area of
- * `area_quads` records together (from the first not yet done) run their VLC
- * passes at once, a lane each, into consecutive records; then the warp
- * decodes them one after another (MagSgn, the refinement passes and the
- * two's complement over the lanes), and goes on with the next that fit.
+ * works out job g; the jobs whose records fit its area of kQuads records
+ * together (from the first not yet done) run their VLC passes at once, a
+ * lane each, into consecutive records; then the warp decodes them one after
+ * another (MagSgn, the refinement passes and the two's complement over the
+ * lanes), and goes on with the next that fit.
  */
+template <uint32_t kQuads>
 __global__ void __launch_bounds__(kWarpsPerCta *kWarpSize, kCtasPerSm)
-    ht_decode_kernel(const __grid_constant__ T1DecodeBatch batch, uint32_t positions, uint32_t group_size,
-                     uint32_t area_quads)
+    ht_decode_kernel(const __grid_constant__ T1DecodeBatch batch, uint32_t positions, uint32_t group_size)
 {
-    extern __shared__ uint32_t areas[];
+    __shared__ WarpArea<kQuads> areas[kWarpsPerCta];
     const uint32_t lane = threadIdx.x % kWarpSize;
-    uint32_t *const ring = areas + threadIdx.x / kWarpSize * warp_area_words(area_quads);
-    uint32_t *const area = ring + kRingWords;
+    WarpArea<kQuads> &area = areas[threadIdx.x / kWarpSize];
     const uint32_t stride = gridDim.x * kWarpsPerCta * group_size;
 #pragma unroll 1
     for (uint32_t first = (blockIdx.x * kWarpsPerCta + threadIdx.x / kWarpSize) * group_size; first < positions;
@@ -627,10 +616,10 @@ __global__ void __launch_bounds__(kWarpsPerCta *kWarpSize, kCtasPerSm)
         for (uint32_t done = 0; done < group;) {
             const uint32_t waiting = lane >= done && lane < group ? quads : 0u;
             const uint32_t end = warp_inclusive_sum(waiting, lane);
-            const bool fits = lane >= done && lane < group && end <= area_quads;
+            const bool fits = lane >= done && lane < group && end <= kQuads;
             if (fits && quads)
                 vlc_pass(mine.dcup, mine.set.lcup, mine.pcup, (mine.job.width + 1u) / 2, (mine.job.height + 1u) / 2,
-                         area + end - quads);
+                         area.quads + end - quads);
             // The jobs that fit are those from `done` on, up to the first that does not (at least one).
             const uint32_t next = done + __popc(__ballot_sync(kFullMask, fits));
             __syncwarp();
@@ -639,9 +628,9 @@ __global__ void __launch_bounds__(kWarpsPerCta *kWarpSize, kCtasPerSm)
                 const uint32_t at = __shfl_sync(kFullMask, end - waiting, g);
                 const HtJob h = ht_job_at(batch, first + g);
                 if (!h.take) continue;
-                const uint32_t status = cleanup_job(h, area + at, ring, lane);
+                const uint32_t status = cleanup_job(h, area.quads + at, area.ring, lane);
                 __syncwarp();  // the cleanup's samples, for the refinement over the lanes
-                if (h.decode && status == ht::kHtOk && ht::refinement_passes(h.set) > 0) refine_job(h, ring, lane);
+                if (h.decode && status == ht::kHtOk && ht::refinement_passes(h.set) > 0) refine_job(h, area.ring, lane);
                 __syncwarp();  // the samples, for the clearing of a failed block over the lanes
                 complete_job(h, status, lane);
                 __syncwarp();  // its records and ring are the next job's
@@ -660,13 +649,13 @@ void ht_decode_gpu_batch(const T1DecodeBatch &batch, void *stream, uint32_t max_
     // A warp's group decodes its blocks one after another once their VLC
     // passes are done, so a group of blocks that do not fit the area together
     // would only take warps from the grid.
-    const uint32_t area_quads = warp_area_quads(max_quads);
-    const uint32_t group = max_quads == 0 ? kGroup : std::clamp(area_quads / max_quads, 1u, kGroup);
+    const bool pairs = max_quads > kAreaQuads / 2 && 2 * max_quads <= kPairAreaQuads;
+    const uint32_t area = pairs ? kPairAreaQuads : kAreaQuads;
+    const uint32_t group = max_quads == 0 ? kGroup : std::clamp(area / max_quads, 1u, kGroup);
     const uint32_t warps = std::min((positions + group - 1) / group, kMaxWarps);
     const uint32_t ctas = (warps + kWarpsPerCta - 1) / kWarpsPerCta;
-    const size_t shared = kWarpsPerCta * warp_area_words(area_quads) * sizeof(uint32_t);
-    ht_decode_kernel<<<ctas, kWarpsPerCta * kWarpSize, shared, static_cast<cudaStream_t>(stream)>>>(
-        batch, positions, group, area_quads);
+    const auto kernel = pairs ? ht_decode_kernel<kPairAreaQuads> : ht_decode_kernel<kAreaQuads>;
+    kernel<<<ctas, kWarpsPerCta * kWarpSize, 0, static_cast<cudaStream_t>(stream)>>>(batch, positions, group);
     check_cuda(cudaGetLastError(), "HT decode kernel launch");
 }
 

@@ -168,12 +168,12 @@ TEST(StepFit, TermsAreDoubledMidPoints)
     EXPECT_EQ(yy, 100u);
     j2kc::step_fit_add(5, 0, 0, xy, yy);  // every plane: x = xh
     EXPECT_EQ(xy - 110u, yy - 100u);
-    EXPECT_EQ(j2kc::step_fit_shift(18), 0);
-    EXPECT_EQ(j2kc::step_fit_shift(30), 24);
-    uint64_t big_xy = 0, big_yy = 0;  // the largest index of 30 planes stays under 2^38 after the shift
-    j2kc::step_fit_add((1 << 30) - 1, 29, j2kc::step_fit_shift(30), big_xy, big_yy);
-    EXPECT_LT(big_xy, uint64_t{1} << 38);
-    EXPECT_LT(big_yy, uint64_t{1} << 38);
+    EXPECT_EQ(j2kc::step_fit_shift(18, 25), 0);
+    EXPECT_EQ(j2kc::step_fit_shift(30, 25), 23);
+    uint64_t big_xy = 0, big_yy = 0;  // 2^25 of the largest terms of 30 planes add up in 64 bits
+    j2kc::step_fit_add((1 << 30) - 1, 29, j2kc::step_fit_shift(30, 25), big_xy, big_yy);
+    EXPECT_LT(big_xy, uint64_t{1} << 39);
+    EXPECT_LT(big_yy, uint64_t{1} << 39);
 }
 
 TEST(StepFit, StepScalesByTheFitKeepingTheExponent)

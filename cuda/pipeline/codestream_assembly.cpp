@@ -11,6 +11,7 @@
 
 #include "codestream/writer.h"
 #include "common/byte_io.h"
+#include "common/int_math.h"
 #include "common/status.h"
 #include "quant/quant.h"
 
@@ -188,6 +189,16 @@ uint32_t step_fit_slot(const EncoderPlan &plan, uint32_t component, uint32_t ban
     uint32_t first = 0;
     while (!same_quantization(plan.quant[first], plan.quant[component])) ++first;
     return first * num_bands(plan.levels()) + band;
+}
+
+int step_fit_count_log2(const EncoderPlan &plan)
+{
+    uint64_t samples = 0;
+    for (const ComponentSize &c : plan.siz.components)
+        samples += uint64_t{ceil_div(plan.siz.width, c.dx)} * ceil_div(plan.siz.height, c.dy);
+    int bits = 0;
+    while ((uint64_t{1} << bits) < samples) ++bits;
+    return bits;
 }
 
 void write_fitted_steps(uint8_t *codestream, size_t size, const EncoderPlan &plan, const uint64_t *sums)

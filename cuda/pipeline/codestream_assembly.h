@@ -46,6 +46,9 @@ std::vector<uint8_t> assemble_codestream(const EncoderPlan &plan, const std::vec
  */
 uint32_t step_fit_slot(const EncoderPlan &plan, uint32_t component, uint32_t band);
 
+/** Bits of the frame's sample count (every component): the count_log2 of step_fit_shift. */
+int step_fit_count_log2(const EncoderPlan &plan);
+
 /**
  * Rewrites the QCD and QCCs of a finished codestream of a plan with
  * fitted_steps() with each band's step fitted to its reconstruction

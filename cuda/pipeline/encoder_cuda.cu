@@ -82,14 +82,14 @@ constexpr uint32_t kStepFitThreads = 128;
  * order of the atomics changes nothing and the sums equal the CPU's.
  */
 __global__ void encoder_step_fit_kernel(const GpuCodeBlockJob *jobs, const uint16_t *passes, uint32_t layers,
-                                        const uint8_t *zero_bitplanes, const uint32_t *band_slot,
+                                        const uint8_t *zero_bitplanes, const uint32_t *band_slot, int count_log2,
                                         unsigned long long *sums)
 {
     const uint32_t b = blockIdx.x;
     const GpuCodeBlockJob j = jobs[b];
     const int cut = step_fit_cut_plane(j.num_bitplanes, zero_bitplanes[b], passes[size_t{b} * layers + layers - 1]);
     if (cut < 0) return;  // the same for every thread of the CTA
-    const int shift = step_fit_shift(j.num_bitplanes);
+    const int shift = step_fit_shift(j.num_bitplanes, count_log2);
     const auto *coeffs = reinterpret_cast<const int32_t *>(static_cast<uintptr_t>(j.coeffs));
     uint64_t xy = 0, yy = 0;
     const uint32_t n = uint32_t{j.width} * j.height;
@@ -825,7 +825,7 @@ private:
         if (blocks_) {
             encoder_step_fit_kernel<<<blocks_, kStepFitThreads, 0, ur>>>(
                 s.jobs.as<GpuCodeBlockJob>(), s.pcrd.device_passes(), plan_.cod.layers, s.zero_bitplanes.as<uint8_t>(),
-                gpu_->band_slot.as<uint32_t>(), sums);
+                gpu_->band_slot.as<uint32_t>(), step_fit_count_log2(plan_), sums);
             check_cuda(cudaGetLastError(), "step fit kernel");
         }
         auto *host = s.host_step_fit_sums.as<uint64_t>();

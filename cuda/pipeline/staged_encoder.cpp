@@ -125,6 +125,7 @@ void StagedEncoder::log_kept_passes(const FrameBlocks &frame, const PcrdResult &
 std::vector<uint64_t> StagedEncoder::step_fit_sums(const std::vector<TileWork> &work, const PcrdResult &selection)
 {
     const uint32_t bands = num_bands(plan_.levels()), layers = selection.num_layers;
+    const int count_log2 = step_fit_count_log2(plan_);
     std::vector<uint64_t> sums(size_t{2} * bands * plan_.siz.components.size(), 0);
     size_t first = 0;
     for (const TileWork &tw : work) {
@@ -135,7 +136,7 @@ std::vector<uint64_t> StagedEncoder::step_fit_sums(const std::vector<TileWork> &
             const int planes = place_block(plan_, tw.layout, cb).params.num_bitplanes;
             const uint32_t kept = layers ? selection.passes[(first + i) * layers + layers - 1] : 0;
             const int cut = step_fit_cut_plane(planes, tw.blocks[i].zero_bitplanes, kept);
-            const int shift = step_fit_shift(planes);
+            const int shift = step_fit_shift(planes, count_log2);
             size_t stride = 0;
             const int32_t *v = block_indices(tw, cb, stride);
             uint64_t xy = 0, yy = 0;

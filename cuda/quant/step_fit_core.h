@@ -46,13 +46,15 @@ J2KC_HD int step_fit_cut_plane(int num_bitplanes, int zero_bitplanes, uint32_t k
 
 /**
  * Right shift of a band's terms: u and y stay under 2^(Mb + 1), so a term
- * under 2^(2 Mb + 2) is shifted under 2^38 and 2^25 of them (a band of 33
- * million coefficients) add up in 64 bits. Bands of up to 18 planes are
- * summed exactly.
+ * is under 2^(2 Mb + 2), and a sum of up to 2^count_log2 terms (the frame's
+ * samples bound those of any band, with every component that shares its
+ * fit) stays in 64 bits. A shift drops bits of every term, a bias on small
+ * coefficients, so it is as small as the count allows: none below 2 Mb +
+ * count_log2 = 62 (up to 18 planes in a 4K frame of three components).
  */
-J2KC_HD int step_fit_shift(int num_bitplanes)
+J2KC_HD int step_fit_shift(int num_bitplanes, int count_log2)
 {
-    const int bits = 2 * num_bitplanes + 2 - 38;
+    const int bits = 2 * num_bitplanes + 2 + count_log2 - 64;
     return bits > 0 ? bits : 0;
 }
 

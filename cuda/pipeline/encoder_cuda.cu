@@ -804,9 +804,13 @@ private:
         // Without a measure, the chosen sets' tables are made here; after one they are its.
         const uint16_t *passes =
             measured && plan_.ht_coding_sets() ? s.chosen.passes : tier2_passes(s, s.pcrd.device_passes(), ur);
+        if (plan_.fitted_steps()) queue_step_fit(s);
         s.size = s.tier2.write(passes, s.t2_blocks, s.out.as<uint8_t>(), out_capacity_, s.host_out.as<uint8_t>(),
                                out_capacity_, ur, /*reuse_measure=*/measured);
-        if (plan_.fitted_steps()) fit_steps(s);
+        if (plan_.fitted_steps()) {
+            check_cuda(cudaStreamSynchronize(ur), "cudaStreamSynchronize");
+            write_fitted_steps(s.host_out.as<uint8_t>(), s.size, plan_, s.host_step_fit_sums.as<uint64_t>());
+        }
         if (timing()) s.times.tier2 = ms_since(t0);  // the codestream's download included
         s.times.total = ms_since(s.submitted);
     }
@@ -816,8 +820,8 @@ private:
         return size_t{2} * num_bands(plan_.levels()) * plan_.siz.components.size() * sizeof(uint64_t);
     }
 
-    /** The frame's steps fitted to its selected truncations, written into the downloaded main header. */
-    void fit_steps(Slot &s)
+    /** The step fit's sums of the selected truncations, downloaded ahead of the codestream that takes them. */
+    void queue_step_fit(Slot &s)
     {
         cudaStream_t ur = s.urgent.get();
         auto *sums = s.step_fit_sums.as<unsigned long long>();
@@ -828,10 +832,9 @@ private:
                 gpu_->band_slot.as<uint32_t>(), step_fit_count_log2(plan_), sums);
             check_cuda(cudaGetLastError(), "step fit kernel");
         }
-        auto *host = s.host_step_fit_sums.as<uint64_t>();
-        check_cuda(cudaMemcpyAsync(host, sums, step_fit_sums_bytes(), cudaMemcpyDeviceToHost, ur), "step fit download");
-        check_cuda(cudaStreamSynchronize(ur), "cudaStreamSynchronize");
-        write_fitted_steps(s.host_out.as<uint8_t>(), s.size, plan_, host);
+        check_cuda(cudaMemcpyAsync(s.host_step_fit_sums.as<uint64_t>(), sums, step_fit_sums_bytes(),
+                                   cudaMemcpyDeviceToHost, ur),
+                   "step fit download");
     }
 
     void *context_;

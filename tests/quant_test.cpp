@@ -14,6 +14,7 @@
 #include "dwt/dwt.h"
 #include "geometry/partition.h"
 #include "quant/quant.h"
+#include "quant/step_fit_core.h"
 #include "test_images.h"
 
 namespace j2kc {
@@ -138,6 +139,55 @@ TEST(Quant, IrreversibleStepsEqualiseBandDistortion)
         const double w = band_mse_weight(q, Wavelet::kIrreversible97, P, b, L);
         EXPECT_NEAR(w, 0.25, 0.25 / 1000) << b;  // base^2 within the mantissa's precision
     }
+}
+
+// Passes of a block with Mb = 10 and P = 2: pass 0 is the cleanup pass of
+// plane 7, passes 1-3 significance, refinement and cleanup of plane 6.
+TEST(StepFit, CutIsThePlaneOfTheLastCleanupKept)
+{
+    EXPECT_EQ(j2kc::step_fit_cut_plane(10, 2, 0), -1);
+    EXPECT_EQ(j2kc::step_fit_cut_plane(10, 2, 1), 7);
+    EXPECT_EQ(j2kc::step_fit_cut_plane(10, 2, 2), 7);  // plane 6 half decoded
+    EXPECT_EQ(j2kc::step_fit_cut_plane(10, 2, 3), 7);
+    EXPECT_EQ(j2kc::step_fit_cut_plane(10, 2, 4), 6);
+    EXPECT_EQ(j2kc::step_fit_cut_plane(10, 2, 3 * 8 - 2), 0);  // every plane
+}
+
+TEST(StepFit, TermsAreDoubledMidPoints)
+{
+    uint64_t xy = 0, yy = 0;
+    // |v| = 5 cut at plane 1: the decoder keeps 4 and adds the half plane, 5;
+    // the coefficient is taken as 5.5. Doubled: 11 * 10 and 10 * 10.
+    j2kc::step_fit_add(-5, 1, 0, xy, yy);
+    EXPECT_EQ(xy, 110u);
+    EXPECT_EQ(yy, 100u);
+    j2kc::step_fit_add(1, 1, 0, xy, yy);  // insignificant at the cut: no term
+    j2kc::step_fit_add(0, 0, 0, xy, yy);
+    j2kc::step_fit_add(3, -1, 0, xy, yy);  // no pass kept
+    EXPECT_EQ(xy, 110u);
+    EXPECT_EQ(yy, 100u);
+    j2kc::step_fit_add(5, 0, 0, xy, yy);  // every plane: x = xh
+    EXPECT_EQ(xy - 110u, yy - 100u);
+    EXPECT_EQ(j2kc::step_fit_shift(18, 25), 0);
+    EXPECT_EQ(j2kc::step_fit_shift(30, 25), 23);
+    uint64_t big_xy = 0, big_yy = 0;  // 2^25 of the largest terms of 30 planes add up in 64 bits
+    j2kc::step_fit_add((1 << 30) - 1, 29, j2kc::step_fit_shift(30, 25), big_xy, big_yy);
+    EXPECT_LT(big_xy, uint64_t{1} << 39);
+    EXPECT_LT(big_yy, uint64_t{1} << 39);
+}
+
+TEST(StepFit, StepScalesByTheFitKeepingTheExponent)
+{
+    const j2kc::QuantStep step{12, 1024};  // 1.5 * 2^(R - 12)
+    const j2kc::QuantStep same = j2kc::fit_step(step, 7, 7);
+    EXPECT_EQ(same.exponent, 12);
+    EXPECT_EQ(same.mantissa, 1024);
+    const j2kc::QuantStep shrunk = j2kc::fit_step(step, 9, 10);  // 3072 * 0.9 - 2048 = 716.8
+    EXPECT_EQ(shrunk.exponent, 12);
+    EXPECT_EQ(shrunk.mantissa, 717);
+    EXPECT_EQ(j2kc::fit_step(step, 1, 2).mantissa, 0);     // 1.5 / 2 is under the exponent's range
+    EXPECT_EQ(j2kc::fit_step(step, 2, 1).mantissa, 2047);  // 3 is above it
+    EXPECT_EQ(j2kc::fit_step(step, 5, 0).mantissa, 1024);  // nothing decoded in the band
 }
 
 TEST(Quant, QuantiseIsDeadZoneFloor)

@@ -20,6 +20,9 @@
 #include <vector>
 
 #include "j2kc.h"
+#include "pipeline/codestream_assembly.h"
+#include "pipeline/encoder_plan.h"
+#include "quant/quant.h"
 #include "test_images.h"
 #include "test_streams.h"
 
@@ -268,6 +271,35 @@ TEST(RateBudget, DeepRgbAtHighRateDecodesWithoutColourDrift)
         for (size_t i = 0; i < f.planes[c].size(); ++i) sum += double(out.planes[c][i]) - f.planes[c][i];
         EXPECT_LT(std::fabs(sum / double(f.planes[c].size())), 0.05) << "component " << c;
     }
+}
+
+/**
+ * Generic budgets fit each band's step to the frame's truncated
+ * reconstruction (quant/step_fit_core.h): the codestream with the fitted
+ * steps decodes closer to the source than the same codestream with the
+ * planned steps, and only the mantissas differ.
+ */
+TEST(RateBudget, FittedStepsDecodeCloserThanThePlannedOnes)
+{
+    const Planes16 f = smooth_noisy(512, 384, 3, 8, 6.0);
+    j2kc_encoder_config cfg = base_config();
+    cfg.frame_bytes = 512 * 384 * 3 / 16;  // half a bit a sample
+    const std::vector<uint8_t> fitted = encode(cfg, f.image);
+    const j2kc::EncoderPlan plan = j2kc::plan_encoder(cfg, f.image);
+    ASSERT_TRUE(plan.fitted_steps());
+    std::vector<uint8_t> planned = fitted;
+    const std::vector<uint64_t> unit(2 * j2kc::num_bands(plan.levels()) * plan.siz.components.size(), 1);
+    j2kc::write_fitted_steps(planned.data(), planned.size(), plan, unit.data());  // a scale of 1: the plan's steps
+    EXPECT_EQ(planned.size(), fitted.size());
+    size_t differ = 0;
+    for (size_t i = 0; i < fitted.size(); ++i) differ += fitted[i] != planned[i];
+    EXPECT_GT(differ, 0u);
+    EXPECT_LT(differ, size_t{2} * j2kc::num_bands(plan.levels()));  // the QCD's step words
+    EXPECT_GT(decoded_psnr(fitted, f), decoded_psnr(planned, f) + 0.01);
+
+    cfg.profile = J2KC_PROFILE_IMF;  // the packagers want one QCD for every frame
+    cfg.frame_bytes = 1041666;
+    EXPECT_FALSE(j2kc::plan_encoder(cfg, f.image).fitted_steps());
 }
 
 // ------------------------------------------------- the HTJ2K block coder

@@ -7,9 +7,13 @@
  */
 #include "pipeline/codestream_assembly.h"
 
+#include <cstring>
+
 #include "codestream/writer.h"
 #include "common/byte_io.h"
+#include "common/int_math.h"
 #include "common/status.h"
+#include "quant/quant.h"
 
 namespace j2kc {
 namespace {
@@ -45,16 +49,29 @@ int tlm_sp(const EncoderPlan &plan)
 
 int tlm_st(const EncoderPlan &plan) { return plan.siz.num_tiles() <= 255 ? 1 : 2; }
 
-void write_main_header(ByteWriter &w, const EncoderPlan &plan, const std::vector<TilePartLength> &tlm)
+/** The main header up to the quantisation markers. */
+void write_header_to_cod(ByteWriter &w, const EncoderPlan &plan)
 {
     write_soc(w);
     write_siz(w, plan.siz);
     if (plan.cap) write_cap(w, plan.cap, plan.ccap);
     write_cod(w, plan.cod);
-    write_qcd(w, plan.quant[0]);
+}
+
+/** QCD, then a QCC for each component whose planned steps differ (`quant`: those steps or their fit). */
+void write_quantization(ByteWriter &w, const EncoderPlan &plan, const std::vector<Quantization> &quant)
+{
+    write_qcd(w, quant[0]);
     const uint32_t n = static_cast<uint32_t>(plan.siz.components.size());
     for (uint16_t c = 1; c < n; ++c)
-        if (!same_quantization(plan.quant[c], plan.quant[0])) write_qcc(w, c, plan.quant[c], n);
+        if (!same_quantization(plan.quant[c], plan.quant[0])) write_qcc(w, c, quant[c], n);
+}
+
+void write_main_header(ByteWriter &w, const EncoderPlan &plan, const std::vector<TilePartLength> &tlm)
+{
+    write_header_to_cod(w, plan);
+    write_quantization(w, plan, plan.quant);
+    const uint32_t n = static_cast<uint32_t>(plan.siz.components.size());
     if (plan.tlm) write_tlm(w, tlm, tlm_st(plan), tlm_sp(plan));
     if (!plan.poc.empty()) write_poc(w, plan.poc, n);
     if (!plan.comment.empty()) write_com(w, plan.comment);
@@ -165,6 +182,40 @@ std::vector<uint8_t> assemble_codestream(const EncoderPlan &plan, const std::vec
     }
     write_eoc(w);
     return std::move(w.buffer());
+}
+
+uint32_t step_fit_slot(const EncoderPlan &plan, uint32_t component, uint32_t band)
+{
+    uint32_t first = 0;
+    while (!same_quantization(plan.quant[first], plan.quant[component])) ++first;
+    return first * num_bands(plan.levels()) + band;
+}
+
+int step_fit_count_log2(const EncoderPlan &plan)
+{
+    uint64_t samples = 0;
+    for (const ComponentSize &c : plan.siz.components)
+        samples += uint64_t{ceil_div(plan.siz.width, c.dx)} * ceil_div(plan.siz.height, c.dy);
+    int bits = 0;
+    while ((uint64_t{1} << bits) < samples) ++bits;
+    return bits;
+}
+
+void write_fitted_steps(uint8_t *codestream, size_t size, const EncoderPlan &plan, const uint64_t *sums)
+{
+    std::vector<Quantization> fitted = plan.quant;
+    for (size_t c = 0; c < fitted.size(); ++c)
+        for (size_t b = 0; b < fitted[c].steps.size(); ++b) {
+            const size_t slot = step_fit_slot(plan, static_cast<uint32_t>(c), static_cast<uint32_t>(b));
+            fitted[c].steps[b] = fit_step(fitted[c].steps[b], sums[2 * slot], sums[2 * slot + 1]);
+        }
+    ByteWriter head;
+    write_header_to_cod(head, plan);
+    ByteWriter steps;
+    write_quantization(steps, plan, fitted);
+    // The same markers as the header written, only their mantissas differ.
+    if (head.size() + steps.size() > size) fail(J2KC_ERR_INTERNAL, "codestream shorter than its main header");
+    std::memcpy(codestream + head.size(), steps.buffer().data(), steps.size());
 }
 
 }  // namespace j2kc

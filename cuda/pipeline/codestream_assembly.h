@@ -39,4 +39,23 @@ std::vector<uint8_t> main_header_bytes(const EncoderPlan &plan, size_t tile_part
 /** Writes the finished codestream. */
 std::vector<uint8_t> assemble_codestream(const EncoderPlan &plan, const std::vector<EncodedTilePackets> &tiles);
 
+/**
+ * Where component c's band b adds its step-fit sums: components with the
+ * same planned steps (one QCD or QCC) share a slot, that of the first of
+ * them, so their fitted steps stay equal.
+ */
+uint32_t step_fit_slot(const EncoderPlan &plan, uint32_t component, uint32_t band);
+
+/** Bits of the frame's sample count (every component): the count_log2 of step_fit_shift. */
+int step_fit_count_log2(const EncoderPlan &plan);
+
+/**
+ * Rewrites the QCD and QCCs of a finished codestream of a plan with
+ * fitted_steps() with each band's step fitted to its reconstruction
+ * (fit_step): sums[2 s] and sums[2 s + 1] are the sums of x * xh and xh^2
+ * (step_fit_core.h) of slot s = step_fit_slot(plan, c, b), at most
+ * 2 * num_bands(levels) * components entries. The header keeps its size.
+ */
+void write_fitted_steps(uint8_t *codestream, size_t size, const EncoderPlan &plan, const uint64_t *sums);
+
 }  // namespace j2kc

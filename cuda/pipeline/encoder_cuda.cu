@@ -46,6 +46,7 @@
 #include "pipeline/reconstruct.h"
 #include "pipeline/staged_encoder.h"
 #include "quant/quant.h"
+#include "quant/step_fit_core.h"
 #include "rate/pcrd.h"
 #include "tier1/ht_block_encoder.h"
 #include "tier1/tier1_cuda.h"
@@ -70,6 +71,40 @@ __global__ void encoder_gather_results_kernel(const GpuCodeBlockJob *jobs, const
     zero_bitplanes[b] = r.zero_bitplanes;
     byte_offset[b] = jobs[b].out_offset + 1;  // past the MQ coder's dummy byte
     if (r.status != kGpuTier1Ok) atomicMax(worst_status, (uint32_t(r.status) << 24) | b);
+}
+
+/** Threads a code-block in the step fit's sums. */
+constexpr uint32_t kStepFitThreads = 128;
+
+/**
+ * A CTA per code-block: its step-fit sums (quant/step_fit_core.h) at the
+ * truncation PCRD-opt selected, added to its band's. Integer sums, so the
+ * order of the atomics changes nothing and the sums equal the CPU's.
+ */
+__global__ void encoder_step_fit_kernel(const GpuCodeBlockJob *jobs, const uint16_t *passes, uint32_t layers,
+                                        const uint8_t *zero_bitplanes, const uint32_t *band_slot, int count_log2,
+                                        unsigned long long *sums)
+{
+    const uint32_t b = blockIdx.x;
+    const GpuCodeBlockJob j = jobs[b];
+    const int cut = step_fit_cut_plane(j.num_bitplanes, zero_bitplanes[b], passes[size_t{b} * layers + layers - 1]);
+    if (cut < 0) return;  // the same for every thread of the CTA
+    const int shift = step_fit_shift(j.num_bitplanes, count_log2);
+    const auto *coeffs = reinterpret_cast<const int32_t *>(static_cast<uintptr_t>(j.coeffs));
+    uint64_t xy = 0, yy = 0;
+    const uint32_t n = uint32_t{j.width} * j.height;
+    for (uint32_t i = threadIdx.x; i < n; i += kStepFitThreads) {
+        const uint32_t y = i / j.width, x = i - y * j.width;
+        step_fit_add(coeffs[size_t{y} * j.stride + x], cut, shift, xy, yy);
+    }
+    for (int offset = 16; offset > 0; offset >>= 1) {
+        xy += __shfl_down_sync(0xFFFFFFFFu, xy, offset);
+        yy += __shfl_down_sync(0xFFFFFFFFu, yy, offset);
+    }
+    if (threadIdx.x % 32 == 0 && yy) {
+        atomicAdd(&sums[2 * band_slot[b]], static_cast<unsigned long long>(xy));
+        atomicAdd(&sums[2 * band_slot[b] + 1], static_cast<unsigned long long>(yy));
+    }
 }
 
 /** Warps per CTA of the compaction (a warp per code-block: up to 3 * 30 - 2 passes each). */
@@ -224,6 +259,9 @@ private:
             set_num_passes, set_zero_bitplanes;
         HtChosenSetTables chosen{};
         PinnedBuffer staging, host_small, host_out;
+        /** The step fit's sums (EncoderPlan::fitted_steps), and their copy on the host. */
+        DeviceBuffer step_fit_sums;
+        PinnedBuffer host_step_fit_sums;
         PcrdCuda pcrd;
         Tier2Gpu tier2;
         PcrdBlocks pcrd_blocks;  ///< device pointers fixed at creation; num_passes set per frame
@@ -251,6 +289,7 @@ private:
     /** GPU-side state (destroyed inside a context scope). */
     struct GpuState {
         DeviceBuffer weight, component;  ///< read-only tables shared by the slots
+        DeviceBuffer band_slot;          ///< per block: its step_fit_slot (fitted steps)
         std::vector<std::unique_ptr<Slot>> slots;
     };
 
@@ -291,6 +330,7 @@ private:
         // Tier-1 jobs with offsets relative to a slot's index planes and scratch.
         std::vector<double> weight;
         std::vector<uint16_t> component;
+        std::vector<uint32_t> band_slot;
         uint64_t arena = 0, scratch = 0;
         uint32_t slots = 0;
         std::vector<const TileLayout *> layouts;
@@ -321,6 +361,9 @@ private:
                 jobs_.push_back(j);
                 weight.push_back(block_weight(plan_, l, cb));
                 component.push_back(cb.component);
+                band_slot.push_back(
+                    step_fit_slot(plan_, cb.component,
+                                  l.components[cb.component].resolutions[cb.resolution].bands[cb.band].quant_index));
             }
         }
         blocks_ = static_cast<uint32_t>(jobs_.size());
@@ -329,6 +372,7 @@ private:
         pass_slots_ = std::max<uint32_t>(slots, 1);
         upload(gpu_->weight, weight.data(), weight.size() * sizeof(double));
         upload(gpu_->component, component.data(), component.size() * sizeof(uint16_t));
+        if (plan_.fitted_steps()) upload(gpu_->band_slot, band_slot.data(), band_slot.size() * sizeof(uint32_t));
 
         rate_ = make_rate_setup(plan_, layouts);
         t2_config_.packets = rate_.packet_params;
@@ -443,6 +487,10 @@ private:
         s->t2_blocks.num_blocks = blocks_;
         if (plan_.ht_coding_sets()) reserve_ht_sets(*s, n);
         if (plan_.lowest_plane_from_budget()) s->plane_model.reserve(htenc::kHtPlaneBins * sizeof(uint64_t));
+        if (plan_.fitted_steps()) {
+            s->step_fit_sums.reserve(step_fit_sums_bytes());
+            s->host_step_fit_sums.reserve(step_fit_sums_bytes());
+        }
 
         const uint32_t ncomp = static_cast<uint32_t>(plan_.siz.components.size());
         s->device_components.resize(ncomp);
@@ -756,10 +804,37 @@ private:
         // Without a measure, the chosen sets' tables are made here; after one they are its.
         const uint16_t *passes =
             measured && plan_.ht_coding_sets() ? s.chosen.passes : tier2_passes(s, s.pcrd.device_passes(), ur);
+        if (plan_.fitted_steps()) queue_step_fit(s);
         s.size = s.tier2.write(passes, s.t2_blocks, s.out.as<uint8_t>(), out_capacity_, s.host_out.as<uint8_t>(),
                                out_capacity_, ur, /*reuse_measure=*/measured);
+        if (plan_.fitted_steps()) {
+            check_cuda(cudaStreamSynchronize(ur), "cudaStreamSynchronize");
+            write_fitted_steps(s.host_out.as<uint8_t>(), s.size, plan_, s.host_step_fit_sums.as<uint64_t>());
+        }
         if (timing()) s.times.tier2 = ms_since(t0);  // the codestream's download included
         s.times.total = ms_since(s.submitted);
+    }
+
+    size_t step_fit_sums_bytes() const
+    {
+        return size_t{2} * num_bands(plan_.levels()) * plan_.siz.components.size() * sizeof(uint64_t);
+    }
+
+    /** The step fit's sums of the selected truncations, downloaded ahead of the codestream that takes them. */
+    void queue_step_fit(Slot &s)
+    {
+        cudaStream_t ur = s.urgent.get();
+        auto *sums = s.step_fit_sums.as<unsigned long long>();
+        check_cuda(cudaMemsetAsync(sums, 0, step_fit_sums_bytes(), ur), "step fit reset");
+        if (blocks_) {
+            encoder_step_fit_kernel<<<blocks_, kStepFitThreads, 0, ur>>>(
+                s.jobs.as<GpuCodeBlockJob>(), s.pcrd.device_passes(), plan_.cod.layers, s.zero_bitplanes.as<uint8_t>(),
+                gpu_->band_slot.as<uint32_t>(), step_fit_count_log2(plan_), sums);
+            check_cuda(cudaGetLastError(), "step fit kernel");
+        }
+        check_cuda(cudaMemcpyAsync(s.host_step_fit_sums.as<uint64_t>(), sums, step_fit_sums_bytes(),
+                                   cudaMemcpyDeviceToHost, ur),
+                   "step fit download");
     }
 
     void *context_;

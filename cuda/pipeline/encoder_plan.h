@@ -54,6 +54,14 @@ struct EncoderPlan {
     /** Part 1 blocks coded down to the plane the frame's cost model picks
      *  under the budget (tier1/tier1_plane_floor.h), not to plane 0. */
     bool lowest_plane_from_budget() const { return !ht && has_budget(); }
+    /**
+     * Each frame's steps fitted to its truncated reconstruction after rate
+     * control (quant/step_fit_core.h): irreversible Part 1 under a budget,
+     * generic profile only, as the DCI and IMF packagers (asdcp-wrap) want
+     * every frame's QCD equal to the first's. Components that share their
+     * steps (QCD) share the fit, so the header keeps its markers and size.
+     */
+    bool fitted_steps() const { return profile == J2KC_PROFILE_NONE && !ht && !reversible() && has_budget(); }
 };
 
 /**

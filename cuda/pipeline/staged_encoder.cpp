@@ -9,6 +9,8 @@
 
 #include "common/status.h"
 #include "pipeline/codestream_assembly.h"
+#include "quant/quant.h"
+#include "quant/step_fit_core.h"
 #include "rate/pcrd.h"
 #include "tier1/ht_block_encoder.h"
 #include "tier1/tier1_plane_floor.h"
@@ -120,6 +122,41 @@ void StagedEncoder::log_kept_passes(const FrameBlocks &frame, const PcrdResult &
              static_cast<unsigned long long>(selection.exact.total));
 }
 
+std::vector<uint64_t> StagedEncoder::step_fit_sums(const std::vector<TileWork> &work, const PcrdResult &selection)
+{
+    const uint32_t bands = num_bands(plan_.levels()), layers = selection.num_layers;
+    const int count_log2 = step_fit_count_log2(plan_);
+    std::vector<uint64_t> sums(size_t{2} * bands * plan_.siz.components.size(), 0);
+    size_t first = 0;
+    for (const TileWork &tw : work) {
+        // Per block, then in block order: integer sums, the same in any order.
+        std::vector<std::array<uint64_t, 2>> block_sums(tw.layout.code_blocks.size());
+        pool_.parallel_for(block_sums.size(), [&](size_t i, unsigned) {
+            const CodeBlock &cb = tw.layout.code_blocks[i];
+            const int planes = place_block(plan_, tw.layout, cb).params.num_bitplanes;
+            const uint32_t kept = layers ? selection.passes[(first + i) * layers + layers - 1] : 0;
+            const int cut = step_fit_cut_plane(planes, tw.blocks[i].zero_bitplanes, kept);
+            const int shift = step_fit_shift(planes, count_log2);
+            size_t stride = 0;
+            const int32_t *v = block_indices(tw, cb, stride);
+            uint64_t xy = 0, yy = 0;
+            for (uint32_t y = 0; cut >= 0 && y < cb.rect.height(); ++y)
+                for (uint32_t x = 0; x < cb.rect.width(); ++x) step_fit_add(v[y * stride + x], cut, shift, xy, yy);
+            block_sums[i] = {xy, yy};
+        });
+        for (size_t i = 0; i < block_sums.size(); ++i) {
+            const CodeBlock &cb = tw.layout.code_blocks[i];
+            const TileComponent &tc = tw.layout.components[cb.component];
+            const size_t slot =
+                step_fit_slot(plan_, cb.component, tc.resolutions[cb.resolution].bands[cb.band].quant_index);
+            sums[2 * slot] += block_sums[i][0];
+            sums[2 * slot + 1] += block_sums[i][1];
+        }
+        first += block_sums.size();
+    }
+    return sums;
+}
+
 std::vector<uint8_t> StagedEncoder::rate_and_assemble(const std::vector<TileWork> &work)
 {
     auto t0 = Clock::now();
@@ -136,6 +173,7 @@ std::vector<uint8_t> StagedEncoder::rate_and_assemble(const std::vector<TileWork
 
     t0 = Clock::now();
     std::vector<uint8_t> out = assemble_codestream(plan_, packets);
+    if (plan_.fitted_steps()) write_fitted_steps(out.data(), out.size(), plan_, step_fit_sums(work, selection).data());
     times_.tier2 = ms_since(t0);
     return out;
 }

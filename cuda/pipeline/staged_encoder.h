@@ -60,6 +60,8 @@ protected:
     void plane_cost_model(const std::vector<TileWork> &work, uint64_t (&bits)[htenc::kHtPlaneBins]);
     /** PCRD-opt with exact Tier-2 sizing, then the codestream (CPU reference). */
     std::vector<uint8_t> rate_and_assemble(const std::vector<TileWork> &work);
+    /** The step fit's sums (codestream_assembly.h's write_fitted_steps) of the selected truncations. */
+    std::vector<uint64_t> step_fit_sums(const std::vector<TileWork> &work, const PcrdResult &selection);
     void log_kept_passes(const FrameBlocks &frame, const PcrdResult &selection) const;
 
     bool timing() const { return timing_; }

@@ -45,6 +45,14 @@ double step_size(QuantStep step, int range_bits);
  */
 QuantStep encode_step(double delta, int range_bits);
 
+/**
+ * @brief The step s * Delta_b with s = xy / yy, the least-squares scale of a
+ * band's reconstruction (quant/step_fit_core.h's sums): mu_b rounded and
+ * clamped to 0..2047, eps_b kept (it sets M_b, from which the packet headers
+ * count the zero bit-planes). `step` itself when yy is 0.
+ */
+QuantStep fit_step(QuantStep step, uint64_t xy, uint64_t yy);
+
 /** @brief M_b = G + eps_b - 1 (E-2): magnitude bit-planes of the band. */
 constexpr int num_bitplanes(int guard_bits, int exponent) { return guard_bits + exponent - 1; }
 

@@ -153,6 +153,14 @@ Quantization make_reversible_quantization(int levels, int precision, int guard_b
     return q;
 }
 
+QuantStep fit_step(QuantStep step, uint64_t xy, uint64_t yy)
+{
+    if (yy == 0) return step;
+    const double mantissa = ((2048.0 + step.mantissa) * (double(xy) / double(yy)) - 2048.0);
+    step.mantissa = static_cast<uint16_t>(std::min(2047.0, std::max(0.0, std::round(mantissa))));
+    return step;
+}
+
 Quantization make_irreversible_quantization(int levels, int precision, int guard_bits, double base_step)
 {
     check_common(levels, precision, guard_bits);

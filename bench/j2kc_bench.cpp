@@ -16,10 +16,10 @@
 // frames (the N distinct ones in turn) after --warmup frames, with the queue
 // of j2kc_encoder_submit/receive kept full as a streaming caller would, and
 // writes the N codestreams to DIR/NNN.j2c. Decode times --frames decodes of
-// the given codestreams in turn after --warmup, through j2kc_decoder_submit/
-// receive with the queue kept full (j2kc_decode on cores without them), and
-// writes each one's samples
-// (planar, 16-bit) to --out for PSNR. GPU memory is the drop of
+// the given codestreams in turn after --warmup (at least the queue's depth),
+// through j2kc_decoder_submit/receive with the queue kept full (j2kc_decode on
+// cores without them), and writes each one's samples (planar, 16-bit) to
+// --out for PSNR. GPU memory is the drop of
 // cudaMemGetInfo's free bytes from before the codec was made to its lowest
 // reading during the run (other processes leave the GPU alone meanwhile).
 #include <cuda_runtime.h>
@@ -313,9 +313,11 @@ int encode(const Args &a)
     int stage_count = 0;
     int received = 0;
     const int total = a.warmup + a.frames;
-    // The clock runs from the output that ends the warm-up to the last one,
-    // the queue kept full in between: a streaming caller's rate, as FFmpeg's
-    // is read from its progress (one frame's latency: --in-flight 1).
+    // The clock runs from the output that ends the warm-up to the one
+    // --frames later, the queue kept full up to it (frames go on being
+    // submitted behind it and are drained off the clock): a streaming
+    // caller's rate, as FFmpeg's is read from its progress (one frame's
+    // latency: --in-flight 1).
     Clock::time_point t0 = Clock::now(), t1 = t0;
     auto take = [&](j2kc_packet &p) {
         const int idx = int(p.tag);
@@ -339,7 +341,7 @@ int encode(const Args &a)
         if (received == a.warmup) t0 = Clock::now();
         if (received == total) t1 = Clock::now();
     };
-    for (int f = 0; f < total; ++f) {
+    for (int f = 0; received < total; ++f) {
         const j2kc_image &im = images[f % a.distinct];
         int s;
         while ((s = j2kc_encoder_submit(enc, &im, f)) == J2KC_ERR_AGAIN) {
@@ -454,21 +456,43 @@ int decode(const Args &a)
     }
     mem.sample();
     const bool async = !a.sync && j2kc_decoder_submit && j2kc_decoder_receive;
-    const int total = a.warmup + a.frames;
-    // The clock runs from the frame that ends the warm-up to the last one,
-    // the queue kept full in between: a streaming caller's rate, as FFmpeg's
-    // is read from its progress (one frame's latency: --in-flight 1). Stage
-    // sums (summed at each receive) are taken from there too.
+    // A slot sizes its buffers on its first frame: the queue is filled once
+    // before the warm-up proper, however few frames that asks for. Its depth
+    // is the number of submits it took.
+    int depth = 0;
+    if (async) {
+        while (j2kc_decoder_submit(dec, streams[depth % streams.size()].data(), streams[depth % streams.size()].size(),
+                                   depth) == J2KC_OK)
+            ++depth;
+        for (int f = 0; f < depth; ++f) {
+            int64_t tag = 0;
+            check(j2kc_decoder_receive(dec, &outs[f % streams.size()].image, &tag, 1), "receive");
+        }
+    }
+    // The clock runs between two receives with the queue full at both: from
+    // the end of a warm-up of at least a queue's depth (every frame then in
+    // flight was submitted to a full queue, none in the first burst) to the
+    // frame --frames later, with as many frames again submitted behind it
+    // and drained off the clock. A streaming caller's rate, as FFmpeg's is
+    // read from its progress (one frame's latency: --in-flight 1). Stage sums
+    // (summed at each receive) are taken at both ends too.
+    const int lead = std::max(a.warmup, depth);
+    const int total = lead + a.frames;
     Clock::time_point t0, t1;
     int received = 0;
-    j2kc_stage_times warmup_stages{};
+    j2kc_stage_times warmup_stages{}, window_stages{};
+    bool have_stages = false;
     auto received_one = [&] {
         mem.sample();
-        if (++received == a.warmup) {
+        if (++received == lead) {
             t0 = Clock::now();
             if (async && j2kc_decoder_stage_times) j2kc_decoder_stage_times(dec, &warmup_stages);
         }
-        if (received == total) t1 = Clock::now();
+        if (received == total) {
+            t1 = Clock::now();
+            have_stages = async && j2kc_decoder_reset && j2kc_decoder_stage_times &&
+                          j2kc_decoder_stage_times(dec, &window_stages) == J2KC_OK && window_stages.total > 0;
+        }
     };
     // Frames [first, first + count) in turn over the streams, the queue
     // drained at the end.
@@ -501,30 +525,16 @@ int decode(const Args &a)
         }
         while (!fifo.empty()) take(1);
     };
-    // A slot sizes its buffers on its first frame: the queue is filled once
-    // before the warm-up proper, however few frames that asks for.
-    if (async) {
-        int queued = 0;
-        while (j2kc_decoder_submit(dec, streams[queued % streams.size()].data(),
-                                   streams[queued % streams.size()].size(), queued) == J2KC_OK)
-            ++queued;
-        for (int f = 0; f < queued; ++f) {
-            int64_t tag = 0;
-            check(j2kc_decoder_receive(dec, &outs[f % streams.size()].image, &tag, 1), "receive");
-        }
-    }
     if (async && j2kc_decoder_reset) j2kc_decoder_reset(dec);  // stage sums from here
     t0 = t1 = Clock::now();
-    run(0, total);
+    run(0, total + depth);
     const double secs = std::chrono::duration<double>(t1 - t0).count();
     const char *backend = j2kc_decoder_backend(dec) == J2KC_BACKEND_CUDA ? "cuda" : "cpu";
     // Where Tier-1 ran: the GPU on the CUDA backend unless the config says the CPU.
     const char *tier1_place =
         std::strcmp(backend, "cuda") == 0 && get_tier1(cfg, 0) != J2KC_BENCH_TIER1_CPU ? "gpu" : "cpu";
     // Async cores sum stage times since the reset; older ones have none.
-    j2kc_stage_times stages{};
-    const bool have_stages = async && j2kc_decoder_reset && j2kc_decoder_stage_times &&
-                             j2kc_decoder_stage_times(dec, &stages) == J2KC_OK && stages.total > 0;
+    j2kc_stage_times stages = window_stages;
     add_stages(stages, warmup_stages, -1);
     j2kc_decoder_free(&dec);
     for (const Out &o : outs)

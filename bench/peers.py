@@ -441,7 +441,7 @@ def dec_j2kc(backend, tier1=None, in_flight=None):
         # Tier-1 placement variants: 16 frames (a CPU Tier-1 of 4K lossless runs at a few fps).
         n = len(files) if bench.quick or be != "cuda" else (8 if fs.w * fs.h > 4096 * 2160 else 16 if tier1 else 64)
         if in_flight and not bench.quick:
-            n = max(n, 2 * in_flight)  # the queue full for most of the run
+            n = max(n, 2 * in_flight)  # a window of two queues at least
         cmd += ["--frames", str(n)] + files
         _, so, _ = bench.run(cmd)
         r = json.loads(so.strip().splitlines()[-1])

@@ -83,8 +83,9 @@ class Bench:
     def rate(self, cmd, env_extra=None):
         """Output frames a second of an FFmpeg command carrying FF_PROGRESS:
         the frame counts of its progress reports over a window after a
-        warm-up, then the process is stopped (SIGTERM). Start-up, the first
-        frames and the drain at the end are outside the window."""
+        warm-up, then the process is stopped (SIGTERM), or up to the last
+        report before its input ends. Start-up, the first frames and the
+        drain at the end are outside the window."""
         env = dict(self.env, **(env_extra or {}))
         err_path = os.path.join(self.work, "ffmpeg-stderr.txt")
         err = open(err_path, "w")
@@ -98,7 +99,7 @@ class Bench:
         threading.Thread(target=reader, daemon=True).start()
         t_start = time.monotonic()
         first = s0 = last = None
-        frames, stopped, why = 0, False, None
+        frames, stopped, ended, why = 0, False, False, None
         try:
             while True:
                 try:
@@ -110,6 +111,12 @@ class Bench:
                     break
                 if line.startswith("frame="):
                     frames = int(line[6:] or 0)
+                elif line == "progress=end":
+                    # The input ended: the window stops at the report before
+                    # this one (this one includes the drain), and the process
+                    # exits by itself.
+                    ended = True
+                    break
                 elif line.startswith("progress="):
                     if frames > 0 and first is None:
                         first = t
@@ -120,18 +127,17 @@ class Bench:
                                or t - s0[0] >= FF_MAX_WINDOW):
                         stopped = True
                         break
-                    if line == "progress=end":
-                        break
                 if time.monotonic() - t_start > max(5.0, self.left()):
                     why = "time budget"
                     break
         finally:
             # Stopped: SIGTERM, and SIGKILL after 1 s (the output is -f null,
-            # and FFmpeg 8 can wait on the endless loop filter's frames).
-            if p.poll() is None:
+            # and FFmpeg 8 can wait on the endless loop filter's frames);
+            # ended: its own exit, with as long to close.
+            if p.poll() is None and not ended:
                 p.send_signal(signal.SIGTERM if stopped else signal.SIGKILL)
             try:
-                p.wait(timeout=1)
+                p.wait(timeout=10 if ended else 1)
             except subprocess.TimeoutExpired:
                 p.kill()
                 p.wait()
@@ -140,10 +146,10 @@ class Bench:
         self.log.write("rate %s: window %s..%s rc %s\n%s\n" % (" ".join(cmd), s0, last, p.returncode, tail[-1500:]))
         if why:
             raise Skip(why)
-        if not stopped and p.returncode != 0:
+        if not stopped and p.returncode not in (0, None):
             raise Skip("exit %d: %s" % (p.returncode, " | ".join(tail.strip().splitlines()[-3:])[:160]))
         if not s0 or last[0] <= s0[0] or last[1] <= s0[1]:
-            raise Skip("too few progress reports (%d frames)" % frames)
+            raise Skip("too few progress reports (%d frames)%s" % (frames, ": the input ended" if ended else ""))
         n, dt = last[1] - s0[1], last[0] - s0[0]
         return dict(fps=n / dt, frames=n, seconds=dt)
 

@@ -12,9 +12,13 @@
  * sums of their bit counts place their VLC and MagSgn bits in a chunk's bit
  * strings; the lanes then cut the strings into bytes, 32 at a time, up to the
  * first byte whose stuffing moves the ones after it. MEL's symbols, few in
- * busy blocks and runs in empty ones, go through one lane. Coding sets (rate
- * control: several cleanups with their refinement passes) keep a thread per
- * block over the shared job of ht_encode_job.h.
+ * busy blocks and runs in empty ones, go through one lane.
+ *
+ * Coding sets (rate control: several cleanups with their refinement passes)
+ * take a warp a block too, its sets in turn: each cleanup as above at the
+ * set's plane, SigProp's stripe groups by the lanes as a wavefront (a lane a
+ * stripe), MagRef 32 samples at a time, and the sets' records and ranking of
+ * ht_encode_job.h on lane 0.
  */
 #include <cuda_runtime.h>
 

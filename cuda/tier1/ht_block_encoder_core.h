@@ -830,7 +830,7 @@ J2KC_HD bool ht_magref_sample(const int32_t *coeffs, size_t stride, uint32_t x, 
     return true;
 }
 
-/** The MagRef pass's stream is VLC's backward packing from the segment's end (HtVlcWriter::init_magref). */
+/** Ends the MagRef stream `mr` (HtVlcWriter::init_magref; its distortion terms summed in `sum`) into `result`. */
 J2KC_HD uint32_t ht_finish_magref(HtVlcWriter &mr, int64_t sum, uint32_t p, HtRefinementResult &result)
 {
     mr.flush();

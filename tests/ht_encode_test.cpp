@@ -1120,13 +1120,15 @@ TEST(GpuHtEncode, BudgetStreamsMatchCpuBackend)
 {
     // Rate control among HT coding sets: the planning model, the sets, the
     // chosen sets' Tier-2 tables, at generic budgets from 0.25 to 3 bits a
-    // sample, IMF APP2.HT irreversible 2K and a DCI 4K-sized 12-bit frame.
+    // sample, IMF APP2.HT irreversible 2K, a DCI 4K-sized 12-bit frame, and
+    // blocks of more stripes than a warp has lanes and of one stripe.
     if (!have_gpu()) GTEST_SKIP() << "no usable CUDA device";
     struct Run {
         const char *name;
         Planes16 frame;
         j2kc_profile profile;
         uint64_t budget;
+        uint8_t cblk_width_log2 = 5, cblk_height_log2 = 5;
     };
     std::vector<Run> runs;
     for (const double bits : {0.25, 1.0, 3.0})
@@ -1138,6 +1140,10 @@ TEST(GpuHtEncode, BudgetStreamsMatchCpuBackend)
     });
     runs.push_back({"imf 2K 4:2:2", std::move(imf), J2KC_PROFILE_IMF, 1041666});
     runs.push_back({"4K 12-bit", j2kc_test::synthetic_frame(4096, 2160, 3, 12, 9, 0.01), J2KC_PROFILE_NONE, 1302083});
+    runs.push_back({"4x1024 blocks", j2kc_test::synthetic_frame(512, 384, 3, 12, 8, 0.01), J2KC_PROFILE_NONE,
+                    512 * 384 * 3 / 8, 2, 10});
+    runs.push_back({"1024x4 blocks", j2kc_test::synthetic_frame(512, 384, 3, 12, 8, 0.01), J2KC_PROFILE_NONE,
+                    512 * 384 * 3 / 8, 10, 2});
     for (const Run &r : runs) {
         SCOPED_TRACE(testing::Message() << r.name << ", " << r.budget << " bytes");
         std::vector<uint8_t> streams[2];
@@ -1146,7 +1152,8 @@ TEST(GpuHtEncode, BudgetStreamsMatchCpuBackend)
             [&](j2kc_encoder_config &cfg) {
                 cfg.profile = r.profile;
                 cfg.frame_bytes = r.budget;
-                cfg.cblk_width_log2 = cfg.cblk_height_log2 = 5;
+                cfg.cblk_width_log2 = r.cblk_width_log2;
+                cfg.cblk_height_log2 = r.cblk_height_log2;
             },
             streams);
         EXPECT_LE(streams[0].size(), r.budget);

@@ -734,6 +734,112 @@ J2KC_HD uint32_t ht_sigprop_members(uint32_t width, uint32_t height, uint32_t x0
     return members;
 }
 
+/** Marks the sample at (x, y) of `sig` significant when the cleanup at plane p found it so. */
+J2KC_HD void ht_mark_significance(const int32_t *coeffs, size_t stride, uint32_t width, uint32_t x, uint32_t y,
+                                  uint32_t p, uint8_t *sig)
+{
+    sig[size_t{y} * width + x] = (ht_magnitude(coeffs, stride, x, y) >> p) != 0;
+}
+
+/**
+ * One stripe group of the SigProp pass at plane p - 1 after a cleanup at
+ * plane p >= 1, the group of cols x rows samples at (x0, y0), with `sig`
+ * as the decoder knows it when the group starts (ht_sigprop_members): its
+ * bits in coding order (every member's bit, then the signs of those that
+ * became significant) from the least significant bit of `bits`, their
+ * number returned (at most 32). Marks the group's new significant samples
+ * in `sig` and adds their distortion terms to `sum`.
+ */
+J2KC_HD uint32_t ht_sigprop_group(const int32_t *coeffs, size_t stride, uint32_t width, uint32_t height, uint32_t x0,
+                                  uint32_t y0, uint32_t p, uint8_t *sig, uint32_t &bits, int64_t &sum)
+{
+    const uint32_t q = p - 1;  // the refined plane
+    const uint32_t rows = height - y0 < 4 ? height - y0 : 4;
+    const uint32_t cols = width - x0 < 4 ? width - x0 : 4;
+    uint32_t member = ht_sigprop_members(width, height, x0, y0, cols, rows, sig);  // bit c * 4 + r
+    uint32_t fresh = 0, n = 0;
+    bits = 0;
+    for (uint32_t c = 0; c < cols; ++c)
+        for (uint32_t r = 0; r < rows; ++r) {
+            if (!(member & (1u << (c * 4 + r)))) continue;
+            const uint32_t x = x0 + c, y = y0 + r;
+            const uint32_t mag = ht_magnitude(coeffs, stride, x, y);
+            const uint32_t bit = (mag >> q) & 1u;
+            bits |= bit << n++;
+            if (!bit) continue;
+            fresh |= 1u << (c * 4 + r);
+            sig[size_t{y} * width + x] = 1;
+            sum += t1_dist_significance(mag, static_cast<int>(q));
+            // Later samples of the group next to it join: below, and the next column's three
+            // (not coded yet, so `sig` holds the cleanup's significance there).
+            for (uint32_t k = 0; k < 4; ++k) {
+                const uint32_t nc = k == 0 ? c : c + 1;
+                const int nr = k == 0 ? static_cast<int>(r) + 1 : static_cast<int>(r) + static_cast<int>(k) - 2;
+                if (nc >= cols || nr < 0 || nr >= static_cast<int>(rows)) continue;
+                if (sig[size_t(y0 + nr) * width + x0 + nc]) continue;
+                member |= 1u << (nc * 4 + nr);
+            }
+        }
+    for (uint32_t c = 0; c < cols; ++c)
+        for (uint32_t r = 0; r < rows; ++r)
+            if (fresh & (1u << (c * 4 + r))) bits |= (coeffs[size_t{y0 + r} * stride + x0 + c] < 0 ? 1u : 0u) << n++;
+    return n;
+}
+
+/** Ends the SigProp stream `sp` (its distortion terms summed in `sum`) into `result`. */
+J2KC_HD uint32_t ht_finish_sigprop(HtMagSgnWriter &sp, int64_t sum, uint32_t p, HtRefinementResult &result)
+{
+    sp.terminate_sigprop();
+    if (sp.overflow) return kHtEncodeOverflow;
+    result.sigprop_bytes = sp.pos;
+    result.sigprop_distortion = t1_pass_distortion(sum, static_cast<int>(p - 1));
+    return kHtEncodeOk;
+}
+
+/**
+ * The SigProp pass at plane p - 1 after a cleanup at plane p >= 1: bytes
+ * forward into `out`, `sig` the significance map of ht_mark_significance,
+ * which it updates with the pass's outcomes. Returns its byte count and
+ * distortion decrease, or kHtEncodeOverflow.
+ */
+J2KC_HD uint32_t ht_encode_sigprop(const int32_t *coeffs, size_t stride, uint32_t width, uint32_t height, uint32_t p,
+                                   uint8_t *out, uint32_t capacity, uint8_t *sig, HtRefinementResult &result)
+{
+    HtMagSgnWriter sp;
+    sp.init(out, capacity);
+    int64_t sum = 0;
+    for (uint32_t y0 = 0; y0 < height; y0 += 4)
+        for (uint32_t x0 = 0; x0 < width; x0 += 4) {
+            uint32_t bits;
+            const uint32_t n = ht_sigprop_group(coeffs, stride, width, height, x0, y0, p, sig, bits, sum);
+            sp.put(bits, n);
+        }
+    return ht_finish_sigprop(sp, sum, p, result);
+}
+
+/** MagRef's view of the sample at (x, y) after a cleanup at plane p >= 1:
+ *  whether it refines it (significant there), its bit at p - 1 in `bit` and
+ *  its distortion term (t1_dist_refinement) added to `sum`. */
+J2KC_HD bool ht_magref_sample(const int32_t *coeffs, size_t stride, uint32_t x, uint32_t y, uint32_t p, uint32_t &bit,
+                              int64_t &sum)
+{
+    const uint32_t mag = ht_magnitude(coeffs, stride, x, y);
+    if ((mag >> p) == 0) return false;
+    bit = (mag >> (p - 1)) & 1u;
+    sum += t1_dist_refinement(mag, static_cast<int>(p - 1));
+    return true;
+}
+
+/** Ends the MagRef stream `mr` (HtVlcWriter::init_magref; its distortion terms summed in `sum`) into `result`. */
+J2KC_HD uint32_t ht_finish_magref(HtVlcWriter &mr, int64_t sum, uint32_t p, HtRefinementResult &result)
+{
+    mr.flush();
+    if (mr.overflow) return kHtEncodeOverflow;
+    result.magref_bytes = mr.pos;
+    result.magref_distortion = t1_pass_distortion(sum, static_cast<int>(p - 1));
+    return kHtEncodeOk;
+}
+
 /**
  * Codes the SigProp and MagRef passes at plane p - 1 after a cleanup at
  * plane p >= 1: SigProp bytes forward into `out`, MagRef bytes into
@@ -746,47 +852,10 @@ J2KC_HD uint32_t ht_encode_refinement(const int32_t *coeffs, size_t stride, uint
                                       uint8_t *sig, HtRefinementResult &result)
 {
     result = HtRefinementResult{};
-    const uint32_t q = p - 1;  // the refined plane
     for (uint32_t y = 0; y < height; ++y)
-        for (uint32_t x = 0; x < width; ++x)
-            sig[size_t{y} * width + x] = (ht_magnitude(coeffs, stride, x, y) >> p) != 0;
-
-    HtMagSgnWriter sp;
-    sp.init(out, capacity);
-    int64_t sp_sum = 0;
-    for (uint32_t y0 = 0; y0 < height; y0 += 4) {
-        const uint32_t rows = height - y0 < 4 ? height - y0 : 4;
-        for (uint32_t x0 = 0; x0 < width; x0 += 4) {
-            const uint32_t cols = width - x0 < 4 ? width - x0 : 4;
-            uint32_t member = ht_sigprop_members(width, height, x0, y0, cols, rows, sig);  // bit c * 4 + r
-            uint32_t fresh = 0;
-            for (uint32_t c = 0; c < cols; ++c)
-                for (uint32_t r = 0; r < rows; ++r) {
-                    if (!(member & (1u << (c * 4 + r)))) continue;
-                    const uint32_t x = x0 + c, y = y0 + r;
-                    const uint32_t mag = ht_magnitude(coeffs, stride, x, y);
-                    const uint32_t bit = (mag >> q) & 1u;
-                    sp.put(bit, 1);
-                    if (!bit) continue;
-                    fresh |= 1u << (c * 4 + r);
-                    sig[size_t{y} * width + x] = 1;
-                    sp_sum += t1_dist_significance(mag, static_cast<int>(q));
-                    // Later samples of the group next to it join: below, and the next column's three
-                    // (not coded yet, so `sig` holds the cleanup's significance there).
-                    for (uint32_t k = 0; k < 4; ++k) {
-                        const uint32_t nc = k == 0 ? c : c + 1;
-                        const int nr = k == 0 ? static_cast<int>(r) + 1 : static_cast<int>(r) + static_cast<int>(k) - 2;
-                        if (nc >= cols || nr < 0 || nr >= static_cast<int>(rows)) continue;
-                        if (sig[size_t(y0 + nr) * width + x0 + nc]) continue;
-                        member |= 1u << (nc * 4 + nr);
-                    }
-                }
-            for (uint32_t c = 0; c < cols; ++c)
-                for (uint32_t r = 0; r < rows; ++r)
-                    if (fresh & (1u << (c * 4 + r))) sp.put(coeffs[size_t{y0 + r} * stride + x0 + c] < 0 ? 1u : 0u, 1);
-        }
-    }
-    sp.terminate_sigprop();
+        for (uint32_t x = 0; x < width; ++x) ht_mark_significance(coeffs, stride, width, x, y, p, sig);
+    const uint32_t status = ht_encode_sigprop(coeffs, stride, width, height, p, out, capacity, sig, result);
+    if (status != kHtEncodeOk) return status;
 
     HtVlcWriter mr;
     mr.init_magref(magref, magref_capacity);
@@ -795,19 +864,11 @@ J2KC_HD uint32_t ht_encode_refinement(const int32_t *coeffs, size_t stride, uint
         const uint32_t rows = height - y0 < 4 ? height - y0 : 4;
         for (uint32_t x = 0; x < width; ++x)
             for (uint32_t r = 0; r < rows; ++r) {
-                const uint32_t mag = ht_magnitude(coeffs, stride, x, y0 + r);
-                if ((mag >> p) == 0) continue;
-                mr.put((mag >> q) & 1u, 1);
-                mr_sum += t1_dist_refinement(mag, static_cast<int>(q));
+                uint32_t bit;
+                if (ht_magref_sample(coeffs, stride, x, y0 + r, p, bit, mr_sum)) mr.put(bit, 1);
             }
     }
-    mr.flush();
-    if (sp.overflow || mr.overflow) return kHtEncodeOverflow;
-    result.sigprop_bytes = sp.pos;
-    result.magref_bytes = mr.pos;
-    result.sigprop_distortion = t1_pass_distortion(sp_sum, static_cast<int>(q));
-    result.magref_distortion = t1_pass_distortion(mr_sum, static_cast<int>(q));
-    return kHtEncodeOk;
+    return ht_finish_magref(mr, mr_sum, p, result);
 }
 
 }  // namespace htenc

@@ -12,9 +12,13 @@
  * sums of their bit counts place their VLC and MagSgn bits in a chunk's bit
  * strings; the lanes then cut the strings into bytes, 32 at a time, up to the
  * first byte whose stuffing moves the ones after it. MEL's symbols, few in
- * busy blocks and runs in empty ones, go through one lane. Coding sets (rate
- * control: several cleanups with their refinement passes) keep a thread per
- * block over the shared job of ht_encode_job.h.
+ * busy blocks and runs in empty ones, go through one lane.
+ *
+ * Coding sets (rate control: several cleanups with their refinement passes)
+ * take a warp a block too, its sets in turn: each cleanup as above at the
+ * set's plane, SigProp's stripe groups by the lanes as a wavefront (a lane a
+ * stripe), MagRef 32 samples at a time, and the sets' records and ranking of
+ * ht_encode_job.h on lane 0.
  */
 #include <cuda_runtime.h>
 
@@ -24,8 +28,6 @@
 
 namespace j2kc {
 namespace {
-
-constexpr uint32_t kThreadsPerCta = 64;
 
 constexpr uint32_t kLanes = 32;
 constexpr uint32_t kFullMask = 0xFFFFFFFFu;
@@ -52,6 +54,22 @@ struct CleanupArea {
     uint32_t vlc[kVlcWords];
     uint32_t mel[(3 * kLanes + 31) / 32];  ///< the chunk's MEL symbols: 1 for an event
 };
+
+/** Stripe groups of a block: ceil(w / 4) ceil(h / 4) <= (w + 3)(h + 3) / 16, largest where w + h is. */
+constexpr uint32_t kMaxGroups = (ht::kMaxSamples + 3 * (ht::kMaxSide + ht::kMaxSamples / ht::kMaxSide) + 9) / 16 + 1;
+
+/** A warp's shared memory in the SigProp pass: every stripe group's bits, in coding order, and their count. */
+struct SigPropArea {
+    uint32_t bits[kMaxGroups];
+    uint8_t count[kMaxGroups];
+};
+
+/** A warp's shared memory, the cleanup's or SigProp's (which follows it). */
+union WarpArea {
+    CleanupArea cleanup;
+    SigPropArea sigprop;
+};
+static_assert(sizeof(SigPropArea) <= sizeof(CleanupArea), "SigProp's records take more than the cleanup's area");
 
 __device__ uint32_t quad_rho(uint32_t info) { return info & 0xFu; }
 __device__ uint32_t quad_e1(uint32_t info) { return (info >> 4) & 0x1Fu; }
@@ -207,18 +225,18 @@ struct PairCode {
     BitCount magsgn;
 };
 
-/** Codes pair `pair` (row-major over the line pairs) as ht_encode_cleanup's loops do, at plane 0. */
+/** Codes pair `pair` (row-major over the line pairs) as ht_encode_cleanup's loops do at plane p. */
 __device__ void code_pair(const CleanupArea &a, const int32_t *coeffs, size_t stride, uint32_t width, uint32_t height,
-                          uint32_t quads, uint32_t pairs_across, uint32_t pair, PairCode &pc)
+                          uint32_t p, uint32_t quads, uint32_t pairs_across, uint32_t pair, PairCode &pc)
 {
     const uint32_t row = pair / pairs_across, jj = 2 * (pair - row * pairs_across);
     const bool second = jj + 1 < quads;
     uint64_t distortion = 0;  // counted by the first sweep
     uint32_t or_magnitude = 0;
-    htenc::ht_load_quad(coeffs, stride, width, height, 2 * jj, 2 * row, 0, pc.q[0], distortion, or_magnitude);
+    htenc::ht_load_quad(coeffs, stride, width, height, 2 * jj, 2 * row, p, pc.q[0], distortion, or_magnitude);
     pc.q[1] = htenc::HtQuad{};
     if (second)
-        htenc::ht_load_quad(coeffs, stride, width, height, 2 * jj + 2, 2 * row, 0, pc.q[1], distortion, or_magnitude);
+        htenc::ht_load_quad(coeffs, stride, width, height, 2 * jj + 2, 2 * row, p, pc.q[1], distortion, or_magnitude);
     pc.code[1] = htenc::HtQuadCode{0, 0, 0};
     if (row == 0) {
         const uint32_t c0 = jj == 0 ? 0u : htenc::ht_first_line_context(quad_rho(a.quad[jj - 1]));
@@ -278,14 +296,14 @@ struct QuadSums {
 /** Puts every quad's significance and bottom exponents in `a.quad`, which
  *  the quads below and on the right read, and sums the block. */
 __device__ QuadSums sweep_quads(CleanupArea &a, uint32_t lane, const int32_t *coeffs, size_t stride, uint32_t width,
-                                uint32_t height, uint32_t quads, uint32_t rows)
+                                uint32_t height, uint32_t p, uint32_t quads, uint32_t rows)
 {
     QuadSums sums;
     uint32_t rho_any = 0;
     for (uint32_t i = lane; i < quads * rows; i += kLanes) {
         const uint32_t row = i / quads, jj = i - row * quads;
         htenc::HtQuad q;
-        htenc::ht_load_quad(coeffs, stride, width, height, 2 * jj, 2 * row, 0, q, sums.distortion, sums.or_magnitude);
+        htenc::ht_load_quad(coeffs, stride, width, height, 2 * jj, 2 * row, p, q, sums.distortion, sums.or_magnitude);
         a.quad[i] = static_cast<uint16_t>(q.rho | (q.e[1] << 4) | (q.e[3] << 9));
         rho_any |= q.rho;
     }
@@ -309,11 +327,11 @@ struct CleanupWriters {
  *  lanes' bit counts placed by a prefix sum, their bits laid into the
  *  chunk's strings, the strings cut into bytes. */
 __device__ void code_chunk(CleanupArea &a, uint32_t lane, const int32_t *coeffs, size_t stride, uint32_t width,
-                           uint32_t height, uint32_t quads, uint32_t pairs_across, uint32_t pairs, uint32_t base,
-                           CleanupWriters &w)
+                           uint32_t height, uint32_t p, uint32_t quads, uint32_t pairs_across, uint32_t pairs,
+                           uint32_t base, CleanupWriters &w)
 {
     PairCode pc{};
-    if (base + lane < pairs) code_pair(a, coeffs, stride, width, height, quads, pairs_across, base + lane, pc);
+    if (base + lane < pairs) code_pair(a, coeffs, stride, width, height, p, quads, pairs_across, base + lane, pc);
     const uint32_t mine = pc.magsgn.len | (pc.vlc.len << kVlcShift) | (pc.mel.count << kMelShift);
     const uint32_t inclusive = warp_inclusive_sum(mine, lane);
     const uint32_t before = inclusive - mine;
@@ -380,18 +398,18 @@ __device__ uint32_t finish_segment(uint32_t lane, CleanupWriters &w, uint8_t *ou
 }
 
 /**
- * ht_encode_cleanup at plane 0 by a warp: the same status, result and
+ * ht_encode_cleanup at plane p by a warp: the same status, result and
  * bytes (segment in `out`, MEL and VLC through `scratch`). Geometry and
- * planes are checked by the caller (ht_job_check).
+ * planes (p below num_bitplanes) are checked by the caller.
  */
 __device__ uint32_t cleanup_warp(CleanupArea &a, uint32_t lane, const int32_t *coeffs, size_t stride, uint32_t width,
-                                 uint32_t height, uint32_t num_bitplanes, uint8_t *out, uint32_t capacity,
+                                 uint32_t height, uint32_t num_bitplanes, uint32_t p, uint8_t *out, uint32_t capacity,
                                  const htenc::HtEncodeScratch &scratch, htenc::HtEncodeResult &result)
 {
     result = htenc::HtEncodeResult{};
     if (width == 0 || height == 0) return htenc::kHtEncodeOk;
     const uint32_t quads = htenc::ht_quads_across(width), rows = (height + 1) / 2;
-    const QuadSums sums = sweep_quads(a, lane, coeffs, stride, width, height, quads, rows);
+    const QuadSums sums = sweep_quads(a, lane, coeffs, stride, width, height, p, quads, rows);
     const uint32_t planes = ht::bit_length(sums.or_magnitude);
     result.data_bitplanes = planes;
     if (planes > num_bitplanes) return htenc::kHtEncodeDataTooDeep;
@@ -404,7 +422,7 @@ __device__ uint32_t cleanup_warp(CleanupArea &a, uint32_t lane, const int32_t *c
     w.mel.init(scratch.mel, scratch.mel_capacity);
     const uint32_t pairs_across = (quads + 1) / 2, pairs = pairs_across * rows;
     for (uint32_t base = 0; base < pairs; base += kLanes)
-        code_chunk(a, lane, coeffs, stride, width, height, quads, pairs_across, pairs, base, w);
+        code_chunk(a, lane, coeffs, stride, width, height, p, quads, pairs_across, pairs, base, w);
 
     uint32_t length = 0;
     const uint32_t status = finish_segment(lane, w, out, capacity, scratch, length);
@@ -432,22 +450,186 @@ __global__ void __launch_bounds__(kCleanupWarpsPerCta *kLanes)
         const htenc::HtJobContext c = htenc::ht_job_context(job, out_bytes);
         htenc::HtEncodeResult r;
         const uint32_t status = cleanup_warp(areas[warp], lane, c.coeffs, job.stride, job.width, job.height,
-                                             job.num_bitplanes, c.out, c.capacity, c.scratch, r);
+                                             job.num_bitplanes, 0, c.out, c.capacity, c.scratch, r);
         if (lane == 0) res = htenc::ht_cleanup_job_result(job, status, r, pass_end, pass_distortion, pass_terminated);
     }
     if (lane == 0) results[j] = res;
 }
 
-__global__ void __launch_bounds__(kThreadsPerCta)
-    ht_encode_kernel(const GpuCodeBlockJob *__restrict__ jobs, uint32_t num_jobs, htenc::HtCodingSets *sets,
-                     const uint32_t *top_plane, uint8_t *out_bytes, GpuCodeBlockResult *__restrict__ results,
-                     uint32_t *pass_end, uint64_t *pass_distortion, uint8_t *pass_terminated)
+/** Sum over the warp (every lane gets it). */
+__device__ int64_t warp_sum(int64_t v)
 {
-    const uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
+    for (uint32_t d = kLanes / 2; d > 0; d /= 2) v += __shfl_xor_sync(kFullMask, v, d);
+    return v;
+}
+
+/**
+ * The MagRef pass (ht_encode_refinement's) by a warp: lanes take a stripe's
+ * samples in the pass's order (column by column, rows within), a chunk of 32
+ * at a time, and lane 0's writer puts the chunk's bits at once. Every lane
+ * returns the status and `f`'s MagRef fields.
+ */
+__device__ uint32_t magref_warp(uint32_t lane, const GpuCodeBlockJob &job, const htenc::HtJobContext &c, uint32_t p,
+                                htenc::HtRefinementResult &f)
+{
+    htenc::HtVlcWriter mr;
+    mr.init_magref(c.magref, htenc::ht_magref_bound(job.width, job.height));
+    int64_t sum = 0;
+    for (uint32_t y0 = 0; y0 < job.height; y0 += 4) {
+        const uint32_t rows = job.height - y0 < 4 ? job.height - y0 : 4u, n = rows * job.width;
+        for (uint32_t base = 0; base < n; base += kLanes) {
+            const uint32_t k = base + lane, x = k / rows;
+            uint32_t bit = 0;
+            const bool refined =
+                k < n && htenc::ht_magref_sample(c.coeffs, job.stride, x, y0 + k - x * rows, p, bit, sum);
+            const uint32_t refined_lanes = __ballot_sync(kFullMask, refined);
+            const uint32_t rank = __popc(refined_lanes & ((1u << lane) - 1u));
+            const uint32_t bits = __reduce_or_sync(kFullMask, refined && bit ? 1u << rank : 0u);
+            const uint32_t count = __popc(refined_lanes);
+            if (lane != 0 || count == 0) continue;
+            mr.put(bits, count < 16 ? count : 16u);
+            if (count > 16) mr.put(bits >> 16, count - 16);
+        }
+    }
+    sum = warp_sum(sum);
+    uint32_t status = htenc::kHtEncodeOk;
+    if (lane == 0) status = htenc::ht_finish_magref(mr, sum, p, f);
+    f.magref_bytes = __shfl_sync(kFullMask, f.magref_bytes, 0);
+    f.magref_distortion = __shfl_sync(kFullMask, f.magref_distortion, 0);
+    return __shfl_sync(kFullMask, status, 0);
+}
+
+/**
+ * ht_encode_sigprop by a warp into `out` (`capacity` bytes). A stripe group
+ * reads the outcomes of the groups on its left and of the three above it,
+ * and the cleanup's significance of those on its right and below, so the
+ * lanes take a stripe each and run as a wavefront, a lane two groups behind
+ * the one above it; their bits wait in `a` and lane 0's writer puts them in
+ * the pass's order. Every lane returns the status and `f`'s SigProp fields.
+ */
+__device__ uint32_t sigprop_warp(SigPropArea &a, uint32_t lane, const GpuCodeBlockJob &job,
+                                 const htenc::HtJobContext &c, uint32_t p, uint8_t *out, uint32_t capacity,
+                                 htenc::HtRefinementResult &f)
+{
+    const uint32_t across = (job.width + 3u) / 4, stripes = (job.height + 3u) / 4;
+    int64_t sum = 0;
+    for (uint32_t first = 0; first < stripes; first += kLanes) {
+        const uint32_t lanes = stripes - first < kLanes ? stripes - first : kLanes, s = first + lane;
+        for (uint32_t t = 0; t < across + 2 * (lanes - 1); ++t) {
+            const uint32_t g = t - 2 * lane;  // wraps before the lane's start: fails the bound
+            if (lane < lanes && g < across) {
+                const uint32_t at = s * across + g;
+                a.count[at] = static_cast<uint8_t>(htenc::ht_sigprop_group(c.coeffs, job.stride, job.width, job.height,
+                                                                           4 * g, 4 * s, p, c.sig, a.bits[at], sum));
+            }
+            __syncwarp();
+        }
+    }
+    sum = warp_sum(sum);
+    uint32_t status = htenc::kHtEncodeOk;
+    if (lane == 0) {
+        htenc::HtMagSgnWriter sp;
+        sp.init(out, capacity);
+        for (uint32_t i = 0; i < across * stripes; ++i) sp.put(a.bits[i], a.count[i]);
+        status = htenc::ht_finish_sigprop(sp, sum, p, f);
+    }
+    f.sigprop_bytes = __shfl_sync(kFullMask, f.sigprop_bytes, 0);
+    f.sigprop_distortion = __shfl_sync(kFullMask, f.sigprop_distortion, 0);
+    return __shfl_sync(kFullMask, status, 0);
+}
+
+/**
+ * ht_encode_refinement by a warp into `out` (`capacity` bytes): the
+ * significance map by every lane, then SigProp and MagRef. Every lane
+ * returns the status and `f`.
+ */
+__device__ uint32_t refinement_warp(WarpArea &a, uint32_t lane, const GpuCodeBlockJob &job,
+                                    const htenc::HtJobContext &c, uint32_t p, uint8_t *out, uint32_t capacity,
+                                    htenc::HtRefinementResult &f)
+{
+    f = htenc::HtRefinementResult{};
+    for (uint32_t i = lane; i < uint32_t{job.width} * job.height; i += kLanes) {
+        const uint32_t y = i / job.width;
+        htenc::ht_mark_significance(c.coeffs, job.stride, job.width, i - y * job.width, y, p, c.sig);
+    }
+    __syncwarp();
+    const uint32_t status = sigprop_warp(a.sigprop, lane, job, c, p, out, capacity, f);
+    if (status != htenc::kHtEncodeOk) return status;
+    return magref_warp(lane, job, c, p, f);
+}
+
+/** ht_encode_set by a warp: the same status, ends, distortions and bytes on every lane. */
+__device__ uint32_t set_warp(WarpArea &a, uint32_t lane, const GpuCodeBlockJob &job, const htenc::HtJobContext &c,
+                             uint32_t p, uint32_t at, uint32_t (&end)[htenc::kHtSetPasses],
+                             uint64_t (&distortion)[htenc::kHtSetPasses], uint32_t &passes, uint32_t &data_bitplanes)
+{
+    htenc::HtEncodeResult r;
+    uint8_t *const out = c.out + at;
+    const uint32_t room = c.capacity - at;
+    uint32_t status = cleanup_warp(a.cleanup, lane, c.coeffs, job.stride, job.width, job.height, job.num_bitplanes, p,
+                                   out, room, c.scratch, r);
+    data_bitplanes = r.data_bitplanes;
+    passes = 0;
+    if (status != htenc::kHtEncodeOk || r.bytes == 0) return status;
+    end[0] = r.bytes;
+    distortion[0] = r.distortion;
+    passes = 1;
+    if (p == 0) return htenc::kHtEncodeOk;
+    htenc::HtRefinementResult f;
+    status = refinement_warp(a, lane, job, c, p, out + r.bytes, room - r.bytes, f);
+    __syncwarp();
+    if (status == htenc::kHtEncodeOk && lane == 0) status = htenc::ht_place_refinement(c, out, room, r, f);
+    if (__shfl_sync(kFullMask, status, 0) != htenc::kHtEncodeOk) return htenc::kHtEncodeOverflow;
+    htenc::ht_refinement_ends(r, f, end, distortion);
+    passes = 3;
+    return htenc::kHtEncodeOk;
+}
+
+/** ht_encode_job with sets by a warp: lane 0 keeps the sets' table and returns the result. */
+__device__ GpuCodeBlockResult sets_warp(WarpArea &a, uint32_t lane, const GpuCodeBlockJob &job,
+                                        htenc::HtCodingSets &sets, uint32_t top_plane, uint8_t *out_bytes,
+                                        uint32_t *pass_end, uint64_t *pass_distortion, uint8_t *pass_terminated)
+{
+    GpuCodeBlockResult res{};
+    res.zero_bitplanes = job.num_bitplanes;
+    if (lane == 0) sets.num_sets = sets.num_points = 0;
+    res.status = htenc::ht_job_check(job);
+    if (res.status != kGpuTier1Ok) return res;
+    const htenc::HtJobContext c = htenc::ht_job_context(job, out_bytes);
+    uint64_t set_distortion[htenc::kHtMaxSets][htenc::kHtSetPasses] = {};
+    uint32_t at = 0, data_bitplanes = 0, lowest, top;
+    htenc::ht_set_planes(job, top_plane, lowest, top);
+    for (uint32_t p = top; p-- > lowest;) {
+        uint32_t end[htenc::kHtSetPasses] = {}, passes = 0;
+        uint64_t distortion[htenc::kHtSetPasses] = {};
+        const uint32_t status = set_warp(a, lane, job, c, p, at, end, distortion, passes, data_bitplanes);
+        if (status != htenc::kHtEncodeOk) {
+            res.status = htenc::ht_job_status(status);
+            res.data_bitplanes = static_cast<uint8_t>(data_bitplanes);
+            return res;
+        }
+        if (passes == 0) continue;
+        if (lane == 0) htenc::ht_record_set(job, sets, set_distortion, at, p, end, distortion, passes);
+        at += end[passes - 1];
+    }
+    if (lane != 0) return res;
+    return htenc::ht_sets_job_result(job, sets, set_distortion, at, data_bitplanes, pass_end, pass_distortion,
+                                     pass_terminated);
+}
+
+/** A job's coding sets (ht_encode_job with sets), a warp a job. */
+__global__ void __launch_bounds__(kCleanupWarpsPerCta *kLanes)
+    ht_encode_sets_kernel(const GpuCodeBlockJob *__restrict__ jobs, uint32_t num_jobs, htenc::HtCodingSets *sets,
+                          const uint32_t *top_plane, uint8_t *out_bytes, GpuCodeBlockResult *__restrict__ results,
+                          uint32_t *pass_end, uint64_t *pass_distortion, uint8_t *pass_terminated)
+{
+    __shared__ WarpArea areas[kCleanupWarpsPerCta];
+    const uint32_t warp = threadIdx.x / kLanes, lane = threadIdx.x % kLanes;
+    const uint32_t j = blockIdx.x * kCleanupWarpsPerCta + warp;
     if (j >= num_jobs) return;
-    const GpuCodeBlockJob job = jobs[j];
-    results[j] = htenc::ht_encode_job(job, sets ? sets + j : nullptr, sets ? *top_plane : 0, out_bytes, pass_end,
-                                      pass_distortion, pass_terminated);
+    const GpuCodeBlockResult res = sets_warp(areas[warp], lane, jobs[j], sets[j], *top_plane, out_bytes, pass_end,
+                                             pass_distortion, pass_terminated);
+    if (lane == 0) results[j] = res;
 }
 
 __global__ void ht_top_plane_kernel(const uint64_t *model, uint64_t budget, uint32_t *top_plane)
@@ -482,15 +664,13 @@ void ht_encode_gpu(const GpuCodeBlockJob *jobs, uint32_t num_jobs, htenc::HtCodi
 {
     if (num_jobs == 0) return;
     cudaStream_t s = static_cast<cudaStream_t>(stream);
-    if (sets) {
-        const uint32_t ctas = (num_jobs + kThreadsPerCta - 1) / kThreadsPerCta;
-        ht_encode_kernel<<<ctas, kThreadsPerCta, 0, s>>>(jobs, num_jobs, sets, top_plane, out_bytes, results, pass_end,
-                                                         pass_distortion, pass_terminated);
-    } else {
-        const uint32_t ctas = (num_jobs + kCleanupWarpsPerCta - 1) / kCleanupWarpsPerCta;
+    const uint32_t ctas = (num_jobs + kCleanupWarpsPerCta - 1) / kCleanupWarpsPerCta;
+    if (sets)
+        ht_encode_sets_kernel<<<ctas, kCleanupWarpsPerCta * kLanes, 0, s>>>(
+            jobs, num_jobs, sets, top_plane, out_bytes, results, pass_end, pass_distortion, pass_terminated);
+    else
         ht_encode_cleanup_kernel<<<ctas, kCleanupWarpsPerCta * kLanes, 0, s>>>(
             jobs, num_jobs, out_bytes, results, pass_end, pass_distortion, pass_terminated);
-    }
     check_cuda(cudaGetLastError(), "HT encode kernel launch");
 }
 

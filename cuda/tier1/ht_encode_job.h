@@ -127,6 +127,28 @@ J2KC_HD GpuCodeBlockResult ht_cleanup_job_result(const GpuCodeBlockJob &job, uin
     return res;
 }
 
+/** A set's pass ends and distortions once its refinement segment (f) follows its cleanup (r). */
+J2KC_HD void ht_refinement_ends(const HtEncodeResult &r, const HtRefinementResult &f, uint32_t (&end)[kHtSetPasses],
+                                uint64_t (&distortion)[kHtSetPasses])
+{
+    end[1] = r.bytes + f.sigprop_bytes;
+    end[2] = end[1] + f.magref_bytes;
+    distortion[1] = distortion[0] + f.sigprop_distortion;
+    distortion[2] = distortion[1] + f.magref_distortion;
+}
+
+/** Lays the refinement segment after a set's cleanup at `out` (`room` bytes
+ *  in all): SigProp's bytes are in place, MagRef's (coded into c.magref,
+ *  k-th from the end) go in reverse behind them. */
+J2KC_HD uint32_t ht_place_refinement(const HtJobContext &c, uint8_t *out, uint32_t room, const HtEncodeResult &r,
+                                     const HtRefinementResult &f)
+{
+    if (r.bytes + f.sigprop_bytes + f.magref_bytes > room) return kHtEncodeOverflow;
+    uint8_t *const magref_end = out + r.bytes + f.sigprop_bytes + f.magref_bytes;
+    for (uint32_t i = 0; i < f.magref_bytes; ++i) magref_end[-1 - static_cast<int>(i)] = c.magref[i];
+    return kHtEncodeOk;
+}
+
 /**
  * Codes one HT set at cleanup plane p into c.out[at, ...): the cleanup, and
  * for p >= 1 the refinement segment at p - 1. Returns the core's status;
@@ -152,15 +174,62 @@ J2KC_HD uint32_t ht_encode_set(const GpuCodeBlockJob &job, const HtJobContext &c
     const uint32_t magref_capacity = ht_magref_bound(job.width, job.height);
     status = ht_encode_refinement(c.coeffs, job.stride, job.width, job.height, p, out + r.bytes, room - r.bytes,
                                   c.magref, magref_capacity, c.sig, f);
-    if (status != kHtEncodeOk || r.bytes + f.sigprop_bytes + f.magref_bytes > room) return kHtEncodeOverflow;
-    uint8_t *const magref_end = out + r.bytes + f.sigprop_bytes + f.magref_bytes;
-    for (uint32_t i = 0; i < f.magref_bytes; ++i) magref_end[-1 - static_cast<int>(i)] = c.magref[i];
-    end[1] = r.bytes + f.sigprop_bytes;
-    end[2] = end[1] + f.magref_bytes;
-    distortion[1] = distortion[0] + f.sigprop_distortion;
-    distortion[2] = distortion[1] + f.magref_distortion;
+    if (status != kHtEncodeOk || ht_place_refinement(c, out, room, r, f) != kHtEncodeOk) return kHtEncodeOverflow;
+    ht_refinement_ends(r, f, end, distortion);
     passes = 3;
     return kHtEncodeOk;
+}
+
+/** The cleanup planes of a job's sets: from `top` - 1 down to `lowest`
+ *  (top_plane and the kHtMaxSets - 1 below it, below Mb, at least 0). */
+J2KC_HD void ht_set_planes(const GpuCodeBlockJob &job, uint32_t top_plane, uint32_t &lowest, uint32_t &top)
+{
+    lowest = top_plane + 1 > kHtMaxSets ? top_plane + 1 - kHtMaxSets : 0;
+    top = top_plane < job.num_bitplanes ? top_plane + 1 : job.num_bitplanes;
+}
+
+/** Enters a coded set (cleanup at plane p, `passes` > 0 ending at `end`,
+ *  starting at `at`) in `sets`, its distortions in `set_distortion`. */
+J2KC_HD void ht_record_set(const GpuCodeBlockJob &job, HtCodingSets &sets,
+                           uint64_t (&set_distortion)[kHtMaxSets][kHtSetPasses], uint32_t at, uint32_t p,
+                           const uint32_t (&end)[kHtSetPasses], const uint64_t (&distortion)[kHtSetPasses],
+                           uint32_t passes)
+{
+    const uint32_t s = sets.num_sets++;
+    sets.start[s] = at;
+    sets.zero_bitplanes[s] = static_cast<uint8_t>(job.num_bitplanes - 1 - p);
+    sets.num_passes[s] = static_cast<uint8_t>(passes);
+    for (uint32_t k = 0; k < kHtSetPasses; ++k) {
+        sets.end[s][k] = k < passes ? end[k] : 0;
+        set_distortion[s][k] = k < passes ? distortion[k] : 0;
+    }
+}
+
+/** A job's result once its sets are coded (`bytes` in all): the ranked
+ *  truncation points become its pass entries. */
+J2KC_HD GpuCodeBlockResult ht_sets_job_result(const GpuCodeBlockJob &job, HtCodingSets &sets,
+                                              const uint64_t (&set_distortion)[kHtMaxSets][kHtSetPasses],
+                                              uint32_t bytes, uint32_t data_bitplanes, uint32_t *pass_end,
+                                              uint64_t *pass_distortion, uint8_t *pass_terminated)
+{
+    GpuCodeBlockResult res{};
+    res.zero_bitplanes = job.num_bitplanes;
+    res.status = kGpuTier1Ok;
+    res.data_bitplanes = static_cast<uint8_t>(data_bitplanes);
+    if (sets.num_sets == 0) return res;
+    uint32_t ends[kHtMaxPoints];
+    uint64_t steps[kHtMaxPoints];
+    const uint32_t points = ht_rank_points(sets, set_distortion, ends, steps);
+    res.num_passes = points;
+    res.bytes = bytes;
+    res.zero_bitplanes = sets.zero_bitplanes[0];
+    for (uint32_t k = 0; k < points; ++k) {
+        if (pass_end) pass_end[job.pass_offset + k] = ends[k];
+        if (pass_distortion) pass_distortion[job.pass_offset + k] = steps[k];
+        // Points are not passes of one segment: Tier-2 reads terminations from the chosen set.
+        if (pass_terminated) pass_terminated[job.pass_offset + k] = 1;
+    }
+    return res;
 }
 
 /**
@@ -194,14 +263,12 @@ J2KC_HD GpuCodeBlockResult ht_encode_job(const GpuCodeBlockJob &job, HtCodingSet
         return ht_cleanup_job_result(job, status, r, pass_end, pass_distortion, pass_terminated);
     }
 
-    uint32_t end[kHtSetPasses] = {}, passes = 0, data_bitplanes = 0;
-    uint64_t distortion[kHtSetPasses] = {};
-
     uint64_t set_distortion[kHtMaxSets][kHtSetPasses] = {};
-    uint32_t at = 0;
-    const uint32_t lowest = top_plane + 1 > kHtMaxSets ? top_plane + 1 - kHtMaxSets : 0;
-    const uint32_t top = top_plane < job.num_bitplanes ? top_plane + 1 : job.num_bitplanes;
+    uint32_t at = 0, data_bitplanes = 0, lowest, top;
+    ht_set_planes(job, top_plane, lowest, top);
     for (uint32_t p = top; p-- > lowest;) {
+        uint32_t end[kHtSetPasses] = {}, passes = 0;
+        uint64_t distortion[kHtSetPasses] = {};
         const uint32_t status = ht_encode_set(job, c, p, at, end, distortion, passes, data_bitplanes);
         if (status != kHtEncodeOk) {
             res.status = ht_job_status(status);
@@ -209,32 +276,11 @@ J2KC_HD GpuCodeBlockResult ht_encode_job(const GpuCodeBlockJob &job, HtCodingSet
             return res;
         }
         if (passes == 0) continue;
-        const uint32_t s = sets->num_sets++;
-        sets->start[s] = at;
-        sets->zero_bitplanes[s] = static_cast<uint8_t>(job.num_bitplanes - 1 - p);
-        sets->num_passes[s] = static_cast<uint8_t>(passes);
-        for (uint32_t k = 0; k < kHtSetPasses; ++k) {
-            sets->end[s][k] = k < passes ? end[k] : 0;
-            set_distortion[s][k] = k < passes ? distortion[k] : 0;
-        }
+        ht_record_set(job, *sets, set_distortion, at, p, end, distortion, passes);
         at += end[passes - 1];
     }
-    res.status = kGpuTier1Ok;
-    res.data_bitplanes = static_cast<uint8_t>(data_bitplanes);
-    if (sets->num_sets == 0) return res;
-    uint32_t ends[kHtMaxPoints];
-    uint64_t steps[kHtMaxPoints];
-    const uint32_t points = ht_rank_points(*sets, set_distortion, ends, steps);
-    res.num_passes = points;
-    res.bytes = at;
-    res.zero_bitplanes = sets->zero_bitplanes[0];
-    for (uint32_t k = 0; k < points; ++k) {
-        if (pass_end) pass_end[job.pass_offset + k] = ends[k];
-        if (pass_distortion) pass_distortion[job.pass_offset + k] = steps[k];
-        // Points are not passes of one segment: Tier-2 reads terminations from the chosen set.
-        if (pass_terminated) pass_terminated[job.pass_offset + k] = 1;
-    }
-    return res;
+    return ht_sets_job_result(job, *sets, set_distortion, at, data_bitplanes, pass_end, pass_distortion,
+                              pass_terminated);
 }
 
 }  // namespace htenc

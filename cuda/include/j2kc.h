@@ -231,11 +231,10 @@ typedef struct j2kc_encoder_config {
      * block coder, irreversible): the frame is coded with the base step
      * scaled by 2^(k / step_phases) for k = 0 .. step_phases - 1, each coding
      * decoded (CPU decoder) and compared with the frame, and the codestream
-     * with the least squared error over all samples is kept. Near the
-     * decoders' rounding to integers the best phase depends on the content by
-     * tenths of a dB at equal bytes. Each phase costs a whole encode and a
-     * decode. 0 or 1: no search (the default); at most 8. Reads frames in
-     * host memory only.
+     * with the least squared error over all samples is kept: the phase moves
+     * PSNR at equal bytes by up to a few tenths of a dB, differently for each
+     * frame. Each phase costs a whole encode and a decode. 0 or 1: no
+     * search (the default); at most 8. Reads frames in host memory only.
      */
     int step_phases;
 } j2kc_encoder_config;

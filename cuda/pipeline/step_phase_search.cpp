@@ -3,11 +3,12 @@
  * @brief Step phases searched under a byte budget (step_phase_search.h).
  *
  * Under a budget the base step is a power of two (encoder_plan.cpp's rule)
- * and PCRD-opt cuts each code-block at one of its passes. Near the decoders'
- * rounding to integers (60 to 75 dB) which of the planes' passes the budget
- * reaches moves PSNR at equal bytes by tenths of a dB, differently for each
- * frame, and no distortion measure of the wavelet domain ranks the phases
- * there (docs/measurements.md): the decoded frame does.
+ * and PCRD-opt cuts each code-block at one of its passes. Which of the
+ * planes' passes the budget reaches moves PSNR at equal bytes by up to a few
+ * tenths of a dB, differently for each frame; the wavelet-domain distortion
+ * measures tried ranked the phases wrongly on most frames, above all near
+ * the decoders' rounding to integers (docs/measurements.md), so the decoded
+ * frame decides.
  */
 #include "pipeline/step_phase_search.h"
 

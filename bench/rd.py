@@ -7,6 +7,7 @@ components, peak = 2^bits - 1).
 
     python3 bench/rd.py --photos DIR [--work DIR] [--cases dci_4k,dci_2k]
                                 [--codecs j2kc,opj,grk,ffmpeg] [--j2kc PATH] [--ffmpeg PATH]
+                                [--step-phases N]
 
 DIR holds photographs (*.jpg, *.png), e.g. the images of Debian's
 plasma-workspace-wallpapers (`apt-get download plasma-workspace-wallpapers`,
@@ -30,6 +31,8 @@ cropped to the case's size by ffmpeg and converted to its sample format:
 
 FFmpeg's encoder has no byte cap: at the profile caps it is given the ratio of
 the raw size to the cap. It takes 8/16-bit RGB and 4:2:2 only here.
+--step-phases N passes j2kc's option of that name (the generic cases' step
+phase search) to its encodes.
 Prints one line a photograph and case, then the mean of each codec's PSNR
 difference to j2kc. Work files (several hundred MB at 4K) go to --work.
 """
@@ -153,7 +156,7 @@ def opj_input(src, tool):
     return ["-i", src.path]
 
 
-def encode(codec, tools, src, budget, ratio, out):
+def encode(codec, tools, src, budget, ratio, out, step_phases=None):
     """Encodes src with codec under the case's budget; returns the stream path.
     Without a budget, ratio is OpenJPEG's compression ratio for opj and grk,
     and the byte count it reached for j2kc and ffmpeg."""
@@ -166,6 +169,8 @@ def encode(codec, tools, src, budget, ratio, out):
             cmd += ["--profile", "imf", "--fps", "24", "--bytes", str(imf_cap(budget[3]))]
         else:
             cmd += ["--bytes", str(ratio)]  # the generic case passes OpenJPEG's byte count
+            if step_phases:
+                cmd += ["--step-phases", str(step_phases)]
         run(cmd)
         return out + ".j2c"
     if codec in ("opj", "grk"):
@@ -254,6 +259,7 @@ def main():
     ap.add_argument("--codecs", default="j2kc,opj,grk,ffmpeg")
     ap.add_argument("--j2kc", default=os.path.join(TOP, "build", "core", "cuda", "j2kc"))
     ap.add_argument("--ffmpeg", default=shutil.which("ffmpeg"))
+    ap.add_argument("--step-phases", type=int)
     args = ap.parse_args()
     os.makedirs(args.work, exist_ok=True)
     tools = Tools(args, args.work)
@@ -274,7 +280,7 @@ def main():
                 if codec in ("j2kc", "ffmpeg") and not budget:
                     arg = res["opj"][0] if "opj" in res else int(src.raw_bytes() / ratio)
                 try:
-                    stream = encode(codec, tools, src, budget, arg, out)
+                    stream = encode(codec, tools, src, budget, arg, out, args.step_phases)
                     if stream:
                         res[codec] = (os.path.getsize(stream), src.psnr(tools, stream, args.work))
                         os.remove(stream)

@@ -267,6 +267,23 @@ std::string matrix_case_name(const ::testing::TestParamInfo<MatrixCase> &info)
 
 INSTANTIATE_TEST_SUITE_P(Formats, GpuEncoderMatrix, ::testing::ValuesIn(matrix()), matrix_case_name);
 
+// The step phase search decides on the CPU decoder's output of each phase's
+// codestream: the same bytes on both backends, so the same choice.
+TEST(GpuEncoder, StepPhaseSearchMatchesCpu)
+{
+    if (!have_gpu()) GTEST_SKIP() << "no usable CUDA device";
+    Frame f(641, 481, 3, 10, {1, 2, 2}, Layout::kPlanes);
+    f.fill(641);
+    j2kc_encoder_config cfg = base_config(J2KC_BACKEND_CPU);
+    cfg.frame_bytes = 200000;
+    cfg.step_phases = 4;
+    const std::vector<uint8_t> cpu = encode_one(f.image, cfg);
+    cfg.backend = J2KC_BACKEND_CUDA;
+    const std::vector<uint8_t> gpu = encode_one(f.image, cfg);
+    ASSERT_FALSE(cpu.empty());
+    EXPECT_TRUE(cpu == gpu) << "sizes " << cpu.size() << " / " << gpu.size();
+}
+
 // Several frames in flight, host frames overwritten as soon as submit returns.
 TEST(GpuEncoder, HostFramesInFlightMatchCpuInOrder)
 {

@@ -15,12 +15,14 @@
 #include <cmath>
 #include <initializer_list>
 #include <cstdint>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "j2kc.h"
 #include "pipeline/codestream_assembly.h"
+#include "pipeline/encoder_common.h"
 #include "pipeline/encoder_plan.h"
 #include "quant/quant.h"
 #include "test_images.h"
@@ -210,7 +212,9 @@ Planes16 decoded(const std::vector<uint8_t> &cs, const Planes16 &f)
     cfg.log = quiet;
     j2kc_decoder *dec = nullptr;
     EXPECT_EQ(j2kc_decoder_create(&dec, &cfg), J2KC_OK);
-    Planes16 out(f.width, f.height, static_cast<uint32_t>(f.planes.size()), f.precision);
+    std::vector<uint8_t> dx;
+    for (const j2kc_component &c : f.comps) dx.push_back(c.dx);
+    Planes16 out(f.width, f.height, static_cast<uint32_t>(f.planes.size()), f.precision, dx);
     if (dec) {
         EXPECT_EQ(j2kc_decode(dec, cs.data(), cs.size(), &out.image), J2KC_OK);
     }
@@ -300,6 +304,64 @@ TEST(RateBudget, FittedStepsDecodeCloserThanThePlannedOnes)
     cfg.profile = J2KC_PROFILE_IMF;  // the packagers want one QCD for every frame
     cfg.frame_bytes = 1041666;
     EXPECT_FALSE(j2kc::plan_encoder(cfg, f.image).fitted_steps());
+}
+
+/** Sum of squared differences between two frames of one shape. */
+double squared_error(const Planes16 &a, const Planes16 &b)
+{
+    double se = 0;
+    for (size_t c = 0; c < a.planes.size(); ++c)
+        for (size_t i = 0; i < a.planes[c].size(); ++i) {
+            const double d = double(a.planes[c][i]) - double(b.planes[c][i]);
+            se += d * d;
+        }
+    return se;
+}
+
+/** The codestream of one frame from the CPU encoder at plan_encoder's step phase k. */
+std::vector<uint8_t> encode_at_phase(const j2kc_encoder_config &cfg, const j2kc_image &image, int k)
+{
+    const std::unique_ptr<j2kc::Encoder> enc = j2kc::create_cpu_encoder(cfg, image, j2kc::Logger{quiet, nullptr}, k);
+    std::vector<uint8_t> cs;
+    int64_t tag = 0;
+    EXPECT_TRUE(enc->submit(image, 0));
+    EXPECT_TRUE(enc->receive(cs, tag, true));
+    return cs;
+}
+
+/**
+ * Generic budgets with a step phase search keep, of the frame coded at each
+ * phase of the base step, the codestream that decodes nearest the source:
+ * here not the first phase's (the search's choice is taken), and the budget
+ * stays filled. The profiles' streams keep one phase.
+ */
+TEST(RateBudget, StepPhaseSearchKeepsTheNearestDecode)
+{
+    const Planes16 f = smooth_noisy(256, 192, 3, 8, 3.0);
+    j2kc_encoder_config cfg = base_config();
+    cfg.frame_bytes = 256 * 192 * 3 * 3 / 8;  // 3 bits a sample, 51 dB: near the decoders' rounding
+    cfg.step_phases = 4;
+    ASSERT_EQ(j2kc::plan_encoder(cfg, f.image).step_phases, 4);
+    const std::vector<uint8_t> searched = encode(cfg, f.image);
+    std::vector<std::vector<uint8_t>> phases;
+    size_t nearest = 0;
+    for (int k = 0; k < 4; ++k) {
+        phases.push_back(encode_at_phase(cfg, f.image, k));
+        if (squared_error(f, decoded(phases[k], f)) < squared_error(f, decoded(phases[nearest], f))) nearest = k;
+    }
+    EXPECT_NE(nearest, 0u);
+    EXPECT_TRUE(searched == phases[nearest]) << "phase " << nearest << " decodes nearest";
+    EXPECT_GE(searched.size(), cfg.frame_bytes * 995 / 1000);
+    EXPECT_LE(searched.size(), cfg.frame_bytes);
+
+    cfg.step_phases = 0;
+    EXPECT_TRUE(encode(cfg, f.image) == phases[0]);
+    cfg.step_phases = 9;
+    EXPECT_THROW(j2kc::plan_encoder(cfg, f.image), std::exception);
+    cfg.step_phases = 4;
+    cfg.profile = J2KC_PROFILE_IMF;  // the packagers want one QCD for every frame
+    cfg.frame_bytes = 1041666;
+    EXPECT_EQ(j2kc::plan_encoder(cfg, f.image).step_phases, 1);
 }
 
 // ------------------------------------------------- the HTJ2K block coder

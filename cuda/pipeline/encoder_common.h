@@ -91,9 +91,10 @@ std::vector<uint8_t> container_header(const j2kc_encoder_config &config, const j
 std::unique_ptr<Encoder> with_container(std::unique_ptr<Encoder> codestreams, const j2kc_encoder_config &config,
                                         std::vector<uint8_t> header);
 
+/** The backends' codestream encoders, coding at plan_encoder's `step_phase`. */
 std::unique_ptr<Encoder> create_cpu_encoder(const j2kc_encoder_config &config, const j2kc_image &shape,
-                                            const Logger &log);
+                                            const Logger &log, int step_phase = 0);
 std::unique_ptr<Encoder> create_cuda_encoder(const j2kc_encoder_config &config, const j2kc_image &shape,
-                                             const Logger &log);
+                                             const Logger &log, int step_phase = 0);
 
 }  // namespace j2kc

@@ -11,6 +11,7 @@
 #include "pipeline/cuda_device.h"
 #include "pipeline/reconstruct.h"
 #include "pipeline/staged_encoder.h"
+#include "pipeline/step_phase_search.h"
 #include "quant/quant.h"
 
 namespace j2kc {
@@ -88,31 +89,39 @@ private:
 }  // namespace
 
 std::unique_ptr<Encoder> create_cpu_encoder(const j2kc_encoder_config &config, const j2kc_image &shape,
-                                            const Logger &log)
+                                            const Logger &log, int step_phase)
 {
-    return std::make_unique<CpuEncoder>(config, shape, log);
+    return std::make_unique<CpuEncoder>(config, shape, log, step_phase);
 }
+
+namespace {
+
+std::unique_ptr<Encoder> create_backend_encoder(const j2kc_encoder_config &config, const j2kc_image &shape,
+                                                const Logger &log, int step_phase)
+{
+    switch (config.backend) {
+    case J2KC_BACKEND_CPU: return create_cpu_encoder(config, shape, log, step_phase);
+    case J2KC_BACKEND_CUDA:
+        require_cuda_device(config.device);
+        return create_cuda_encoder(config, shape, log, step_phase);
+    case J2KC_BACKEND_AUTO:
+        if (cuda_device_usable(config.device)) return create_cuda_encoder(config, shape, log, step_phase);
+        log.log(J2KC_LOG_VERBOSE, "no usable CUDA device: encoding on the CPU");
+        return create_cpu_encoder(config, shape, log, step_phase);
+    default: fail(J2KC_ERR_INVALID_ARG, "unknown backend %d", int(config.backend));
+    }
+}
+
+}  // namespace
 
 std::unique_ptr<Encoder> create_encoder(const j2kc_encoder_config &config, const j2kc_image &shape, const Logger &log)
 {
     std::vector<uint8_t> header = container_header(config, shape);
-    std::unique_ptr<Encoder> codestreams;
-    switch (config.backend) {
-    case J2KC_BACKEND_CPU: codestreams = create_cpu_encoder(config, shape, log); break;
-    case J2KC_BACKEND_CUDA:
-        require_cuda_device(config.device);
-        codestreams = create_cuda_encoder(config, shape, log);
-        break;
-    case J2KC_BACKEND_AUTO:
-        if (cuda_device_usable(config.device)) {
-            codestreams = create_cuda_encoder(config, shape, log);
-        } else {
-            log.log(J2KC_LOG_VERBOSE, "no usable CUDA device: encoding on the CPU");
-            codestreams = create_cpu_encoder(config, shape, log);
-        }
-        break;
-    default: J2KC_CHECK_ARG(false, "unknown backend %d", int(config.backend));
-    }
+    const int phases = plan_encoder(config, shape).step_phases;
+    std::unique_ptr<Encoder> codestreams =
+        phases > 1 ? create_step_phase_search(
+                         phases, [&](int k) { return create_backend_encoder(config, shape, log, k); }, config, log)
+                   : create_backend_encoder(config, shape, log, 0);
     return with_container(std::move(codestreams), config, std::move(header));
 }
 

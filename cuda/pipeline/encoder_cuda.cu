@@ -158,8 +158,8 @@ enum StageMark { kMarkStart, kMarkUploaded, kMarkDwt, kMarkTier1, kNumMarks };
 
 class CudaEncoder final : public StagedEncoder {
 public:
-    CudaEncoder(const j2kc_encoder_config &config, const j2kc_image &shape, const Logger &log)
-        : StagedEncoder(config, shape, log), context_(config.cuda_context), device_(config.device),
+    CudaEncoder(const j2kc_encoder_config &config, const j2kc_image &shape, const Logger &log, int step_phase)
+        : StagedEncoder(config, shape, log, step_phase), context_(config.cuda_context), device_(config.device),
           lent_stream_(static_cast<cudaStream_t>(config.cuda_stream))
     {
         J2KC_CHECK_ARG(config.frames_in_flight >= 0 && config.frames_in_flight <= int(kMaxSlots),
@@ -858,9 +858,9 @@ private:
 }  // namespace
 
 std::unique_ptr<Encoder> create_cuda_encoder(const j2kc_encoder_config &config, const j2kc_image &shape,
-                                             const Logger &log)
+                                             const Logger &log, int step_phase)
 {
-    return std::make_unique<CudaEncoder>(config, shape, log);
+    return std::make_unique<CudaEncoder>(config, shape, log, step_phase);
 }
 
 }  // namespace j2kc

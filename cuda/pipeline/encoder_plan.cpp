@@ -414,6 +414,9 @@ static void apply_ht(EncoderPlan &plan)
     plan.ccap = {ht_ccap15(plan)};
 }
 
+/** The most step phases a frame is coded at (j2kc_encoder_config::step_phases). */
+constexpr int kMaxStepPhases = 8;
+
 /** APP2.HT's largest magnitude bound B: Photon rejects streams above it
  *  (decoders size their buffers by it). */
 constexpr int kImfHtMaxMagnitudeBound = 21;
@@ -427,17 +430,18 @@ constexpr int kImfHtMaxMagnitudeBound = 21;
  * dB in our decoder and OpenJPEG's, where 29 planes give 99.38 dB
  * (docs/measurements.md, rate-distortion).
  */
-static Quantization budget_quantization(int levels, int precision, int guard, int step_log2, int max_bitplanes)
+static Quantization budget_quantization(int levels, int precision, int guard, int step_log2, double phase,
+                                        int max_bitplanes)
 {
     for (;; ++step_log2) {
-        Quantization q = make_irreversible_quantization(levels, precision, guard, std::ldexp(1.0, step_log2));
+        Quantization q = make_irreversible_quantization(levels, precision, guard, std::ldexp(phase, step_log2));
         int planes = 0;
         for (const QuantStep &s : q.steps) planes = std::max(planes, num_bitplanes(guard, s.exponent));
         if (planes <= max_bitplanes || step_log2 >= precision) return q;
     }
 }
 
-EncoderPlan plan_encoder(const j2kc_encoder_config &cfg, const j2kc_image &shape)
+EncoderPlan plan_encoder(const j2kc_encoder_config &cfg, const j2kc_image &shape, int step_phase)
 {
     check_shape(shape);
     EncoderPlan plan;
@@ -513,6 +517,13 @@ EncoderPlan plan_encoder(const j2kc_encoder_config &cfg, const j2kc_image &shape
     const double bits_per_sample = budget ? double(plan.budget_bytes()) * 8 / samples : 0;
     const int max_bitplanes =
         ht && plan.profile == J2KC_PROFILE_IMF ? kImfHtMaxMagnitudeBound : int(kTier1MaxBitplanes) - 1;
+    J2KC_CHECK_ARG(cfg.step_phases >= 0 && cfg.step_phases <= kMaxStepPhases, "step phases must be 0..%d, not %d",
+                   kMaxStepPhases, cfg.step_phases);
+    if (plan.profile == J2KC_PROFILE_NONE && !ht && !plan.reversible() && budget)
+        plan.step_phases = std::max(1, cfg.step_phases);
+    J2KC_CHECK_ARG(step_phase >= 0 && step_phase < plan.step_phases, "step phase %d of %d", step_phase,
+                   plan.step_phases);
+    const double phase = std::exp2(double(step_phase) / plan.step_phases);
     for (uint32_t c = 0; c < shape.num_components; ++c) {
         const int precision = siz.components[c].precision;
         // The RCT's chroma outputs need one bit more than the samples (G.2).
@@ -520,8 +531,8 @@ EncoderPlan plan_encoder(const j2kc_encoder_config &cfg, const j2kc_image &shape
         if (plan.reversible())
             plan.quant.push_back(make_reversible_quantization(plan.levels(), precision + rct_chroma, guard));
         else if (budget)
-            plan.quant.push_back(budget_quantization(plan.levels(), precision, guard,
-                                                     budget_step_log2(precision, bits_per_sample), max_bitplanes));
+            plan.quant.push_back(budget_quantization(
+                plan.levels(), precision, guard, budget_step_log2(precision, bits_per_sample), phase, max_bitplanes));
         else
             plan.quant.push_back(make_irreversible_quantization(plan.levels(), precision, guard, cfg.quality));
     }

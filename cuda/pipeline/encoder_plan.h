@@ -62,14 +62,18 @@ struct EncoderPlan {
      * steps (QCD) share the fit, so the header keeps its markers and size.
      */
     bool fitted_steps() const { return profile == J2KC_PROFILE_NONE && !ht && !reversible() && has_budget(); }
+    /** Step phases the encoder codes each frame at and chooses among
+     *  (j2kc_encoder_config::step_phases): 1 unless fitted_steps(). */
+    int step_phases = 1;
 };
 
 /**
  * Validates the configuration against the shape and the chosen profile and
  * fills the plan; an impossible combination throws INVALID_ARG with a line
- * that names the option.
+ * that names the option. `step_phase` k (0 .. step_phases - 1) scales the
+ * base step under a budget by 2^(k / step_phases).
  */
-EncoderPlan plan_encoder(const j2kc_encoder_config &config, const j2kc_image &shape);
+EncoderPlan plan_encoder(const j2kc_encoder_config &config, const j2kc_image &shape, int step_phase = 0);
 
 /** Frame and per-component byte caps of the DCI profiles at a frame rate (Amd 1). */
 uint64_t dci_frame_cap(int fps_num, int fps_den);

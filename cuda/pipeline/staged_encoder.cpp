@@ -17,9 +17,10 @@
 
 namespace j2kc {
 
-StagedEncoder::StagedEncoder(const j2kc_encoder_config &config, const j2kc_image &shape, const Logger &log)
-    : plan_(plan_encoder(config, shape)), log_(log), pool_(config.threads > 0 ? unsigned(config.threads) : 0u),
-      timing_(timing_requested())
+StagedEncoder::StagedEncoder(const j2kc_encoder_config &config, const j2kc_image &shape, const Logger &log,
+                             int step_phase)
+    : plan_(plan_encoder(config, shape, step_phase)), log_(log),
+      pool_(config.threads > 0 ? unsigned(config.threads) : 0u), timing_(timing_requested())
 {
     check_frame(plan_, shape, /*need_data=*/false);
     const uint32_t n = static_cast<uint32_t>(plan_.siz.components.size());

@@ -31,7 +31,8 @@ struct TileWork {
 
 class StagedEncoder : public Encoder {
 public:
-    StagedEncoder(const j2kc_encoder_config &config, const j2kc_image &shape, const Logger &log);
+    /** `step_phase`: plan_encoder's, the phase of the base step this encoder codes at. */
+    StagedEncoder(const j2kc_encoder_config &config, const j2kc_image &shape, const Logger &log, int step_phase);
 
     bool submit(const j2kc_image &image, int64_t tag) override;
     bool receive(std::vector<uint8_t> &codestream, int64_t &tag, bool flush) override;

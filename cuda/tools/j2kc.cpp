@@ -100,6 +100,8 @@ const char *const kEncodeHelp =
     "      --bytes N        byte budget for the whole codestream\n"
     "      --component-bytes N  byte budget for each component\n"
     "      --rate MBPS      budget as a bit rate in megabits per second (needs --fps)\n"
+    "      --step-phases N  under a budget (profile none, Part 1, 9/7): code each frame at N\n"
+    "                       phases of the step and keep the nearest decode (1..8; 1 = off)\n"
     "      --fps N[/D]      frame rate (profiles' rate caps; --rate)\n"
     "      --levels N       decomposition levels, 0..32\n"
     "      --cblk WxH       code-block size, powers of two 4..1024, area <= 4096\n"
@@ -469,18 +471,18 @@ bool is_jph_path(const std::string &path)
 int run_encode(int argc, char **argv)
 {
     static const std::map<std::string, bool> options = {
-        {"-i", true},          {"--input", true},     {"-o", true},
-        {"--output", true},    {"--raw", true},       {"--profile", true},
-        {"--lossless", false}, {"--bytes", true},     {"--component-bytes", true},
-        {"--rate", true},      {"--fps", true},       {"--levels", true},
-        {"--cblk", true},      {"--precincts", true}, {"--progression", true},
-        {"--layers", true},    {"--tile", true},      {"--tile-parts", true},
-        {"--tlm", false},      {"--plt", false},      {"--sop", false},
-        {"--eph", false},      {"--mct", true},       {"--guard-bits", true},
-        {"--quality", true},   {"--comment", true},   {"--backend", true},
-        {"--threads", true},   {"--icc", true},       {"-v", false},
-        {"--verbose", false},  {"-h", false},         {"--help", false},
-        {"--ht", false}};
+        {"-i", true},          {"--input", true},      {"-o", true},
+        {"--output", true},    {"--raw", true},        {"--profile", true},
+        {"--lossless", false}, {"--bytes", true},      {"--component-bytes", true},
+        {"--rate", true},      {"--fps", true},        {"--levels", true},
+        {"--cblk", true},      {"--precincts", true},  {"--progression", true},
+        {"--layers", true},    {"--tile", true},       {"--tile-parts", true},
+        {"--tlm", false},      {"--plt", false},       {"--sop", false},
+        {"--eph", false},      {"--mct", true},        {"--guard-bits", true},
+        {"--quality", true},   {"--comment", true},    {"--backend", true},
+        {"--threads", true},   {"--icc", true},        {"-v", false},
+        {"--verbose", false},  {"-h", false},          {"--help", false},
+        {"--ht", false},       {"--step-phases", true}};
     Args args(argc, argv, options);
     if (args.help()) {
         std::fputs(kEncodeHelp, stdout);
@@ -515,6 +517,8 @@ int run_encode(int argc, char **argv)
     if (args.has("--lossless")) config.lossless = 1;
     if (args.has("--ht")) config.block_coder = J2KC_BLOCK_CODER_HT;
     if (args.has("--bytes")) config.frame_bytes = parse_u64("--bytes", args.get("--bytes"));
+    if (args.has("--step-phases"))
+        config.step_phases = static_cast<int>(parse_int("--step-phases", args.get("--step-phases"), 1, 8));
     if (args.has("--component-bytes")) {
         config.component_bytes = parse_u64("--component-bytes", args.get("--component-bytes"));
     }

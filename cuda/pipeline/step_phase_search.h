@@ -1,0 +1,28 @@
+/**
+ * @file step_phase_search.h
+ * @brief A frame coded at several phases of the base quantisation step
+ * under a byte budget (an encoder choice within ISO/IEC 15444-1 Annex E and
+ * J.10's rate control), keeping the codestream whose decoded frame is nearest
+ * the source (j2kc_encoder_config::step_phases).
+ */
+#pragma once
+
+#include <functional>
+#include <memory>
+
+#include "common/log.h"
+#include "pipeline/encoder.h"
+
+namespace j2kc {
+
+/**
+ * An encoder of `phases` codestream encoders, phase(k) coding at step phase
+ * k of plan_encoder: each frame goes to every one, each codestream is decoded
+ * by the CPU decoder, and the one with the least squared error over all
+ * samples is kept (the lowest phase on a tie). The choice depends only on the
+ * codestreams' bytes, so backends that write the same bytes choose alike.
+ */
+std::unique_ptr<Encoder> create_step_phase_search(int phases, const std::function<std::unique_ptr<Encoder>(int)> &phase,
+                                                  const j2kc_encoder_config &config, const Logger &log);
+
+}  // namespace j2kc

@@ -118,9 +118,13 @@ std::unique_ptr<Encoder> create_encoder(const j2kc_encoder_config &config, const
 {
     std::vector<uint8_t> header = container_header(config, shape);
     const int phases = plan_encoder(config, shape).step_phases;
+    // The search codes a frame at each phase in turn and waits for it: one
+    // frame in flight each, not a queue's buffers times the phases.
+    j2kc_encoder_config one_frame = config;
+    one_frame.frames_in_flight = 1;
     std::unique_ptr<Encoder> codestreams =
         phases > 1 ? create_step_phase_search(
-                         phases, [&](int k) { return create_backend_encoder(config, shape, log, k); }, config, log)
+                         phases, [&](int k) { return create_backend_encoder(one_frame, shape, log, k); }, config, log)
                    : create_backend_encoder(config, shape, log, 0);
     return with_container(std::move(codestreams), config, std::move(header));
 }

@@ -82,9 +82,10 @@ fate-j2k_cuda-lossless-decoder-alias: CMD = framemd5 -c:v j2k_cuda -backend $(J2
 fate-j2k_cuda-lossless-decoder-alias: REF = $(SRC_PATH)/tests/ref/fate/j2k_cuda-opj-lossless-rgb
 
 # Coding options on a lossy stream.
-FATE_J2K_CUDA += fate-j2k_cuda-options-cprl fate-j2k_cuda-options-budget
+FATE_J2K_CUDA += fate-j2k_cuda-options-cprl fate-j2k_cuda-options-budget fate-j2k_cuda-options-step-phases
 fate-j2k_cuda-options-cprl: CMD = $(call J2K_CUDA_ROUNDTRIP,$(J2K_CUDA_SRC_SMALL),gbrp12le,-prog_order cprl -layers 4 -levels 2 -tile_parts component -tlm 1,nut)
 fate-j2k_cuda-options-budget: CMD = $(call J2K_CUDA_ROUNDTRIP,$(J2K_CUDA_SRC_SMALL),yuv444p,-b:v 600k -max_frame_bytes 2500,nut)
+fate-j2k_cuda-options-step-phases: CMD = $(call J2K_CUDA_ROUNDTRIP,$(J2K_CUDA_SRC_SMALL),yuv444p,-b:v 600k -max_frame_bytes 2500 -step_phases 4,nut)
 
 # Profile streams in their containers: DCI 2K and 4K in MXF, IMF in MXF, broadcast in MOV.
 FATE_J2K_CUDA += fate-j2k_cuda-dci_2k fate-j2k_cuda-dci_4k fate-j2k_cuda-imf fate-j2k_cuda-broadcast

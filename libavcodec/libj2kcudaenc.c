@@ -89,6 +89,7 @@ typedef struct LibJ2KCudaEncContext {
     int     mct;
     int     guard_bits;
     double  quality;
+    int     step_phases;
     int     imf_main_level;
     int     imf_sub_level;
     int     broadcast_level;
@@ -167,6 +168,7 @@ static int fill_config(AVCodecContext *avctx, j2kc_encoder_config *config, const
     config->log_opaque = &ctx->log;
     config->threads    = avctx->thread_count;
     config->frames_in_flight = ctx->frames_in_flight;
+    config->step_phases = ctx->step_phases;
     config->profile    = ctx->profile;
     config->lossless   = ctx->lossless;
     config->block_coder = ctx->ht ? J2KC_BLOCK_CODER_HT : J2KC_BLOCK_CODER_PART1;
@@ -536,6 +538,7 @@ static const AVOption options[] = {
     { "mct",             "Multi-component transform (-1: for RGB and XYZ)", OFFSET(mct), AV_OPT_TYPE_BOOL, { .i64 = -1 }, -1, 1, VE },
     { "guard_bits",      "Guard bits (-1: profile default)", OFFSET(guard_bits), AV_OPT_TYPE_INT, { .i64 = -1 }, -1, 7, VE },
     { "quality",         "Step scale without a byte budget (1: visually lossless; 0: default)", OFFSET(quality), AV_OPT_TYPE_DOUBLE, { .dbl = 0 }, 0, 1000, VE },
+    { "step_phases",     "Step phases searched under a generic byte budget, each an encode and a decode of the frame in system memory (0: none)", OFFSET(step_phases), AV_OPT_TYPE_INT, { .i64 = 0 }, 0, 8, VE },
     { "imf_level",       "IMF main level (0: from size and frame rate)", OFFSET(imf_main_level), AV_OPT_TYPE_INT, { .i64 = 0 }, 0, 11, VE },
     { "imf_sublevel",    "IMF sub-level (0: derived)",                  OFFSET(imf_sub_level),  AV_OPT_TYPE_INT, { .i64 = 0 }, 0, 9, VE },
     { "broadcast_level", "Broadcast level (0: derived)",                OFFSET(broadcast_level), AV_OPT_TYPE_INT, { .i64 = 0 }, 0, 7, VE },

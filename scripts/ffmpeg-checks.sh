@@ -38,7 +38,7 @@ check_help() {
     local h
     h=$("$FFMPEG" -hide_banner -h encoder=libj2kcuda 2>&1)
     for opt in profile lossless max_frame_bytes levels cblk_width precinct_width prog_order \
-               layers tile_width tile_parts tlm plt sop eph gpu backend dci_4k; do
+               layers tile_width tile_parts tlm plt sop eph step_phases gpu backend dci_4k; do
         grep -q -- "$opt" <<<"$h" || { fail help-encoder "option $opt missing"; return; }
     done
     pass help-encoder

@@ -701,6 +701,51 @@ J2KC_HD uint32_t ht_magnitude(const int32_t *coeffs, size_t stride, uint32_t x, 
     return c < 0 ? 0u - static_cast<uint32_t>(c) : static_cast<uint32_t>(c);
 }
 
+/** Words of a row of the significance map: a bit a sample, column x at bit x % 32 of word x / 32, the
+ *  bits past the block's width zero. Bit rows let a stripe group read its neighbourhood in a few words. */
+J2KC_HD uint32_t ht_sig_words(uint32_t width) { return (width + 31) / 32; }
+
+/** Bytes of a width x height block's significance map. */
+J2KC_HD size_t ht_sig_map_bytes(uint32_t width, uint32_t height) { return size_t{4} * ht_sig_words(width) * height; }
+
+/** Whether the cleanup at plane p finds the sample at (x, y) significant. */
+J2KC_HD bool ht_significant(const int32_t *coeffs, size_t stride, uint32_t x, uint32_t y, uint32_t p)
+{
+    return (ht_magnitude(coeffs, stride, x, y) >> p) != 0;
+}
+
+/** Word w of row y of the significance map after a cleanup at plane p (columns 32 w to 32 w + 31). */
+J2KC_HD uint32_t ht_significance_word(const int32_t *coeffs, size_t stride, uint32_t width, uint32_t w, uint32_t y,
+                                      uint32_t p)
+{
+    const uint32_t x0 = 32 * w, n = width - x0 < 32 ? width - x0 : 32u;
+    uint32_t word = 0;
+    for (uint32_t i = 0; i < n; ++i) word |= uint32_t{ht_significant(coeffs, stride, x0 + i, y, p)} << i;
+    return word;
+}
+
+J2KC_HD bool ht_sig_bit(const uint32_t *sig, uint32_t words, uint32_t x, uint32_t y)
+{
+    return (sig[size_t{y} * words + (x >> 5)] >> (x & 31u)) & 1u;
+}
+
+J2KC_HD void ht_set_sig_bit(uint32_t *sig, uint32_t words, uint32_t x, uint32_t y)
+{
+    sig[size_t{y} * words + (x >> 5)] |= 1u << (x & 31u);
+}
+
+/** Columns x0 - 1 to x0 + 4 of row y of the map (x0 a multiple of 4), bit i: column x0 - 1 + i, zero
+ *  outside the block. */
+J2KC_HD uint32_t ht_sig_window(const uint32_t *sig, uint32_t words, uint32_t x0, uint32_t y)
+{
+    const uint32_t *row = sig + size_t{y} * words;
+    const uint32_t w = x0 >> 5, s = x0 & 31u;
+    uint64_t pair = row[w];
+    if (s > 27 && w + 1 < words) pair |= uint64_t{row[w + 1]} << 32;
+    const uint32_t left = s > 0 ? (row[w] >> (s - 1)) & 1u : w > 0 ? row[w - 1] >> 31 : 0u;
+    return left | static_cast<uint32_t>((pair >> s) & 0x1Fu) << 1;
+}
+
 /**
  * The SigProp members of the stripe group at (x0, y0) (cols x rows samples)
  * when it starts, bit c * 4 + r: insignificant samples with a neighbour that
@@ -708,21 +753,17 @@ J2KC_HD uint32_t ht_magnitude(const int32_t *coeffs, size_t stride, uint32_t x, 
  * that moment. Samples of earlier groups carry their SigProp outcome there;
  * the others (this group, the groups after it, the stripes below) SigProp
  * has not reached, so they still carry the cleanup's significance, as the
- * decoder sees them. The group and its border, 6 x 6 samples, are read once
- * as row bit masks and the 3 x 3 neighbourhoods taken by shifts.
+ * decoder sees them. The group and its border, 6 x 6 samples, are read as
+ * six row windows of the map and the 3 x 3 neighbourhoods taken by shifts.
  */
 J2KC_HD uint32_t ht_sigprop_members(uint32_t width, uint32_t height, uint32_t x0, uint32_t y0, uint32_t cols,
-                                    uint32_t rows, const uint8_t *sig)
+                                    uint32_t rows, const uint32_t *sig)
 {
+    const uint32_t words = ht_sig_words(width);
     uint32_t row[6];  // bit i: column x0 - 1 + i of row y0 - 1 + k
     for (uint32_t k = 0; k < 6; ++k) {
-        row[k] = 0;
         const uint32_t y = y0 + k - 1;  // wraps above the block: fails the bound
-        if (y >= height) continue;
-        for (uint32_t i = 0; i < 6; ++i) {
-            const uint32_t x = x0 + i - 1;
-            if (x < width && sig[size_t{y} * width + x]) row[k] |= 1u << i;
-        }
+        row[k] = y < height ? ht_sig_window(sig, words, x0, y) : 0u;
     }
     uint32_t members = 0;
     for (uint32_t r = 0; r < rows; ++r) {
@@ -732,13 +773,6 @@ J2KC_HD uint32_t ht_sigprop_members(uint32_t width, uint32_t height, uint32_t x0
             if ((near >> c) & 1u) members |= 1u << (c * 4 + r);
     }
     return members;
-}
-
-/** Marks the sample at (x, y) of `sig` significant when the cleanup at plane p found it so. */
-J2KC_HD void ht_mark_significance(const int32_t *coeffs, size_t stride, uint32_t width, uint32_t x, uint32_t y,
-                                  uint32_t p, uint8_t *sig)
-{
-    sig[size_t{y} * width + x] = (ht_magnitude(coeffs, stride, x, y) >> p) != 0;
 }
 
 /**
@@ -751,9 +785,10 @@ J2KC_HD void ht_mark_significance(const int32_t *coeffs, size_t stride, uint32_t
  * in `sig` and adds their distortion terms to `sum`.
  */
 J2KC_HD uint32_t ht_sigprop_group(const int32_t *coeffs, size_t stride, uint32_t width, uint32_t height, uint32_t x0,
-                                  uint32_t y0, uint32_t p, uint8_t *sig, uint32_t &bits, int64_t &sum)
+                                  uint32_t y0, uint32_t p, uint32_t *sig, uint32_t &bits, int64_t &sum)
 {
     const uint32_t q = p - 1;  // the refined plane
+    const uint32_t words = ht_sig_words(width);
     const uint32_t rows = height - y0 < 4 ? height - y0 : 4;
     const uint32_t cols = width - x0 < 4 ? width - x0 : 4;
     uint32_t member = ht_sigprop_members(width, height, x0, y0, cols, rows, sig);  // bit c * 4 + r
@@ -768,7 +803,7 @@ J2KC_HD uint32_t ht_sigprop_group(const int32_t *coeffs, size_t stride, uint32_t
             bits |= bit << n++;
             if (!bit) continue;
             fresh |= 1u << (c * 4 + r);
-            sig[size_t{y} * width + x] = 1;
+            ht_set_sig_bit(sig, words, x, y);
             sum += t1_dist_significance(mag, static_cast<int>(q));
             // Later samples of the group next to it join: below, and the next column's three
             // (not coded yet, so `sig` holds the cleanup's significance there).
@@ -776,7 +811,7 @@ J2KC_HD uint32_t ht_sigprop_group(const int32_t *coeffs, size_t stride, uint32_t
                 const uint32_t nc = k == 0 ? c : c + 1;
                 const int nr = k == 0 ? static_cast<int>(r) + 1 : static_cast<int>(r) + static_cast<int>(k) - 2;
                 if (nc >= cols || nr < 0 || nr >= static_cast<int>(rows)) continue;
-                if (sig[size_t(y0 + nr) * width + x0 + nc]) continue;
+                if (ht_sig_bit(sig, words, x0 + nc, y0 + static_cast<uint32_t>(nr))) continue;
                 member |= 1u << (nc * 4 + nr);
             }
         }
@@ -798,12 +833,12 @@ J2KC_HD uint32_t ht_finish_sigprop(HtMagSgnWriter &sp, int64_t sum, uint32_t p, 
 
 /**
  * The SigProp pass at plane p - 1 after a cleanup at plane p >= 1: bytes
- * forward into `out`, `sig` the significance map of ht_mark_significance,
+ * forward into `out`, `sig` the cleanup's significance map (ht_significance_word),
  * which it updates with the pass's outcomes. Returns its byte count and
  * distortion decrease, or kHtEncodeOverflow.
  */
 J2KC_HD uint32_t ht_encode_sigprop(const int32_t *coeffs, size_t stride, uint32_t width, uint32_t height, uint32_t p,
-                                   uint8_t *out, uint32_t capacity, uint8_t *sig, HtRefinementResult &result)
+                                   uint8_t *out, uint32_t capacity, uint32_t *sig, HtRefinementResult &result)
 {
     HtMagSgnWriter sp;
     sp.init(out, capacity);
@@ -843,17 +878,19 @@ J2KC_HD uint32_t ht_finish_magref(HtVlcWriter &mr, int64_t sum, uint32_t p, HtRe
 /**
  * Codes the SigProp and MagRef passes at plane p - 1 after a cleanup at
  * plane p >= 1: SigProp bytes forward into `out`, MagRef bytes into
- * `magref` (k-th from the end), `sig` a width * height byte map of
+ * `magref` (k-th from the end), `sig` a ht_sig_map_bytes map of
  * significance. The refinement segment is out[0, sigprop_bytes) followed by
  * the MagRef bytes in reverse; the caller copies them.
  */
 J2KC_HD uint32_t ht_encode_refinement(const int32_t *coeffs, size_t stride, uint32_t width, uint32_t height, uint32_t p,
                                       uint8_t *out, uint32_t capacity, uint8_t *magref, uint32_t magref_capacity,
-                                      uint8_t *sig, HtRefinementResult &result)
+                                      uint32_t *sig, HtRefinementResult &result)
 {
     result = HtRefinementResult{};
+    const uint32_t words = ht_sig_words(width);
     for (uint32_t y = 0; y < height; ++y)
-        for (uint32_t x = 0; x < width; ++x) ht_mark_significance(coeffs, stride, width, x, y, p, sig);
+        for (uint32_t w = 0; w < words; ++w)
+            sig[size_t{y} * words + w] = ht_significance_word(coeffs, stride, width, w, y, p);
     const uint32_t status = ht_encode_sigprop(coeffs, stride, width, height, p, out, capacity, sig, result);
     if (status != kHtEncodeOk) return status;
 

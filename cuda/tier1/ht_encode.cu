@@ -539,6 +539,27 @@ __device__ uint32_t sigprop_warp(SigPropArea &a, uint32_t lane, const GpuCodeBlo
 }
 
 /**
+ * The cleanup's significance map at plane p (ht_significance_word's words)
+ * by a warp: a ballot covers a word of a row, or for blocks narrower than
+ * 32 several rows, each in a span of lanes as wide as the next power of two.
+ */
+__device__ void mark_significance_warp(uint32_t lane, const GpuCodeBlockJob &job, const htenc::HtJobContext &c,
+                                       uint32_t p)
+{
+    const uint32_t words = htenc::ht_sig_words(job.width);
+    const uint32_t span = job.width >= kLanes ? kLanes : 1u << (32 - __clz(job.width - 1u));
+    const uint32_t col = lane % span, sub = lane / span;
+    for (uint32_t y0 = 0; y0 < job.height; y0 += kLanes / span)
+        for (uint32_t w = 0; w < words; ++w) {
+            const uint32_t x = kLanes * w + col, y = y0 + sub;
+            const bool on = x < job.width && y < job.height && htenc::ht_significant(c.coeffs, job.stride, x, y, p);
+            const uint32_t rows = __ballot_sync(kFullMask, on);
+            if (col != 0 || y >= job.height) continue;
+            c.sig[size_t{y} * words + w] = span == kLanes ? rows : (rows >> (sub * span)) & ((1u << span) - 1u);
+        }
+}
+
+/**
  * ht_encode_refinement by a warp into `out` (`capacity` bytes): the
  * significance map by every lane, then SigProp and MagRef. Every lane
  * returns the status and `f`.
@@ -548,10 +569,7 @@ __device__ uint32_t refinement_warp(WarpArea &a, uint32_t lane, const GpuCodeBlo
                                     htenc::HtRefinementResult &f)
 {
     f = htenc::HtRefinementResult{};
-    for (uint32_t i = lane; i < uint32_t{job.width} * job.height; i += kLanes) {
-        const uint32_t y = i / job.width;
-        htenc::ht_mark_significance(c.coeffs, job.stride, job.width, i - y * job.width, y, p, c.sig);
-    }
+    mark_significance_warp(lane, job, c, p);
     __syncwarp();
     const uint32_t status = sigprop_warp(a.sigprop, lane, job, c, p, out, capacity, f);
     if (status != htenc::kHtEncodeOk) return status;

@@ -496,7 +496,7 @@ TEST(HtBlockEncoder, SigPropMembersFollowTheirDefinition)
         std::vector<uint32_t> map(size_t{words} * h);
         for (uint32_t y = 0; y < h; ++y)
             for (uint32_t x = 0; x < w; ++x)
-                if (sig[size_t{y} * w + x]) htenc::ht_set_sig_bit(map.data(), words, x, y);
+                if (sig[size_t{y} * w + x]) map[size_t{y} * words + x / 32] |= 1u << (x % 32);
         for (uint32_t y0 = 0; y0 < h; y0 += 4)
             for (uint32_t x0 = 0; x0 < w; x0 += 4) {
                 const uint32_t cols = std::min(4u, w - x0), rows = std::min(4u, h - y0);

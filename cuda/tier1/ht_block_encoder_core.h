@@ -724,16 +724,6 @@ J2KC_HD uint32_t ht_significance_word(const int32_t *coeffs, size_t stride, uint
     return word;
 }
 
-J2KC_HD bool ht_sig_bit(const uint32_t *sig, uint32_t words, uint32_t x, uint32_t y)
-{
-    return (sig[size_t{y} * words + (x >> 5)] >> (x & 31u)) & 1u;
-}
-
-J2KC_HD void ht_set_sig_bit(uint32_t *sig, uint32_t words, uint32_t x, uint32_t y)
-{
-    sig[size_t{y} * words + (x >> 5)] |= 1u << (x & 31u);
-}
-
 /** Columns x0 - 1 to x0 + 4 of row y of the map (x0 a multiple of 4), bit i: column x0 - 1 + i, zero
  *  outside the block. */
 J2KC_HD uint32_t ht_sig_window(const uint32_t *sig, uint32_t words, uint32_t x0, uint32_t y)
@@ -775,6 +765,43 @@ J2KC_HD uint32_t ht_sigprop_members(uint32_t width, uint32_t height, uint32_t x0
     return members;
 }
 
+/** The index of the lowest set bit of v != 0. */
+J2KC_HD uint32_t ht_lowest_bit(uint32_t v) { return ht::bit_length(v & (0u - v)) - 1; }
+
+/** The samples of a cols x rows stripe group that join SigProp when sample i (bit c * 4 + r) becomes
+ *  significant and are coded after it: the one below, and the next column's three. */
+J2KC_HD uint32_t ht_sigprop_later_neighbours(uint32_t i, uint32_t cols, uint32_t rows)
+{
+    const uint32_t c = i >> 2, r = i & 3u;
+    uint32_t near = r + 1 < rows ? 1u << (i + 1) : 0u;
+    if (c + 1 < cols) near |= (((0x7u << r) >> 1) & ((1u << rows) - 1u)) << (4 * (c + 1));
+    return near;
+}
+
+/** What SigProp at plane p - 1 needs of a stripe group's samples, bit c * 4 + r each. */
+struct HtGroupSamples {
+    uint32_t significant = 0;  ///< significant after the cleanup at plane p
+    uint32_t one = 0;          ///< bit p - 1 set
+    uint32_t negative = 0;
+};
+
+/** The cols x rows group at (x0, y0) read at once, so that coding it waits on no load. */
+J2KC_HD HtGroupSamples ht_group_samples(const int32_t *coeffs, size_t stride, uint32_t x0, uint32_t y0, uint32_t cols,
+                                        uint32_t rows, uint32_t p)
+{
+    HtGroupSamples g;
+    for (uint32_t i = 0; i < 16; ++i) {
+        const uint32_t c = i >> 2, r = i & 3u;
+        if (c >= cols || r >= rows) continue;
+        const int32_t v = coeffs[size_t{y0 + r} * stride + x0 + c];
+        const uint32_t mag = v < 0 ? 0u - static_cast<uint32_t>(v) : static_cast<uint32_t>(v);
+        g.significant |= uint32_t{(mag >> p) != 0} << i;
+        g.one |= ((mag >> (p - 1)) & 1u) << i;
+        g.negative |= uint32_t{v < 0} << i;
+    }
+    return g;
+}
+
 /**
  * One stripe group of the SigProp pass at plane p - 1 after a cleanup at
  * plane p >= 1, the group of cols x rows samples at (x0, y0), with `sig`
@@ -788,36 +815,36 @@ J2KC_HD uint32_t ht_sigprop_group(const int32_t *coeffs, size_t stride, uint32_t
                                   uint32_t y0, uint32_t p, uint32_t *sig, uint32_t &bits, int64_t &sum)
 {
     const uint32_t q = p - 1;  // the refined plane
-    const uint32_t words = ht_sig_words(width);
     const uint32_t rows = height - y0 < 4 ? height - y0 : 4;
     const uint32_t cols = width - x0 < 4 ? width - x0 : 4;
+    const HtGroupSamples g = ht_group_samples(coeffs, stride, x0, y0, cols, rows, p);
     uint32_t member = ht_sigprop_members(width, height, x0, y0, cols, rows, sig);  // bit c * 4 + r
     uint32_t fresh = 0, n = 0;
     bits = 0;
-    for (uint32_t c = 0; c < cols; ++c)
-        for (uint32_t r = 0; r < rows; ++r) {
-            if (!(member & (1u << (c * 4 + r)))) continue;
-            const uint32_t x = x0 + c, y = y0 + r;
-            const uint32_t mag = ht_magnitude(coeffs, stride, x, y);
-            const uint32_t bit = (mag >> q) & 1u;
-            bits |= bit << n++;
-            if (!bit) continue;
-            fresh |= 1u << (c * 4 + r);
-            ht_set_sig_bit(sig, words, x, y);
-            sum += t1_dist_significance(mag, static_cast<int>(q));
-            // Later samples of the group next to it join: below, and the next column's three
-            // (not coded yet, so `sig` holds the cleanup's significance there).
-            for (uint32_t k = 0; k < 4; ++k) {
-                const uint32_t nc = k == 0 ? c : c + 1;
-                const int nr = k == 0 ? static_cast<int>(r) + 1 : static_cast<int>(r) + static_cast<int>(k) - 2;
-                if (nc >= cols || nr < 0 || nr >= static_cast<int>(rows)) continue;
-                if (ht_sig_bit(sig, words, x0 + nc, y0 + static_cast<uint32_t>(nr))) continue;
-                member |= 1u << (nc * 4 + nr);
-            }
+    // Members in coding order (bit c * 4 + r ascending); a new one is always a later sample.
+    for (uint32_t rest = member; rest;) {
+        const uint32_t i = ht_lowest_bit(rest);
+        const uint32_t bit = (g.one >> i) & 1u;
+        bits |= bit << n++;
+        if (bit) {
+            fresh |= 1u << i;
+            // The later samples next to it join unless the cleanup found them significant
+            // (SigProp has not reached them, so that is what the decoder knows of them).
+            member |= ht_sigprop_later_neighbours(i, cols, rows) & ~g.significant;
         }
-    for (uint32_t c = 0; c < cols; ++c)
-        for (uint32_t r = 0; r < rows; ++r)
-            if (fresh & (1u << (c * 4 + r))) bits |= (coeffs[size_t{y0 + r} * stride + x0 + c] < 0 ? 1u : 0u) << n++;
+        rest = member & ~((2u << i) - 1u);
+    }
+    for (uint32_t rest = fresh; rest; rest &= rest - 1) bits |= ((g.negative >> ht_lowest_bit(rest)) & 1u) << n++;
+    const uint32_t words = ht_sig_words(width);
+    for (uint32_t r = 0; r < rows; ++r) {
+        uint32_t row = 0;
+        for (uint32_t c = 0; c < cols; ++c) row |= ((fresh >> (c * 4 + r)) & 1u) << c;
+        if (row) sig[size_t{y0 + r} * words + (x0 >> 5)] |= row << (x0 & 31u);
+    }
+    for (uint32_t rest = fresh; rest; rest &= rest - 1) {
+        const uint32_t i = ht_lowest_bit(rest);
+        sum += t1_dist_significance(ht_magnitude(coeffs, stride, x0 + (i >> 2), y0 + (i & 3u)), static_cast<int>(q));
+    }
     return n;
 }
 

@@ -488,10 +488,15 @@ TEST(HtBlockEncoder, SigPropMembersFollowTheirDefinition)
 {
     std::mt19937 rng(17);
     for (int trial = 0; trial < 400; ++trial) {
-        const uint32_t w = 1 + rng() % 19, h = 1 + rng() % 19;
+        const uint32_t w = 1 + rng() % 70, h = 1 + rng() % 19;
         const uint32_t density = 1 + rng() % 8;
         std::vector<uint8_t> sig(size_t{w} * h);
         for (uint8_t &b : sig) b = rng() % density == 0 ? 1 : 0;
+        const uint32_t words = htenc::ht_sig_words(w);
+        std::vector<uint32_t> map(size_t{words} * h);
+        for (uint32_t y = 0; y < h; ++y)
+            for (uint32_t x = 0; x < w; ++x)
+                if (sig[size_t{y} * w + x]) map[size_t{y} * words + x / 32] |= 1u << (x % 32);
         for (uint32_t y0 = 0; y0 < h; y0 += 4)
             for (uint32_t x0 = 0; x0 < w; x0 += 4) {
                 const uint32_t cols = std::min(4u, w - x0), rows = std::min(4u, h - y0);
@@ -509,7 +514,7 @@ TEST(HtBlockEncoder, SigPropMembersFollowTheirDefinition)
                             }
                         if (near) expect |= 1u << (c * 4 + r);
                     }
-                ASSERT_EQ(htenc::ht_sigprop_members(w, h, x0, y0, cols, rows, sig.data()), expect)
+                ASSERT_EQ(htenc::ht_sigprop_members(w, h, x0, y0, cols, rows, map.data()), expect)
                     << w << "x" << h << " group " << x0 << "," << y0;
             }
     }

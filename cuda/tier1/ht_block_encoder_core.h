@@ -701,6 +701,41 @@ J2KC_HD uint32_t ht_magnitude(const int32_t *coeffs, size_t stride, uint32_t x, 
     return c < 0 ? 0u - static_cast<uint32_t>(c) : static_cast<uint32_t>(c);
 }
 
+/** Words of a row of the significance map: a bit a sample, column x at bit x % 32 of word x / 32, the
+ *  bits past the block's width zero. Bit rows let a stripe group read its neighbourhood in a few words. */
+J2KC_HD uint32_t ht_sig_words(uint32_t width) { return (width + 31) / 32; }
+
+/** Bytes of a width x height block's significance map. */
+J2KC_HD size_t ht_sig_map_bytes(uint32_t width, uint32_t height) { return size_t{4} * ht_sig_words(width) * height; }
+
+/** Whether the cleanup at plane p finds the sample at (x, y) significant. */
+J2KC_HD bool ht_significant(const int32_t *coeffs, size_t stride, uint32_t x, uint32_t y, uint32_t p)
+{
+    return (ht_magnitude(coeffs, stride, x, y) >> p) != 0;
+}
+
+/** Word w of row y of the significance map after a cleanup at plane p (columns 32 w to 32 w + 31). */
+J2KC_HD uint32_t ht_significance_word(const int32_t *coeffs, size_t stride, uint32_t width, uint32_t w, uint32_t y,
+                                      uint32_t p)
+{
+    const uint32_t x0 = 32 * w, n = width - x0 < 32 ? width - x0 : 32u;
+    uint32_t word = 0;
+    for (uint32_t i = 0; i < n; ++i) word |= uint32_t{ht_significant(coeffs, stride, x0 + i, y, p)} << i;
+    return word;
+}
+
+/** Columns x0 - 1 to x0 + 4 of row y of the map (x0 a multiple of 4), bit i: column x0 - 1 + i, zero
+ *  outside the block. */
+J2KC_HD uint32_t ht_sig_window(const uint32_t *sig, uint32_t words, uint32_t x0, uint32_t y)
+{
+    const uint32_t *row = sig + size_t{y} * words;
+    const uint32_t w = x0 >> 5, s = x0 & 31u;
+    uint64_t pair = row[w];
+    if (s > 27 && w + 1 < words) pair |= uint64_t{row[w + 1]} << 32;
+    const uint32_t left = s > 0 ? (row[w] >> (s - 1)) & 1u : w > 0 ? row[w - 1] >> 31 : 0u;
+    return left | static_cast<uint32_t>((pair >> s) & 0x1Fu) << 1;
+}
+
 /**
  * The SigProp members of the stripe group at (x0, y0) (cols x rows samples)
  * when it starts, bit c * 4 + r: insignificant samples with a neighbour that
@@ -708,21 +743,17 @@ J2KC_HD uint32_t ht_magnitude(const int32_t *coeffs, size_t stride, uint32_t x, 
  * that moment. Samples of earlier groups carry their SigProp outcome there;
  * the others (this group, the groups after it, the stripes below) SigProp
  * has not reached, so they still carry the cleanup's significance, as the
- * decoder sees them. The group and its border, 6 x 6 samples, are read once
- * as row bit masks and the 3 x 3 neighbourhoods taken by shifts.
+ * decoder sees them. The group and its border, 6 x 6 samples, are read as
+ * six row windows of the map and the 3 x 3 neighbourhoods taken by shifts.
  */
 J2KC_HD uint32_t ht_sigprop_members(uint32_t width, uint32_t height, uint32_t x0, uint32_t y0, uint32_t cols,
-                                    uint32_t rows, const uint8_t *sig)
+                                    uint32_t rows, const uint32_t *sig)
 {
+    const uint32_t words = ht_sig_words(width);
     uint32_t row[6];  // bit i: column x0 - 1 + i of row y0 - 1 + k
     for (uint32_t k = 0; k < 6; ++k) {
-        row[k] = 0;
         const uint32_t y = y0 + k - 1;  // wraps above the block: fails the bound
-        if (y >= height) continue;
-        for (uint32_t i = 0; i < 6; ++i) {
-            const uint32_t x = x0 + i - 1;
-            if (x < width && sig[size_t{y} * width + x]) row[k] |= 1u << i;
-        }
+        row[k] = y < height ? ht_sig_window(sig, words, x0, y) : 0u;
     }
     uint32_t members = 0;
     for (uint32_t r = 0; r < rows; ++r) {
@@ -734,11 +765,41 @@ J2KC_HD uint32_t ht_sigprop_members(uint32_t width, uint32_t height, uint32_t x0
     return members;
 }
 
-/** Marks the sample at (x, y) of `sig` significant when the cleanup at plane p found it so. */
-J2KC_HD void ht_mark_significance(const int32_t *coeffs, size_t stride, uint32_t width, uint32_t x, uint32_t y,
-                                  uint32_t p, uint8_t *sig)
+/** The index of the lowest set bit of v != 0. */
+J2KC_HD uint32_t ht_lowest_bit(uint32_t v) { return ht::bit_length(v & (0u - v)) - 1; }
+
+/** The samples of a cols x rows stripe group that join SigProp when sample i (bit c * 4 + r) becomes
+ *  significant and are coded after it: the one below, and the next column's three. */
+J2KC_HD uint32_t ht_sigprop_later_neighbours(uint32_t i, uint32_t cols, uint32_t rows)
 {
-    sig[size_t{y} * width + x] = (ht_magnitude(coeffs, stride, x, y) >> p) != 0;
+    const uint32_t c = i >> 2, r = i & 3u;
+    uint32_t near = r + 1 < rows ? 1u << (i + 1) : 0u;
+    if (c + 1 < cols) near |= (((0x7u << r) >> 1) & ((1u << rows) - 1u)) << (4 * (c + 1));
+    return near;
+}
+
+/** What SigProp at plane p - 1 needs of a stripe group's samples, bit c * 4 + r each. */
+struct HtGroupSamples {
+    uint32_t significant = 0;  ///< significant after the cleanup at plane p
+    uint32_t one = 0;          ///< bit p - 1 set
+    uint32_t negative = 0;
+};
+
+/** The cols x rows group at (x0, y0) read at once, so that coding it waits on no load. */
+J2KC_HD HtGroupSamples ht_group_samples(const int32_t *coeffs, size_t stride, uint32_t x0, uint32_t y0, uint32_t cols,
+                                        uint32_t rows, uint32_t p)
+{
+    HtGroupSamples g;
+    for (uint32_t i = 0; i < 16; ++i) {
+        const uint32_t c = i >> 2, r = i & 3u;
+        if (c >= cols || r >= rows) continue;
+        const int32_t v = coeffs[size_t{y0 + r} * stride + x0 + c];
+        const uint32_t mag = v < 0 ? 0u - static_cast<uint32_t>(v) : static_cast<uint32_t>(v);
+        g.significant |= uint32_t{(mag >> p) != 0} << i;
+        g.one |= ((mag >> (p - 1)) & 1u) << i;
+        g.negative |= uint32_t{v < 0} << i;
+    }
+    return g;
 }
 
 /**
@@ -751,38 +812,39 @@ J2KC_HD void ht_mark_significance(const int32_t *coeffs, size_t stride, uint32_t
  * in `sig` and adds their distortion terms to `sum`.
  */
 J2KC_HD uint32_t ht_sigprop_group(const int32_t *coeffs, size_t stride, uint32_t width, uint32_t height, uint32_t x0,
-                                  uint32_t y0, uint32_t p, uint8_t *sig, uint32_t &bits, int64_t &sum)
+                                  uint32_t y0, uint32_t p, uint32_t *sig, uint32_t &bits, int64_t &sum)
 {
     const uint32_t q = p - 1;  // the refined plane
     const uint32_t rows = height - y0 < 4 ? height - y0 : 4;
     const uint32_t cols = width - x0 < 4 ? width - x0 : 4;
+    const HtGroupSamples g = ht_group_samples(coeffs, stride, x0, y0, cols, rows, p);
     uint32_t member = ht_sigprop_members(width, height, x0, y0, cols, rows, sig);  // bit c * 4 + r
     uint32_t fresh = 0, n = 0;
     bits = 0;
-    for (uint32_t c = 0; c < cols; ++c)
-        for (uint32_t r = 0; r < rows; ++r) {
-            if (!(member & (1u << (c * 4 + r)))) continue;
-            const uint32_t x = x0 + c, y = y0 + r;
-            const uint32_t mag = ht_magnitude(coeffs, stride, x, y);
-            const uint32_t bit = (mag >> q) & 1u;
-            bits |= bit << n++;
-            if (!bit) continue;
-            fresh |= 1u << (c * 4 + r);
-            sig[size_t{y} * width + x] = 1;
-            sum += t1_dist_significance(mag, static_cast<int>(q));
-            // Later samples of the group next to it join: below, and the next column's three
-            // (not coded yet, so `sig` holds the cleanup's significance there).
-            for (uint32_t k = 0; k < 4; ++k) {
-                const uint32_t nc = k == 0 ? c : c + 1;
-                const int nr = k == 0 ? static_cast<int>(r) + 1 : static_cast<int>(r) + static_cast<int>(k) - 2;
-                if (nc >= cols || nr < 0 || nr >= static_cast<int>(rows)) continue;
-                if (sig[size_t(y0 + nr) * width + x0 + nc]) continue;
-                member |= 1u << (nc * 4 + nr);
-            }
+    // Members in coding order (bit c * 4 + r ascending); a new one is always a later sample.
+    for (uint32_t rest = member; rest;) {
+        const uint32_t i = ht_lowest_bit(rest);
+        const uint32_t bit = (g.one >> i) & 1u;
+        bits |= bit << n++;
+        if (bit) {
+            fresh |= 1u << i;
+            // The later samples next to it join unless the cleanup found them significant
+            // (SigProp has not reached them, so that is what the decoder knows of them).
+            member |= ht_sigprop_later_neighbours(i, cols, rows) & ~g.significant;
         }
-    for (uint32_t c = 0; c < cols; ++c)
-        for (uint32_t r = 0; r < rows; ++r)
-            if (fresh & (1u << (c * 4 + r))) bits |= (coeffs[size_t{y0 + r} * stride + x0 + c] < 0 ? 1u : 0u) << n++;
+        rest = member & ~((2u << i) - 1u);
+    }
+    for (uint32_t rest = fresh; rest; rest &= rest - 1) bits |= ((g.negative >> ht_lowest_bit(rest)) & 1u) << n++;
+    const uint32_t words = ht_sig_words(width);
+    for (uint32_t r = 0; r < rows; ++r) {
+        uint32_t row = 0;
+        for (uint32_t c = 0; c < cols; ++c) row |= ((fresh >> (c * 4 + r)) & 1u) << c;
+        if (row) sig[size_t{y0 + r} * words + (x0 >> 5)] |= row << (x0 & 31u);
+    }
+    for (uint32_t rest = fresh; rest; rest &= rest - 1) {
+        const uint32_t i = ht_lowest_bit(rest);
+        sum += t1_dist_significance(ht_magnitude(coeffs, stride, x0 + (i >> 2), y0 + (i & 3u)), static_cast<int>(q));
+    }
     return n;
 }
 
@@ -798,12 +860,12 @@ J2KC_HD uint32_t ht_finish_sigprop(HtMagSgnWriter &sp, int64_t sum, uint32_t p, 
 
 /**
  * The SigProp pass at plane p - 1 after a cleanup at plane p >= 1: bytes
- * forward into `out`, `sig` the significance map of ht_mark_significance,
+ * forward into `out`, `sig` the cleanup's significance map (ht_significance_word),
  * which it updates with the pass's outcomes. Returns its byte count and
  * distortion decrease, or kHtEncodeOverflow.
  */
 J2KC_HD uint32_t ht_encode_sigprop(const int32_t *coeffs, size_t stride, uint32_t width, uint32_t height, uint32_t p,
-                                   uint8_t *out, uint32_t capacity, uint8_t *sig, HtRefinementResult &result)
+                                   uint8_t *out, uint32_t capacity, uint32_t *sig, HtRefinementResult &result)
 {
     HtMagSgnWriter sp;
     sp.init(out, capacity);
@@ -843,17 +905,19 @@ J2KC_HD uint32_t ht_finish_magref(HtVlcWriter &mr, int64_t sum, uint32_t p, HtRe
 /**
  * Codes the SigProp and MagRef passes at plane p - 1 after a cleanup at
  * plane p >= 1: SigProp bytes forward into `out`, MagRef bytes into
- * `magref` (k-th from the end), `sig` a width * height byte map of
+ * `magref` (k-th from the end), `sig` a ht_sig_map_bytes map of
  * significance. The refinement segment is out[0, sigprop_bytes) followed by
  * the MagRef bytes in reverse; the caller copies them.
  */
 J2KC_HD uint32_t ht_encode_refinement(const int32_t *coeffs, size_t stride, uint32_t width, uint32_t height, uint32_t p,
                                       uint8_t *out, uint32_t capacity, uint8_t *magref, uint32_t magref_capacity,
-                                      uint8_t *sig, HtRefinementResult &result)
+                                      uint32_t *sig, HtRefinementResult &result)
 {
     result = HtRefinementResult{};
+    const uint32_t words = ht_sig_words(width);
     for (uint32_t y = 0; y < height; ++y)
-        for (uint32_t x = 0; x < width; ++x) ht_mark_significance(coeffs, stride, width, x, y, p, sig);
+        for (uint32_t w = 0; w < words; ++w)
+            sig[size_t{y} * words + w] = ht_significance_word(coeffs, stride, width, w, y, p);
     const uint32_t status = ht_encode_sigprop(coeffs, stride, width, height, p, out, capacity, sig, result);
     if (status != kHtEncodeOk) return status;
 

@@ -58,10 +58,15 @@ struct CleanupArea {
 /** Stripe groups of a block: ceil(w / 4) ceil(h / 4) <= (w + 3)(h + 3) / 16, largest where w + h is. */
 constexpr uint32_t kMaxGroups = (ht::kMaxSamples + 3 * (ht::kMaxSide + ht::kMaxSamples / ht::kMaxSide) + 9) / 16 + 1;
 
-/** A warp's shared memory in the SigProp pass: every stripe group's bits, in coding order, and their count. */
+/** Words of the SigProp pass's bits end to end (at most two a sample), with one to read past its end. */
+constexpr uint32_t kSigPropWords = 2 * ht::kMaxSamples / 32 + 2;
+
+/** A warp's shared memory in the SigProp pass: every stripe group's bits, in coding order, and their count;
+ *  then the pass's bit string. */
 struct SigPropArea {
     uint32_t bits[kMaxGroups];
     uint8_t count[kMaxGroups];
+    uint32_t string[kSigPropWords];
 };
 
 /** A warp's shared memory, the cleanup's or SigProp's (which follows it). */
@@ -499,13 +504,30 @@ __device__ uint32_t magref_warp(uint32_t lane, const GpuCodeBlockJob &job, const
     return __shfl_sync(kFullMask, status, 0);
 }
 
+/** Lays the `groups` stripe groups' bits of `a` end to end in a.string (zeroed), a prefix sum of their
+ *  counts placing 32 groups at a time; returns the string's length in bits. */
+__device__ uint32_t lay_sigprop_bits(SigPropArea &a, uint32_t lane, uint32_t groups)
+{
+    uint32_t total = 0;
+    for (uint32_t base = 0; base < groups; base += kLanes) {
+        const uint32_t i = base + lane;
+        const uint32_t n = i < groups ? a.count[i] : 0u;
+        const uint32_t inclusive = warp_inclusive_sum(n, lane);
+        if (n) or_bits(a.string, total + inclusive - n, a.bits[i], n);
+        total += __shfl_sync(kFullMask, inclusive, kLanes - 1);
+    }
+    __syncwarp();
+    return total;
+}
+
 /**
  * ht_encode_sigprop by a warp into `out` (`capacity` bytes). A stripe group
  * reads the outcomes of the groups on its left and of the three above it,
  * and the cleanup's significance of those on its right and below, so the
  * lanes take a stripe each and run as a wavefront, a lane two groups behind
- * the one above it; their bits wait in `a` and lane 0's writer puts them in
- * the pass's order. Every lane returns the status and `f`'s SigProp fields.
+ * the one above it; their bits wait in `a`, are laid end to end in the
+ * pass's order and cut into bytes as the serial writer's puts would. Every
+ * lane returns the status and `f`'s SigProp fields.
  */
 __device__ uint32_t sigprop_warp(SigPropArea &a, uint32_t lane, const GpuCodeBlockJob &job,
                                  const htenc::HtJobContext &c, uint32_t p, uint8_t *out, uint32_t capacity,
@@ -513,6 +535,7 @@ __device__ uint32_t sigprop_warp(SigPropArea &a, uint32_t lane, const GpuCodeBlo
 {
     const uint32_t across = (job.width + 3u) / 4, stripes = (job.height + 3u) / 4;
     int64_t sum = 0;
+    for (uint32_t i = lane; i < kSigPropWords; i += kLanes) a.string[i] = 0;
     for (uint32_t first = 0; first < stripes; first += kLanes) {
         const uint32_t lanes = stripes - first < kLanes ? stripes - first : kLanes, s = first + lane;
         for (uint32_t t = 0; t < across + 2 * (lanes - 1); ++t) {
@@ -526,16 +549,36 @@ __device__ uint32_t sigprop_warp(SigPropArea &a, uint32_t lane, const GpuCodeBlo
         }
     }
     sum = warp_sum(sum);
+    htenc::HtMagSgnWriter sp;
+    sp.init(out, capacity);
+    cut_magsgn(a.string, lay_sigprop_bits(a, lane, across * stripes), sp, lane);
+    __syncwarp();
     uint32_t status = htenc::kHtEncodeOk;
-    if (lane == 0) {
-        htenc::HtMagSgnWriter sp;
-        sp.init(out, capacity);
-        for (uint32_t i = 0; i < across * stripes; ++i) sp.put(a.bits[i], a.count[i]);
-        status = htenc::ht_finish_sigprop(sp, sum, p, f);
-    }
+    if (lane == 0) status = htenc::ht_finish_sigprop(sp, sum, p, f);
     f.sigprop_bytes = __shfl_sync(kFullMask, f.sigprop_bytes, 0);
     f.sigprop_distortion = __shfl_sync(kFullMask, f.sigprop_distortion, 0);
     return __shfl_sync(kFullMask, status, 0);
+}
+
+/**
+ * The cleanup's significance map at plane p (ht_significance_word's words)
+ * by a warp: a ballot covers a word of a row, or for blocks narrower than
+ * 32 several rows, each in a span of lanes as wide as the next power of two.
+ */
+__device__ void mark_significance_warp(uint32_t lane, const GpuCodeBlockJob &job, const htenc::HtJobContext &c,
+                                       uint32_t p)
+{
+    const uint32_t words = htenc::ht_sig_words(job.width);
+    const uint32_t span = job.width >= kLanes ? kLanes : 1u << (32 - __clz(job.width - 1u));
+    const uint32_t col = lane % span, sub = lane / span;
+    for (uint32_t y0 = 0; y0 < job.height; y0 += kLanes / span)
+        for (uint32_t w = 0; w < words; ++w) {
+            const uint32_t x = kLanes * w + col, y = y0 + sub;
+            const bool on = x < job.width && y < job.height && htenc::ht_significant(c.coeffs, job.stride, x, y, p);
+            const uint32_t rows = __ballot_sync(kFullMask, on);
+            if (col != 0 || y >= job.height) continue;
+            c.sig[size_t{y} * words + w] = span == kLanes ? rows : (rows >> (sub * span)) & ((1u << span) - 1u);
+        }
 }
 
 /**
@@ -548,10 +591,7 @@ __device__ uint32_t refinement_warp(WarpArea &a, uint32_t lane, const GpuCodeBlo
                                     htenc::HtRefinementResult &f)
 {
     f = htenc::HtRefinementResult{};
-    for (uint32_t i = lane; i < uint32_t{job.width} * job.height; i += kLanes) {
-        const uint32_t y = i / job.width;
-        htenc::ht_mark_significance(c.coeffs, job.stride, job.width, i - y * job.width, y, p, c.sig);
-    }
+    mark_significance_warp(lane, job, c, p);
     __syncwarp();
     const uint32_t status = sigprop_warp(a.sigprop, lane, job, c, p, out, capacity, f);
     if (status != htenc::kHtEncodeOk) return status;

@@ -40,7 +40,7 @@ J2KC_HD HtScratchLayout ht_scratch_layout(uint32_t width, uint32_t height)
     l.vlc = ht_align16(ht_mel_bound(width, height));
     l.lines = l.vlc + ht_align16(ht_vlc_bound(width, height));
     l.sig = l.lines + ht_align16(ht_line_scratch_bytes(width));
-    l.magref = l.sig + ht_align16(size_t{width} * height);
+    l.magref = l.sig + ht_align16(ht_sig_map_bytes(width, height));
     l.total = l.magref + ht_align16(ht_magref_bound(width, height));
     return l;
 }
@@ -75,7 +75,7 @@ struct HtJobContext {
     const int32_t *coeffs;
     HtEncodeScratch scratch;
     uint8_t *magref;  ///< MagRef bytes as coded (reversed into place after SigProp)
-    uint8_t *sig;
+    uint32_t *sig;    ///< the significance map (ht_sig_words)
     uint8_t *out;  ///< the job's region past the dummy byte
     uint32_t capacity;
 };
@@ -90,7 +90,7 @@ J2KC_HD HtJobContext ht_job_context(const GpuCodeBlockJob &job, uint8_t *out_byt
     c.scratch = HtEncodeScratch{scratch + l.mel, ht_mel_bound(job.width, job.height), scratch + l.vlc,
                                 ht_vlc_bound(job.width, job.height), scratch + l.lines};
     c.magref = scratch + l.magref;
-    c.sig = scratch + l.sig;
+    c.sig = reinterpret_cast<uint32_t *>(scratch + l.sig);
     c.out = out_bytes + job.out_offset + 1;
     c.capacity = job.out_capacity > 0 ? job.out_capacity - 1 : 0;
     return c;

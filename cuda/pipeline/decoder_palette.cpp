@@ -18,6 +18,7 @@
 #include "codestream/jp2.h"
 #include "common/cuda_util.cuh"
 #include "pipeline/decoder_common.h"
+#include "pipeline/stage_times.h"
 
 namespace j2kc {
 namespace {
@@ -97,18 +98,7 @@ public:
     j2kc_stage_times stage_times() const override
     {
         j2kc_stage_times t = gpu_->stage_times();
-        if (cpu_) {
-            const j2kc_stage_times c = cpu_->stage_times();
-            t.upload += c.upload;
-            t.color += c.color;
-            t.dwt += c.dwt;
-            t.quant += c.quant;
-            t.tier1 += c.tier1;
-            t.rate += c.rate;
-            t.tier2 += c.tier2;
-            t.download += c.download;
-            t.total += c.total;
-        }
+        if (cpu_) add_stage_times(t, cpu_->stage_times());
         return t;
     }
 

@@ -20,6 +20,7 @@
 #include "color/color_ops.h"
 #include "common/status.h"
 #include "pipeline/decoder.h"
+#include "pipeline/stage_times.h"
 
 namespace j2kc {
 namespace {
@@ -81,16 +82,7 @@ private:
         int64_t got = 0;
         if (!encoder.submit(image, tag) || !encoder.receive(codestream, got, true))
             fail(J2KC_ERR_INTERNAL, "a step phase's encoder returned no codestream");
-        const j2kc_stage_times t = encoder.stage_times();
-        times_.upload += t.upload;
-        times_.color += t.color;
-        times_.dwt += t.dwt;
-        times_.quant += t.quant;
-        times_.tier1 += t.tier1;
-        times_.rate += t.rate;
-        times_.tier2 += t.tier2;
-        times_.download += t.download;
-        times_.total += t.total;
+        add_stage_times(times_, encoder.stage_times());
         return codestream;
     }
 

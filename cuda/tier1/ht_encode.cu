@@ -489,7 +489,7 @@ __device__ uint32_t magref_warp(uint32_t lane, const GpuCodeBlockJob &job, const
                 k < n && htenc::ht_magref_sample(c.coeffs, job.stride, x, y0 + k - x * rows, p, bit, sum);
             const uint32_t refined_lanes = __ballot_sync(kFullMask, refined);
             const uint32_t rank = __popc(refined_lanes & ((1u << lane) - 1u));
-            const uint32_t bits = __reduce_or_sync(kFullMask, refined && bit ? 1u << rank : 0u);
+            const uint32_t bits = warp_or(refined && bit ? 1u << rank : 0u);
             const uint32_t count = __popc(refined_lanes);
             if (lane != 0 || count == 0) continue;
             mr.put(bits, count < 16 ? count : 16u);

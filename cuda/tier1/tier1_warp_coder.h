@@ -667,13 +667,8 @@ J2KC_HD uint32_t t1w_load_block(T1WarpShared &sh, const int32_t *coeffs, size_t 
         sh.max_mag[l] = m;
     }
     T1W_SYNC();
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    return __reduce_or_sync(0xFFFFFFFFu, sh.max_mag[T1W_LANE_ID()]);
-#elif defined(__CUDA_ARCH__)
-    // Before sm_80 there is no warp reduction instruction: a butterfly.
-    uint32_t m = sh.max_mag[T1W_LANE_ID()];
-    for (uint32_t d = 16; d > 0; d >>= 1) m |= __shfl_xor_sync(0xFFFFFFFFu, m, d);
-    return m;
+#if defined(__CUDA_ARCH__)
+    return warp_or(sh.max_mag[T1W_LANE_ID()]);
 #else
     uint32_t max_mag = 0;
     for (uint32_t k = 0; k < 32; ++k) max_mag |= sh.max_mag[k];

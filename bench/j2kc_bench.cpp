@@ -5,7 +5,8 @@
 //   j2kc_bench encode --in FILE --width W --height H --comps C --prec P
 //       [--sub 1x1:2x1:2x1] [--distinct N] [--frames N] [--warmup N]
 //       [--backend cuda|cpu] [--threads N] [--profile none|dci_2k|dci_4k|imf]
-//       [--lossless] [--bytes B] [--quality Q] [--ht] [--device-input] [--in-flight N] [--out-dir DIR]
+//       [--lossless] [--bytes B] [--quality Q] [--step-phases N] [--ht] [--device-input] [--in-flight N]
+//       [--out-dir DIR]
 //   j2kc_bench decode [--frames N] [--warmup N] [--backend cuda|cpu]
 //       [--threads N] [--tier1 auto|cpu|gpu] [--in-flight N] [--output host|pinned|device]
 //       [--out FILE] [--sync] CODESTREAM...
@@ -70,6 +71,7 @@ struct Args {
     int in_flight = 0;  // frames_in_flight; 0: the config's default
     uint64_t bytes = 0;
     double quality = 0;
+    int step_phases = 0;          // j2kc_encoder_config::step_phases
     std::string tier1;            // empty: the config's default
     std::string output = "host";  // decode: host (pageable), pinned or device planes
     std::vector<std::string> files;
@@ -156,6 +158,8 @@ Args parse(int argc, char **argv)
             a.bytes = std::stoull(val());
         else if (k == "--quality")
             a.quality = std::stod(val());
+        else if (k == "--step-phases")
+            a.step_phases = std::stoi(val());
         else if (k == "--tier1")
             a.tier1 = val();
         else if (k == "--lossless")
@@ -300,6 +304,7 @@ int encode(const Args &a)
     cfg.lossless = a.lossless;
     cfg.frame_bytes = a.bytes;
     if (a.quality > 0) cfg.quality = a.quality;
+    cfg.step_phases = a.step_phases;
     if (a.ht) cfg.block_coder = J2KC_BLOCK_CODER_HT;
 
     GpuMemory mem;

@@ -57,10 +57,11 @@ def _j2kc_encode_cmd(bench, fs, be, out, distinct, warmup):
             "--backend", be, "--threads", str(THREADS), "--warmup", str(warmup), "--out-dir", out]
 
 
-def enc_j2kc(backend, device_input=False, ht=False, quality=None):
+def enc_j2kc(backend, device_input=False, ht=False, quality=None, step_phases=None):
     """j2kc_bench's encode; ht: HTJ2K code-blocks; quality(bench, fs, target):
     a fixed quantisation (j2kc_encoder_config::quality) instead of the
-    byte target."""
+    byte target; step_phases: the step phase search under a generic byte
+    target (j2kc_encoder_config::step_phases)."""
     def run(bench, fs, mode, target, out):
         be = J2KC["backend"] if backend == "cuda" else backend
         if device_input and be != "cuda":
@@ -83,6 +84,8 @@ def enc_j2kc(backend, device_input=False, ht=False, quality=None):
             cmd += ["--bytes", str(int(target))]
         if ht:
             cmd += ["--ht"]
+        if step_phases:
+            cmd += ["--step-phases", str(step_phases)]
         if device_input:
             cmd += ["--device-input"]
         # GPU: 48 timed frames (about a second); CPU: each distinct frame once.

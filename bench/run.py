@@ -250,7 +250,8 @@ def main():
         # Rate-distortion sweep at equal bytes (DCI 2K natural).
         if bench.left() > 40:
             fs = frameset(SWEEP_FORMAT, "natural")
-            sweepers = [("j2k_cuda", enc_j2kc("cuda")), ("Grok grk_compress", enc_grk),
+            sweepers = [("j2k_cuda", enc_j2kc("cuda")), ("j2k_cuda, 4 step phases", enc_j2kc("cuda", step_phases=4)),
+                        ("Grok grk_compress", enc_grk),
                         ("OpenJPEG opj_compress", enc_opj), ("FFmpeg jpeg2000 (native)", enc_ffmpeg_native),
                         ("FFmpeg libopenjpeg", enc_ffmpeg_libopenjpeg)]
             bpps = SWEEP_BPP if not bench.quick else SWEEP_BPP[1:4:2]

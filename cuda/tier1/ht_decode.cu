@@ -56,13 +56,12 @@ constexpr uint32_t kWarpsPerCta = 4;
 /// Quads of the largest block the checks let through: ceil(w/2) ceil(h/2) <=
 /// (w h + w + h + 1) / 4, with w h <= 4096 and w + h <= 1024 + 4.
 constexpr uint32_t kMaxQuads = (ht::kMaxSamples + ht::kMaxSide + 4 + 1) / 4;
-/// A warp's quad records: as many blocks at once as fit (six of 32 x 32).
-constexpr uint32_t kAreaQuads = 1536;
+/// A warp's quad records (vlc_record, 16 bits each): as many blocks at once
+/// as fit (six of 32 x 32, three of 64 x 64), so that their VLC passes, a
+/// lane's serial chain each, run side by side, in the 6 KB that let seven
+/// CTAs share a multiprocessor.
+constexpr uint32_t kAreaQuads = 3072;
 static_assert(kAreaQuads >= kMaxQuads, "the largest block fits alone");
-/// A warp's quad records for blocks of which kAreaQuads holds one alone:
-/// two of 64 x 64, so that their VLC passes, a lane's serial chain each, run
-/// side by side, for a CTA an SM fewer (six).
-constexpr uint32_t kPairAreaQuads = 2 * 1024;
 /// Jobs a warp takes together at most: lanes below this read their MEL and VLC streams at once.
 constexpr uint32_t kGroup = 6;
 /// The MagSgn ring: 8192 bits, twice what a step of 32 quads can take
@@ -80,24 +79,56 @@ constexpr uint32_t kStripeSigPropBits = 2 * 4 * kWarpSize;
 constexpr uint32_t kStripeMagRefBits = 4 * kWarpSize;
 /// Columns of a SigProp group (7.4): its signs follow its significance bits.
 constexpr uint32_t kGroupColumns = 4;
-/// The launch bound: seven CTAs a multiprocessor, as many as their shared
-/// memory allows with kAreaQuads (7 x 28 KB of Hopper's 228 KB), so that the
-/// registers do not allow fewer.
-constexpr uint32_t kCtasPerSm = 7;
+/// Shared memory a multiprocessor gives its CTAs (Hopper: 228 KB, 1 KB of it
+/// reserved a CTA).
+constexpr uint32_t kSmemPerSm = 228 * 1024, kSmemReservedPerCta = 1024;
 /// Warps enough to fill the largest GPUs several times over; the rest loop.
 constexpr uint32_t kMaxWarps = 1u << 15;
 
 /** A warp's shared memory: its blocks' quad records and the MagSgn ring. */
-template <uint32_t kQuads>
 struct WarpArea {
-    uint32_t quads[kQuads];
     uint32_t ring[kRingWords];
+    uint16_t quads[kAreaQuads];
 };
 
-/** What the VLC pass keeps for a quad until MagSgn: rho, e_k, the U-VLC residual u, e_1. */
-__device__ __forceinline__ uint32_t vlc_record(const ht::QuadSig &q, uint32_t u)
+/**
+ * The launch bound: as many CTAs a multiprocessor as their shared memory
+ * allows (seven), so that the registers do not allow fewer.
+ */
+constexpr uint32_t kCtasPerSm = kSmemPerSm / (kWarpsPerCta * sizeof(WarpArea) + kSmemReservedPerCta);
+
+/** Whether every CxtVLC codeword's EMB pattern lies in its significance: e_1 in e_k in rho. */
+constexpr bool emb_within_rho(const HtVlcRow *rows, size_t n)
 {
-    return q.rho | (q.e_k << 4) | (u << 8) | (q.e_1 << 24);
+    for (size_t r = 0; r < n; ++r)
+        if ((rows[r].e_1 & ~rows[r].e_k) != 0 || (rows[r].e_k & ~rows[r].rho) != 0) return false;
+    return true;
+}
+static_assert(emb_within_rho(kHtVlcFirstRow, kHtVlcFirstRowCount) &&
+                  emb_within_rho(kHtVlcOtherRows, kHtVlcOtherRowsCount),
+              "vlc_record's two nibbles hold rho, e_k and e_1");
+
+/**
+ * What the VLC pass keeps for a quad until MagSgn, in 16 bits so that a
+ * warp's area holds twice the blocks: a sample is insignificant, significant
+ * (low nibble), of known exponent (high nibble) or both, its "1" bit (e_1,
+ * within e_k within rho); then the U-VLC residual u (at most 98: prefix 5,
+ * suffix 31, extension 4 x 15, and 2 in the first row).
+ */
+__device__ __forceinline__ uint16_t vlc_record(const ht::QuadSig &q, uint32_t u)
+{
+    return static_cast<uint16_t>(((q.rho & ~q.e_k) | q.e_1) | (q.e_k << 4) | (u << 8));
+}
+__device__ __forceinline__ uint32_t vlc_record_rho(uint32_t r) { return (r | (r >> 4)) & 0xFu; }
+
+/** A quad record of MagSgn (ht::quad_record) in 16 bits: rho, then the exponents (at most 32) of its bottom samples. */
+__device__ __forceinline__ uint16_t pack_quad_record(uint32_t rho, uint32_t e_bl, uint32_t e_br)
+{
+    return static_cast<uint16_t>(rho | (e_bl << 4) | (e_br << 10));
+}
+__device__ __forceinline__ uint32_t unpack_quad_record(uint32_t r)
+{
+    return ht::quad_record(r & 0xFu, (r >> 4) & 0x3Fu, r >> 10);
 }
 
 /**
@@ -105,15 +136,15 @@ __device__ __forceinline__ uint32_t vlc_record(const ht::QuadSig &q, uint32_t u)
  * vlc_record a quad, row after row (the context of a row reads the rho of
  * the records above, which the VLC pass alone writes).
  */
-__device__ void vlc_pass(const uint8_t *d, uint32_t lcup, uint32_t pcup, uint32_t qw, uint32_t qh, uint32_t *quads)
+__device__ void vlc_pass(const uint8_t *d, uint32_t lcup, uint32_t pcup, uint32_t qw, uint32_t qh, uint16_t *quads)
 {
     ht::MelDecoder mel;
     ht::BackwardLsb vlc;
     ht::cleanup_streams(d, lcup, pcup, mel, vlc);
 #pragma unroll 1
     for (uint32_t qy = 0; qy < qh; ++qy) {
-        uint32_t *cur = quads + qy * qw;
-        const uint32_t *above = qy > 0 ? cur - qw : cur;  // read below the first row only
+        uint16_t *cur = quads + qy * qw;
+        const uint16_t *above = qy > 0 ? cur - qw : cur;  // read below the first row only
         uint32_t c = 0;
 #pragma unroll 1
         for (uint32_t qx = 0; qx < qw; qx += 2) {
@@ -123,11 +154,12 @@ __device__ void vlc_pass(const uint8_t *d, uint32_t lcup, uint32_t pcup, uint32_
             if (qy == 0) {
                 ht::decode_pair_first_row(vlc, mel, has_b, c, a, b, ua, ub);
             } else {
-                const uint32_t nw = qx > 0 ? above[qx - 1] : 0u;
-                const uint32_t nf = has_b ? above[qx + 1] : 0u;
-                const uint32_t nf2 = qx + 2 < qw ? above[qx + 2] : 0u;
-                const uint32_t left = qx > 0 ? cur[qx - 1] : 0u;
-                ht::decode_pair_other_row(vlc, mel, has_b, nw, above[qx], nf, nf2, left, a, b, ua, ub);
+                // The context reads the significance of the records around.
+                const uint32_t nw = qx > 0 ? vlc_record_rho(above[qx - 1]) : 0u;
+                const uint32_t nf = has_b ? vlc_record_rho(above[qx + 1]) : 0u;
+                const uint32_t nf2 = qx + 2 < qw ? vlc_record_rho(above[qx + 2]) : 0u;
+                const uint32_t left = qx > 0 ? vlc_record_rho(cur[qx - 1]) : 0u;
+                ht::decode_pair_other_row(vlc, mel, has_b, nw, vlc_record_rho(above[qx]), nf, nf2, left, a, b, ua, ub);
             }
             cur[qx] = vlc_record(a, ua);
             if (has_b) cur[qx + 1] = vlc_record(b, ub);
@@ -242,7 +274,7 @@ __device__ __forceinline__ uint32_t ring_bits(const uint32_t *ring, uint32_t at,
  * `final` (no refinement pass follows, so no pass reads them back), else in
  * sign and magnitude. kHtOk or why the block is corrupt.
  */
-__device__ uint32_t magsgn_warp(const ht::CleanupFrame &f, const uint8_t *d, uint32_t pcup, bool final, uint32_t *quads,
+__device__ uint32_t magsgn_warp(const ht::CleanupFrame &f, const uint8_t *d, uint32_t pcup, bool final, uint16_t *quads,
                                 uint32_t *ring, uint32_t lane)
 {
     const uint32_t qw = (f.width + 1) / 2, qh = (f.height + 1) / 2;
@@ -252,19 +284,20 @@ __device__ uint32_t magsgn_warp(const ht::CleanupFrame &f, const uint8_t *d, uin
     bool bad = false;
 #pragma unroll 1
     for (uint32_t qy = 0; qy < qh; ++qy) {
-        uint32_t *cur = quads + qy * qw;
-        const uint32_t *above = qy > 0 ? cur - qw : cur;  // read below the first row only
+        uint16_t *cur = quads + qy * qw;
+        const uint16_t *above = qy > 0 ? cur - qw : cur;  // read below the first row only
 #pragma unroll 1
         for (uint32_t q0 = 0; q0 < qw; q0 += kWarpSize) {
             const uint32_t q = q0 + lane;
             const bool mine = q < qw;
             const uint32_t rec = mine ? cur[q] : 0u;
-            ht::QuadSig s{rec & 0xFu, 0, (rec >> 4) & 0xFu, (rec >> 24) & 0xFu};
-            const uint32_t u = (rec >> 8) & 0xFFu;
+            ht::QuadSig s{vlc_record_rho(rec), 0, (rec >> 4) & 0xFu, rec & (rec >> 4) & 0xFu};
+            const uint32_t u = rec >> 8;
             uint32_t U = 1 + u;  // kappa is 1 in the first row
             if (qy > 0 && mine) {
-                const uint32_t nw = q > 0 ? above[q - 1] : 0u, nf = q + 1 < qw ? above[q + 1] : 0u;
-                U = ht::exponent_bound(s.rho, u, nw, above[q], nf);
+                const uint32_t nw = q > 0 ? unpack_quad_record(above[q - 1]) : 0u;
+                const uint32_t nf = q + 1 < qw ? unpack_quad_record(above[q + 1]) : 0u;
+                U = ht::exponent_bound(s.rho, u, nw, unpack_quad_record(above[q]), nf);
             }
             if (U > f.u_max) {
                 bad = true;
@@ -294,7 +327,7 @@ __device__ uint32_t magsgn_warp(const ht::CleanupFrame &f, const uint8_t *d, uin
                 if (mine && x < f.width && y < f.height)
                     f.values[size_t{y} * f.vstride + x] = final ? t1_twos_complement(value) : value;
             }
-            if (mine) cur[q] = ht::quad_record(s.rho, e_bl, e_br);
+            if (mine) cur[q] = pack_quad_record(s.rho, e_bl, e_br);
             cursor += step_bits;
         }
         __syncwarp();  // the row's records, for the row below
@@ -368,7 +401,7 @@ __device__ HtJob ht_job_at(const T1DecodeBatch &batch, uint32_t position)
  * records; every lane calls it with the same job and gets the same result:
  * kHtOk when its refinement passes, if any, are to follow.
  */
-__device__ uint32_t cleanup_job(const HtJob &h, uint32_t *quads, uint32_t *ring, uint32_t lane)
+__device__ uint32_t cleanup_job(const HtJob &h, uint16_t *quads, uint32_t *ring, uint32_t lane)
 {
     if (!h.decode || h.status != ht::kHtOk) return h.decode ? h.status : ht::kHtOk;
     const T1DecodeJob &job = h.job;
@@ -592,19 +625,18 @@ __device__ void complete_job(const HtJob &h, uint32_t status, uint32_t lane)
 
 /**
  * A warp takes `group_size` positions (kGroup at most) at once. Lane g
- * works out job g; the jobs whose records fit its area of kQuads records
+ * works out job g; the jobs whose records fit its area of kAreaQuads records
  * together (from the first not yet done) run their VLC passes at once, a
  * lane each, into consecutive records; then the warp decodes them one after
  * another (MagSgn, the refinement passes and the two's complement over the
  * lanes), and goes on with the next that fit.
  */
-template <uint32_t kQuads>
 __global__ void __launch_bounds__(kWarpsPerCta *kWarpSize, kCtasPerSm)
     ht_decode_kernel(const __grid_constant__ T1DecodeBatch batch, uint32_t positions, uint32_t group_size)
 {
-    __shared__ WarpArea<kQuads> areas[kWarpsPerCta];
+    __shared__ WarpArea areas[kWarpsPerCta];
     const uint32_t lane = threadIdx.x % kWarpSize;
-    WarpArea<kQuads> &area = areas[threadIdx.x / kWarpSize];
+    WarpArea &area = areas[threadIdx.x / kWarpSize];
     const uint32_t stride = gridDim.x * kWarpsPerCta * group_size;
 #pragma unroll 1
     for (uint32_t first = (blockIdx.x * kWarpsPerCta + threadIdx.x / kWarpSize) * group_size; first < positions;
@@ -616,7 +648,7 @@ __global__ void __launch_bounds__(kWarpsPerCta *kWarpSize, kCtasPerSm)
         for (uint32_t done = 0; done < group;) {
             const uint32_t waiting = lane >= done && lane < group ? quads : 0u;
             const uint32_t end = warp_inclusive_sum(waiting, lane);
-            const bool fits = lane >= done && lane < group && end <= kQuads;
+            const bool fits = lane >= done && lane < group && end <= kAreaQuads;
             if (fits && quads)
                 vlc_pass(mine.dcup, mine.set.lcup, mine.pcup, (mine.job.width + 1u) / 2, (mine.job.height + 1u) / 2,
                          area.quads + end - quads);
@@ -649,13 +681,10 @@ void ht_decode_gpu_batch(const T1DecodeBatch &batch, void *stream, uint32_t max_
     // A warp's group decodes its blocks one after another once their VLC
     // passes are done, so a group of blocks that do not fit the area together
     // would only take warps from the grid.
-    const bool pairs = max_quads > kAreaQuads / 2 && 2 * max_quads <= kPairAreaQuads;
-    const uint32_t area = pairs ? kPairAreaQuads : kAreaQuads;
-    const uint32_t group = max_quads == 0 ? kGroup : std::clamp(area / max_quads, 1u, kGroup);
+    const uint32_t group = max_quads == 0 ? kGroup : std::clamp(kAreaQuads / max_quads, 1u, kGroup);
     const uint32_t warps = std::min((positions + group - 1) / group, kMaxWarps);
     const uint32_t ctas = (warps + kWarpsPerCta - 1) / kWarpsPerCta;
-    const auto kernel = pairs ? ht_decode_kernel<kPairAreaQuads> : ht_decode_kernel<kAreaQuads>;
-    kernel<<<ctas, kWarpsPerCta * kWarpSize, 0, static_cast<cudaStream_t>(stream)>>>(batch, positions, group);
+    ht_decode_kernel<<<ctas, kWarpsPerCta * kWarpSize, 0, static_cast<cudaStream_t>(stream)>>>(batch, positions, group);
     check_cuda(cudaGetLastError(), "HT decode kernel launch");
 }
 

@@ -34,8 +34,8 @@ void ht_decode_gpu(const T1DecodeJob *jobs, uint32_t num_jobs, const uint8_t *by
  * @brief The HT jobs of every table of a batch in one launch (asynchronous),
  * in the batch's order. `max_quads`: the quads (2 x 2 samples) of its
  * largest HT block, where known (0: not known); a warp takes as many
- * positions as blocks of that size fit its shared memory, which holds six
- * 32 x 32 blocks, or two of the largest where fewer fit in that.
+ * positions as blocks of that size fit its shared memory, up to six: six
+ * 32 x 32 blocks, three 64 x 64.
  */
 void ht_decode_gpu_batch(const T1DecodeBatch &batch, void *stream, uint32_t max_quads = 0);
 

@@ -31,8 +31,9 @@ cropped to the case's size by ffmpeg and converted to its sample format:
 
 FFmpeg's encoder has no byte cap: at the profile caps it is given the ratio of
 the raw size to the cap. It takes 8/16-bit RGB and 4:2:2 only here.
---step-phases N passes j2kc's option of that name (the generic cases' step
-phase search) to its encodes.
+--step-phases N passes j2kc's option of that name (the step phase search:
+each frame in the generic cases, off by default; DCI and IMF search by
+default) to its encodes.
 Prints one line a photograph and case, then the mean of each codec's PSNR
 difference to j2kc. Work files (several hundred MB at 4K) go to --work.
 """
@@ -169,8 +170,8 @@ def encode(codec, tools, src, budget, ratio, out, step_phases=None):
             cmd += ["--profile", "imf", "--fps", "24", "--bytes", str(imf_cap(budget[3]))]
         else:
             cmd += ["--bytes", str(ratio)]  # the generic case passes OpenJPEG's byte count
-            if step_phases:
-                cmd += ["--step-phases", str(step_phases)]
+        if step_phases:
+            cmd += ["--step-phases", str(step_phases)]
         run(cmd)
         return out + ".j2c"
     if codec in ("opj", "grk"):

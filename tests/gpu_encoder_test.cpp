@@ -267,8 +267,8 @@ std::string matrix_case_name(const ::testing::TestParamInfo<MatrixCase> &info)
 
 INSTANTIATE_TEST_SUITE_P(Formats, GpuEncoderMatrix, ::testing::ValuesIn(matrix()), matrix_case_name);
 
-// The step phase search decides on the CPU decoder's output of each phase's
-// codestream: the same bytes on both backends, so the same choice.
+// The step phase search decides on each backend's decode of each phase's
+// codestream: the same bytes and samples on both backends, so the same choice.
 TEST(GpuEncoder, StepPhaseSearchMatchesCpu)
 {
     if (!have_gpu()) GTEST_SKIP() << "no usable CUDA device";
@@ -282,6 +282,46 @@ TEST(GpuEncoder, StepPhaseSearchMatchesCpu)
     const std::vector<uint8_t> gpu = encode_one(f.image, cfg);
     ASSERT_FALSE(cpu.empty());
     EXPECT_TRUE(cpu == gpu) << "sizes " << cpu.size() << " / " << gpu.size();
+}
+
+// An IMF sequence's first frame chooses the phase of every frame: from one
+// device buffer reloaded after each submit, with frames in flight after the
+// first, the same codestreams as the CPU backend's from host frames.
+TEST(GpuEncoder, SequenceStepPhaseFromDeviceFramesMatchesCpu)
+{
+    if (!have_gpu()) GTEST_SKIP() << "no usable CUDA device";
+    const uint32_t w = 720, h = 486;
+    std::vector<Frame> frames;
+    std::vector<std::vector<uint8_t>> expected;
+    j2kc_encoder_config cfg = base_config(J2KC_BACKEND_CPU);
+    cfg.profile = J2KC_PROFILE_IMF;
+    cfg.frame_bytes = 150000;
+    for (uint32_t i = 0; i < 5; ++i) {
+        frames.emplace_back(w, h, 3, 12, std::vector<uint8_t>{}, Layout::kOneBuffer);
+        frames.back().fill(3000 + i);
+    }
+    {
+        j2kc_encoder *enc = nullptr;
+        ASSERT_EQ(j2kc_encoder_create(&enc, &cfg, &frames[0].image), J2KC_OK);
+        std::vector<const j2kc_image *> images;
+        for (const Frame &f : frames) images.push_back(&f.image);
+        expected = encode_queued(enc, images, [](size_t) {});
+        j2kc_encoder_free(&enc);
+    }
+    DeviceFrame dev(frames[0]);
+    cfg.backend = J2KC_BACKEND_CUDA;
+    cfg.frames_in_flight = 3;
+    j2kc_encoder *enc = nullptr;
+    ASSERT_EQ(j2kc_encoder_create(&enc, &cfg, &dev.image), J2KC_OK);
+    dev.load(frames[0], nullptr);
+    std::vector<const j2kc_image *> images(frames.size(), &dev.image);
+    const auto got = encode_queued(enc, images, [&](size_t i) {
+        dev.scribble(nullptr);
+        if (i + 1 < frames.size()) dev.load(frames[i + 1], nullptr);
+    });
+    j2kc_encoder_free(&enc);
+    ASSERT_EQ(got.size(), expected.size());
+    for (size_t i = 0; i < got.size(); ++i) EXPECT_TRUE(got[i] == expected[i]) << "frame " << i;
 }
 
 // Several frames in flight, host frames overwritten as soon as submit returns.

@@ -333,7 +333,7 @@ std::vector<uint8_t> encode_at_phase(const j2kc_encoder_config &cfg, const j2kc_
  * Generic budgets with a step phase search keep, of the frame coded at each
  * phase of the base step, the codestream that decodes nearest the source:
  * here not the first phase's (the search's choice is taken), and the budget
- * stays filled. The profiles' streams keep one phase.
+ * stays filled.
  */
 TEST(RateBudget, StepPhaseSearchKeepsTheNearestDecode)
 {
@@ -358,10 +358,66 @@ TEST(RateBudget, StepPhaseSearchKeepsTheNearestDecode)
     EXPECT_TRUE(encode(cfg, f.image) == phases[0]);
     cfg.step_phases = 9;
     EXPECT_THROW(j2kc::plan_encoder(cfg, f.image), std::exception);
-    cfg.step_phases = 4;
-    cfg.profile = J2KC_PROFILE_IMF;  // the packagers want one QCD for every frame
-    cfg.frame_bytes = 1041666;
-    EXPECT_EQ(j2kc::plan_encoder(cfg, f.image).step_phases, 1);
+}
+
+/** The QCD marker segment of a codestream (its bytes from the marker on). */
+std::vector<uint8_t> qcd_segment(const std::vector<uint8_t> &cs)
+{
+    for (size_t i = 2; i + 4 <= cs.size(); i += 2 + ((size_t{cs[i + 2]} << 8) | cs[i + 3])) {
+        if (cs[i] == 0xFF && cs[i + 1] == 0x5C) {
+            const size_t end = std::min(cs.size(), i + 2 + ((size_t{cs[i + 2]} << 8) | cs[i + 3]));
+            return {cs.begin() + static_cast<ptrdiff_t>(i), cs.begin() + static_cast<ptrdiff_t>(end)};
+        }
+        if (cs[i] != 0xFF || cs[i + 1] == 0x90) break;  // the first tile-part: the main header is over
+    }
+    return {};
+}
+
+/**
+ * DCI and IMF sequences share one QCD: the first frame is searched (four
+ * phases by default) and every later frame is coded at the phase it chose,
+ * as an encoder at that phase alone would code it.
+ */
+TEST(RateBudget, StepPhaseOfTheFirstFrameCodesTheSequence)
+{
+    const Planes16 first = smooth_noisy(256, 192, 3, 8, 3.0);
+    j2kc_encoder_config cfg = base_config();
+    cfg.profile = J2KC_PROFILE_IMF;
+    cfg.frame_bytes = 256 * 192 * 3 * 3 / 8;
+    const j2kc::EncoderPlan plan = j2kc::plan_encoder(cfg, first.image);
+    ASSERT_EQ(plan.step_phases, 4);
+    ASSERT_TRUE(plan.step_phase_per_sequence);
+    size_t nearest = 0;
+    std::vector<std::vector<uint8_t>> phases;
+    for (int k = 0; k < 4; ++k) {
+        phases.push_back(encode_at_phase(cfg, first.image, k));
+        if (squared_error(first, decoded(phases[k], first)) < squared_error(first, decoded(phases[nearest], first)))
+            nearest = k;
+    }
+    EXPECT_NE(nearest, 0u);
+
+    j2kc_encoder *enc = nullptr;
+    ASSERT_EQ(j2kc_encoder_create(&enc, &cfg, &first.image), J2KC_OK);
+    j2kc_packet pkt{};
+    ASSERT_EQ(j2kc_encode(enc, &first.image, &pkt), J2KC_OK);
+    const std::vector<uint8_t> first_cs(pkt.data, pkt.data + pkt.size);
+    EXPECT_TRUE(first_cs == phases[nearest]) << "phase " << nearest << " decodes nearest";
+    for (const double sigma : {6.0, 1.0}) {
+        const Planes16 f = smooth_noisy(256, 192, 3, 8, sigma);
+        ASSERT_EQ(j2kc_encode(enc, &f.image, &pkt), J2KC_OK);
+        const std::vector<uint8_t> cs(pkt.data, pkt.data + pkt.size);
+        EXPECT_TRUE(cs == encode_at_phase(cfg, f.image, static_cast<int>(nearest)));
+        EXPECT_FALSE(qcd_segment(cs).empty());
+        EXPECT_TRUE(qcd_segment(cs) == qcd_segment(first_cs));
+    }
+    j2kc_encoder_free(&enc);
+
+    cfg.step_phases = 1;  // no search
+    EXPECT_EQ(j2kc::plan_encoder(cfg, first.image).step_phases, 1);
+    EXPECT_TRUE(encode(cfg, first.image) == phases[0]);
+    cfg.step_phases = 0;
+    cfg.block_coder = J2KC_BLOCK_CODER_HT;  // HT sequences keep the rule's step
+    EXPECT_EQ(j2kc::plan_encoder(cfg, first.image).step_phases, 1);
 }
 
 // ------------------------------------------------- the HTJ2K block coder

@@ -227,14 +227,19 @@ typedef struct j2kc_encoder_config {
      */
     int block_coder;
     /**
-     * Step phases searched under a byte budget (generic profile, Part 1
-     * block coder, irreversible): the frame is coded with the base step
-     * scaled by 2^(k / step_phases) for k = 0 .. step_phases - 1, each coding
-     * decoded (CPU decoder) and compared with the frame, and the codestream
-     * with the least squared error over all samples is kept: the phase moves
-     * PSNR at equal bytes by up to a few tenths of a dB, differently for each
-     * frame. Each phase costs a whole encode and a decode. 0 or 1: no
-     * search (the default); at most 8. Reads frames in host memory only.
+     * Step phases searched under a byte budget (Part 1 block coder,
+     * irreversible; generic, DCI and IMF profiles): a frame is coded with the
+     * base step scaled by 2^(k / step_phases) for k = 0 .. step_phases - 1,
+     * each coding decoded (by the backend's decoder) and compared with the
+     * frame, and the codestream with the least squared error over all
+     * samples is kept: the phase moves PSNR at equal bytes by up to a few
+     * tenths of a dB, differently for each picture. Each phase costs a
+     * whole encode and a decode. The generic profile searches every frame;
+     * DCI and IMF search the first frame only and keep its phase for the
+     * sequence, whose frames must share their quantisation (DCI and IMF
+     * packagers check every frame's QCD against the first's). 0: the
+     * profile's default (generic: no search; DCI and IMF: 4); 1: no
+     * search; at most 8.
      */
     int step_phases;
 } j2kc_encoder_config;

@@ -7,17 +7,14 @@
  * stream), so the CPU's speed is enough, and both backends give the same
  * samples.
  */
-#include <cuda_runtime.h>
-
-#include <algorithm>
-#include <cstring>
 #include <deque>
+#include <memory>
 #include <optional>
-#include <vector>
+#include <utility>
 
 #include "codestream/jp2.h"
-#include "common/cuda_util.cuh"
 #include "pipeline/decoder_common.h"
+#include "pipeline/host_mirror.h"
 #include "pipeline/stage_times.h"
 
 namespace j2kc {
@@ -62,7 +59,7 @@ public:
         const bool on_cpu = on_cpu_.front();
         // The CPU writes host memory: a CUDA frame is filled from a host copy of its layout.
         std::optional<HostMirror> mirror;
-        if (on_cpu && output && output->memory == J2KC_MEMORY_CUDA) mirror.emplace(*output, config_);
+        if (on_cpu && output && output->memory == J2KC_MEMORY_CUDA) mirror.emplace(*output, config_.cuda_context, config_.device);
         bool got = false;
         try {
             // The CPU decodes a frame when it is received; the oldest frame is
@@ -90,7 +87,7 @@ public:
     {
         if (!has_palette(data, size)) return gpu_->decode(data, size, output);
         if (output.memory != J2KC_MEMORY_CUDA) return cpu().decode(data, size, output);
-        HostMirror mirror(output, config_);
+        HostMirror mirror(output, config_.cuda_context, config_.device);
         cpu().decode(data, size, mirror.image);
         mirror.upload();
     }
@@ -103,44 +100,6 @@ public:
     }
 
 private:
-    /**
-     * Host memory laid out as a CUDA frame (the same offsets and strides from
-     * its lowest address), so the CPU's samples reach the frame in one copy of
-     * the bytes its components span. Bytes between samples are zeros.
-     */
-    struct HostMirror {
-        HostMirror(const j2kc_image &device, const j2kc_decoder_config &config)
-            : image(device), context(config.cuda_context), ordinal(config.device)
-        {
-            begin = UINT64_MAX;
-            uint64_t end = 0;
-            for (uint32_t c = 0; c < device.num_components; ++c) {
-                begin = std::min(begin, device.components[c].data);
-                end = std::max(end, device.components[c].data + component_span(device.components[c]));
-            }
-            bytes.assign(end > begin ? end - begin : 0, 0);
-            components.assign(device.components, device.components + device.num_components);
-            for (j2kc_component &k : components) k.data = reinterpret_cast<uint64_t>(bytes.data()) + (k.data - begin);
-            image.components = components.data();
-            image.memory = J2KC_MEMORY_HOST;
-        }
-
-        void upload()
-        {
-            if (bytes.empty()) return;
-            ContextScope scope(context, ordinal);
-            check_cuda(cudaMemcpy(reinterpret_cast<void *>(begin), bytes.data(), bytes.size(), cudaMemcpyHostToDevice),
-                       "palette frame upload");
-        }
-
-        j2kc_image image;
-        void *context;
-        int ordinal;
-        uint64_t begin;
-        std::vector<uint8_t> bytes;
-        std::vector<j2kc_component> components;
-    };
-
     Decoder &cpu()
     {
         if (!cpu_) {

@@ -4,6 +4,8 @@
  * DWT, Annex E quantisation) and the backend choice.
  */
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "color/color.h"
 #include "common/status.h"
@@ -112,20 +114,51 @@ std::unique_ptr<Encoder> create_backend_encoder(const j2kc_encoder_config &confi
     }
 }
 
+/**
+ * An encoder's configuration and shape with copies of what they point to:
+ * the step phase search builds its sequence's encoder after the first frame,
+ * when the caller's strings and component array may be gone.
+ */
+struct EncoderArgs {
+    EncoderArgs(const j2kc_encoder_config &c, const j2kc_image &s)
+        : config(c), shape(s), comment(c.comment ? c.comment : ""),
+          icc(c.icc_profile, c.icc_profile + (c.icc_profile ? c.icc_profile_size : 0)),
+          components(s.components, s.components + s.num_components)
+    {
+        config.comment = c.comment ? comment.c_str() : nullptr;
+        config.icc_profile = icc.empty() ? nullptr : icc.data();
+        shape.components = components.data();
+    }
+    EncoderArgs(const EncoderArgs &) = delete;
+    EncoderArgs &operator=(const EncoderArgs &) = delete;
+
+    j2kc_encoder_config config;
+    j2kc_image shape;
+    std::string comment;
+    std::vector<uint8_t> icc;
+    std::vector<j2kc_component> components;
+};
+
 }  // namespace
 
 std::unique_ptr<Encoder> create_encoder(const j2kc_encoder_config &config, const j2kc_image &shape, const Logger &log)
 {
     std::vector<uint8_t> header = container_header(config, shape);
-    const int phases = plan_encoder(config, shape).step_phases;
-    // The search codes a frame at each phase in turn and waits for it: one
-    // frame in flight each, not a queue's buffers times the phases.
-    j2kc_encoder_config one_frame = config;
-    one_frame.frames_in_flight = 1;
-    std::unique_ptr<Encoder> codestreams =
-        phases > 1 ? create_step_phase_search(
-                         phases, [&](int k) { return create_backend_encoder(one_frame, shape, log, k); }, config, log)
-                   : create_backend_encoder(config, shape, log, 0);
+    const EncoderPlan plan = plan_encoder(config, shape);
+    std::unique_ptr<Encoder> codestreams;
+    if (plan.step_phases > 1) {
+        // The search codes a frame at each phase in turn and waits for it: one
+        // frame in flight each, not a queue's buffers times the phases.
+        const auto args = std::make_shared<const EncoderArgs>(config, shape);
+        const StepPhaseEncoders phase = [args, log](int k, bool one_frame) {
+            j2kc_encoder_config c = args->config;
+            if (one_frame) c.frames_in_flight = 1;
+            return create_backend_encoder(c, args->shape, log, k);
+        };
+        codestreams = create_step_phase_search(plan.step_phases, plan.step_phase_per_sequence, phase, config, log);
+    } else {
+        codestreams = create_backend_encoder(config, shape, log, 0);
+    }
     return with_container(std::move(codestreams), config, std::move(header));
 }
 

@@ -416,6 +416,10 @@ static void apply_ht(EncoderPlan &plan)
 
 /** The most step phases a frame is coded at (j2kc_encoder_config::step_phases). */
 constexpr int kMaxStepPhases = 8;
+/** The phases the DCI and IMF profiles search on a sequence's first frame by
+ *  default: four took 0.1 to 0.3 dB on most photographs (docs/measurements.md)
+ *  for what the search costs once. */
+constexpr int kSequenceStepPhases = 4;
 
 /** APP2.HT's largest magnitude bound B: Photon rejects streams above it
  *  (decoders size their buffers by it). */
@@ -519,8 +523,12 @@ EncoderPlan plan_encoder(const j2kc_encoder_config &cfg, const j2kc_image &shape
         ht && plan.profile == J2KC_PROFILE_IMF ? kImfHtMaxMagnitudeBound : int(kTier1MaxBitplanes) - 1;
     J2KC_CHECK_ARG(cfg.step_phases >= 0 && cfg.step_phases <= kMaxStepPhases, "step phases must be 0..%d, not %d",
                    kMaxStepPhases, cfg.step_phases);
-    if (plan.profile == J2KC_PROFILE_NONE && !ht && !plan.reversible() && budget)
-        plan.step_phases = std::max(1, cfg.step_phases);
+    const bool shared_qcd = plan.profile == J2KC_PROFILE_DCI_2K || plan.profile == J2KC_PROFILE_DCI_4K ||
+                            plan.profile == J2KC_PROFILE_IMF;
+    if ((plan.profile == J2KC_PROFILE_NONE || shared_qcd) && !ht && !plan.reversible() && budget) {
+        plan.step_phases = cfg.step_phases > 0 ? cfg.step_phases : shared_qcd ? kSequenceStepPhases : 1;
+        plan.step_phase_per_sequence = shared_qcd && plan.step_phases > 1;
+    }
     J2KC_CHECK_ARG(step_phase >= 0 && step_phase < plan.step_phases, "step phase %d of %d", step_phase,
                    plan.step_phases);
     const double phase = std::exp2(double(step_phase) / plan.step_phases);

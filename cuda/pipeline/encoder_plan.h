@@ -62,9 +62,14 @@ struct EncoderPlan {
      * steps (QCD) share the fit, so the header keeps its markers and size.
      */
     bool fitted_steps() const { return profile == J2KC_PROFILE_NONE && !ht && !reversible() && has_budget(); }
-    /** Step phases the encoder codes each frame at and chooses among
-     *  (j2kc_encoder_config::step_phases): 1 unless fitted_steps(). */
+    /** Step phases the encoder codes a frame at and chooses among
+     *  (j2kc_encoder_config::step_phases): 1 unless fitted_steps() or
+     *  step_phase_per_sequence. */
     int step_phases = 1;
+    /** The phase is searched on the first frame and kept for the sequence:
+     *  irreversible Part 1 under a DCI or IMF budget, whose frames must
+     *  share their QCD (as for fitted_steps()). */
+    bool step_phase_per_sequence = false;
 };
 
 /**

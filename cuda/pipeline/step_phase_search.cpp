@@ -8,18 +8,21 @@
  * tenths of a dB, differently for each frame; the wavelet-domain distortion
  * measures tried ranked the phases wrongly on most frames, above all near
  * the decoders' rounding to integers (docs/measurements.md), so the decoded
- * frame decides.
+ * frame decides. DCI and IMF sequences must keep one QCD, so there the
+ * first frame decides for all: a sequence pays for the search once.
  */
 #include "pipeline/step_phase_search.h"
 
 #include <cstdint>
 #include <deque>
+#include <optional>
 #include <utility>
 #include <vector>
 
 #include "color/color_ops.h"
 #include "common/status.h"
 #include "pipeline/decoder.h"
+#include "pipeline/host_mirror.h"
 #include "pipeline/stage_times.h"
 
 namespace j2kc {
@@ -27,53 +30,66 @@ namespace {
 
 class StepPhaseSearch final : public Encoder {
 public:
-    StepPhaseSearch(int phases, const std::function<std::unique_ptr<Encoder>(int)> &phase,
-                    const j2kc_encoder_config &config, const Logger &log)
-        : log_(log)
+    StepPhaseSearch(int phases, bool per_sequence, const StepPhaseEncoders &phase, const j2kc_encoder_config &config,
+                    const Logger &log)
+        : phase_(phase), per_sequence_(per_sequence), config_(config), log_(log)
     {
-        for (int k = 0; k < phases; ++k) phases_.push_back(phase(k));
-        j2kc_decoder_config dc;
-        j2kc_decoder_config_default(&dc);
-        dc.backend = J2KC_BACKEND_CPU;
-        dc.threads = config.threads;
-        decoder_ = create_decoder(dc, log);
+        for (int k = 0; k < phases; ++k) phases_.push_back(phase_(k, /*one_frame=*/true));
+        backend_ = phases_.front()->backend();
     }
 
-    j2kc_backend backend() const override { return phases_.front()->backend(); }
+    j2kc_backend backend() const override { return backend_; }
 
     bool submit(const j2kc_image &image, int64_t tag) override
     {
-        J2KC_CHECK_SUPPORTED(image.memory == J2KC_MEMORY_HOST, "step phases are searched on frames in host memory");
+        if (chosen_ >= 0) {
+            if (!sequence_) sequence_ = phase_(chosen_, /*one_frame=*/false);
+            return sequence_->submit(image, tag);
+        }
         times_ = {};
+        // The error is taken on host samples: a frame in CUDA memory is read down once.
+        std::optional<HostMirror> host;
+        if (image.memory == J2KC_MEMORY_CUDA) {
+            host.emplace(image, config_.cuda_context, config_.device);
+            host->download();
+        }
+        const j2kc_image &source = host ? host->image : image;
         std::vector<uint8_t> best, codestream;
         uint64_t best_error = UINT64_MAX;
         int best_phase = 0;
         for (size_t k = 0; k < phases_.size(); ++k) {
             codestream = code_frame(*phases_[k], image, tag);
-            const uint64_t error = squared_error(codestream, image);
+            const uint64_t error = squared_error(codestream, source);
             if (error < best_error) {
                 best_error = error;
                 best_phase = static_cast<int>(k);
                 std::swap(best, codestream);
             }
         }
-        log_.log(J2KC_LOG_VERBOSE, "step phase %d of %zu kept (squared error %llu)", best_phase, phases_.size(),
-                 static_cast<unsigned long long>(best_error));
+        log_.log(J2KC_LOG_VERBOSE, "step phase %d of %zu kept%s (squared error %llu)", best_phase, phases_.size(),
+                 per_sequence_ ? " for the sequence" : "", static_cast<unsigned long long>(best_error));
         done_.emplace_back(std::move(best), tag);
+        if (per_sequence_) {
+            // The sequence's encoder comes with the next frame, once the
+            // phases' encoders and the decoder have given their memory back.
+            chosen_ = best_phase;
+            phases_.clear();
+            decoder_.reset();
+        }
         return true;
     }
 
-    bool receive(std::vector<uint8_t> &codestream, int64_t &tag, bool) override
+    bool receive(std::vector<uint8_t> &codestream, int64_t &tag, bool flush) override
     {
-        if (done_.empty()) return false;
+        if (done_.empty()) return sequence_ && sequence_->receive(codestream, tag, flush);
         codestream = std::move(done_.front().first);
         tag = done_.front().second;
         done_.pop_front();
         return true;
     }
 
-    /** Every phase's stage times added up. */
-    j2kc_stage_times stage_times() const override { return times_; }
+    /** The sequence encoder's, or every phase's stage times of the last frame added up. */
+    j2kc_stage_times stage_times() const override { return sequence_ ? sequence_->stage_times() : times_; }
 
 private:
     std::vector<uint8_t> code_frame(Encoder &encoder, const j2kc_image &image, int64_t tag)
@@ -86,7 +102,24 @@ private:
         return codestream;
     }
 
-    /** Sum of squared differences between the decoded codestream and the frame, over all samples. */
+    /** The decoder of the encoders' backend, one frame at a time: both give the same samples. */
+    Decoder &decoder()
+    {
+        if (!decoder_) {
+            j2kc_decoder_config dc;
+            j2kc_decoder_config_default(&dc);
+            dc.backend = backend_;
+            dc.device = config_.device;
+            dc.cuda_context = config_.cuda_context;
+            dc.cuda_stream = config_.cuda_stream;
+            dc.threads = config_.threads;
+            dc.frames_in_flight = 1;
+            decoder_ = create_decoder(dc, log_);
+        }
+        return *decoder_;
+    }
+
+    /** Sum of squared differences between the decoded codestream and the frame (host samples), over all samples. */
     uint64_t squared_error(const std::vector<uint8_t> &codestream, const j2kc_image &image)
     {
         const uint32_t n = image.num_components;
@@ -102,7 +135,8 @@ private:
         }
         j2kc_image decoded = image;
         decoded.components = out.data();
-        decoder_->decode(codestream.data(), codestream.size(), decoded);
+        decoded.memory = J2KC_MEMORY_HOST;
+        decoder().decode(codestream.data(), codestream.size(), decoded);
         uint64_t sum = 0;
         for (uint32_t c = 0; c < n; ++c)
             for (uint32_t y = 0; y < out[c].height; ++y)
@@ -113,20 +147,26 @@ private:
         return sum;
     }
 
+    StepPhaseEncoders phase_;
+    bool per_sequence_;
+    j2kc_encoder_config config_;
     Logger log_;
+    j2kc_backend backend_;
     std::vector<std::unique_ptr<Encoder>> phases_;
     std::unique_ptr<Decoder> decoder_;
     std::vector<std::vector<int32_t>> planes_;
     j2kc_stage_times times_{};
     std::deque<std::pair<std::vector<uint8_t>, int64_t>> done_;
+    int chosen_ = -1;  ///< the sequence's phase, once its first frame chose it
+    std::unique_ptr<Encoder> sequence_;
 };
 
 }  // namespace
 
-std::unique_ptr<Encoder> create_step_phase_search(int phases, const std::function<std::unique_ptr<Encoder>(int)> &phase,
+std::unique_ptr<Encoder> create_step_phase_search(int phases, bool per_sequence, const StepPhaseEncoders &phase,
                                                   const j2kc_encoder_config &config, const Logger &log)
 {
-    return std::make_unique<StepPhaseSearch>(phases, phase, config, log);
+    return std::make_unique<StepPhaseSearch>(phases, per_sequence, phase, config, log);
 }
 
 }  // namespace j2kc

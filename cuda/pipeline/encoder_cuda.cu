@@ -144,10 +144,10 @@ constexpr size_t kSmallFrameSamples = size_t{2048} * 1080 * 3;
  *  more of them pay only while the GPU has room for more frames (4 help with
  *  the slots above at DCI 4K and 2K; docs/measurements.md). */
 constexpr size_t kBackHalfWorkers = 4;
-/** ... and for HT coding sets, whose back half (several exact Tier-2
- *  measures a frame, each as long as its largest precinct's serial header
- *  coding) is long next to their Tier-1 and leaves the GPU mostly idle: more
- *  back halves at once keep it busy (docs/measurements.md). */
+/** ... and for HT coding sets, whose back half (a search and several exact
+ *  Tier-2 measures a frame, each read back) is a train of host round trips:
+ *  more back halves at once keep the GPU busy; with six, the sets' Tier-1
+ *  kernel bounds the throughput, not the workers (docs/measurements.md). */
 constexpr size_t kBackHalfWorkersHtSets = 6;
 constexpr unsigned kMaxSlots = 16;
 /** Pieces of the host staging copy handed to the thread pool. */

@@ -67,6 +67,8 @@ struct Args {
 constexpr int kProbeThreads = 256;
 constexpr int kCommitThreads = 256;
 constexpr int kHullThreads = 128;
+/** The update kernel's threads: as many copies of its G warps as fit. */
+constexpr uint32_t kUpdateThreads = 1024;
 
 __device__ uint32_t block_group(const Args &a, uint32_t b)
 {
@@ -181,35 +183,52 @@ __global__ void __launch_bounds__(kProbeThreads) rate_probe_kernel(Args a, int p
 }
 
 /**
- * Level 2: one warp per group, lane = probe. Sums the rows of partials,
- * compares with the budget(s) and narrows the window.
+ * Level 2: one warp per group, lane = probe, sums the rows of partials,
+ * compares with the budget(s) and narrows the window. Copies of those warps
+ * (as many as kUpdateThreads hold) first sum every n-th row each: one
+ * thread's walk over all the rows (264 on an H200) took about 50 us a
+ * launch, seven launches a search round (docs/measurements.md).
  */
-__global__ void rate_update_kernel(Args a, int phase, Budgets budgets, uint32_t rows, uint32_t layer)
+__global__ void __launch_bounds__(kUpdateThreads)
+    rate_update_kernel(Args a, int phase, Budgets budgets, uint32_t rows, uint32_t layer)
 {
+    __shared__ unsigned long long sh_body[kUpdateThreads], sh_bits[kUpdateThreads];
     __shared__ unsigned long long sh_size[kPcrdMaxGroups][kPcrdProbes];
     DeviceState *s = a.state;
-    const uint32_t G = a.groups;
-    const uint32_t g = threadIdx.x / 32, i = threadIdx.x % 32;
+    const uint32_t G = a.groups, lanes = G * kPcrdProbes, slices = blockDim.x / lanes;
+    const uint32_t slice = threadIdx.x / lanes, g = threadIdx.x % lanes / 32, i = threadIdx.x % 32;
     if (s->error) return;
-    if (phase == 1 ? pcrd_window_converged(s->win[g]) : pcrd_window_converged(s->win[G]))
-        return;  // uniform per warp (phase 1) or per block (phase 2)
+    // Uniform per warp (phase 1) or per block (phase 2).
+    const bool open = !pcrd_window_converged(phase == 1 ? s->win[g] : s->win[G]);
+    if (phase == 2 && !open) return;
     unsigned long long body = 0, bits = 0;
-    for (uint32_t r = 0; r < rows; ++r) {
+    for (uint32_t r = slice; open && r < rows; r += slices) {
         const size_t at = (size_t{r} * G + g) * kPcrdProbes + i;
         body += a.partial_body[at];
         bits += a.partial_bits[at];
     }
-    const unsigned long long base =
-        s->base_bits[g] + pcrd_reserve_bits(a.model, s->group_blocks[g], a.num_layers - 1 - layer);
-    const unsigned long long size = pcrd_group_size(body, bits + base);
+    sh_body[threadIdx.x] = body;
+    sh_bits[threadIdx.x] = bits;
+    __syncthreads();
+    unsigned long long size = 0;
+    if (slice == 0 && open) {
+        for (uint32_t k = 1; k < slices; ++k) {
+            body += sh_body[k * lanes + threadIdx.x];
+            bits += sh_bits[k * lanes + threadIdx.x];
+        }
+        const unsigned long long base =
+            s->base_bits[g] + pcrd_reserve_bits(a.model, s->group_blocks[g], a.num_layers - 1 - layer);
+        size = pcrd_group_size(body, bits + base);
+    }
     if (phase == 1) {
+        if (slice != 0 || !open) return;
         const uint32_t mask = __ballot_sync(0xffffffffu, size <= budgets.group[g]);
         if (i == 0) pcrd_window_update(s->win[g], mask);
         return;
     }
-    sh_size[g][i] = size;
+    if (slice == 0) sh_size[g][i] = size;
     __syncthreads();
-    if (g != 0) return;
+    if (threadIdx.x >= 32) return;
     unsigned long long total = 0;
     for (uint32_t h = 0; h < G; ++h) total += sh_size[h][i];
     const uint32_t mask = __ballot_sync(0xffffffffu, total <= budgets.frame);
@@ -425,7 +444,7 @@ struct PcrdCuda::Impl {
                 if (phase == 1 ? !any_group : kb.frame == kPcrdNoLimit) continue;
                 for (int it = 0; it < kPcrdMaxIterations; ++it) {
                     rate_probe_kernel<<<rows, kProbeThreads, 0, stream>>>(a, phase, l);
-                    rate_update_kernel<<<1, G * 32, 0, stream>>>(a, phase, kb, rows, l);
+                    rate_update_kernel<<<1, kUpdateThreads / (G * 32) * (G * 32), 0, stream>>>(a, phase, kb, rows, l);
                 }
             }
             rate_commit_kernel<<<std::max(1u, ceil_div(a.num_blocks, kCommitThreads)), kCommitThreads, 0, stream>>>(a,

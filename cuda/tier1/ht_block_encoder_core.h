@@ -802,25 +802,25 @@ J2KC_HD HtGroupSamples ht_group_samples(const int32_t *coeffs, size_t stride, ui
     return g;
 }
 
+/** The samples of the stripe group at (x0, y0) of a width x height block: up to 4 x 4. */
+J2KC_HD uint32_t ht_group_cols(uint32_t width, uint32_t x0) { return width - x0 < 4 ? width - x0 : 4u; }
+J2KC_HD uint32_t ht_group_rows(uint32_t height, uint32_t y0) { return height - y0 < 4 ? height - y0 : 4u; }
+
 /**
- * One stripe group of the SigProp pass at plane p - 1 after a cleanup at
- * plane p >= 1, the group of cols x rows samples at (x0, y0), with `sig`
- * as the decoder knows it when the group starts (ht_sigprop_members): its
- * bits in coding order (every member's bit, then the signs of those that
- * became significant) from the least significant bit of `bits`, their
- * number returned (at most 32). Marks the group's new significant samples
- * in `sig` and adds their distortion terms to `sum`.
+ * The bits of one stripe group of the SigProp pass (ht_sigprop_group) from
+ * its samples `g`, read beforehand: every member's bit, then the signs of
+ * those that became significant, from the least significant bit of `bits`,
+ * their number returned (at most 32). Marks the group's new significant
+ * samples in `sig` and returns them in `fresh` (bit c * 4 + r).
  */
-J2KC_HD uint32_t ht_sigprop_group(const int32_t *coeffs, size_t stride, uint32_t width, uint32_t height, uint32_t x0,
-                                  uint32_t y0, uint32_t p, uint32_t *sig, uint32_t &bits, int64_t &sum)
+J2KC_HD uint32_t ht_sigprop_group_bits(const HtGroupSamples &g, uint32_t width, uint32_t height, uint32_t x0,
+                                       uint32_t y0, uint32_t *sig, uint32_t &bits, uint32_t &fresh)
 {
-    const uint32_t q = p - 1;  // the refined plane
-    const uint32_t rows = height - y0 < 4 ? height - y0 : 4;
-    const uint32_t cols = width - x0 < 4 ? width - x0 : 4;
-    const HtGroupSamples g = ht_group_samples(coeffs, stride, x0, y0, cols, rows, p);
+    const uint32_t rows = ht_group_rows(height, y0), cols = ht_group_cols(width, x0);
     uint32_t member = ht_sigprop_members(width, height, x0, y0, cols, rows, sig);  // bit c * 4 + r
-    uint32_t fresh = 0, n = 0;
+    uint32_t n = 0;
     bits = 0;
+    fresh = 0;
     // Members in coding order (bit c * 4 + r ascending); a new one is always a later sample.
     for (uint32_t rest = member; rest;) {
         const uint32_t i = ht_lowest_bit(rest);
@@ -841,10 +841,38 @@ J2KC_HD uint32_t ht_sigprop_group(const int32_t *coeffs, size_t stride, uint32_t
         for (uint32_t c = 0; c < cols; ++c) row |= ((fresh >> (c * 4 + r)) & 1u) << c;
         if (row) sig[size_t{y0 + r} * words + (x0 >> 5)] |= row << (x0 & 31u);
     }
+    return n;
+}
+
+/** The distortion terms of the samples `fresh` (bit c * 4 + r) of the stripe group at (x0, y0) that
+ *  SigProp at plane q made significant. */
+J2KC_HD int64_t ht_sigprop_fresh_distortion(const int32_t *coeffs, size_t stride, uint32_t x0, uint32_t y0, uint32_t q,
+                                            uint32_t fresh)
+{
+    int64_t sum = 0;
     for (uint32_t rest = fresh; rest; rest &= rest - 1) {
         const uint32_t i = ht_lowest_bit(rest);
         sum += t1_dist_significance(ht_magnitude(coeffs, stride, x0 + (i >> 2), y0 + (i & 3u)), static_cast<int>(q));
     }
+    return sum;
+}
+
+/**
+ * One stripe group of the SigProp pass at plane p - 1 after a cleanup at
+ * plane p >= 1, the group of up to 4 x 4 samples at (x0, y0), with `sig`
+ * as the decoder knows it when the group starts (ht_sigprop_members): its
+ * bits and their number as ht_sigprop_group_bits gives them. Marks the
+ * group's new significant samples in `sig` and adds their distortion terms
+ * to `sum`.
+ */
+J2KC_HD uint32_t ht_sigprop_group(const int32_t *coeffs, size_t stride, uint32_t width, uint32_t height, uint32_t x0,
+                                  uint32_t y0, uint32_t p, uint32_t *sig, uint32_t &bits, int64_t &sum)
+{
+    const HtGroupSamples g =
+        ht_group_samples(coeffs, stride, x0, y0, ht_group_cols(width, x0), ht_group_rows(height, y0), p);
+    uint32_t fresh;
+    const uint32_t n = ht_sigprop_group_bits(g, width, height, x0, y0, sig, bits, fresh);
+    sum += ht_sigprop_fresh_distortion(coeffs, stride, x0, y0, p - 1, fresh);
     return n;
 }
 

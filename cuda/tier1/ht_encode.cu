@@ -61,12 +61,21 @@ constexpr uint32_t kMaxGroups = (ht::kMaxSamples + 3 * (ht::kMaxSide + ht::kMaxS
 /** Words of the SigProp pass's bits end to end (at most two a sample), with one to read past its end. */
 constexpr uint32_t kSigPropWords = 2 * ht::kMaxSamples / 32 + 2;
 
+/** Every stripe group's samples (HtGroupSamples' masks), read before SigProp's wavefront so that its
+ *  steps wait on no coefficient, and the samples each made significant. */
+struct SigPropGroups {
+    uint16_t significant[kMaxGroups], one[kMaxGroups], negative[kMaxGroups], fresh[kMaxGroups];
+};
+
 /** A warp's shared memory in the SigProp pass: every stripe group's bits, in coding order, and their count;
- *  then the pass's bit string. */
+ *  the groups' samples, then in their place the pass's bit string. */
 struct SigPropArea {
     uint32_t bits[kMaxGroups];
     uint8_t count[kMaxGroups];
-    uint32_t string[kSigPropWords];
+    union {
+        SigPropGroups groups;
+        uint32_t string[kSigPropWords];
+    };
 };
 
 /** A warp's shared memory, the cleanup's or SigProp's (which follows it). */
@@ -74,7 +83,6 @@ union WarpArea {
     CleanupArea cleanup;
     SigPropArea sigprop;
 };
-static_assert(sizeof(SigPropArea) <= sizeof(CleanupArea), "SigProp's records take more than the cleanup's area");
 
 __device__ uint32_t quad_rho(uint32_t info) { return info & 0xFu; }
 __device__ uint32_t quad_e1(uint32_t info) { return (info >> 4) & 0x1Fu; }
@@ -520,38 +528,74 @@ __device__ uint32_t lay_sigprop_bits(SigPropArea &a, uint32_t lane, uint32_t gro
     return total;
 }
 
+/** Every stripe group's samples into `a` (ht_group_samples), the groups shared among the lanes. */
+__device__ void read_sigprop_groups(SigPropGroups &a, uint32_t lane, const GpuCodeBlockJob &job,
+                                    const htenc::HtJobContext &c, uint32_t p, uint32_t across, uint32_t groups)
+{
+    for (uint32_t i = lane; i < groups; i += kLanes) {
+        const uint32_t x0 = 4 * (i % across), y0 = 4 * (i / across);
+        const htenc::HtGroupSamples g = htenc::ht_group_samples(
+            c.coeffs, job.stride, x0, y0, htenc::ht_group_cols(job.width, x0), htenc::ht_group_rows(job.height, y0), p);
+        a.significant[i] = static_cast<uint16_t>(g.significant);
+        a.one[i] = static_cast<uint16_t>(g.one);
+        a.negative[i] = static_cast<uint16_t>(g.negative);
+    }
+    __syncwarp();
+}
+
+/** The distortion terms of the samples the groups made significant (SigProp at plane p - 1), over the warp. */
+__device__ int64_t sigprop_distortion_warp(const SigPropGroups &a, uint32_t lane, const GpuCodeBlockJob &job,
+                                           const htenc::HtJobContext &c, uint32_t p, uint32_t across, uint32_t groups)
+{
+    int64_t sum = 0;
+    for (uint32_t i = lane; i < groups; i += kLanes)
+        sum += htenc::ht_sigprop_fresh_distortion(c.coeffs, job.stride, 4 * (i % across), 4 * (i / across), p - 1,
+                                                  a.fresh[i]);
+    return warp_sum(sum);
+}
+
 /**
  * ht_encode_sigprop by a warp into `out` (`capacity` bytes). A stripe group
  * reads the outcomes of the groups on its left and of the three above it,
  * and the cleanup's significance of those on its right and below, so the
  * lanes take a stripe each and run as a wavefront, a lane two groups behind
- * the one above it; their bits wait in `a`, are laid end to end in the
- * pass's order and cut into bytes as the serial writer's puts would. Every
- * lane returns the status and `f`'s SigProp fields.
+ * the one above it, on the groups' samples read before by every lane; their
+ * bits wait in `a`, are laid end to end in the pass's order and cut into
+ * bytes as the serial writer's puts would, and the distortion terms of the
+ * samples they made significant are summed by every lane after. Every lane
+ * returns the status and `f`'s SigProp fields.
  */
 __device__ uint32_t sigprop_warp(SigPropArea &a, uint32_t lane, const GpuCodeBlockJob &job,
                                  const htenc::HtJobContext &c, uint32_t p, uint8_t *out, uint32_t capacity,
                                  htenc::HtRefinementResult &f)
 {
-    const uint32_t across = (job.width + 3u) / 4, stripes = (job.height + 3u) / 4;
-    int64_t sum = 0;
-    for (uint32_t i = lane; i < kSigPropWords; i += kLanes) a.string[i] = 0;
+    const uint32_t across = (job.width + 3u) / 4, stripes = (job.height + 3u) / 4, groups = across * stripes;
+    read_sigprop_groups(a.groups, lane, job, c, p, across, groups);
     for (uint32_t first = 0; first < stripes; first += kLanes) {
         const uint32_t lanes = stripes - first < kLanes ? stripes - first : kLanes, s = first + lane;
         for (uint32_t t = 0; t < across + 2 * (lanes - 1); ++t) {
             const uint32_t g = t - 2 * lane;  // wraps before the lane's start: fails the bound
             if (lane < lanes && g < across) {
                 const uint32_t at = s * across + g;
-                a.count[at] = static_cast<uint8_t>(htenc::ht_sigprop_group(c.coeffs, job.stride, job.width, job.height,
-                                                                           4 * g, 4 * s, p, c.sig, a.bits[at], sum));
+                htenc::HtGroupSamples samples;
+                samples.significant = a.groups.significant[at];
+                samples.one = a.groups.one[at];
+                samples.negative = a.groups.negative[at];
+                uint32_t fresh;
+                a.count[at] = static_cast<uint8_t>(htenc::ht_sigprop_group_bits(samples, job.width, job.height, 4 * g,
+                                                                                4 * s, c.sig, a.bits[at], fresh));
+                a.groups.fresh[at] = static_cast<uint16_t>(fresh);
             }
             __syncwarp();
         }
     }
-    sum = warp_sum(sum);
+    const int64_t sum = sigprop_distortion_warp(a.groups, lane, job, c, p, across, groups);
+    __syncwarp();
+    for (uint32_t i = lane; i < kSigPropWords; i += kLanes) a.string[i] = 0;  // the groups' samples are spent
+    __syncwarp();
     htenc::HtMagSgnWriter sp;
     sp.init(out, capacity);
-    cut_magsgn(a.string, lay_sigprop_bits(a, lane, across * stripes), sp, lane);
+    cut_magsgn(a.string, lay_sigprop_bits(a, lane, groups), sp, lane);
     __syncwarp();
     uint32_t status = htenc::kHtEncodeOk;
     if (lane == 0) status = htenc::ht_finish_sigprop(sp, sum, p, f);

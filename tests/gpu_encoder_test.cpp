@@ -285,8 +285,9 @@ TEST(GpuEncoder, StepPhaseSearchMatchesCpu)
 }
 
 // An IMF sequence's first frame chooses the phase of every frame: from one
-// device buffer reloaded after each submit, with frames in flight after the
-// first, the same codestreams as the CPU backend's from host frames.
+// device buffer reloaded on a lent stream after each submit, with frames in
+// flight after the first, the same codestreams as the CPU backend's from host
+// frames.
 TEST(GpuEncoder, SequenceStepPhaseFromDeviceFramesMatchesCpu)
 {
     if (!have_gpu()) GTEST_SKIP() << "no usable CUDA device";
@@ -308,18 +309,22 @@ TEST(GpuEncoder, SequenceStepPhaseFromDeviceFramesMatchesCpu)
         expected = encode_queued(enc, images, [](size_t) {});
         j2kc_encoder_free(&enc);
     }
+    cudaStream_t stream = nullptr;
+    ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
     DeviceFrame dev(frames[0]);
     cfg.backend = J2KC_BACKEND_CUDA;
+    cfg.cuda_stream = stream;
     cfg.frames_in_flight = 3;
     j2kc_encoder *enc = nullptr;
     ASSERT_EQ(j2kc_encoder_create(&enc, &cfg, &dev.image), J2KC_OK);
-    dev.load(frames[0], nullptr);
+    dev.load(frames[0], stream);
     std::vector<const j2kc_image *> images(frames.size(), &dev.image);
     const auto got = encode_queued(enc, images, [&](size_t i) {
-        dev.scribble(nullptr);
-        if (i + 1 < frames.size()) dev.load(frames[i + 1], nullptr);
+        dev.scribble(stream);
+        if (i + 1 < frames.size()) dev.load(frames[i + 1], stream);
     });
     j2kc_encoder_free(&enc);
+    cudaStreamDestroy(stream);
     ASSERT_EQ(got.size(), expected.size());
     for (size_t i = 0; i < got.size(); ++i) EXPECT_TRUE(got[i] == expected[i]) << "frame " << i;
 }

@@ -36,12 +36,15 @@ void HostMirror::upload()
                "frame upload from its host copy");
 }
 
-void HostMirror::download()
+void HostMirror::download(void *stream)
 {
     if (bytes_.empty()) return;
     ContextScope scope(context_, ordinal_);
-    check_cuda(cudaMemcpy(bytes_.data(), reinterpret_cast<const void *>(begin_), bytes_.size(), cudaMemcpyDeviceToHost),
+    const auto s = static_cast<cudaStream_t>(stream);
+    check_cuda(cudaMemcpyAsync(bytes_.data(), reinterpret_cast<const void *>(begin_), bytes_.size(),
+                               cudaMemcpyDeviceToHost, s),
                "frame download to its host copy");
+    check_cuda(cudaStreamSynchronize(s), "frame download to its host copy");
 }
 
 }  // namespace j2kc

@@ -29,8 +29,9 @@ public:
 
     /** The host copy's bytes into the frame. Throws CUDA. */
     void upload();
-    /** The frame's bytes into the host copy. Throws CUDA. */
-    void download();
+    /** The frame's bytes into the host copy, read in order on `stream`
+     *  (NULL: the legacy default stream), and waited for. Throws CUDA. */
+    void download(void *stream);
 
     j2kc_image image;
 

@@ -47,11 +47,12 @@ public:
             return sequence_->submit(image, tag);
         }
         times_ = {};
-        // The error is taken on host samples: a frame in CUDA memory is read down once.
+        // The error is taken on host samples: a frame in CUDA memory is read
+        // down once, in order on the lent stream as the encoders read it.
         std::optional<HostMirror> host;
         if (image.memory == J2KC_MEMORY_CUDA) {
             host.emplace(image, config_.cuda_context, config_.device);
-            host->download();
+            host->download(config_.cuda_stream);
         }
         const j2kc_image &source = host ? host->image : image;
         std::vector<uint8_t> best, codestream;

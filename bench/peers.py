@@ -60,8 +60,8 @@ def _j2kc_encode_cmd(bench, fs, be, out, distinct, warmup):
 def enc_j2kc(backend, device_input=False, ht=False, quality=None, step_phases=None):
     """j2kc_bench's encode; ht: HTJ2K code-blocks; quality(bench, fs, target):
     a fixed quantisation (j2kc_encoder_config::quality) instead of the
-    byte target; step_phases: the step phase search under a generic byte
-    target (j2kc_encoder_config::step_phases)."""
+    byte target; step_phases: the step phase search under a byte target
+    (j2kc_encoder_config::step_phases; 1: none)."""
     def run(bench, fs, mode, target, out):
         be = J2KC["backend"] if backend == "cuda" else backend
         if device_input and be != "cuda":

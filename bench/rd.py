@@ -31,9 +31,8 @@ cropped to the case's size by ffmpeg and converted to its sample format:
 
 FFmpeg's encoder has no byte cap: at the profile caps it is given the ratio of
 the raw size to the cap. It takes 8/16-bit RGB and 4:2:2 only here.
---step-phases N passes j2kc's option of that name (the step phase search:
-each frame in the generic cases, off by default; DCI and IMF search by
-default) to its encodes.
+--step-phases N passes j2kc's option of that name to its encodes (N phases
+searched on each frame of the generic cases; without it, 4 on the first).
 Prints one line a photograph and case, then the mean of each codec's PSNR
 difference to j2kc. Work files (several hundred MB at 4K) go to --work.
 """

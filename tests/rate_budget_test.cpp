@@ -288,6 +288,7 @@ TEST(RateBudget, FittedStepsDecodeCloserThanThePlannedOnes)
     const Planes16 f = smooth_noisy(512, 384, 3, 8, 6.0);
     j2kc_encoder_config cfg = base_config();
     cfg.frame_bytes = 512 * 384 * 3 / 16;  // half a bit a sample
+    cfg.step_phases = 1;                   // the plan's own phase
     const std::vector<uint8_t> fitted = encode(cfg, f.image);
     const j2kc::EncoderPlan plan = j2kc::plan_encoder(cfg, f.image);
     ASSERT_TRUE(plan.fitted_steps());
@@ -354,8 +355,12 @@ TEST(RateBudget, StepPhaseSearchKeepsTheNearestDecode)
     EXPECT_GE(searched.size(), cfg.frame_bytes * 995 / 1000);
     EXPECT_LE(searched.size(), cfg.frame_bytes);
 
-    cfg.step_phases = 0;
+    EXPECT_FALSE(j2kc::plan_encoder(cfg, f.image).step_phase_per_sequence);
+    cfg.step_phases = 1;
     EXPECT_TRUE(encode(cfg, f.image) == phases[0]);
+    cfg.step_phases = 0;  // the default: four phases, searched on a sequence's first frame
+    EXPECT_TRUE(j2kc::plan_encoder(cfg, f.image).step_phase_per_sequence);
+    EXPECT_TRUE(encode(cfg, f.image) == searched);
     cfg.step_phases = 9;
     EXPECT_THROW(j2kc::plan_encoder(cfg, f.image), std::exception);
 }

@@ -234,12 +234,12 @@ typedef struct j2kc_encoder_config {
      * frame, and the codestream with the least squared error over all
      * samples is kept: the phase moves PSNR at equal bytes by up to a few
      * tenths of a dB, differently for each picture. Each phase costs a
-     * whole encode and a decode. The generic profile searches every frame;
-     * DCI and IMF search the first frame only and keep its phase for the
-     * sequence, whose frames must share their quantisation (DCI and IMF
-     * packagers check every frame's QCD against the first's). 0: the
-     * profile's default (generic: no search; DCI and IMF: 4); 1: no
-     * search; at most 8.
+     * whole encode and a decode. 0 (the default): 4 phases, searched on
+     * the first frame, whose phase codes the whole sequence, so a sequence
+     * pays for the search once. N > 1: N phases, searched on every frame
+     * with the generic profile, on the first with DCI and IMF, whose frames
+     * must share their quantisation (DCI and IMF packagers check every
+     * frame's QCD against the first's). 1: no search. At most 8.
      */
     int step_phases;
 } j2kc_encoder_config;

@@ -416,9 +416,9 @@ static void apply_ht(EncoderPlan &plan)
 
 /** The most step phases a frame is coded at (j2kc_encoder_config::step_phases). */
 constexpr int kMaxStepPhases = 8;
-/** The phases the DCI and IMF profiles search on a sequence's first frame by
- *  default: four took 0.1 to 0.3 dB on most photographs (docs/measurements.md)
- *  for what the search costs once. */
+/** The phases searched on a sequence's first frame by default: four took 0.1
+ *  to 0.3 dB on most photographs (docs/measurements.md) for what the search
+ *  costs once. */
 constexpr int kSequenceStepPhases = 4;
 
 /** APP2.HT's largest magnitude bound B: Photon rejects streams above it
@@ -526,8 +526,8 @@ EncoderPlan plan_encoder(const j2kc_encoder_config &cfg, const j2kc_image &shape
     const bool shared_qcd = plan.profile == J2KC_PROFILE_DCI_2K || plan.profile == J2KC_PROFILE_DCI_4K ||
                             plan.profile == J2KC_PROFILE_IMF;
     if ((plan.profile == J2KC_PROFILE_NONE || shared_qcd) && !ht && !plan.reversible() && budget) {
-        plan.step_phases = cfg.step_phases > 0 ? cfg.step_phases : shared_qcd ? kSequenceStepPhases : 1;
-        plan.step_phase_per_sequence = shared_qcd && plan.step_phases > 1;
+        plan.step_phases = cfg.step_phases > 0 ? cfg.step_phases : kSequenceStepPhases;
+        plan.step_phase_per_sequence = plan.step_phases > 1 && (shared_qcd || cfg.step_phases == 0);
     }
     J2KC_CHECK_ARG(step_phase >= 0 && step_phase < plan.step_phases, "step phase %d of %d", step_phase,
                    plan.step_phases);

@@ -67,7 +67,7 @@ struct EncoderPlan {
      *  step_phase_per_sequence. */
     int step_phases = 1;
     /** The phase is searched on the first frame and kept for the sequence:
-     *  irreversible Part 1 under a DCI or IMF budget, whose frames must
+     *  by default, and always under a DCI or IMF budget, whose frames must
      *  share their QCD (as for fitted_steps()). */
     bool step_phase_per_sequence = false;
 };

@@ -260,6 +260,134 @@ TEST(HtVlcTable, CompletePrefixCodePerContext)
     EXPECT_EQ(kHtVlcOtherRowsCount, 358u);
 }
 
+// ------------------------------------------------------------ the VLC stream
+
+/** A segment's bytes, many of them ones the stuffing rule looks at (0x7F, 0xFF, 0x8F, 0x90). */
+std::vector<uint8_t> stuffing_prone_bytes(std::mt19937 &rng, size_t n)
+{
+    static const uint8_t special[] = {0x7F, 0xFF, 0x8F, 0x90, 0xFE, 0x00};
+    std::vector<uint8_t> b(n);
+    for (auto &v : b) v = rng() % 2 ? special[rng() % 6] : static_cast<uint8_t>(rng());
+    return b;
+}
+
+/** The VLC stream's bits a byte at a time, from the end, as 7.1 states the rule; then zeros. */
+std::vector<uint8_t> backward_bits_reference(const std::vector<uint8_t> &seg, uint32_t last, size_t total)
+{
+    std::vector<uint8_t> bits;
+    for (size_t i = seg.size(); i-- > 0;) {
+        const uint32_t b = seg[i];
+        const uint32_t n = last > 0x8F && (b & 0x7F) == 0x7F ? 7u : 8u;
+        for (uint32_t k = 0; k < n; ++k) bits.push_back((b >> k) & 1u);
+        last = b;
+    }
+    bits.resize(std::max(bits.size(), total), 0);
+    return bits;
+}
+
+TEST(HtStreams, BackwardStreamUnstuffsAsTheRuleSays)
+{
+    std::mt19937 rng(15444);
+    for (int trial = 0; trial < 2000; ++trial) {
+        const std::vector<uint8_t> seg = stuffing_prone_bytes(rng, rng() % 40);
+        const uint32_t first_last = rng() % 2 ? 0xFFu : 0u;
+        ht::BackwardLsb s;
+        s.data = seg.data();
+        s.lo = 0;
+        s.pos = static_cast<int64_t>(seg.size()) - 1;
+        s.acc = 0;
+        s.bits = 0;
+        s.last = first_last;
+        const std::vector<uint8_t> ref = backward_bits_reference(seg, first_last, 8 * seg.size() + 64);
+        size_t at = 0;
+        while (at + 32 <= ref.size()) {
+            const uint32_t n = 1 + rng() % 24;
+            const uint32_t v = s.get(n);
+            for (uint32_t k = 0; k < n; ++k)
+                ASSERT_EQ((v >> k) & 1u, ref[at + k]) << "trial " << trial << " bit " << at + k;
+            at += n;
+        }
+    }
+}
+
+/** decodeUPrefix, decodeUSuffix and decodeUExtension of 7.3.6 a bit at a time, from `bits` at `at`. */
+uint32_t u_bit(const std::vector<uint8_t> &bits, size_t &at) { return bits[at++]; }
+uint32_t u_prefix_reference(const std::vector<uint8_t> &bits, size_t &at)
+{
+    if (u_bit(bits, at)) return 1;
+    if (u_bit(bits, at)) return 2;
+    return u_bit(bits, at) ? 3 : 5;
+}
+uint32_t u_suffix_reference(const std::vector<uint8_t> &bits, size_t &at, uint32_t prefix)
+{
+    uint32_t v = 0;
+    const uint32_t n = prefix < 3 ? 0 : prefix == 3 ? 1 : 5;
+    for (uint32_t k = 0; k < n; ++k) v |= u_bit(bits, at) << k;
+    return v;
+}
+uint32_t u_extension_reference(const std::vector<uint8_t> &bits, size_t &at, uint32_t suffix)
+{
+    uint32_t v = 0;
+    for (uint32_t k = 0; suffix >= 28 && k < 4; ++k) v |= u_bit(bits, at) << k;
+    return v;
+}
+
+TEST(HtStreams, ResidualsOfAQuadPairMatchTheBitwiseProcedure)
+{
+    std::mt19937 rng(7306);
+    for (int trial = 0; trial < 20000; ++trial) {
+        // Windows rich in zeros, so that long prefixes, suffixes of 28 and
+        // more, and extensions all occur.
+        std::vector<uint8_t> seg(8);
+        for (auto &v : seg) v = static_cast<uint8_t>(rng() & rng() & rng());
+        const bool first_row = rng() % 2, on_a = rng() % 2, on_b = rng() % 2, mel_bit = rng() % 2;
+        ht::BackwardLsb s;
+        s.data = seg.data();
+        s.lo = 0;
+        s.pos = static_cast<int64_t>(seg.size()) - 1;
+        s.acc = 0;
+        s.bits = 0;
+        s.last = 0;
+        // One MEL symbol of the value mel_bit: in state k = 0 a first bit 0
+        // codes a 1, a first bit 1 a run of one 0.
+        uint8_t mel_byte[3] = {static_cast<uint8_t>(mel_bit ? 0x00 : 0x80), 0xFF, 0xFF};
+        ht::MelDecoder mel;
+        mel.init(mel_byte, 0, 3);
+        uint32_t ua = 0, ub = 0;
+        ht::u_residuals(s, mel, first_row, on_a, on_b, ua, ub);
+
+        const std::vector<uint8_t> bits = backward_bits_reference(seg, 0, 128);
+        size_t at = 0;
+        uint32_t ra = 0, rb = 0;
+        if (on_a && on_b && first_row && mel_bit) {
+            const uint32_t pa = u_prefix_reference(bits, at), pb = u_prefix_reference(bits, at);
+            const uint32_t sa = u_suffix_reference(bits, at, pa), sb = u_suffix_reference(bits, at, pb);
+            ra = pa + sa + 4 * u_extension_reference(bits, at, sa) + 2;
+            rb = pb + sb + 4 * u_extension_reference(bits, at, sb) + 2;
+        } else if (on_a && on_b) {
+            const uint32_t pa = u_prefix_reference(bits, at);
+            if (first_row && pa > 2) {
+                rb = u_bit(bits, at) + 1;
+                const uint32_t sa = u_suffix_reference(bits, at, pa);
+                ra = pa + sa + 4 * u_extension_reference(bits, at, sa);
+            } else {
+                const uint32_t pb = u_prefix_reference(bits, at);
+                const uint32_t sa = u_suffix_reference(bits, at, pa), sb = u_suffix_reference(bits, at, pb);
+                ra = pa + sa + 4 * u_extension_reference(bits, at, sa);
+                rb = pb + sb + 4 * u_extension_reference(bits, at, sb);
+            }
+        } else if (on_a || on_b) {
+            const uint32_t p = u_prefix_reference(bits, at), sfx = u_suffix_reference(bits, at, p);
+            (on_a ? ra : rb) = p + sfx + 4 * u_extension_reference(bits, at, sfx);
+        }
+        ASSERT_EQ(ua, ra) << "trial " << trial;
+        ASSERT_EQ(ub, rb) << "trial " << trial;
+        // The stream stands at the bit after the residuals.
+        const uint32_t next = s.get(16);
+        for (uint32_t k = 0; k < 16; ++k) ASSERT_EQ((next >> k) & 1u, bits[at + k]) << "trial " << trial;
+    }
+}
+
 // ------------------------------------------------------------ peers' streams
 
 TEST(HtDecode, StreamsOfOtherEncodersMatchAnIndependentDecoder)

@@ -187,15 +187,44 @@ struct BackwardLsb : LsbAccumulator<BackwardLsb> {
     J2KC_HT_INLINE void refill()
     {
         while (bits <= 56) {
+            if (bits <= 32 && pos >= lo + 3 && push_word()) continue;
             const uint32_t b = pos >= lo ? data[pos] : 0u;
             --pos;
             push(b, backward_byte_bits(last, b));
         }
     }
+    /**
+     * The four bytes from `pos` down in one step when none of them can carry
+     * a stuffed bit (none has its low seven bits all ones): most refills,
+     * without a test a byte. False, and nothing read, otherwise.
+     */
+    J2KC_HT_INLINE bool push_word()
+    {
+        const uint32_t w = data[pos] | (uint32_t{data[pos - 1]} << 8) | (uint32_t{data[pos - 2]} << 16) |
+                           (uint32_t{data[pos - 3]} << 24);
+        if (has_byte_ff(w | 0x80808080u)) return false;
+        acc |= uint64_t{w} << bits;
+        bits += 32;
+        last = w >> 24;
+        pos -= 4;
+        return true;
+    }
+    /** Whether one of the four bytes of v is 0xFF. */
+    static J2KC_HT_INLINE bool has_byte_ff(uint32_t v)
+    {
+        const uint32_t z = ~v;
+        return ((z - 0x01010101u) & ~z & 0x80808080u) != 0;
+    }
     J2KC_HT_INLINE uint32_t peek7()
     {
         if (bits < 7) refill();
         return static_cast<uint32_t>(acc & 0x7F);
+    }
+    /** Drops n bits already peeked. */
+    J2KC_HT_INLINE void drop(uint32_t n)
+    {
+        acc >>= n;
+        bits -= n;
     }
 };
 
@@ -266,34 +295,72 @@ struct MelDecoder {
 
 // ------------------------------------------------------------------ U-VLC
 
-/** decodeUPrefix: 1, 2, 3 or 5. */
-J2KC_HT_INLINE uint32_t u_prefix(BackwardLsb &vlc)
+/*
+ * The U-VLC codes read from a window of the VLC stream (its next bits, the
+ * first in bit 0) instead of a bit at a time, so that a quad pair's residuals
+ * take one peek, a few shifts and one drop, and the lanes of a warp that
+ * decode different blocks take the same path.
+ */
+
+/** decodeUPrefix from the window w: the prefix (1, 2, 3 or 5) in bits 0..3, its length in bits 4..7. */
+J2KC_HT_INLINE uint32_t u_prefix_code(uint32_t w)
 {
-    if (vlc.get(1)) return 1;
-    if (vlc.get(1)) return 2;
-    return vlc.get(1) ? 3 : 5;
+    // Indexed by the next three bits: "1" 1, "01" 2, "001" 3, "000" 5.
+    return static_cast<uint32_t>(0x1122113311221135ull >> (8 * (w & 7u))) & 0xFFu;
 }
-/** decodeUSuffix. */
-J2KC_HT_INLINE uint32_t u_suffix(BackwardLsb &vlc, uint32_t prefix)
+/** The U-VLC field of `length` bits at bit *at of the window w; *at moves past it. */
+J2KC_HT_INLINE uint32_t u_field(uint32_t w, uint32_t &at, uint32_t length)
 {
-    if (prefix < 3) return 0;
-    return prefix == 3 ? vlc.get(1) : vlc.get(5);
+    const uint32_t v = (w >> at) & ((1u << length) - 1u);
+    at += length;
+    return v;
 }
-/** decodeUExtension. */
-J2KC_HT_INLINE uint32_t u_extension(BackwardLsb &vlc, uint32_t suffix) { return suffix >= 28 ? vlc.get(4) : 0; }
-/** The residual of one quad whose prefix is read: its suffix and extension follow. */
-J2KC_HT_INLINE uint32_t u_residual(BackwardLsb &vlc, uint32_t prefix)
+/** decodeUPrefix at bit *at of w for a quad with a residual (`on`); 0, reading nothing, for one without. */
+J2KC_HT_INLINE uint32_t u_prefix_at(uint32_t w, uint32_t &at, bool on)
 {
-    const uint32_t suffix = u_suffix(vlc, prefix);
-    return prefix + suffix + 4 * u_extension(vlc, suffix);
+    const uint32_t code = on ? u_prefix_code(w >> at) : 0u;
+    at += code >> 4;
+    return code & 0xFu;
 }
-/** The residuals of a quad pair whose prefixes are read: both suffixes, then both extensions. */
-J2KC_HT_INLINE void u_residual_pair(BackwardLsb &vlc, uint32_t pa, uint32_t pb, uint32_t &ua, uint32_t &ub)
+/** decodeUSuffix: 5 bits after prefix 5, 1 after prefix 3, none after 1 or 2 (or none read). */
+J2KC_HT_INLINE uint32_t u_suffix_at(uint32_t w, uint32_t &at, uint32_t prefix)
 {
-    const uint32_t sa = u_suffix(vlc, pa), sb = u_suffix(vlc, pb);
-    const uint32_t xa = u_extension(vlc, sa), xb = u_extension(vlc, sb);
-    ua = pa + sa + 4 * xa;
-    ub = pb + sb + 4 * xb;
+    return u_field(w, at, (0x501000u >> (4 * prefix)) & 0xFu);
+}
+/** decodeUExtension: 4 bits after a suffix of 28 or more. */
+J2KC_HT_INLINE uint32_t u_extension_at(uint32_t w, uint32_t &at, uint32_t suffix)
+{
+    return u_field(w, at, suffix >= 28 ? 4u : 0u);
+}
+
+/**
+ * The U-VLC residuals of a quad pair whose quads a and b have them when
+ * on_a and on_b (7.3.6): the prefixes, then the suffixes, then the
+ * extensions, of those that have them, in at most 24 bits. In the first row,
+ * when both do, MEL says whether both exceed 2: if so both get 2 more;
+ * if not, a prefix of a above 2 is followed by one bit that gives ub (1 or
+ * 2) instead of b's prefix.
+ */
+J2KC_HT_INLINE void u_residuals(BackwardLsb &vlc, MelDecoder &mel, bool first_row, bool on_a, bool on_b, uint32_t &ua,
+                                uint32_t &ub)
+{
+    const bool mel_pair = first_row && on_a && on_b && mel.symbol() != 0;
+    const uint32_t w = vlc.peek(24);
+    uint32_t at = 0;
+    const uint32_t pa = u_prefix_at(w, at, on_a);
+    if (first_row && on_a && on_b && !mel_pair && pa > 2) {
+        ub = u_field(w, at, 1) + 1;
+        const uint32_t sa = u_suffix_at(w, at, pa);
+        ua = pa + sa + 4 * u_extension_at(w, at, sa);
+    } else {
+        const uint32_t pb = u_prefix_at(w, at, on_b);
+        const uint32_t sa = u_suffix_at(w, at, pa), sb = u_suffix_at(w, at, pb);
+        const uint32_t xa = u_extension_at(w, at, sa), xb = u_extension_at(w, at, sb);
+        const uint32_t bonus = mel_pair ? 2u : 0u;
+        ua = pa + sa + 4 * xa + bonus;
+        ub = pb + sb + 4 * xb + bonus;
+    }
+    vlc.drop(at);
 }
 
 // ------------------------------------------------------------------ block
@@ -357,7 +424,7 @@ J2KC_HT_INLINE QuadSig decode_quad_sig(BackwardLsb &vlc, MelDecoder &mel, uint32
     QuadSig q{0, 0, 0, 0};
     if (c == 0 && mel.symbol() == 0) return q;
     const uint32_t e = vlc_entry(table, (c << 7) | vlc.peek7());
-    vlc.skip((e >> 1) & 7u);
+    vlc.drop((e >> 1) & 7u);
     q.u_off = e & 1u;
     q.rho = (e >> 4) & 0xFu;
     q.e_k = (e >> 8) & 0xFu;
@@ -445,24 +512,7 @@ J2KC_HT_INLINE void decode_pair_first_row(BackwardLsb &vlc, MelDecoder &mel, boo
         b = decode_quad_sig(vlc, mel, 0, c);
         c = first_row_context(b.rho);
     }
-    if (a.u_off && b.u_off) {
-        if (mel.symbol()) {
-            const uint32_t pa = u_prefix(vlc), pb = u_prefix(vlc);
-            u_residual_pair(vlc, pa, pb, ua, ub);
-            ua += 2;
-            ub += 2;
-        } else {
-            const uint32_t pa = u_prefix(vlc);
-            if (pa > 2) {
-                ub = vlc.get(1) + 1;
-                ua = u_residual(vlc, pa);
-            } else {
-                u_residual_pair(vlc, pa, u_prefix(vlc), ua, ub);
-            }
-        }
-    } else if (a.u_off || b.u_off) {
-        (a.u_off ? ua : ub) = u_residual(vlc, u_prefix(vlc));
-    }
+    if (a.u_off || b.u_off) u_residuals(vlc, mel, true, a.u_off, b.u_off, ua, ub);
 }
 
 /**
@@ -487,12 +537,7 @@ J2KC_HT_INLINE void decode_pair_other_row(BackwardLsb &vlc, MelDecoder &mel, boo
         cb |= ((quad_rho(nf) >> 3) | (quad_rho(nf2) >> 1)) & 1u ? 4u : 0u;
         b = decode_quad_sig(vlc, mel, 1, cb);
     }
-    if (a.u_off && b.u_off) {
-        const uint32_t pa = u_prefix(vlc), pb = u_prefix(vlc);
-        u_residual_pair(vlc, pa, pb, ua, ub);
-    } else if (a.u_off || b.u_off) {
-        (a.u_off ? ua : ub) = u_residual(vlc, u_prefix(vlc));
-    }
+    if (a.u_off || b.u_off) u_residuals(vlc, mel, false, a.u_off, b.u_off, ua, ub);
 }
 
 /**

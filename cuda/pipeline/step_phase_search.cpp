@@ -8,8 +8,9 @@
  * tenths of a dB, differently for each frame; the wavelet-domain distortion
  * measures tried ranked the phases wrongly on most frames, above all near
  * the decoders' rounding to integers (docs/measurements.md), so the decoded
- * frame decides. DCI and IMF sequences must keep one QCD, so there the
- * first frame decides for all: a sequence pays for the search once.
+ * frame decides. By default, and always in DCI and IMF sequences, which
+ * must keep one QCD, the first frame decides for the whole sequence, so a
+ * sequence pays for the search once.
  */
 #include "pipeline/step_phase_search.h"
 

@@ -285,19 +285,26 @@ std::vector<uint8_t> backward_bits_reference(const std::vector<uint8_t> &seg, ui
     return bits;
 }
 
+/** A VLC stream over the whole of `seg`, read from its last byte, `last` the byte before it. */
+ht::BackwardLsb backward_stream(const std::vector<uint8_t> &seg, uint32_t last)
+{
+    ht::BackwardLsb s;
+    s.data = seg.data();
+    s.lo = 0;
+    s.pos = static_cast<int64_t>(seg.size()) - 1;
+    s.acc = 0;
+    s.bits = 0;
+    s.last = last;
+    return s;
+}
+
 TEST(HtStreams, BackwardStreamUnstuffsAsTheRuleSays)
 {
     std::mt19937 rng(15444);
     for (int trial = 0; trial < 2000; ++trial) {
         const std::vector<uint8_t> seg = stuffing_prone_bytes(rng, rng() % 40);
         const uint32_t first_last = rng() % 2 ? 0xFFu : 0u;
-        ht::BackwardLsb s;
-        s.data = seg.data();
-        s.lo = 0;
-        s.pos = static_cast<int64_t>(seg.size()) - 1;
-        s.acc = 0;
-        s.bits = 0;
-        s.last = first_last;
+        ht::BackwardLsb s = backward_stream(seg, first_last);
         const std::vector<uint8_t> ref = backward_bits_reference(seg, first_last, 8 * seg.size() + 64);
         size_t at = 0;
         while (at + 32 <= ref.size()) {
@@ -341,13 +348,7 @@ TEST(HtStreams, ResidualsOfAQuadPairMatchTheBitwiseProcedure)
         std::vector<uint8_t> seg(8);
         for (auto &v : seg) v = static_cast<uint8_t>(rng() & rng() & rng());
         const bool first_row = rng() % 2, on_a = rng() % 2, on_b = rng() % 2, mel_bit = rng() % 2;
-        ht::BackwardLsb s;
-        s.data = seg.data();
-        s.lo = 0;
-        s.pos = static_cast<int64_t>(seg.size()) - 1;
-        s.acc = 0;
-        s.bits = 0;
-        s.last = 0;
+        ht::BackwardLsb s = backward_stream(seg, 0);
         // One MEL symbol of the value mel_bit: in state k = 0 a first bit 0
         // codes a 1, a first bit 1 a run of one 0.
         uint8_t mel_byte[3] = {static_cast<uint8_t>(mel_bit ? 0x00 : 0x80), 0xFF, 0xFF};

@@ -284,6 +284,34 @@ TEST(GpuEncoder, StepPhaseSearchMatchesCpu)
     EXPECT_TRUE(cpu == gpu) << "sizes " << cpu.size() << " / " << gpu.size();
 }
 
+namespace {
+
+/**
+ * The codestreams of `frames` coded by the CUDA backend (cfg's other fields
+ * kept) from one device buffer, reloaded with the next frame right after each
+ * submit, in order on `stream` (none: the legacy stream).
+ */
+std::vector<std::vector<uint8_t>> encode_from_one_device_buffer(const std::vector<Frame> &frames,
+                                                                j2kc_encoder_config cfg, cudaStream_t stream)
+{
+    DeviceFrame dev(frames[0]);
+    cfg.backend = J2KC_BACKEND_CUDA;
+    cfg.cuda_stream = stream;
+    j2kc_encoder *enc = nullptr;
+    EXPECT_EQ(j2kc_encoder_create(&enc, &cfg, &dev.image), J2KC_OK);
+    if (!enc) return {};
+    dev.load(frames[0], stream);
+    std::vector<const j2kc_image *> images(frames.size(), &dev.image);
+    auto got = encode_queued(enc, images, [&](size_t i) {
+        dev.scribble(stream);
+        if (i + 1 < frames.size()) dev.load(frames[i + 1], stream);
+    });
+    j2kc_encoder_free(&enc);
+    return got;
+}
+
+}  // namespace
+
 // An IMF sequence's first frame chooses the phase of every frame: from one
 // device buffer reloaded on a lent stream after each submit, with frames in
 // flight after the first, the same codestreams as the CPU backend's from host
@@ -311,19 +339,8 @@ TEST(GpuEncoder, SequenceStepPhaseFromDeviceFramesMatchesCpu)
     }
     cudaStream_t stream = nullptr;
     ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
-    DeviceFrame dev(frames[0]);
-    cfg.backend = J2KC_BACKEND_CUDA;
-    cfg.cuda_stream = stream;
     cfg.frames_in_flight = 3;
-    j2kc_encoder *enc = nullptr;
-    ASSERT_EQ(j2kc_encoder_create(&enc, &cfg, &dev.image), J2KC_OK);
-    dev.load(frames[0], stream);
-    std::vector<const j2kc_image *> images(frames.size(), &dev.image);
-    const auto got = encode_queued(enc, images, [&](size_t i) {
-        dev.scribble(stream);
-        if (i + 1 < frames.size()) dev.load(frames[i + 1], stream);
-    });
-    j2kc_encoder_free(&enc);
+    const auto got = encode_from_one_device_buffer(frames, cfg, stream);
     cudaStreamDestroy(stream);
     ASSERT_EQ(got.size(), expected.size());
     for (size_t i = 0; i < got.size(); ++i) EXPECT_TRUE(got[i] == expected[i]) << "frame " << i;
@@ -381,19 +398,7 @@ TEST(GpuEncoder, CudaFramesInFlightMatchCpuInOrder)
             frames.back().fill(2000 + i);
             expected.push_back(encode_one(frames.back().image, cfg));
         }
-        // One device buffer for every frame: reused right after each submit.
-        DeviceFrame dev(frames[0]);
-        cfg.backend = J2KC_BACKEND_CUDA;
-        cfg.cuda_stream = stream;
-        j2kc_encoder *enc = nullptr;
-        ASSERT_EQ(j2kc_encoder_create(&enc, &cfg, &dev.image), J2KC_OK);
-        dev.load(frames[0], stream);
-        std::vector<const j2kc_image *> images(frames.size(), &dev.image);
-        const auto got = encode_queued(enc, images, [&](size_t i) {
-            dev.scribble(stream);
-            if (i + 1 < frames.size()) dev.load(frames[i + 1], stream);
-        });
-        j2kc_encoder_free(&enc);
+        const auto got = encode_from_one_device_buffer(frames, cfg, stream);
         if (stream) cudaStreamDestroy(stream);
         ASSERT_EQ(got.size(), expected.size());
         for (size_t i = 0; i < got.size(); ++i) EXPECT_TRUE(got[i] == expected[i]) << "frame " << i;

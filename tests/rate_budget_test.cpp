@@ -319,10 +319,10 @@ double squared_error(const Planes16 &a, const Planes16 &b)
     return se;
 }
 
-/** The codestream of one frame from the CPU encoder at plan_encoder's step phase k. */
-std::vector<uint8_t> encode_at_phase(const j2kc_encoder_config &cfg, const j2kc_image &image, int k)
+/** The codestream of one frame from the CPU encoder at plan_encoder's step phase p. */
+std::vector<uint8_t> encode_at_phase(const j2kc_encoder_config &cfg, const j2kc_image &image, double p)
 {
-    const std::unique_ptr<j2kc::Encoder> enc = j2kc::create_cpu_encoder(cfg, image, j2kc::Logger{quiet, nullptr}, k);
+    const std::unique_ptr<j2kc::Encoder> enc = j2kc::create_cpu_encoder(cfg, image, j2kc::Logger{quiet, nullptr}, p);
     std::vector<uint8_t> cs;
     int64_t tag = 0;
     EXPECT_TRUE(enc->submit(image, 0));
@@ -330,11 +330,40 @@ std::vector<uint8_t> encode_at_phase(const j2kc_encoder_config &cfg, const j2kc_
     return cs;
 }
 
+/** A frame coded at one step phase. */
+struct PhaseCoding {
+    double phase = 0;
+    double error = 0;  ///< squared error of its decode
+    std::vector<uint8_t> codestream;
+};
+
 /**
- * Generic budgets with a step phase search keep, of the frame coded at each
- * phase of the base step, the codestream that decodes nearest the source:
- * here not the first phase's (the search's choice is taken), and the budget
- * stays filled.
+ * The coding a search of n phases keeps, found phase by phase here: the
+ * grid k / n, then either side of the nearest decode so far at half and at a
+ * quarter of the grid's spacing (phases wrap into [0, 1)); the first coded
+ * wins a tie.
+ */
+PhaseCoding nearest_phase(const j2kc_encoder_config &cfg, const Planes16 &f, int n)
+{
+    PhaseCoding best;
+    const auto consider = [&](double p) {
+        PhaseCoding c{p, 0, encode_at_phase(cfg, f.image, p)};
+        c.error = squared_error(f, decoded(c.codestream, f));
+        if (best.codestream.empty() || c.error < best.error) best = std::move(c);
+    };
+    for (int k = 0; k < n; ++k) consider(double(k) / n);
+    for (const int halving : {2, 4}) {
+        const double centre = best.phase, spacing = 1.0 / (n * halving);
+        for (const double p : {centre - spacing, centre + spacing}) consider(p < 0 ? p + 1 : p >= 1 ? p - 1 : p);
+    }
+    return best;
+}
+
+/**
+ * Generic budgets with a step phase search keep, of the frame coded at the
+ * phases of the base step searched, the codestream that decodes nearest the
+ * source: here not the first phase's (the search's choice is taken), and the
+ * budget stays filled.
  */
 TEST(RateBudget, StepPhaseSearchKeepsTheNearestDecode)
 {
@@ -344,20 +373,17 @@ TEST(RateBudget, StepPhaseSearchKeepsTheNearestDecode)
     cfg.step_phases = 4;
     ASSERT_EQ(j2kc::plan_encoder(cfg, f.image).step_phases, 4);
     const std::vector<uint8_t> searched = encode(cfg, f.image);
-    std::vector<std::vector<uint8_t>> phases;
-    size_t nearest = 0;
-    for (int k = 0; k < 4; ++k) {
-        phases.push_back(encode_at_phase(cfg, f.image, k));
-        if (squared_error(f, decoded(phases[k], f)) < squared_error(f, decoded(phases[nearest], f))) nearest = k;
-    }
-    EXPECT_NE(nearest, 0u);
-    EXPECT_TRUE(searched == phases[nearest]) << "phase " << nearest << " decodes nearest";
+    const PhaseCoding nearest = nearest_phase(cfg, f, 4);
+    EXPECT_NE(nearest.phase, 0.0);
+    EXPECT_TRUE(searched == nearest.codestream) << "phase " << nearest.phase << " decodes nearest";
     EXPECT_GE(searched.size(), cfg.frame_bytes * 995 / 1000);
     EXPECT_LE(searched.size(), cfg.frame_bytes);
 
     EXPECT_FALSE(j2kc::plan_encoder(cfg, f.image).step_phase_per_sequence);
     cfg.step_phases = 1;
-    EXPECT_TRUE(encode(cfg, f.image) == phases[0]);
+    const std::vector<uint8_t> unsearched = encode(cfg, f.image);
+    EXPECT_TRUE(unsearched == encode_at_phase(cfg, f.image, 0));
+    EXPECT_LT(nearest.error, squared_error(f, decoded(unsearched, f)));
     cfg.step_phases = 0;  // the default: four phases, searched on a sequence's first frame
     EXPECT_TRUE(j2kc::plan_encoder(cfg, f.image).step_phase_per_sequence);
     EXPECT_TRUE(encode(cfg, f.image) == searched);
@@ -392,26 +418,20 @@ TEST(RateBudget, StepPhaseOfTheFirstFrameCodesTheSequence)
     const j2kc::EncoderPlan plan = j2kc::plan_encoder(cfg, first.image);
     ASSERT_EQ(plan.step_phases, 4);
     ASSERT_TRUE(plan.step_phase_per_sequence);
-    size_t nearest = 0;
-    std::vector<std::vector<uint8_t>> phases;
-    for (int k = 0; k < 4; ++k) {
-        phases.push_back(encode_at_phase(cfg, first.image, k));
-        if (squared_error(first, decoded(phases[k], first)) < squared_error(first, decoded(phases[nearest], first)))
-            nearest = k;
-    }
-    EXPECT_NE(nearest, 0u);
+    const PhaseCoding nearest = nearest_phase(cfg, first, 4);
+    EXPECT_NE(nearest.phase, 0.0);
 
     j2kc_encoder *enc = nullptr;
     ASSERT_EQ(j2kc_encoder_create(&enc, &cfg, &first.image), J2KC_OK);
     j2kc_packet pkt{};
     ASSERT_EQ(j2kc_encode(enc, &first.image, &pkt), J2KC_OK);
     const std::vector<uint8_t> first_cs(pkt.data, pkt.data + pkt.size);
-    EXPECT_TRUE(first_cs == phases[nearest]) << "phase " << nearest << " decodes nearest";
+    EXPECT_TRUE(first_cs == nearest.codestream) << "phase " << nearest.phase << " decodes nearest";
     for (const double sigma : {6.0, 1.0}) {
         const Planes16 f = smooth_noisy(256, 192, 3, 8, sigma);
         ASSERT_EQ(j2kc_encode(enc, &f.image, &pkt), J2KC_OK);
         const std::vector<uint8_t> cs(pkt.data, pkt.data + pkt.size);
-        EXPECT_TRUE(cs == encode_at_phase(cfg, f.image, static_cast<int>(nearest)));
+        EXPECT_TRUE(cs == encode_at_phase(cfg, f.image, nearest.phase));
         EXPECT_FALSE(qcd_segment(cs).empty());
         EXPECT_TRUE(qcd_segment(cs) == qcd_segment(first_cs));
     }
@@ -419,7 +439,7 @@ TEST(RateBudget, StepPhaseOfTheFirstFrameCodesTheSequence)
 
     cfg.step_phases = 1;  // no search
     EXPECT_EQ(j2kc::plan_encoder(cfg, first.image).step_phases, 1);
-    EXPECT_TRUE(encode(cfg, first.image) == phases[0]);
+    EXPECT_TRUE(encode(cfg, first.image) == encode_at_phase(cfg, first.image, 0));
     cfg.step_phases = 0;
     cfg.block_coder = J2KC_BLOCK_CODER_HT;  // HT sequences keep the rule's step
     EXPECT_EQ(j2kc::plan_encoder(cfg, first.image).step_phases, 1);

@@ -93,8 +93,8 @@ std::unique_ptr<Encoder> with_container(std::unique_ptr<Encoder> codestreams, co
 
 /** The backends' codestream encoders, coding at plan_encoder's `step_phase`. */
 std::unique_ptr<Encoder> create_cpu_encoder(const j2kc_encoder_config &config, const j2kc_image &shape,
-                                            const Logger &log, int step_phase = 0);
+                                            const Logger &log, double step_phase = 0);
 std::unique_ptr<Encoder> create_cuda_encoder(const j2kc_encoder_config &config, const j2kc_image &shape,
-                                             const Logger &log, int step_phase = 0);
+                                             const Logger &log, double step_phase = 0);
 
 }  // namespace j2kc

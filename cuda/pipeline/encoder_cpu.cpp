@@ -91,7 +91,7 @@ private:
 }  // namespace
 
 std::unique_ptr<Encoder> create_cpu_encoder(const j2kc_encoder_config &config, const j2kc_image &shape,
-                                            const Logger &log, int step_phase)
+                                            const Logger &log, double step_phase)
 {
     return std::make_unique<CpuEncoder>(config, shape, log, step_phase);
 }
@@ -99,7 +99,7 @@ std::unique_ptr<Encoder> create_cpu_encoder(const j2kc_encoder_config &config, c
 namespace {
 
 std::unique_ptr<Encoder> create_backend_encoder(const j2kc_encoder_config &config, const j2kc_image &shape,
-                                                const Logger &log, int step_phase)
+                                                const Logger &log, double step_phase)
 {
     switch (config.backend) {
     case J2KC_BACKEND_CPU: return create_cpu_encoder(config, shape, log, step_phase);
@@ -150,10 +150,10 @@ std::unique_ptr<Encoder> create_encoder(const j2kc_encoder_config &config, const
         // The search codes a frame at each phase in turn and waits for it: one
         // frame in flight each, not a queue's buffers times the phases.
         const auto args = std::make_shared<const EncoderArgs>(config, shape);
-        const StepPhaseEncoders phase = [args, log](int k, bool one_frame) {
+        const StepPhaseEncoders phase = [args, log](double p, bool one_frame) {
             j2kc_encoder_config c = args->config;
             if (one_frame) c.frames_in_flight = 1;
-            return create_backend_encoder(c, args->shape, log, k);
+            return create_backend_encoder(c, args->shape, log, p);
         };
         codestreams = create_step_phase_search(plan.step_phases, plan.step_phase_per_sequence, phase, config, log);
     } else {

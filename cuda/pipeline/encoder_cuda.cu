@@ -158,7 +158,7 @@ enum StageMark { kMarkStart, kMarkUploaded, kMarkDwt, kMarkTier1, kNumMarks };
 
 class CudaEncoder final : public StagedEncoder {
 public:
-    CudaEncoder(const j2kc_encoder_config &config, const j2kc_image &shape, const Logger &log, int step_phase)
+    CudaEncoder(const j2kc_encoder_config &config, const j2kc_image &shape, const Logger &log, double step_phase)
         : StagedEncoder(config, shape, log, step_phase), context_(config.cuda_context), device_(config.device),
           lent_stream_(static_cast<cudaStream_t>(config.cuda_stream))
     {
@@ -858,7 +858,7 @@ private:
 }  // namespace
 
 std::unique_ptr<Encoder> create_cuda_encoder(const j2kc_encoder_config &config, const j2kc_image &shape,
-                                             const Logger &log, int step_phase)
+                                             const Logger &log, double step_phase)
 {
     return std::make_unique<CudaEncoder>(config, shape, log, step_phase);
 }

@@ -445,7 +445,7 @@ static Quantization budget_quantization(int levels, int precision, int guard, in
     }
 }
 
-EncoderPlan plan_encoder(const j2kc_encoder_config &cfg, const j2kc_image &shape, int step_phase)
+EncoderPlan plan_encoder(const j2kc_encoder_config &cfg, const j2kc_image &shape, double step_phase)
 {
     check_shape(shape);
     EncoderPlan plan;
@@ -529,9 +529,9 @@ EncoderPlan plan_encoder(const j2kc_encoder_config &cfg, const j2kc_image &shape
         plan.step_phases = cfg.step_phases > 0 ? cfg.step_phases : kSequenceStepPhases;
         plan.step_phase_per_sequence = plan.step_phases > 1 && (shared_qcd || cfg.step_phases == 0);
     }
-    J2KC_CHECK_ARG(step_phase >= 0 && step_phase < plan.step_phases, "step phase %d of %d", step_phase,
-                   plan.step_phases);
-    const double phase = std::exp2(double(step_phase) / plan.step_phases);
+    J2KC_CHECK_ARG(step_phase >= 0 && step_phase < 1 && (step_phase == 0 || plan.step_phases > 1),
+                   "step phase %g without a phase search", step_phase);
+    const double phase = std::exp2(step_phase);
     for (uint32_t c = 0; c < shape.num_components; ++c) {
         const int precision = siz.components[c].precision;
         // The RCT's chroma outputs need one bit more than the samples (G.2).

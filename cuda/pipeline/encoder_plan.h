@@ -75,10 +75,10 @@ struct EncoderPlan {
 /**
  * Validates the configuration against the shape and the chosen profile and
  * fills the plan; an impossible combination throws INVALID_ARG with a line
- * that names the option. `step_phase` k (0 .. step_phases - 1) scales the
- * base step under a budget by 2^(k / step_phases).
+ * that names the option. `step_phase` p (0 <= p < 1, a fraction of a
+ * bit-plane) scales the base step under a budget by 2^p.
  */
-EncoderPlan plan_encoder(const j2kc_encoder_config &config, const j2kc_image &shape, int step_phase = 0);
+EncoderPlan plan_encoder(const j2kc_encoder_config &config, const j2kc_image &shape, double step_phase = 0);
 
 /** Frame and per-component byte caps of the DCI profiles at a frame rate (Amd 1). */
 uint64_t dci_frame_cap(int fps_num, int fps_den);

@@ -18,7 +18,7 @@
 namespace j2kc {
 
 StagedEncoder::StagedEncoder(const j2kc_encoder_config &config, const j2kc_image &shape, const Logger &log,
-                             int step_phase)
+                             double step_phase)
     : plan_(plan_encoder(config, shape, step_phase)), log_(log),
       pool_(config.threads > 0 ? unsigned(config.threads) : 0u), timing_(timing_requested())
 {

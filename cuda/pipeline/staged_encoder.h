@@ -32,7 +32,7 @@ struct TileWork {
 class StagedEncoder : public Encoder {
 public:
     /** `step_phase`: plan_encoder's, the phase of the base step this encoder codes at. */
-    StagedEncoder(const j2kc_encoder_config &config, const j2kc_image &shape, const Logger &log, int step_phase);
+    StagedEncoder(const j2kc_encoder_config &config, const j2kc_image &shape, const Logger &log, double step_phase);
 
     bool submit(const j2kc_image &image, int64_t tag) override;
     bool receive(std::vector<uint8_t> &codestream, int64_t &tag, bool flush) override;

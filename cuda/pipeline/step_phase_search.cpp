@@ -35,16 +35,16 @@ public:
                     const Logger &log)
         : phase_(phase), per_sequence_(per_sequence), config_(config), log_(log)
     {
-        for (int k = 0; k < phases; ++k) phases_.push_back(phase_(k, /*one_frame=*/true));
-        backend_ = phases_.front()->backend();
+        for (int k = 0; k < phases; ++k) grid_.push_back(phase_(double(k) / phases, /*one_frame=*/true));
+        backend_ = grid_.front()->backend();
     }
 
     j2kc_backend backend() const override { return backend_; }
 
     bool submit(const j2kc_image &image, int64_t tag) override
     {
-        if (chosen_ >= 0) {
-            if (!sequence_) sequence_ = phase_(chosen_, /*one_frame=*/false);
+        if (chosen_) {
+            if (!sequence_) sequence_ = phase_(*chosen_, /*one_frame=*/false);
             return sequence_->submit(image, tag);
         }
         times_ = {};
@@ -55,27 +55,26 @@ public:
             host.emplace(image, config_.cuda_context, config_.device);
             host->download(config_.cuda_stream);
         }
-        const j2kc_image &source = host ? host->image : image;
-        std::vector<uint8_t> best, codestream;
-        uint64_t best_error = UINT64_MAX;
-        int best_phase = 0;
-        for (size_t k = 0; k < phases_.size(); ++k) {
-            codestream = code_frame(*phases_[k], image, tag);
-            const uint64_t error = squared_error(codestream, source);
-            if (error < best_error) {
-                best_error = error;
-                best_phase = static_cast<int>(k);
-                std::swap(best, codestream);
+        Candidate best;
+        for (size_t k = 0; k < grid_.size(); ++k)
+            consider(best, double(k) / grid_.size(), *grid_[k], image, tag, host ? host->image : image);
+        // PSNR moves smoothly with the phase, so the nearest decode lies
+        // next to the grid's best: the spacing is halved twice around it.
+        for (const int halving : {2, 4}) {
+            const double centre = best.phase, spacing = 1.0 / (double(grid_.size()) * halving);
+            for (const double side : {-spacing, spacing}) {
+                const double p = wrap_phase(centre + side);
+                consider(best, p, *phase_(p, /*one_frame=*/true), image, tag, host ? host->image : image);
             }
         }
-        log_.log(J2KC_LOG_VERBOSE, "step phase %d of %zu kept%s (squared error %llu)", best_phase, phases_.size(),
-                 per_sequence_ ? " for the sequence" : "", static_cast<unsigned long long>(best_error));
-        done_.emplace_back(std::move(best), tag);
+        log_.log(J2KC_LOG_VERBOSE, "step phase 2^%.4f kept%s (squared error %llu)", best.phase,
+                 per_sequence_ ? " for the sequence" : "", static_cast<unsigned long long>(best.error));
+        done_.emplace_back(std::move(best.codestream), tag);
         if (per_sequence_) {
             // The sequence's encoder comes with the next frame, once the
-            // phases' encoders and the decoder have given their memory back.
-            chosen_ = best_phase;
-            phases_.clear();
+            // grid's encoders and the decoder have given their memory back.
+            chosen_ = best.phase;
+            grid_.clear();
             decoder_.reset();
         }
         return true;
@@ -94,6 +93,25 @@ public:
     j2kc_stage_times stage_times() const override { return sequence_ ? sequence_->stage_times() : times_; }
 
 private:
+    /** The codestream nearest the frame so far, at step phase `phase`. */
+    struct Candidate {
+        double phase = 0;
+        uint64_t error = UINT64_MAX;
+        std::vector<uint8_t> codestream;
+    };
+
+    /** A phase one plane away codes the same steps a plane finer or coarser, so phases wrap into [0, 1). */
+    static double wrap_phase(double p) { return p < 0 ? p + 1 : p >= 1 ? p - 1 : p; }
+
+    /** Codes the frame at `phase` and keeps it in `best` if it decodes nearer (the first coded wins a tie). */
+    void consider(Candidate &best, double phase, Encoder &encoder, const j2kc_image &image, int64_t tag,
+                  const j2kc_image &source)
+    {
+        std::vector<uint8_t> codestream = code_frame(encoder, image, tag);
+        const uint64_t error = squared_error(codestream, source);
+        if (error < best.error) best = {phase, error, std::move(codestream)};
+    }
+
     std::vector<uint8_t> code_frame(Encoder &encoder, const j2kc_image &image, int64_t tag)
     {
         std::vector<uint8_t> codestream;
@@ -154,12 +172,12 @@ private:
     j2kc_encoder_config config_;
     Logger log_;
     j2kc_backend backend_;
-    std::vector<std::unique_ptr<Encoder>> phases_;
+    std::vector<std::unique_ptr<Encoder>> grid_;  ///< the encoders of phases k / N, kept between frames
     std::unique_ptr<Decoder> decoder_;
     std::vector<std::vector<int32_t>> planes_;
     j2kc_stage_times times_{};
     std::deque<std::pair<std::vector<uint8_t>, int64_t>> done_;
-    int chosen_ = -1;  ///< the sequence's phase, once its first frame chose it
+    std::optional<double> chosen_;  ///< the sequence's phase, once its first frame chose it
     std::unique_ptr<Encoder> sequence_;
 };
 

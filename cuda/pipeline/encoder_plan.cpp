@@ -530,7 +530,7 @@ EncoderPlan plan_encoder(const j2kc_encoder_config &cfg, const j2kc_image &shape
         plan.step_phase_per_sequence = plan.step_phases > 1 && (shared_qcd || cfg.step_phases == 0);
     }
     J2KC_CHECK_ARG(step_phase >= 0 && step_phase < 1 && (step_phase == 0 || plan.step_phases > 1),
-                   "step phase %g without a phase search", step_phase);
+                   "step phase %g: a fraction of a plane in [0, 1), under a phase search", step_phase);
     const double phase = std::exp2(step_phase);
     for (uint32_t c = 0; c < shape.num_components; ++c) {
         const int precision = siz.components[c].precision;

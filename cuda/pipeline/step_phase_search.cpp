@@ -55,16 +55,17 @@ public:
             host.emplace(image, config_.cuda_context, config_.device);
             host->download(config_.cuda_stream);
         }
+        const j2kc_image &source = host ? host->image : image;
         Candidate best;
         for (size_t k = 0; k < grid_.size(); ++k)
-            consider(best, double(k) / grid_.size(), *grid_[k], image, tag, host ? host->image : image);
+            consider(best, double(k) / grid_.size(), *grid_[k], image, tag, source);
         // PSNR moves smoothly with the phase, so the nearest decode lies
         // next to the grid's best: the spacing is halved twice around it.
         for (const int halving : {2, 4}) {
             const double centre = best.phase, spacing = 1.0 / (double(grid_.size()) * halving);
             for (const double side : {-spacing, spacing}) {
                 const double p = wrap_phase(centre + side);
-                consider(best, p, *phase_(p, /*one_frame=*/true), image, tag, host ? host->image : image);
+                consider(best, p, *phase_(p, /*one_frame=*/true), image, tag, source);
             }
         }
         log_.log(J2KC_LOG_VERBOSE, "step phase 2^%.4f kept%s (squared error %llu)", best.phase,

@@ -231,6 +231,22 @@ j2kc_encoder_config matrix_config(const MatrixCase &k, j2kc_backend backend)
     return cfg;
 }
 
+/**
+ * The codestreams of `frames` from one encoder of `cfg`, submitted in order:
+ * a sequence, whose first frame's step phase codes every frame.
+ */
+std::vector<std::vector<uint8_t>> encode_sequence(const std::vector<Frame> &frames, const j2kc_encoder_config &cfg)
+{
+    j2kc_encoder *enc = nullptr;
+    EXPECT_EQ(j2kc_encoder_create(&enc, &cfg, &frames[0].image), J2KC_OK);
+    if (!enc) return {};
+    std::vector<const j2kc_image *> images;
+    for (const Frame &f : frames) images.push_back(&f.image);
+    auto got = encode_queued(enc, images, [](size_t) {});
+    j2kc_encoder_free(&enc);
+    return got;
+}
+
 }  // namespace
 
 // The issue-3 equivalence matrix, one frame per case through j2kc_encode,
@@ -321,7 +337,6 @@ TEST(GpuEncoder, SequenceStepPhaseFromDeviceFramesMatchesCpu)
     if (!have_gpu()) GTEST_SKIP() << "no usable CUDA device";
     const uint32_t w = 720, h = 486;
     std::vector<Frame> frames;
-    std::vector<std::vector<uint8_t>> expected;
     j2kc_encoder_config cfg = base_config(J2KC_BACKEND_CPU);
     cfg.profile = J2KC_PROFILE_IMF;
     cfg.frame_bytes = 150000;
@@ -329,14 +344,7 @@ TEST(GpuEncoder, SequenceStepPhaseFromDeviceFramesMatchesCpu)
         frames.emplace_back(w, h, 3, 12, std::vector<uint8_t>{}, Layout::kOneBuffer);
         frames.back().fill(3000 + i);
     }
-    {
-        j2kc_encoder *enc = nullptr;
-        ASSERT_EQ(j2kc_encoder_create(&enc, &cfg, &frames[0].image), J2KC_OK);
-        std::vector<const j2kc_image *> images;
-        for (const Frame &f : frames) images.push_back(&f.image);
-        expected = encode_queued(enc, images, [](size_t) {});
-        j2kc_encoder_free(&enc);
-    }
+    const auto expected = encode_sequence(frames, cfg);
     cudaStream_t stream = nullptr;
     ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
     cfg.frames_in_flight = 3;
@@ -360,19 +368,15 @@ TEST(GpuEncoder, HostFramesInFlightMatchCpuInOrder)
             frames.emplace_back(w, h, 3, 12, std::vector<uint8_t>{}, i % 2 ? Layout::kPacked : Layout::kPlanes);
             frames.back().fill(1000 + i);
         }
-        std::vector<const j2kc_image *> images;
-        for (const Frame &f : frames) images.push_back(&f.image);
-        // The CPU backend codes the same sequence: the first frame's step
-        // phase codes every frame.
-        j2kc_encoder *enc = nullptr;
-        ASSERT_EQ(j2kc_encoder_create(&enc, &cfg, &frames[0].image), J2KC_OK);
-        const auto expected = encode_queued(enc, images, [](size_t) {});
-        j2kc_encoder_free(&enc);
+        const auto expected = encode_sequence(frames, cfg);  // the CPU backend's coding of the same sequence
         // Layouts alternate (packed and planar): the staging copy follows each frame's pointers.
         cfg.backend = J2KC_BACKEND_CUDA;
         cfg.frames_in_flight = slots;
+        j2kc_encoder *enc = nullptr;
         ASSERT_EQ(j2kc_encoder_create(&enc, &cfg, &frames[0].image), J2KC_OK);
         ASSERT_EQ(j2kc_encoder_backend(enc), J2KC_BACKEND_CUDA);
+        std::vector<const j2kc_image *> images;
+        for (const Frame &f : frames) images.push_back(&f.image);
         const auto got = encode_queued(enc, images, [&](size_t i) { frames[i].scribble(); });
         j2kc_encoder_free(&enc);
         ASSERT_EQ(got.size(), expected.size());
@@ -456,13 +460,7 @@ TEST(GpuEncoder, TwoEncodersOnTwoThreads)
             job.frames.emplace_back(w, h, 3, 12, std::vector<uint8_t>{}, Layout::kPacked);
             job.frames.back().fill(3000 + 10 * j + i);
         }
-        // The CPU backend codes the same sequence (a DCI sequence keeps its first frame's step phase).
-        std::vector<const j2kc_image *> images;
-        for (const Frame &f : job.frames) images.push_back(&f.image);
-        j2kc_encoder *cpu = nullptr;
-        ASSERT_EQ(j2kc_encoder_create(&cpu, &job.cfg, &job.frames[0].image), J2KC_OK);
-        job.expected = encode_queued(cpu, images, [](size_t) {});
-        j2kc_encoder_free(&cpu);
+        job.expected = encode_sequence(job.frames, job.cfg);  // the CPU backend's coding of the same sequence
         job.cfg.backend = J2KC_BACKEND_CUDA;
         job.cfg.device = job.device;
     }

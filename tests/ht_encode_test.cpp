@@ -289,13 +289,16 @@ void check_coding_sets(const std::vector<int32_t> &coeffs, uint32_t w, uint32_t 
     }
     if (c.num_points > 0 && top + 1 == htenc::kHtMaxSets) {
         // The last point is the best the block offers: every plane, as one cleanup at plane 0 (the
-        // refinement passes' distortion model rounds a little differently from the cleanup's).
+        // refinement passes' distortion model rounds a little differently from the cleanup's, and
+        // past 24 planes, where the values are scaled down (t1_distortion_shift), the cleanup
+        // rounds each sample's gain down on its own: at most one unit a sample).
         EncodedCodeBlock whole;
         encode_ht_code_block(coeffs.data(), w, w, h, planes, false, 0, whole);
         uint64_t sum = 0;
         for (const PassInfo &pass : b.passes) sum += pass.distortion;
         const uint64_t best = whole.passes.at(0).distortion;
-        EXPECT_LE(std::max(sum, best) - std::min(sum, best), 4u) << sum << " " << best;
+        const uint64_t tolerance = 4 + (t1_distortion_shift(planes) > 0 ? uint64_t{w} * h : 0);
+        EXPECT_LE(std::max(sum, best) - std::min(sum, best), tolerance) << sum << " " << best;
     }
     EXPECT_EQ(htenc::ht_chosen_set(c, 0, planes).passes, 0u);
 }

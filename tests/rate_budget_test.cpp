@@ -360,6 +360,31 @@ PhaseCoding nearest_phase(const j2kc_encoder_config &cfg, const Planes16 &f, int
 }
 
 /**
+ * A bright 16-bit frame at 12 bits a sample: the budget's steps give the LL
+ * band 29 magnitude bit-planes, where a code-block's gains pass 2^64 in its
+ * first passes unless Tier-1 scales them (tier1_contexts.h,
+ * t1_distortion_shift). Saturated, every later pass read as no gain, rate
+ * control cut the LL blocks after their first passes and this frame decoded
+ * at 30 dB at phases 1/8 and 1/4. Every phase must keep the quality the
+ * rate buys.
+ */
+TEST(RateBudget, DeepBandsKeepTheirQualityAtEveryStepPhase)
+{
+    Planes16 f(1024, 768, 1, 16);
+    f.fill(17, [](uint32_t, uint32_t x, uint32_t y, std::mt19937 &rng) {
+        std::normal_distribution<double> noise(0.0, 200.0);
+        const double v = 65535.0 * (0.85 + 0.05 * std::sin(x / 19.0) * std::cos(y / 13.0)) + noise(rng);
+        return static_cast<uint32_t>(std::lround(std::fmin(65535.0, std::fmax(0.0, v))));
+    });
+    j2kc_encoder_config cfg = base_config();
+    cfg.frame_bytes = 1024 * 768 * 12 / 8;
+    for (const double p : {0.0, 0.125, 0.25}) {
+        SCOPED_TRACE(testing::Message() << "phase " << p);
+        EXPECT_GT(decoded_psnr(encode_at_phase(cfg, f.image, p), f), 100.0);
+    }
+}
+
+/**
  * Generic budgets with a step phase search keep, of the frame coded at the
  * phases of the base step searched, the codestream that decodes nearest the
  * source: here not the first phase's (the search's choice is taken), and the

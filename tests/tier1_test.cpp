@@ -387,8 +387,10 @@ void check_block(std::mt19937 &rng, const BlockCase &c, Tier1Decoder &dec, bool 
         const __int128 err_after = model.error4();
         const __int128 delta = err - err_after;
         err = err_after;
-        const __int128 max64 = static_cast<__int128>(UINT64_MAX);
-        const uint64_t want_dist = static_cast<uint64_t>(delta <= 0 ? 0 : (delta > max64 ? max64 : delta));
+        // Past 24 planes the unit is 2^s quarters (s = 2 Mb - 48), the value rounded up.
+        const int s = ep.num_bitplanes > 24 ? 2 * ep.num_bitplanes - 48 : 0;
+        const __int128 unit = static_cast<__int128>(1) << s;
+        const uint64_t want_dist = static_cast<uint64_t>(delta <= 0 ? 0 : (delta + unit - 1) / unit);
         ASSERT_EQ(enc.passes[k].distortion, want_dist) << "pass " << k;
         const bool last = k + 1 == enc.passes.size();
         if (!every_pass && !enc.passes[k].terminated && !last) continue;
@@ -452,6 +454,34 @@ TEST(Tier1, DeepBlocksAndFullRange)
     for (int style : {0, 0x01, 0x3F, 0x15, 0x28})
         for (int depth : {20, 25, 30})
             check_block(rng, BlockCase{19, 13, kHH, uint8_t(style), 0, depth, 0}, dec, depth == 20);
+}
+
+/**
+ * A dense block at the deepest planes: the gains of its passes, in the
+ * block's distortion units, must add up without reaching 2^64, so that rate
+ * control sees the gain of every pass that lowers the error (unshifted,
+ * the first passes of such a block reached 2^64 and every later one read as
+ * no gain).
+ */
+TEST(Tier1, DeepDenseBlockPassGainsStayBelowTwoTo64)
+{
+    for (const int depth : {24, 25, 29, 30}) {
+        SCOPED_TRACE(testing::Message() << depth << " planes");
+        std::mt19937 rng(depth);
+        std::vector<int32_t> q(64 * 64);
+        const uint32_t top = (1u << (depth - 1)) - 1;
+        for (int32_t &v : q) v = static_cast<int32_t>(top + rng() % (top + 1)) * (rng() % 2 ? 1 : -1);
+        EncodedCodeBlock enc;
+        encode_code_block(q.data(), 64, 64, 64, Tier1EncodeParams{kLL, 0, uint8_t(depth)}, enc);
+        ASSERT_EQ(enc.passes.size(), size_t(3 * depth - 2));
+        unsigned __int128 sum = 0;
+        for (const PassInfo &p : enc.passes) sum += p.distortion;
+        EXPECT_LT(sum, static_cast<unsigned __int128>(1) << 63);
+        EXPECT_GT(enc.passes.front().distortion, 0u);
+        EXPECT_GT(enc.passes[enc.passes.size() - 2].distortion, 0u) << "the refinement of plane 0 lowers the error";
+        // The shift is the unit's: values at depth 24 are exact, deeper ones scaled by 2^t1_distortion_shift.
+        EXPECT_EQ(t1_distortion_shift(uint32_t(depth)), depth > 24 ? 2 * depth - 48 : 0);
+    }
 }
 
 TEST(Tier1, TruncationPointsAreTight)

@@ -7,6 +7,7 @@
 #include "pipeline/encoder_common.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 
@@ -14,6 +15,7 @@
 #include "pipeline/band_layout.h"
 #include "pipeline/codestream_assembly.h"
 #include "quant/quant.h"
+#include "tier1/tier1_contexts.h"
 
 namespace j2kc {
 
@@ -90,10 +92,13 @@ double block_weight(const EncoderPlan &plan, const TileLayout &layout, const Cod
 {
     const TileComponent &tc = layout.components[cb.component];
     const Band &band = tc.resolutions[cb.resolution].bands[cb.band];
-    // Tier-1 counts distortion in quarters of a squared quantisation index.
-    return 0.25 * mct_energy(plan, cb.component) *
-           band_mse_weight(plan.quant[cb.component], plan.cod.component.wavelet,
-                           plan.siz.components[cb.component].precision, band.quant_index, tc.levels);
+    // Tier-1 counts distortion in quarters of a squared quantisation index,
+    // times 2^t1_distortion_shift(Mb) in the deepest bands.
+    const Quantization &q = plan.quant[cb.component];
+    const int mb = num_bitplanes(q.guard_bits, q.step(band.quant_index, tc.levels).exponent);
+    return std::ldexp(0.25, t1_distortion_shift(static_cast<uint32_t>(mb))) * mct_energy(plan, cb.component) *
+           band_mse_weight(q, plan.cod.component.wavelet, plan.siz.components[cb.component].precision,
+                           band.quant_index, tc.levels);
 }
 
 RateSetup make_rate_setup(const EncoderPlan &plan, const std::vector<const TileLayout *> &layouts)

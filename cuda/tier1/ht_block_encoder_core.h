@@ -444,9 +444,11 @@ J2KC_HD uint32_t ht_segment_bound(uint32_t width, uint32_t height, uint32_t plan
     return magsgn + ht_mel_bound(width, height) + ht_vlc_bound(width, height);
 }
 
-/** Reads the quad at (x, y): samples outside the block are insignificant. */
+/** Reads the quad at (x, y): samples outside the block are insignificant.
+ *  Adds the gains of its samples, shifted right by `shift`
+ *  (t1_distortion_shift), to `distortion`. */
 J2KC_HD void ht_load_quad(const int32_t *coeffs, size_t stride, uint32_t width, uint32_t height, uint32_t x, uint32_t y,
-                          uint32_t p, HtQuad &q, uint64_t &distortion, uint32_t &or_magnitude)
+                          uint32_t p, int shift, HtQuad &q, uint64_t &distortion, uint32_t &or_magnitude)
 {
     q.rho = 0;
     q.e_max = 0;
@@ -470,7 +472,7 @@ J2KC_HD void ht_load_quad(const int32_t *coeffs, size_t stride, uint32_t width, 
         const uint64_t before = 4 * uint64_t{magnitude} * magnitude;
         const uint64_t half =
             (uint64_t{1} << p) > 2 * low ? (uint64_t{1} << p) - 2 * low : 2 * low - (uint64_t{1} << p);
-        const uint64_t gain = before - half * half;
+        const uint64_t gain = (before - half * half) >> shift;
         distortion = distortion > ~uint64_t{0} - gain ? ~uint64_t{0} : distortion + gain;
     }
 }
@@ -605,6 +607,7 @@ J2KC_HD uint32_t ht_encode_cleanup(const int32_t *coeffs, size_t stride, uint32_
     uint8_t *sig_line = e_line + (quads + 2);
     for (uint32_t j = 0; j < quads + 2; ++j) e_line[j] = sig_line[j] = 0;
 
+    const int shift = t1_distortion_shift(num_bitplanes);
     uint64_t distortion = 0;
     uint32_t or_magnitude = 0;
     bool any = false;
@@ -613,7 +616,7 @@ J2KC_HD uint32_t ht_encode_cleanup(const int32_t *coeffs, size_t stride, uint32_
     uint32_t left_rho = 0;
     for (uint32_t j = 0; j < quads; j += 2) {
         HtQuad q0, q1;
-        ht_load_quad(coeffs, stride, width, height, 2 * j, 0, p, q0, distortion, or_magnitude);
+        ht_load_quad(coeffs, stride, width, height, 2 * j, 0, p, shift, q0, distortion, or_magnitude);
         const uint32_t c0 = j == 0 ? 0u : ht_first_line_context(left_rho);
         const uint32_t u0 = ht_code_quad(q0, 0, c0, 1, vlc, mel, ms).u;
         ht_note_bottom(q0, j, e_line, sig_line);
@@ -621,7 +624,7 @@ J2KC_HD uint32_t ht_encode_cleanup(const int32_t *coeffs, size_t stride, uint32_
         uint32_t u1 = 0;
         left_rho = q0.rho;
         if (j + 1 < quads) {
-            ht_load_quad(coeffs, stride, width, height, 2 * j + 2, 0, p, q1, distortion, or_magnitude);
+            ht_load_quad(coeffs, stride, width, height, 2 * j + 2, 0, p, shift, q1, distortion, or_magnitude);
             u1 = ht_code_quad(q1, 0, ht_first_line_context(q0.rho), 1, vlc, mel, ms).u;
             ht_note_bottom(q1, j + 1, e_line, sig_line);
             any |= q1.rho != 0;
@@ -647,7 +650,7 @@ J2KC_HD uint32_t ht_encode_cleanup(const int32_t *coeffs, size_t stride, uint32_
             for (uint32_t k = 0; k < 2 && j + k < quads; ++k) {
                 const uint32_t jj = j + k;
                 HtQuad q;
-                ht_load_quad(coeffs, stride, width, height, 2 * jj, y, p, q, distortion, or_magnitude);
+                ht_load_quad(coeffs, stride, width, height, 2 * jj, y, p, shift, q, distortion, or_magnitude);
                 const uint32_t context = ht_later_line_context(sig_above[jj], left, sig_above[jj + 1]);
                 const uint32_t above_e = e_above[jj] > e_above[jj + 1] ? e_above[jj] : e_above[jj + 1];
                 u[k] = ht_code_quad(q, 1, context, ht_later_line_kappa(q.rho, above_e), vlc, mel, ms).u;
@@ -877,12 +880,13 @@ J2KC_HD uint32_t ht_sigprop_group(const int32_t *coeffs, size_t stride, uint32_t
 }
 
 /** Ends the SigProp stream `sp` (its distortion terms summed in `sum`) into `result`. */
-J2KC_HD uint32_t ht_finish_sigprop(HtMagSgnWriter &sp, int64_t sum, uint32_t p, HtRefinementResult &result)
+J2KC_HD uint32_t ht_finish_sigprop(HtMagSgnWriter &sp, int64_t sum, uint32_t num_bitplanes, uint32_t p,
+                                   HtRefinementResult &result)
 {
     sp.terminate_sigprop();
     if (sp.overflow) return kHtEncodeOverflow;
     result.sigprop_bytes = sp.pos;
-    result.sigprop_distortion = t1_pass_distortion(sum, static_cast<int>(p - 1));
+    result.sigprop_distortion = t1_pass_distortion(sum, static_cast<int>(p - 1), t1_distortion_shift(num_bitplanes));
     return kHtEncodeOk;
 }
 
@@ -892,8 +896,9 @@ J2KC_HD uint32_t ht_finish_sigprop(HtMagSgnWriter &sp, int64_t sum, uint32_t p, 
  * which it updates with the pass's outcomes. Returns its byte count and
  * distortion decrease, or kHtEncodeOverflow.
  */
-J2KC_HD uint32_t ht_encode_sigprop(const int32_t *coeffs, size_t stride, uint32_t width, uint32_t height, uint32_t p,
-                                   uint8_t *out, uint32_t capacity, uint32_t *sig, HtRefinementResult &result)
+J2KC_HD uint32_t ht_encode_sigprop(const int32_t *coeffs, size_t stride, uint32_t width, uint32_t height,
+                                   uint32_t num_bitplanes, uint32_t p, uint8_t *out, uint32_t capacity, uint32_t *sig,
+                                   HtRefinementResult &result)
 {
     HtMagSgnWriter sp;
     sp.init(out, capacity);
@@ -904,7 +909,7 @@ J2KC_HD uint32_t ht_encode_sigprop(const int32_t *coeffs, size_t stride, uint32_
             const uint32_t n = ht_sigprop_group(coeffs, stride, width, height, x0, y0, p, sig, bits, sum);
             sp.put(bits, n);
         }
-    return ht_finish_sigprop(sp, sum, p, result);
+    return ht_finish_sigprop(sp, sum, num_bitplanes, p, result);
 }
 
 /** MagRef's view of the sample at (x, y) after a cleanup at plane p >= 1:
@@ -921,12 +926,13 @@ J2KC_HD bool ht_magref_sample(const int32_t *coeffs, size_t stride, uint32_t x, 
 }
 
 /** Ends the MagRef stream `mr` (HtVlcWriter::init_magref; its distortion terms summed in `sum`) into `result`. */
-J2KC_HD uint32_t ht_finish_magref(HtVlcWriter &mr, int64_t sum, uint32_t p, HtRefinementResult &result)
+J2KC_HD uint32_t ht_finish_magref(HtVlcWriter &mr, int64_t sum, uint32_t num_bitplanes, uint32_t p,
+                                  HtRefinementResult &result)
 {
     mr.flush();
     if (mr.overflow) return kHtEncodeOverflow;
     result.magref_bytes = mr.pos;
-    result.magref_distortion = t1_pass_distortion(sum, static_cast<int>(p - 1));
+    result.magref_distortion = t1_pass_distortion(sum, static_cast<int>(p - 1), t1_distortion_shift(num_bitplanes));
     return kHtEncodeOk;
 }
 
@@ -937,16 +943,18 @@ J2KC_HD uint32_t ht_finish_magref(HtVlcWriter &mr, int64_t sum, uint32_t p, HtRe
  * significance. The refinement segment is out[0, sigprop_bytes) followed by
  * the MagRef bytes in reverse; the caller copies them.
  */
-J2KC_HD uint32_t ht_encode_refinement(const int32_t *coeffs, size_t stride, uint32_t width, uint32_t height, uint32_t p,
-                                      uint8_t *out, uint32_t capacity, uint8_t *magref, uint32_t magref_capacity,
-                                      uint32_t *sig, HtRefinementResult &result)
+J2KC_HD uint32_t ht_encode_refinement(const int32_t *coeffs, size_t stride, uint32_t width, uint32_t height,
+                                      uint32_t num_bitplanes, uint32_t p, uint8_t *out, uint32_t capacity,
+                                      uint8_t *magref, uint32_t magref_capacity, uint32_t *sig,
+                                      HtRefinementResult &result)
 {
     result = HtRefinementResult{};
     const uint32_t words = ht_sig_words(width);
     for (uint32_t y = 0; y < height; ++y)
         for (uint32_t w = 0; w < words; ++w)
             sig[size_t{y} * words + w] = ht_significance_word(coeffs, stride, width, w, y, p);
-    const uint32_t status = ht_encode_sigprop(coeffs, stride, width, height, p, out, capacity, sig, result);
+    const uint32_t status =
+        ht_encode_sigprop(coeffs, stride, width, height, num_bitplanes, p, out, capacity, sig, result);
     if (status != kHtEncodeOk) return status;
 
     HtVlcWriter mr;
@@ -960,7 +968,7 @@ J2KC_HD uint32_t ht_encode_refinement(const int32_t *coeffs, size_t stride, uint
                 if (ht_magref_sample(coeffs, stride, x, y0 + r, p, bit, mr_sum)) mr.put(bit, 1);
             }
     }
-    return ht_finish_magref(mr, mr_sum, p, result);
+    return ht_finish_magref(mr, mr_sum, num_bitplanes, p, result);
 }
 
 }  // namespace htenc

@@ -246,10 +246,10 @@ __device__ void code_pair(const CleanupArea &a, const int32_t *coeffs, size_t st
     const bool second = jj + 1 < quads;
     uint64_t distortion = 0;  // counted by the first sweep
     uint32_t or_magnitude = 0;
-    htenc::ht_load_quad(coeffs, stride, width, height, 2 * jj, 2 * row, p, pc.q[0], distortion, or_magnitude);
+    htenc::ht_load_quad(coeffs, stride, width, height, 2 * jj, 2 * row, p, 0, pc.q[0], distortion, or_magnitude);
     pc.q[1] = htenc::HtQuad{};
     if (second)
-        htenc::ht_load_quad(coeffs, stride, width, height, 2 * jj + 2, 2 * row, p, pc.q[1], distortion, or_magnitude);
+        htenc::ht_load_quad(coeffs, stride, width, height, 2 * jj + 2, 2 * row, p, 0, pc.q[1], distortion, or_magnitude);
     pc.code[1] = htenc::HtQuadCode{0, 0, 0};
     if (row == 0) {
         const uint32_t c0 = jj == 0 ? 0u : htenc::ht_first_line_context(quad_rho(a.quad[jj - 1]));
@@ -309,14 +309,15 @@ struct QuadSums {
 /** Puts every quad's significance and bottom exponents in `a.quad`, which
  *  the quads below and on the right read, and sums the block. */
 __device__ QuadSums sweep_quads(CleanupArea &a, uint32_t lane, const int32_t *coeffs, size_t stride, uint32_t width,
-                                uint32_t height, uint32_t p, uint32_t quads, uint32_t rows)
+                                uint32_t height, uint32_t p, int shift, uint32_t quads, uint32_t rows)
 {
     QuadSums sums;
     uint32_t rho_any = 0;
     for (uint32_t i = lane; i < quads * rows; i += kLanes) {
         const uint32_t row = i / quads, jj = i - row * quads;
         htenc::HtQuad q;
-        htenc::ht_load_quad(coeffs, stride, width, height, 2 * jj, 2 * row, p, q, sums.distortion, sums.or_magnitude);
+        htenc::ht_load_quad(coeffs, stride, width, height, 2 * jj, 2 * row, p, shift, q, sums.distortion,
+                            sums.or_magnitude);
         a.quad[i] = static_cast<uint16_t>(q.rho | (q.e[1] << 4) | (q.e[3] << 9));
         rho_any |= q.rho;
     }
@@ -422,7 +423,8 @@ __device__ uint32_t cleanup_warp(CleanupArea &a, uint32_t lane, const int32_t *c
     result = htenc::HtEncodeResult{};
     if (width == 0 || height == 0) return htenc::kHtEncodeOk;
     const uint32_t quads = htenc::ht_quads_across(width), rows = (height + 1) / 2;
-    const QuadSums sums = sweep_quads(a, lane, coeffs, stride, width, height, p, quads, rows);
+    const QuadSums sums =
+        sweep_quads(a, lane, coeffs, stride, width, height, p, t1_distortion_shift(num_bitplanes), quads, rows);
     const uint32_t planes = ht::bit_length(sums.or_magnitude);
     result.data_bitplanes = planes;
     if (planes > num_bitplanes) return htenc::kHtEncodeDataTooDeep;
@@ -506,7 +508,7 @@ __device__ uint32_t magref_warp(uint32_t lane, const GpuCodeBlockJob &job, const
     }
     sum = warp_sum(sum);
     uint32_t status = htenc::kHtEncodeOk;
-    if (lane == 0) status = htenc::ht_finish_magref(mr, sum, p, f);
+    if (lane == 0) status = htenc::ht_finish_magref(mr, sum, job.num_bitplanes, p, f);
     f.magref_bytes = __shfl_sync(kFullMask, f.magref_bytes, 0);
     f.magref_distortion = __shfl_sync(kFullMask, f.magref_distortion, 0);
     return __shfl_sync(kFullMask, status, 0);
@@ -598,7 +600,7 @@ __device__ uint32_t sigprop_warp(SigPropArea &a, uint32_t lane, const GpuCodeBlo
     cut_magsgn(a.string, lay_sigprop_bits(a, lane, groups), sp, lane);
     __syncwarp();
     uint32_t status = htenc::kHtEncodeOk;
-    if (lane == 0) status = htenc::ht_finish_sigprop(sp, sum, p, f);
+    if (lane == 0) status = htenc::ht_finish_sigprop(sp, sum, job.num_bitplanes, p, f);
     f.sigprop_bytes = __shfl_sync(kFullMask, f.sigprop_bytes, 0);
     f.sigprop_distortion = __shfl_sync(kFullMask, f.sigprop_distortion, 0);
     return __shfl_sync(kFullMask, status, 0);

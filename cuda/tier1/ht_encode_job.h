@@ -172,8 +172,8 @@ J2KC_HD uint32_t ht_encode_set(const GpuCodeBlockJob &job, const HtJobContext &c
     if (p == 0) return kHtEncodeOk;
     HtRefinementResult f;
     const uint32_t magref_capacity = ht_magref_bound(job.width, job.height);
-    status = ht_encode_refinement(c.coeffs, job.stride, job.width, job.height, p, out + r.bytes, room - r.bytes,
-                                  c.magref, magref_capacity, c.sig, f);
+    status = ht_encode_refinement(c.coeffs, job.stride, job.width, job.height, job.num_bitplanes, p, out + r.bytes,
+                                  room - r.bytes, c.magref, magref_capacity, c.sig, f);
     if (status != kHtEncodeOk || ht_place_refinement(c, out, room, r, f) != kHtEncodeOk) return kHtEncodeOverflow;
     ht_refinement_ends(r, f, end, distortion);
     passes = 3;

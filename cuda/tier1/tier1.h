@@ -23,8 +23,10 @@
  * factors (2^p * (...) / 2^p); S is an exact integer, |S| < 2^45, so any
  * summation order gives the same S (in 64-bit two's complement). The reported
  * value is 0 if S <= 0 (a refinement pass over few coefficients can raise
- * the error slightly), else S * 2^p, saturated at UINT64_MAX (reached only
- * by dense blocks with more than 23 bit-planes). The model
+ * the error slightly), else S * 2^p; in blocks of bands with more than 24
+ * magnitude bit-planes, S * 2^(p - s), rounded up, s =
+ * t1_distortion_shift(Mb) (tier1_contexts.h), so that a block's values
+ * stay well under 2^64: their unit is then 2^s / 4 index^2. The model
  * keeps the mid-point also at p = 0; a reversible path that reconstructs
  * exactly gains 1/4 more per coded coefficient there, which rate control may
  * ignore. Weighting by the step size and the synthesis gain is the rate

@@ -196,12 +196,34 @@ J2KC_HD int64_t t1_dist_refinement(uint32_t mag, int p)
     const int64_t one = int64_t{1} << p;
     return ((mag >> p) & 1u) ? 4 * l - one : 3 * one - 4 * l;
 }
-/** 0 for a sum <= 0, else sum * 2^p saturated at UINT64_MAX. */
-J2KC_HD uint64_t t1_pass_distortion(int64_t sum, int p)
+/**
+ * Right shift of the distortion values of a block whose band has Mb =
+ * `num_bitplanes` magnitude bit-planes (tier1.h gives the units). The
+ * block's squared error before coding, 4 v^2 over at most 2^12 indices
+ * under 2^Mb, is under 2^(2 Mb + 14), and the passes that raise the error
+ * (reported as 0) add less than a quarter of that to the sum of the
+ * others, so with this shift a block's pass values sum to under 2^63 for
+ * any Mb: rate control sees every pass's gain, where unshifted values of
+ * the deepest blocks reached 2^64 in their first passes and left every
+ * later pass without gain. No shift up to 24 planes.
+ */
+J2KC_HD constexpr int t1_distortion_shift(uint32_t num_bitplanes)
+{
+    return num_bitplanes > 24 ? 2 * static_cast<int>(num_bitplanes) - 48 : 0;
+}
+
+/** 0 for a sum <= 0, else sum * 2^(p - shift), rounded up (a pass that
+ *  lowers the error keeps a gain), saturated at UINT64_MAX. */
+J2KC_HD uint64_t t1_pass_distortion(int64_t sum, int p, int shift)
 {
     if (sum <= 0) return 0;
     const uint64_t s = static_cast<uint64_t>(sum);
-    return s > (~uint64_t{0} >> p) ? ~uint64_t{0} : s << p;
+    if (p < shift) {
+        const int r = shift - p;
+        return (s >> r) + ((s & ((uint64_t{1} << r) - 1u)) != 0);
+    }
+    const int l = p - shift;
+    return s > (~uint64_t{0} >> l) ? ~uint64_t{0} : s << l;
 }
 
 /** Coding pass of pass index i (0 = the first cleanup): 0 significance

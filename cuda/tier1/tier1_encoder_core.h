@@ -573,11 +573,12 @@ J2KC_HD bool t1_pass_ends_segment(uint32_t pass, uint32_t num_passes, uint8_t st
     return pass + 1 == num_passes || t1_pass_is_terminated(pass, style);
 }
 
-/** A pass's distortion decrease (from its sum before the 2^p factor) and
- *  whether it ends its codeword segment, into `out`. */
-J2KC_HD void t1_record_pass(T1EncodeOutput &out, uint32_t pass, int nbp, int64_t dist_sum, bool terminated)
+/** A pass's distortion decrease (from its sum before the 2^p factor; `shift`
+ *  the block's t1_distortion_shift) and whether it ends its codeword
+ *  segment, into `out`. */
+J2KC_HD void t1_record_pass(T1EncodeOutput &out, uint32_t pass, int nbp, int shift, int64_t dist_sum, bool terminated)
 {
-    out.pass_distortion[pass] = t1_pass_distortion(dist_sum, t1_pass_bitplane(pass, nbp));
+    out.pass_distortion[pass] = t1_pass_distortion(dist_sum, t1_pass_bitplane(pass, nbp), shift);
     out.pass_terminated[pass] = terminated ? 1 : 0;
 }
 
@@ -711,6 +712,7 @@ J2KC_HD uint32_t t1_encode_block(const int32_t *coeffs, size_t stride, uint32_t 
     if (plan != kT1EncodeOk || num_passes == 0) return plan;
 
     const size_t pass_bound = t1_pass_byte_bound(width, height);
+    const int shift = t1_distortion_shift(num_bitplanes);
     T1SegmentDriver seg;
     seg.begin(out.buf);
     for (uint32_t pass = 0; pass < num_passes; ++pass) {
@@ -718,7 +720,7 @@ J2KC_HD uint32_t t1_encode_block(const int32_t *coeffs, size_t stride, uint32_t 
         st.dist = 0;
         run_pass(st, pass, nbp, style);
         const bool terminated = t1_pass_ends_segment(pass, num_passes, style);
-        t1_record_pass(out, pass, nbp, static_cast<int64_t>(st.dist), terminated);
+        t1_record_pass(out, pass, nbp, shift, static_cast<int64_t>(st.dist), terminated);
         seg.end_pass(pass, terminated, style, st.mq, st.raw, scratch, out);
     }
     seg.finish(num_passes, out);

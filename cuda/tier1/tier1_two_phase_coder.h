@@ -86,7 +86,7 @@ J2KC_HD uint32_t t1w_model_block(T1WarpShared &sh, const int32_t *coeffs, size_t
         {
             int64_t sum = 0;
             for (uint32_t k = 0; k < 32; ++k) sum += sh.dist[k];
-            t1_record_pass(out, pass, nbp, sum, terminated);
+            t1_record_pass(out, pass, nbp, t1_distortion_shift(num_bitplanes), sum, terminated);
             pass_dec_end[pass] = em.pos;
         }
         // Lane 0 has read every lane's sh.dist before the next pass zeroes

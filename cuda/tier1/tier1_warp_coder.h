@@ -747,7 +747,7 @@ J2KC_HD uint32_t t1_warp_encode_block(T1WarpShared &sh, const int32_t *coeffs, s
         {
             int64_t sum = 0;
             for (uint32_t k = 0; k < 32; ++k) sum += sh.dist[k];
-            t1_record_pass(out, pass, nbp, sum, terminated);
+            t1_record_pass(out, pass, nbp, t1_distortion_shift(num_bitplanes), sum, terminated);
             seg.end_pass(pass, terminated, style, mq, rawc, scratch, out);
         }
         T1W_SYNC();

@@ -339,9 +339,9 @@ struct PhaseCoding {
 
 /**
  * The coding a search of n phases keeps, found phase by phase here: the
- * grid k / n, then either side of the nearest decode so far at half and at a
- * quarter of the grid's spacing (phases wrap into [0, 1)); the first coded
- * wins a tie.
+ * grid k / n, then either side of the nearest decode so far at a half, a
+ * quarter and an eighth of the grid's spacing (phases wrap into [0, 1)); the
+ * first coded wins a tie.
  */
 PhaseCoding nearest_phase(const j2kc_encoder_config &cfg, const Planes16 &f, int n)
 {
@@ -352,7 +352,7 @@ PhaseCoding nearest_phase(const j2kc_encoder_config &cfg, const Planes16 &f, int
         if (best.codestream.empty() || c.error < best.error) best = std::move(c);
     };
     for (int k = 0; k < n; ++k) consider(double(k) / n);
-    for (const int halving : {2, 4}) {
+    for (const int halving : {2, 4, 8}) {
         const double centre = best.phase, spacing = 1.0 / (n * halving);
         for (const double p : {centre - spacing, centre + spacing}) consider(p < 0 ? p + 1 : p >= 1 ? p - 1 : p);
     }

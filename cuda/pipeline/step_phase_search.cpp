@@ -60,8 +60,9 @@ public:
         for (size_t k = 0; k < grid_.size(); ++k)
             consider(best, double(k) / grid_.size(), *grid_[k], image, tag, source);
         // PSNR moves smoothly with the phase, so the nearest decode lies
-        // next to the grid's best: the spacing is halved twice around it.
-        for (const int halving : {2, 4}) {
+        // next to the grid's best: the spacing is halved three times around
+        // it (deep samples near the decoders' rounding peak within 1/32).
+        for (const int halving : {2, 4, 8}) {
             const double centre = best.phase, spacing = 1.0 / (double(grid_.size()) * halving);
             for (const double side : {-spacing, spacing}) {
                 const double p = wrap_phase(centre + side);

@@ -23,7 +23,8 @@ using StepPhaseEncoders = std::function<std::unique_ptr<Encoder>(double p, bool 
 /**
  * An encoder that codes each frame at step phases k / `phases` (k = 0 ..
  * phases - 1), then at the two phases either side of the best so far at
- * half that spacing, then again at a quarter (phases + 4 codings): each
+ * half that spacing, then again at a quarter and at an eighth (phases + 6
+ * codings): each
  * codestream is decoded (by the decoder of the encoders' backend), and the
  * one with the least squared error over all samples is kept (the first
  * coded on a tie). The choice depends only on the codestreams' bytes, so

@@ -55,10 +55,9 @@ public:
             host.emplace(image, config_.cuda_context, config_.device);
             host->download(config_.cuda_stream);
         }
-        const j2kc_image &source = host ? host->image : image;
+        take_source(host ? host->image : image);
         Candidate best;
-        for (size_t k = 0; k < grid_.size(); ++k)
-            consider(best, double(k) / grid_.size(), *grid_[k], image, tag, source);
+        for (size_t k = 0; k < grid_.size(); ++k) consider(best, double(k) / grid_.size(), *grid_[k], image, tag);
         // PSNR moves smoothly with the phase, so the nearest decode lies
         // next to the grid's best: the spacing is halved three times around
         // it (deep samples near the decoders' rounding peak within 1/32).
@@ -66,7 +65,7 @@ public:
             const double centre = best.phase, spacing = 1.0 / (double(grid_.size()) * halving);
             for (const double side : {-spacing, spacing}) {
                 const double p = wrap_phase(centre + side);
-                consider(best, p, *phase_(p, /*one_frame=*/true), image, tag, source);
+                consider(best, p, *phase_(p, /*one_frame=*/true), image, tag);
             }
         }
         log_.log(J2KC_LOG_VERBOSE, "step phase 2^%.4f kept%s (squared error %llu)", best.phase,
@@ -78,6 +77,8 @@ public:
             chosen_ = best.phase;
             grid_.clear();
             decoder_.reset();
+            source_ = {};
+            decoded_ = {};
         }
         return true;
     }
@@ -106,11 +107,10 @@ private:
     static double wrap_phase(double p) { return p < 0 ? p + 1 : p >= 1 ? p - 1 : p; }
 
     /** Codes the frame at `phase` and keeps it in `best` if it decodes nearer (the first coded wins a tie). */
-    void consider(Candidate &best, double phase, Encoder &encoder, const j2kc_image &image, int64_t tag,
-                  const j2kc_image &source)
+    void consider(Candidate &best, double phase, Encoder &encoder, const j2kc_image &image, int64_t tag)
     {
         std::vector<uint8_t> codestream = code_frame(encoder, image, tag);
-        const uint64_t error = squared_error(codestream, source);
+        const uint64_t error = squared_error(codestream);
         if (error < best.error) best = {phase, error, std::move(codestream)};
     }
 
@@ -141,31 +141,54 @@ private:
         return *decoder_;
     }
 
-    /** Sum of squared differences between the decoded codestream and the frame (host samples), over all samples. */
-    uint64_t squared_error(const std::vector<uint8_t> &codestream, const j2kc_image &image)
+    /**
+     * The frame's samples (host memory) as offset-binary integers, one
+     * plane a component, and the decoder's output planes in its shape: read
+     * once a frame, so each coding's error is a pass over two arrays (at 4K
+     * the sample-by-sample unpacking took as long as a coding on the GPU).
+     */
+    void take_source(const j2kc_image &image)
     {
         const uint32_t n = image.num_components;
-        planes_.resize(n);
-        std::vector<j2kc_component> out(image.components, image.components + n);
+        source_.resize(n);
+        decoded_.resize(n);
+        shape_.assign(image.components, image.components + n);
         for (uint32_t c = 0; c < n; ++c) {
-            planes_[c].assign(size_t{out[c].width} * out[c].height, 0);
-            out[c].data = reinterpret_cast<uintptr_t>(planes_[c].data());
-            out[c].bytes_per_sample = 4;
-            out[c].sample_stride = 4;
-            out[c].row_stride = static_cast<ptrdiff_t>(out[c].width) * 4;
-            out[c].shift = 0;
+            const j2kc_component &k = image.components[c];
+            const int32_t half = int32_t{1} << (k.precision - 1);
+            source_[c].resize(size_t{k.width} * k.height);
+            decoded_[c].resize(size_t{k.width} * k.height);
+            for (uint32_t y = 0; y < k.height; ++y)
+                for (uint32_t x = 0; x < k.width; ++x)
+                    source_[c][size_t{y} * k.width + x] = unpack_sample(k, x, y) + half;
+            j2kc_component &out = shape_[c];
+            out.data = reinterpret_cast<uintptr_t>(decoded_[c].data());
+            out.bytes_per_sample = 4;
+            out.sample_stride = 4;
+            out.row_stride = static_cast<ptrdiff_t>(k.width) * 4;
+            out.shift = 0;
         }
-        j2kc_image decoded = image;
-        decoded.components = out.data();
-        decoded.memory = J2KC_MEMORY_HOST;
-        decoder().decode(codestream.data(), codestream.size(), decoded);
+        frame_ = image;
+        frame_.components = shape_.data();
+        frame_.memory = J2KC_MEMORY_HOST;
+    }
+
+    /** Sum of squared differences between the decoded codestream and the frame, over all samples. */
+    uint64_t squared_error(const std::vector<uint8_t> &codestream)
+    {
+        decoder().decode(codestream.data(), codestream.size(), frame_);
         uint64_t sum = 0;
-        for (uint32_t c = 0; c < n; ++c)
-            for (uint32_t y = 0; y < out[c].height; ++y)
-                for (uint32_t x = 0; x < out[c].width; ++x) {
-                    const int64_t d = int64_t{unpack_sample(image.components[c], x, y)} - unpack_sample(out[c], x, y);
-                    sum += static_cast<uint64_t>(d * d);
-                }
+        for (size_t c = 0; c < source_.size(); ++c) {
+            // The decoder packs P-bit fields; a signed one is two's
+            // complement, which the sign bit's flip turns into offset binary.
+            const uint32_t flip = shape_[c].is_signed ? uint32_t{1} << (shape_[c].precision - 1) : 0;
+            const int32_t *s = source_[c].data();
+            const uint32_t *d = decoded_[c].data();
+            for (size_t i = 0; i < source_[c].size(); ++i) {
+                const int64_t e = int64_t{s[i]} - int64_t{d[i] ^ flip};
+                sum += static_cast<uint64_t>(e * e);
+            }
+        }
         return sum;
     }
 
@@ -176,7 +199,10 @@ private:
     j2kc_backend backend_;
     std::vector<std::unique_ptr<Encoder>> grid_;  ///< the encoders of phases k / N, kept between frames
     std::unique_ptr<Decoder> decoder_;
-    std::vector<std::vector<int32_t>> planes_;
+    std::vector<std::vector<int32_t>> source_;    ///< the frame's samples, offset binary (take_source)
+    std::vector<std::vector<uint32_t>> decoded_;  ///< the decoder's output planes
+    std::vector<j2kc_component> shape_;           ///< decoded_ as components
+    j2kc_image frame_{};                          ///< decoded_ as an image, the decoder's output
     j2kc_stage_times times_{};
     std::deque<std::pair<std::vector<uint8_t>, int64_t>> done_;
     std::optional<double> chosen_;  ///< the sequence's phase, once its first frame chose it

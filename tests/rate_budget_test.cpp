@@ -226,6 +226,22 @@ Planes16 decoded(const std::vector<uint8_t> &cs, const Planes16 &f)
 double decoded_psnr(const std::vector<uint8_t> &cs, const Planes16 &f) { return j2kc_test::psnr(f, decoded(cs, f)); }
 
 /**
+ * One 16-bit component of 1024x768: waves of `amplitude` around `mean` (both
+ * fractions of the range), sin(x / px) cos(y / py), with Gaussian noise of
+ * `sigma` sample units, clipped to the range.
+ */
+Planes16 deep_waves(uint32_t seed, double mean, double amplitude, double px, double py, double sigma)
+{
+    Planes16 f(1024, 768, 1, 16);
+    f.fill(seed, [=](uint32_t, uint32_t x, uint32_t y, std::mt19937 &rng) {
+        std::normal_distribution<double> noise(0.0, sigma);
+        const double v = 65535.0 * (mean + amplitude * std::sin(x / px) * std::cos(y / py)) + noise(rng);
+        return static_cast<uint32_t>(std::lround(std::fmin(65535.0, std::fmax(0.0, v))));
+    });
+    return f;
+}
+
+/**
  * 16-bit samples up to 11 bits a sample, where the rule's step asks for the
  * finest the plan allows: the LL band would get 30 magnitude bit-planes, and
  * such a stream of full-range, clipped waves decoded at 24 dB. PSNR must
@@ -233,12 +249,7 @@ double decoded_psnr(const std::vector<uint8_t> &cs, const Planes16 &f) { return 
  */
 TEST(RateBudget, DeepSamplesAtHighRateKeepTheirQuality)
 {
-    Planes16 f(1024, 768, 1, 16);
-    f.fill(11, [](uint32_t, uint32_t x, uint32_t y, std::mt19937 &rng) {
-        std::normal_distribution<double> noise(0.0, 400.0);
-        const double v = 65535.0 * (0.5 + 0.7 * std::sin(x / 37.0) * std::cos(y / 23.0)) + noise(rng);
-        return static_cast<uint32_t>(std::lround(std::fmin(65535.0, std::fmax(0.0, v))));
-    });
+    const Planes16 f = deep_waves(11, 0.5, 0.7, 37.0, 23.0, 400.0);
     j2kc_encoder_config cfg = base_config();
     double last = 0;
     for (const double bits : {6.0, 9.0, 10.7}) {
@@ -370,12 +381,7 @@ PhaseCoding nearest_phase(const j2kc_encoder_config &cfg, const Planes16 &f, int
  */
 TEST(RateBudget, DeepBandsKeepTheirQualityAtEveryStepPhase)
 {
-    Planes16 f(1024, 768, 1, 16);
-    f.fill(17, [](uint32_t, uint32_t x, uint32_t y, std::mt19937 &rng) {
-        std::normal_distribution<double> noise(0.0, 200.0);
-        const double v = 65535.0 * (0.85 + 0.05 * std::sin(x / 19.0) * std::cos(y / 13.0)) + noise(rng);
-        return static_cast<uint32_t>(std::lround(std::fmin(65535.0, std::fmax(0.0, v))));
-    });
+    const Planes16 f = deep_waves(17, 0.85, 0.05, 19.0, 13.0, 200.0);
     j2kc_encoder_config cfg = base_config();
     cfg.frame_bytes = 1024 * 768 * 12 / 8;
     for (const double p : {0.0, 0.125, 0.25}) {

@@ -472,8 +472,10 @@ TEST(RateBudget, StepPhaseOfTheFirstFrameCodesTheSequence)
     EXPECT_EQ(j2kc::plan_encoder(cfg, first.image).step_phases, 1);
     EXPECT_TRUE(encode(cfg, first.image) == encode_at_phase(cfg, first.image, 0));
     cfg.step_phases = 0;
-    cfg.block_coder = J2KC_BLOCK_CODER_HT;  // HT sequences keep the rule's step
-    EXPECT_EQ(j2kc::plan_encoder(cfg, first.image).step_phases, 1);
+    cfg.block_coder = J2KC_BLOCK_CODER_HT;  // HT sequences search their first frame alike
+    const j2kc::EncoderPlan ht = j2kc::plan_encoder(cfg, first.image);
+    EXPECT_EQ(ht.step_phases, 4);
+    EXPECT_TRUE(ht.step_phase_per_sequence);
 }
 
 // ------------------------------------------------- the HTJ2K block coder
@@ -510,6 +512,23 @@ TEST(RateBudgetHt, GenericBytesFilledAcrossDepthsAndRates)
 {
     expect_generic_filled(
         ht_config(), {{8, 0.6, 0.25}, {8, 1.0, 2.0}, {12, 1.0, 0.5}, {12, 2.0, 1.0}, {12, 8.0, 4.0}, {16, 40.0, 6.0}});
+}
+
+/**
+ * HT blocks under a generic budget take the step phase search as Part 1
+ * blocks do: the searched codestream is the one the phase-by-phase search
+ * finds nearest the frame, at another phase than the rule's.
+ */
+TEST(RateBudgetHt, StepPhaseSearchKeepsTheNearestDecode)
+{
+    const Planes16 f = smooth_noisy(256, 192, 3, 8, 3.0);
+    j2kc_encoder_config cfg = ht_config();
+    cfg.frame_bytes = 256 * 192 * 3 / 4;  // 2 bits a sample
+    const PhaseCoding nearest = nearest_phase(cfg, f, 4);
+    EXPECT_NE(nearest.phase, 0.0);
+    EXPECT_TRUE(encode(cfg, f.image) == nearest.codestream) << "phase " << nearest.phase << " decodes nearest";
+    cfg.step_phases = 1;
+    EXPECT_LT(nearest.error, squared_error(f, decoded(encode(cfg, f.image), f)));
 }
 
 /**

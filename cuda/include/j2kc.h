@@ -227,8 +227,8 @@ typedef struct j2kc_encoder_config {
      */
     int block_coder;
     /**
-     * Step phases searched under a byte budget (Part 1 block coder,
-     * irreversible; generic, DCI and IMF profiles): a frame is coded with the
+     * Step phases searched under a byte budget (irreversible, either block
+     * coder; generic, DCI and IMF profiles): a frame is coded with the
      * base step scaled by 2^(k / step_phases) for k = 0 .. step_phases - 1,
      * then at the two phases either side of the best at half that spacing,
      * then at a quarter and at an eighth; each coding is decoded (by the

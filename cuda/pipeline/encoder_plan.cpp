@@ -525,7 +525,7 @@ EncoderPlan plan_encoder(const j2kc_encoder_config &cfg, const j2kc_image &shape
                    kMaxStepPhases, cfg.step_phases);
     const bool shared_qcd = plan.profile == J2KC_PROFILE_DCI_2K || plan.profile == J2KC_PROFILE_DCI_4K ||
                             plan.profile == J2KC_PROFILE_IMF;
-    if ((plan.profile == J2KC_PROFILE_NONE || shared_qcd) && !ht && !plan.reversible() && budget) {
+    if ((plan.profile == J2KC_PROFILE_NONE || shared_qcd) && !plan.reversible() && budget) {
         plan.step_phases = cfg.step_phases > 0 ? cfg.step_phases : kSequenceStepPhases;
         plan.step_phase_per_sequence = plan.step_phases > 1 && (shared_qcd || cfg.step_phases == 0);
     }

@@ -100,7 +100,7 @@ const char *const kEncodeHelp =
     "      --bytes N        byte budget for the whole codestream\n"
     "      --component-bytes N  byte budget for each component\n"
     "      --rate MBPS      budget as a bit rate in megabits per second (needs --fps)\n"
-    "      --step-phases N  under a budget (Part 1, 9/7): code a frame at N phases of the step,\n"
+    "      --step-phases N  under a budget (9/7): code a frame at N phases of the step,\n"
     "                       then 6 more around the best, and keep the nearest decode\n"
     "                       (1..8; 1 = off): each frame with profile none, the first\n"
     "                       with dci_2k/dci_4k/imf; without the option, 4 phases on the\n"

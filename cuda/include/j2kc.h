@@ -232,14 +232,13 @@ typedef struct j2kc_encoder_config {
      * base step scaled by 2^(k / step_phases) for k = 0 .. step_phases - 1,
      * then at the two phases either side of the best at half that spacing,
      * then at a quarter and at an eighth; each coding is decoded (by the
-     * backend's decoder)
-     * and compared with the frame, and the codestream with the least
-     * squared error over all samples is kept: the phase moves PSNR at equal
-     * bytes by up to a few tenths of a dB, differently for each picture.
-     * Each of the step_phases + 6 codings costs a whole encode and a
-     * decode. 0 (the default): 4 phases, searched on
-     * the first frame, whose phase codes the whole sequence, so a sequence
-     * pays for the search once. N > 1: N phases, searched on every frame
+     * backend's decoder) and compared with the frame, and the codestream
+     * with the least squared error over all samples is kept: the phase
+     * moves PSNR at equal bytes by up to a few tenths of a dB, differently
+     * for each picture. Each of the step_phases + 6 codings costs a whole
+     * encode and a decode. 0 (the default): 4 phases, searched on the first
+     * frame, whose phase codes the whole sequence, so a sequence pays for
+     * the search once. N > 1: N phases, searched on every frame
      * with the generic profile, on the first with DCI and IMF, whose frames
      * must share their quantisation (DCI and IMF packagers check every
      * frame's QCD against the first's). 1: no search. At most 8.

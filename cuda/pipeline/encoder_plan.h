@@ -63,8 +63,8 @@ struct EncoderPlan {
      */
     bool fitted_steps() const { return profile == J2KC_PROFILE_NONE && !ht && !reversible() && has_budget(); }
     /** Step phases the encoder codes a frame at and chooses among
-     *  (j2kc_encoder_config::step_phases): 1 unless fitted_steps() or
-     *  step_phase_per_sequence. */
+     *  (j2kc_encoder_config::step_phases): 1 unless irreversible under a
+     *  generic, DCI or IMF budget, with either block coder. */
     int step_phases = 1;
     /** The phase is searched on the first frame and kept for the sequence:
      *  by default, and always under a DCI or IMF budget, whose frames must

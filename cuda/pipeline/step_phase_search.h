@@ -24,10 +24,9 @@ using StepPhaseEncoders = std::function<std::unique_ptr<Encoder>(double p, bool 
  * An encoder that codes each frame at step phases k / `phases` (k = 0 ..
  * phases - 1), then at the two phases either side of the best so far at
  * half that spacing, then again at a quarter and at an eighth (phases + 6
- * codings): each
- * codestream is decoded (by the decoder of the encoders' backend), and the
- * one with the least squared error over all samples is kept (the first
- * coded on a tie). The choice depends only on the codestreams' bytes, so
+ * codings): each codestream is decoded (by the decoder of the encoders'
+ * backend), and the one with the least squared error over all samples is
+ * kept (the first coded on a tie). The choice depends only on the codestreams' bytes, so
  * backends that write the same bytes choose alike. With `per_sequence`
  * only the first frame is searched: the phase it chose codes every later
  * frame, through an encoder with the configuration's frames in flight.

@@ -122,7 +122,8 @@ for w in "$cache"/whl/nvidia_nvjpeg2k_cu13-*.whl "$cache"/whl/nvidia_nvimgcodec_
     python3 -m zipfile -e "$w" "$cache/site"
 done
 # The Python 3.12 module, the core library and the JPEG 2000 extension only
-# (the wheel's other extensions and Python versions would not fit the carry).
+# (the wheel's other extensions and Python versions would make the folder too
+# large to copy to the GPU machine).
 s=$cache/site/nvidia
 mkdir -p "$out/site/nvidia/nvimgcodec/extensions" "$out/site/nvidia/nvjpeg2k/lib"
 # No nvidia/__init__.py: the folder joins the machine's own nvidia namespace.

@@ -249,7 +249,7 @@ std::vector<std::vector<uint8_t>> encode_sequence(const std::vector<Frame> &fram
 
 }  // namespace
 
-// The issue-3 equivalence matrix, one frame per case through j2kc_encode,
+// The equivalence matrix, one frame per case through j2kc_encode,
 // each case a test of its own (so a sanitizer run can take them one process
 // each). Under an instrumentation tool (j2kc_test::instrumented()) the
 // cases above 2K skip: they would take many minutes each, and the smaller
